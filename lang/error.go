@@ -1,0 +1,128 @@
+package lang
+
+import (
+	"sort"
+	"strings"
+)
+
+// Error is a message attached to a position in a source file.
+type Error struct {
+	File string // file name as given by the user
+	Pos  Pos
+	Msg  string
+	// Line is the text of the source line at Pos (without its newline),
+	// used to render a caret under the column. It may be empty.
+	Line string
+}
+
+// Error renders the error as "file:line:col: message", followed by the
+// source line and a caret under the column when the line is known.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Header())
+	if e.Line != "" && e.Pos.IsValid() {
+		b.WriteString("\n  ")
+		b.WriteString(e.Line)
+		b.WriteString("\n  ")
+		b.WriteString(caretPrefix(e.Line, e.Pos.Col))
+		b.WriteString("^")
+	}
+	return b.String()
+}
+
+// Header renders the first line of the error: "file:line:col: message".
+func (e *Error) Header() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(":")
+	}
+	if e.Pos.IsValid() {
+		b.WriteString(e.Pos.String())
+		b.WriteString(": ")
+	} else if e.File != "" {
+		b.WriteString(" ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// caretPrefix returns the whitespace that puts a caret under column col of
+// line, keeping tabs as tabs so that the caret lines up in a terminal.
+func caretPrefix(line string, col int) string {
+	var b strings.Builder
+	i := 1
+	for _, r := range line {
+		if i >= col {
+			break
+		}
+		if r == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+		i++
+	}
+	for ; i < col; i++ {
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// ErrorList is a list of errors; as an error it renders all of them, one
+// after another.
+type ErrorList []*Error
+
+// Error renders every error in the list, separated by newlines.
+func (l ErrorList) Error() string {
+	parts := make([]string, len(l))
+	for i, e := range l {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Sort orders the errors by position, keeping the order of errors at the
+// same position.
+func (l ErrorList) Sort() {
+	sort.SliceStable(l, func(i, j int) bool { return l[i].Pos.Before(l[j].Pos) })
+}
+
+// Err returns the list as an error, or nil when it is empty.
+func (l ErrorList) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// Source is the text of one source file, used to attach source lines to
+// errors.
+type Source struct {
+	Name  string
+	lines []string
+}
+
+// NewSource splits text into lines for error rendering.
+func NewSource(name, text string) *Source {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	return &Source{Name: name, lines: strings.Split(text, "\n")}
+}
+
+// LineText returns the text of 1-based line n, or "" when out of range.
+func (s *Source) LineText(n int) string {
+	if s == nil || n < 1 || n > len(s.lines) {
+		return ""
+	}
+	return s.lines[n-1]
+}
+
+// At builds an error with message msg at pos, with the source line attached.
+func (s *Source) At(pos Pos, msg string) *Error {
+	e := &Error{Pos: pos, Msg: msg}
+	if s != nil {
+		e.File = s.Name
+		e.Line = s.LineText(pos.Line)
+	}
+	return e
+}

@@ -1,0 +1,111 @@
+package lang
+
+import "strings"
+
+// Base is the base kind of a value: the element type of an array.
+type Base int
+
+// The base kinds. String and Void occur only as the types of string
+// literals (in print, reject and named arguments) and of statements.
+const (
+	BadBase Base = iota
+	Int
+	Real
+	Vector
+	RowVector
+	Matrix
+	String
+	Void
+)
+
+var baseNames = [...]string{
+	BadBase:   "<bad>",
+	Int:       "int",
+	Real:      "real",
+	Vector:    "vector",
+	RowVector: "row_vector",
+	Matrix:    "matrix",
+	String:    "string",
+	Void:      "void",
+}
+
+func (b Base) String() string {
+	if b < 0 || int(b) >= len(baseNames) {
+		return "<bad>"
+	}
+	return baseNames[b]
+}
+
+// IsScalar reports whether b is int or real.
+func (b Base) IsScalar() bool { return b == Int || b == Real }
+
+// IsLinalg reports whether b is vector, row_vector or matrix.
+func (b Base) IsLinalg() bool { return b == Vector || b == RowVector || b == Matrix }
+
+// Type is the static type of an expression or variable without sizes:
+// a base kind and a number of array dimensions (0 for a non-array).
+type Type struct {
+	Base Base
+	Dims int // number of array dimensions
+}
+
+// Common types.
+var (
+	BadType       = Type{}
+	IntType       = Type{Base: Int}
+	RealType      = Type{Base: Real}
+	VectorType    = Type{Base: Vector}
+	RowVectorType = Type{Base: RowVector}
+	MatrixType    = Type{Base: Matrix}
+	StringType    = Type{Base: String}
+	VoidType      = Type{Base: Void}
+)
+
+// ArrayOf returns the type of an array with dims dimensions of t.
+func ArrayOf(t Type, dims int) Type { return Type{Base: t.Base, Dims: t.Dims + dims} }
+
+// IsBad reports whether t is the invalid type (the result of an expression
+// that already produced an error).
+func (t Type) IsBad() bool { return t.Base == BadBase }
+
+// IsScalar reports whether t is int or real.
+func (t Type) IsScalar() bool { return t.Dims == 0 && t.Base.IsScalar() }
+
+// IsNumeric reports whether t holds numbers (anything but string and void).
+func (t Type) IsNumeric() bool {
+	return t.Base == Int || t.Base == Real || t.Base.IsLinalg()
+}
+
+// Elem returns the element type of an array type.
+func (t Type) Elem() Type {
+	if t.Dims == 0 {
+		return BadType
+	}
+	return Type{Base: t.Base, Dims: t.Dims - 1}
+}
+
+// Promoted returns t with an int base promoted to real.
+func (t Type) Promoted() Type {
+	if t.Base == Int {
+		return Type{Base: Real, Dims: t.Dims}
+	}
+	return t
+}
+
+// AssignableFrom reports whether a value of type from can be stored in a
+// variable of type t: equal types, or int promoted to real (also inside
+// arrays).
+func (t Type) AssignableFrom(from Type) bool {
+	if t == from {
+		return true
+	}
+	return t.Base == Real && from.Base == Int && t.Dims == from.Dims
+}
+
+// String renders the type in the language's syntax: "array[,] vector".
+func (t Type) String() string {
+	if t.Dims == 0 {
+		return t.Base.String()
+	}
+	return "array[" + strings.Repeat(",", t.Dims-1) + "] " + t.Base.String()
+}

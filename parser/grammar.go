@@ -1,0 +1,289 @@
+package parser
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The participle grammar. These types are the concrete parse tree; they are
+// converted into lang nodes by convert.go and never leave this package.
+
+var shmLexer = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `//[^\n]*|/\*([^*]|\*+[^*/])*\*+/`},
+	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
+	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
+	{Name: "Real", Pattern: `(\d+\.\d*|\.\d+)([eE][+-]?\d+)?|\d+[eE][+-]?\d+`},
+	{Name: "Int", Pattern: `\d+`},
+	{Name: "Ident", Pattern: `[a-zA-Z][a-zA-Z0-9_]*`},
+	{Name: "Op", Pattern: `\.\*=|\./=|%/%|\|\||&&|==|!=|<=|>=|\+=|-=|\*=|/=|\.\*|\./|\.\^|[-+*/%\\^!<>=?:~|'(){}\[\],;]`},
+})
+
+type pProgram struct {
+	Blocks []*pBlock `parser:"@@*"`
+}
+
+type pBlock struct {
+	Pos         lexer.Position
+	Transformed string   `parser:"( \"transformed\" @(\"data\" | \"parameters\")"`
+	Generated   bool     `parser:"| @\"generated\" \"quantities\""`
+	Name        string   `parser:"| @(\"functions\" | \"data\" | \"parameters\" | \"model\") )"`
+	Stmts       []*pStmt `parser:"\"{\" @@*"`
+	EndPos      lexer.Position
+	Close       string `parser:"@\"}\""`
+}
+
+type pStmt struct {
+	Pos      lexer.Position
+	Decl     *pDecl      `parser:"  @@"`
+	For      *pFor       `parser:"| @@"`
+	While    *pWhile     `parser:"| @@"`
+	If       *pIf        `parser:"| @@"`
+	Block    *pBlockStmt `parser:"| @@"`
+	Print    *pPrint     `parser:"| @@"`
+	Break    bool        `parser:"| @\"break\" \";\""`
+	Continue bool        `parser:"| @\"continue\" \";\""`
+	Empty    bool        `parser:"| @\";\""`
+	Expr     *pExprStmt  `parser:"| @@"`
+}
+
+type pDecl struct {
+	Type    *pType        `parser:"@@"`
+	Name    *pName        `parser:"@@"`
+	OldDims []*pIndexItem `parser:"( \"[\" @@ ( \",\" @@ )* \"]\" )?"`
+	Init    *pExpr        `parser:"( \"=\" @@ )? \";\""`
+}
+
+type pName struct {
+	Pos  lexer.Position
+	Name string `parser:"@Ident"`
+}
+
+type pType struct {
+	Pos         lexer.Position
+	Array       bool     `parser:"( @\"array\""`
+	ArrayBounds *pBounds `parser:"  @@?"`
+	ArrayDims   []*pExpr `parser:"  \"[\" @@ ( \",\" @@ )* \"]\" )?"`
+	Base        string   `parser:"@( \"int\" | \"real\" | \"vector\" | \"row_vector\" | \"matrix\" | \"simplex\" | \"unit_vector\" | \"ordered\" | \"positive_ordered\" | \"cholesky_factor_corr\" | \"cholesky_factor_cov\" | \"corr_matrix\" | \"cov_matrix\" | \"complex\" | \"complex_vector\" | \"complex_matrix\" | \"tuple\" )"`
+	Bounds      *pBounds `parser:"@@?"`
+	Sizes       []*pExpr `parser:"( \"[\" @@ ( \",\" @@ )* \"]\" )?"`
+}
+
+type pBounds struct {
+	Pos   lexer.Position
+	Items []*pBound `parser:"\"<\" @@ ( \",\" @@ )* \">\""`
+}
+
+type pBound struct {
+	Pos   lexer.Position
+	Name  string `parser:"@Ident \"=\""`
+	Value *pAdd  `parser:"@@"`
+}
+
+type pFor struct {
+	Pos  lexer.Position
+	Var  *pName `parser:"\"for\" \"(\" @@ \"in\""`
+	Lo   *pExpr `parser:"@@"`
+	Hi   *pExpr `parser:"( \":\" @@ )? \")\""`
+	Body *pStmt `parser:"@@"`
+}
+
+type pWhile struct {
+	Pos  lexer.Position
+	Cond *pExpr `parser:"\"while\" \"(\" @@ \")\""`
+	Body *pStmt `parser:"@@"`
+}
+
+type pIf struct {
+	Pos  lexer.Position
+	Cond *pExpr `parser:"\"if\" \"(\" @@ \")\""`
+	Then *pStmt `parser:"@@"`
+	Else *pStmt `parser:"( \"else\" @@ )?"`
+}
+
+type pBlockStmt struct {
+	Pos   lexer.Position
+	Stmts []*pStmt `parser:"\"{\" @@* \"}\""`
+}
+
+type pPrint struct {
+	Pos  lexer.Position
+	Kind string   `parser:"@( \"print\" | \"reject\" ) \"(\""`
+	Args []*pExpr `parser:"( @@ ( \",\" @@ )* )? \")\" \";\""`
+}
+
+type pExprStmt struct {
+	Pos    lexer.Position
+	LHS    *pExpr       `parser:"@@"`
+	Tilde  *pTilde      `parser:"( \"~\" @@"`
+	Assign *pAssignTail `parser:"| @@ ) \";\""`
+}
+
+type pAssignTail struct {
+	Pos lexer.Position
+	Op  string `parser:"@( \"=\" | \"+=\" | \"-=\" | \"*=\" | \"/=\" | \".*=\" | \"./=\" )"`
+	RHS *pExpr `parser:"@@"`
+}
+
+type pTilde struct {
+	Pos   lexer.Position
+	Dist  string  `parser:"@Ident \"(\""`
+	Args  []*pArg `parser:"@@* \")\""`
+	Trunc *pTrunc `parser:"@@?"`
+}
+
+type pTrunc struct {
+	Pos lexer.Position
+	Lo  *pExpr `parser:"\"T\" \"[\" @@?"`
+	Hi  *pExpr `parser:"\",\" @@? \"]\""`
+}
+
+// ---- Expressions, loosest first ----
+
+type pExpr struct {
+	Pos  lexer.Position
+	Cond *pOr   `parser:"@@"`
+	Then *pExpr `parser:"( \"?\" @@"`
+	Else *pExpr `parser:"  \":\" @@ )?"`
+}
+
+type pOr struct {
+	Head *pAnd    `parser:"@@"`
+	Tail []*pOrOp `parser:"@@*"`
+}
+
+type pOrOp struct {
+	Pos lexer.Position
+	Op  string `parser:"@\"||\""`
+	X   *pAnd  `parser:"@@"`
+}
+
+type pAnd struct {
+	Head *pEq      `parser:"@@"`
+	Tail []*pAndOp `parser:"@@*"`
+}
+
+type pAndOp struct {
+	Pos lexer.Position
+	Op  string `parser:"@\"&&\""`
+	X   *pEq   `parser:"@@"`
+}
+
+type pEq struct {
+	Head *pCmp    `parser:"@@"`
+	Tail []*pEqOp `parser:"@@*"`
+}
+
+type pEqOp struct {
+	Pos lexer.Position
+	Op  string `parser:"@( \"==\" | \"!=\" )"`
+	X   *pCmp  `parser:"@@"`
+}
+
+type pCmp struct {
+	Head *pAdd     `parser:"@@"`
+	Tail []*pCmpOp `parser:"@@*"`
+}
+
+type pCmpOp struct {
+	Pos lexer.Position
+	Op  string `parser:"@( \"<=\" | \">=\" | \"<\" | \">\" )"`
+	X   *pAdd  `parser:"@@"`
+}
+
+type pAdd struct {
+	Head *pMul     `parser:"@@"`
+	Tail []*pAddOp `parser:"@@*"`
+}
+
+type pAddOp struct {
+	Pos lexer.Position
+	Op  string `parser:"@( \"+\" | \"-\" )"`
+	X   *pMul  `parser:"@@"`
+}
+
+type pMul struct {
+	Head *pUnary   `parser:"@@"`
+	Tail []*pMulOp `parser:"@@*"`
+}
+
+type pMulOp struct {
+	Pos lexer.Position
+	Op  string  `parser:"@( \"*\" | \"/\" | \"%/%\" | \"%\" | \"\\\\\" | \".*\" | \"./\" )"`
+	X   *pUnary `parser:"@@"`
+}
+
+type pUnary struct {
+	Pos lexer.Position
+	Op  string  `parser:"( @( \"-\" | \"!\" | \"+\" )"`
+	X   *pUnary `parser:"  @@ )"`
+	Pow *pPow   `parser:"| @@"`
+}
+
+type pPow struct {
+	Base *pPostfix `parser:"@@"`
+	Exp  *pPowOp   `parser:"@@?"`
+}
+
+type pPowOp struct {
+	Pos lexer.Position
+	Op  string  `parser:"@( \"^\" | \".^\" )"`
+	X   *pUnary `parser:"@@"`
+}
+
+type pPostfix struct {
+	X   *pPrimary  `parser:"@@"`
+	Ops []*pSuffix `parser:"@@*"`
+}
+
+type pSuffix struct {
+	Pos       lexer.Position
+	Index     []*pIndexItem `parser:"  \"[\" @@ ( \",\" @@ )* \"]\""`
+	Transpose bool          `parser:"| @\"'\""`
+}
+
+type pIndexItem struct {
+	Pos   lexer.Position
+	Lo    *pExpr `parser:"@@?"`
+	Colon bool   `parser:"( @\":\""`
+	Hi    *pExpr `parser:"  @@? )?"`
+}
+
+type pPrimary struct {
+	Pos    lexer.Position
+	Real   *string  `parser:"  @Real"`
+	Int    *string  `parser:"| @Int"`
+	Str    *string  `parser:"| @String"`
+	Call   *pCall   `parser:"| @@"`
+	Ident  *string  `parser:"| @Ident"`
+	Paren  *pExpr   `parser:"| \"(\" @@ \")\""`
+	Array  []*pExpr `parser:"| \"{\" @@ ( \",\" @@ )* \"}\""`
+	RowVec *pRowVec `parser:"| @@"`
+}
+
+type pRowVec struct {
+	Pos   lexer.Position
+	Elems []*pExpr `parser:"\"[\" ( @@ ( \",\" @@ )* )? \"]\""`
+}
+
+type pCall struct {
+	Pos    lexer.Position
+	Name   string  `parser:"@Ident \"(\""`
+	Args   []*pArg `parser:"@@*"`
+	EndPos lexer.Position
+	Close  string `parser:"@\")\""`
+}
+
+type pArg struct {
+	Pos   lexer.Position
+	Sep   string `parser:"@( \",\" | \"|\" )?"`
+	Name  *pName `parser:"( @@ \"=\" )?"`
+	Value *pExpr `parser:"@@"`
+}
+
+func newGrammar() (*participle.Parser[pProgram], error) {
+	return participle.Build[pProgram](
+		participle.Lexer(shmLexer),
+		participle.Elide("Comment", "Whitespace"),
+		participle.UseLookahead(2),
+	)
+}

@@ -1,0 +1,313 @@
+package parser
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/shmlang/shm/lang"
+)
+
+// MaxErrors caps the number of errors one Parse (or check) reports.
+const MaxErrors = 20
+
+// maxNesting bounds bracket nesting, so that adversarial input cannot
+// exhaust the stack of the recursive-descent parser.
+const maxNesting = 256
+
+// Parser parses .shm programs. A Parser holds the compiled grammar and may
+// be used from several goroutines.
+type Parser struct {
+	grammar *participle.Parser[pProgram]
+}
+
+// New compiles the grammar.
+func New() (*Parser, error) {
+	g, err := newGrammar()
+	if err != nil {
+		return nil, fmt.Errorf("parser: building grammar: %w", err)
+	}
+	return &Parser{grammar: g}, nil
+}
+
+// Parse parses one .shm file. It returns the program built from the
+// statements that parsed and the list of errors, sorted by position; the
+// program is nil when the file could not be read as blocks at all.
+func Parse(file, src string) (*lang.Program, lang.ErrorList) {
+	p, err := New()
+	if err != nil {
+		return nil, lang.ErrorList{{File: file, Msg: err.Error()}}
+	}
+	return p.Parse(file, src)
+}
+
+// Parse parses one .shm file; see the package function Parse.
+func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
+	source := lang.NewSource(file, src)
+	var errs lang.ErrorList
+	if e := checkNesting(source, src); e != nil {
+		return nil, lang.ErrorList{e}
+	}
+	text := []byte(src)
+	for {
+		tree, err := p.grammar.ParseBytes(file, text)
+		if err == nil {
+			c := &converter{src: source}
+			prog := c.program(tree, file)
+			errs = append(errs, c.errs...)
+			errs.Sort()
+			return prog, capErrors(errs)
+		}
+		e, at := syntaxError(source, err, text)
+		errs = append(errs, e)
+		if len(errs) >= MaxErrors || !blankStatement(text, at) {
+			errs.Sort()
+			return nil, capErrors(errs)
+		}
+	}
+}
+
+func capErrors(errs lang.ErrorList) lang.ErrorList {
+	if len(errs) > MaxErrors {
+		errs = errs[:MaxErrors]
+	}
+	return errs
+}
+
+// syntaxError converts a participle error into a lang error with a
+// friendlier message, and returns the byte offset it points at.
+func syntaxError(source *lang.Source, err error, text []byte) (*lang.Error, int) {
+	var perr participle.Error
+	if !errors.As(err, &perr) {
+		return source.At(lang.Pos{}, err.Error()), -1
+	}
+	lp := perr.Position()
+	at := lang.Pos{Line: lp.Line, Col: lp.Column}
+	msg := perr.Message()
+	var ut *participle.UnexpectedTokenError
+	switch {
+	case errors.As(err, &ut):
+		if next, ok := danglingOperator(ut, text); ok {
+			return source.At(lang.Pos{Line: next.Pos.Line, Col: next.Pos.Column},
+				fmt.Sprintf("expected an expression after %q", ut.Unexpected.Value)), next.Pos.Offset
+		}
+		msg = unexpectedMessage(ut)
+	case strings.Contains(msg, "invalid input text"):
+		msg = invalidTextMessage(msg)
+	}
+	return source.At(at, msg), lp.Offset
+}
+
+// binaryOps are the operators that must be followed by an operand.
+var binaryOps = map[string]bool{
+	"+": true, "-": true, "*": true, "/": true, "%": true, "%/%": true, "\\": true,
+	".*": true, "./": true, "^": true, ".^": true, "&&": true, "||": true, "==": true,
+	"!=": true, "<": true, "<=": true, ">": true, ">=": true, "!": true, "?": true,
+}
+
+// danglingOperator recognizes an operator that is followed by something
+// that cannot start an operand, such as "x = 3 +;". The grammar backtracks
+// over the operator and complains about the operator itself; the useful
+// report is the missing operand at the token after it.
+func danglingOperator(ut *participle.UnexpectedTokenError, text []byte) (lexer.Token, bool) {
+	if !binaryOps[ut.Unexpected.Value] {
+		return lexer.Token{}, false
+	}
+	toks, err := lexTokens(text)
+	if err != nil {
+		return lexer.Token{}, false
+	}
+	for i, t := range toks {
+		if t.Pos.Offset == ut.Unexpected.Pos.Offset && i+1 < len(toks) {
+			switch next := toks[i+1]; next.Value {
+			case ";", ")", "]", "}", ",":
+				return next, true
+			}
+		}
+	}
+	return lexer.Token{}, false
+}
+
+func unexpectedMessage(ut *participle.UnexpectedTokenError) string {
+	tok := ut.Unexpected
+	found := fmt.Sprintf("%q", tok.Value)
+	if tok.EOF() {
+		found = "end of file"
+	}
+	msg := ut.Message()
+	expected := ""
+	if i := strings.Index(msg, "(expected "); i >= 0 {
+		expected = strings.TrimSuffix(msg[i+len("(expected "):], ")")
+	}
+	switch {
+	case tok.EOF() && strings.Contains(msg, `"}"`):
+		return "unexpected end of file: a '}' is missing"
+	case tok.EOF():
+		return "unexpected end of file"
+	case expected == `";"`:
+		return fmt.Sprintf("missing ';' before %s", found)
+	case tok.Value == "}" && expected == "":
+		return "unexpected '}': braces are not balanced"
+	case tok.Value == "#":
+		return "'#' is not a comment: use // or /* */"
+	case expected != "":
+		return fmt.Sprintf("unexpected %s (expected %s)", found, expected)
+	}
+	return fmt.Sprintf("unexpected %s", found)
+}
+
+func invalidTextMessage(msg string) string {
+	switch {
+	case strings.Contains(msg, `"#`):
+		return "'#' is not a comment: use // or /* */"
+	case strings.Contains(msg, `"/*`):
+		return "unterminated /* comment"
+	case strings.Contains(msg, `"\"`):
+		return "unterminated string literal"
+	}
+	return strings.Replace(msg, "invalid input text", "invalid character", 1)
+}
+
+// checkNesting rejects input whose brackets nest deeper than maxNesting.
+func checkNesting(source *lang.Source, src string) *lang.Error {
+	depth, line, col := 0, 1, 0
+	for _, r := range src {
+		col++
+		switch r {
+		case '\n':
+			line, col = line+1, 0
+		case '(', '[', '{':
+			depth++
+			if depth > maxNesting {
+				return source.At(lang.Pos{Line: line, Col: col}, fmt.Sprintf("brackets nested more than %d deep", maxNesting))
+			}
+		case ')', ']', '}':
+			depth--
+		}
+	}
+	return nil
+}
+
+// blankStatement recovers from a syntax error at byte offset at: it
+// replaces the statement containing it with spaces (keeping newlines, so
+// that positions stay valid) and reports whether parsing should go on.
+// Recovery happens only inside a block: an error between blocks, or at the
+// end of the file, ends parsing.
+func blankStatement(text []byte, at int) bool {
+	if at < 0 || at >= len(text) {
+		return false
+	}
+	toks, err := lexTokens(text)
+	if err != nil {
+		// A lexing error: blank the offending character, or the rest of
+		// the line after a '#' (meant as a comment).
+		if text[at] == '\n' {
+			return false
+		}
+		end := at + 1
+		if text[at] == '#' {
+			for end < len(text) && text[end] != '\n' {
+				end++
+			}
+		}
+		for i := at; i < end; i++ {
+			text[i] = ' '
+		}
+		return true
+	}
+	// Find the token at the error and the brace depth there.
+	idx, depth := -1, 0
+	for i, t := range toks {
+		if t.Pos.Offset >= at {
+			idx = i
+			break
+		}
+		switch t.Value {
+		case "{":
+			depth++
+		case "}":
+			depth--
+		}
+	}
+	if idx < 0 || depth < 1 {
+		return false
+	}
+	// The statement starts after the last ';', '{' or '}' before the error
+	// and ends with the first ';' at or after it (or just before a '}' that
+	// would close the enclosing braces).
+	start := 0
+	for i := idx - 1; i >= 0; i-- {
+		if v := toks[i].Value; v == ";" || v == "{" || v == "}" {
+			start = i + 1
+			break
+		}
+	}
+	end := idx
+	nest := 0
+scan:
+	for ; end < len(toks); end++ {
+		switch toks[end].Value {
+		case "{", "(", "[":
+			nest++
+		case ")", "]":
+			nest--
+		case "}":
+			if nest == 0 {
+				if end == idx {
+					break scan // the error token is a stray '}': blank it
+				}
+				end--
+				break scan
+			}
+			nest--
+		case ";":
+			if nest <= 0 {
+				break scan
+			}
+		}
+	}
+	if end >= len(toks) {
+		end = len(toks) - 1
+	}
+	if start > end {
+		start = end
+	}
+	from := toks[start].Pos.Offset
+	to := toks[end].Pos.Offset + len(toks[end].Value)
+	for i := from; i < to && i < len(text); i++ {
+		if text[i] != '\n' {
+			text[i] = ' '
+		}
+	}
+	return true
+}
+
+// lexTokens returns the non-comment, non-space tokens of text.
+func lexTokens(text []byte) ([]lexer.Token, error) {
+	lx, err := shmLexer.LexString("", string(text))
+	if err != nil {
+		return nil, err
+	}
+	skip := map[lexer.TokenType]bool{}
+	for name, tt := range shmLexer.Symbols() {
+		if name == "Comment" || name == "Whitespace" {
+			skip[tt] = true
+		}
+	}
+	var toks []lexer.Token
+	for {
+		t, err := lx.Next()
+		if err != nil {
+			return nil, err
+		}
+		if t.EOF() {
+			return toks, nil
+		}
+		if !skip[t.Type] {
+			toks = append(toks, t)
+		}
+	}
+}
