@@ -1,0 +1,42 @@
+// Command shm checks, samples and explores .shm probabilistic models.
+//
+// Usage:
+//
+//	shm check model.shm      check a model; print its parameters
+//
+// Run "shm help" for the list of commands.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `shm: probabilistic programming with Sinkhorn losses
+
+Usage:
+  shm check model.shm      check a model and list its parameters
+  shm help                 show this help
+`
+
+// run executes the command line args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "shm: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,58 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+)
+
+// suggest returns `; did you mean "x"?` for the candidate closest to name,
+// or "" when none is close enough.
+func suggest(name string, candidates []string) string {
+	best, bestD := "", 1<<30
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	for _, c := range sorted {
+		if c == name {
+			continue
+		}
+		if d := editDistance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := 2
+	if len(name) > 6 {
+		limit = 3
+	}
+	if best == "" || bestD > limit {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Damerau–Levenshtein distance (with adjacent
+// transpositions) between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	n, m := len(ra), len(rb)
+	d := make([][]int, n+1)
+	for i := range d {
+		d[i] = make([]int, m+1)
+		d[i][0] = i
+	}
+	for j := 0; j <= m; j++ {
+		d[0][j] = j
+	}
+	for i := 1; i <= n; i++ {
+		for j := 1; j <= m; j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[n][m]
+}
