@@ -91,8 +91,6 @@ func (c *checker) lookup(name string) *Var {
 func (c *checker) declare(name string, pos lang.Pos, t lang.Type) *Var {
 	if old := c.lookup(name); old != nil {
 		c.errorf(pos, "%s is already declared at %s", name, old.Pos)
-	} else if c.table.Lookup(name) != nil || c.table.Family(name) != nil {
-		c.errorf(pos, "%s is the name of a built-in function and cannot name a variable", name)
 	}
 	v := &Var{Slot: len(c.model.Vars), Name: name, Pos: pos, Type: t, Block: c.block_}
 	c.model.Vars = append(c.model.Vars, v)
@@ -282,7 +280,14 @@ func (c *checker) assignable(p lang.Pos, name string, t lang.Type, e Expr) {
 		return
 	}
 	if !t.AssignableFrom(et) {
-		c.errorf(p, "cannot assign a value of type %s to %s of type %s", et, name, t)
+		hint := ""
+		switch {
+		case t.Dims == 1 && t.Base.IsScalar() && et.Dims == 0 && (et.Base == lang.Vector || et.Base == lang.RowVector):
+			hint = " (convert with to_array_1d(...))"
+		case t.Dims == 0 && (t.Base == lang.Vector || t.Base == lang.RowVector) && et.Dims == 1 && et.Base.IsScalar():
+			hint = fmt.Sprintf(" (convert with to_%s(...))", t.Base)
+		}
+		c.errorf(p, "cannot assign a value of type %s to %s of type %s%s", et, name, t, hint)
 	}
 }
 

@@ -334,7 +334,7 @@ func indexType(t lang.Type, items []*IndexItem) (lang.Type, bool) {
 	default:
 		return lang.BadType, false
 	}
-	return lang.Type{Base: base, Dims: keptArray}, true
+	return lang.Type{Base: base, Dims: keptArray + dims - i}, true
 }
 
 // call checks a function call.
@@ -562,7 +562,11 @@ func (c *checker) namedArgs(e *lang.Call, f *stdlib.Func) []Expr {
 			if len(f.Named) == 0 {
 				c.errorf(na.Pos, "%s takes no named arguments", f.Name)
 			} else {
-				c.errorf(na.Pos, "unknown named argument %s of %s%s; accepted: %s", na.Name, f.Name, suggest(na.Name, namedNames(f)), f.NamedList())
+				hint := ""
+				if best := closest(na.Name, namedNames(f)); best != "" {
+					hint = fmt.Sprintf(" (did you mean %s?)", best)
+				}
+				c.errorf(na.Pos, "unknown named argument %s of %s%s; accepted: %s", na.Name, f.Name, hint, f.NamedList())
 			}
 			continue
 		}

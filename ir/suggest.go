@@ -8,6 +8,15 @@ import (
 // suggest returns `; did you mean "x"?` for the candidate closest to name,
 // or "" when none is close enough.
 func suggest(name string, candidates []string) string {
+	if best := closest(name, candidates); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// closest returns the candidate closest to name in edit distance, or ""
+// when none is close enough to be a likely typo.
+func closest(name string, candidates []string) string {
 	best, bestD := "", 1<<30
 	sorted := append([]string(nil), candidates...)
 	sort.Strings(sorted)
@@ -19,14 +28,17 @@ func suggest(name string, candidates []string) string {
 			best, bestD = c, d
 		}
 	}
-	limit := 2
-	if len(name) > 6 {
+	limit := 1
+	switch n := len(name); {
+	case n > 6:
 		limit = 3
+	case n > 3:
+		limit = 2
 	}
-	if best == "" || bestD > limit {
+	if bestD > limit {
 		return ""
 	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return best
 }
 
 // editDistance is the Damerau–Levenshtein distance (with adjacent

@@ -101,6 +101,12 @@ func syntaxError(source *lang.Source, err error, text []byte) (*lang.Error, int)
 	return source.At(at, msg), lp.Offset
 }
 
+// blockKeywords start top-level blocks.
+var blockKeywords = map[string]bool{
+	"functions": true, "data": true, "transformed": true, "parameters": true,
+	"model": true, "generated": true,
+}
+
 // binaryOps are the operators that must be followed by an operand.
 var binaryOps = map[string]bool{
 	"+": true, "-": true, "*": true, "/": true, "%": true, "%/%": true, "\\": true,
@@ -147,6 +153,8 @@ func unexpectedMessage(ut *participle.UnexpectedTokenError) string {
 		return "unexpected end of file: a '}' is missing"
 	case tok.EOF():
 		return "unexpected end of file"
+	case expected == `"}"` && blockKeywords[tok.Value]:
+		return fmt.Sprintf("missing '}' before %s: braces are not balanced", found)
 	case expected == `";"`:
 		return fmt.Sprintf("missing ';' before %s", found)
 	case tok.Value == "}" && expected == "":
@@ -232,7 +240,9 @@ func blankStatement(text []byte, at int) bool {
 			depth--
 		}
 	}
-	if idx < 0 || depth < 1 {
+	if idx < 0 || depth < 1 || blockKeywords[toks[idx].Value] {
+		// Outside any block, or a block keyword inside one (a '}' is
+		// missing): there is no statement to skip.
 		return false
 	}
 	// The statement starts after the last ';', '{' or '}' before the error
