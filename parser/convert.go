@@ -275,7 +275,7 @@ func (c *converter) list(es []lang.Expr) string {
 func (c *converter) bounds(pb *pBounds) *lang.Bounds {
 	b := &lang.Bounds{Pos: pos(pb.Pos)}
 	for _, it := range pb.Items {
-		v := c.add(it.Value)
+		v := c.arith(it.Value)
 		var slot *lang.Expr
 		switch it.Name {
 		case "lower":
@@ -311,59 +311,60 @@ func (c *converter) exprs(ps []*pExpr) []lang.Expr {
 }
 
 func (c *converter) expr(p *pExpr) lang.Expr {
-	e := c.or(p.Cond)
+	e := c.binary(p.Cond)
 	if p.Then == nil {
 		return e
 	}
 	return &lang.Ternary{Pos: e.Position(), Cond: e, Then: c.expr(p.Then), Else: c.expr(p.Else)}
 }
 
-func (c *converter) or(p *pOr) lang.Expr {
-	e := c.and(p.Head)
-	for _, t := range p.Tail {
-		e = &lang.Binary{Pos: pos(t.Pos), Op: t.Op, Left: e, Right: c.and(t.X)}
-	}
-	return e
+// binOp is one operator of a flat operand/operator sequence.
+type binOp struct {
+	pos lang.Pos
+	op  string
 }
 
-func (c *converter) and(p *pAnd) lang.Expr {
-	e := c.eq(p.Head)
-	for _, t := range p.Tail {
-		e = &lang.Binary{Pos: pos(t.Pos), Op: t.Op, Left: e, Right: c.eq(t.X)}
+// climb applies precedence and left associativity to the operands xs and
+// the operators ops between them (len(ops) == len(xs)-1), by precedence
+// climbing.
+func climb(xs []lang.Expr, ops []binOp) lang.Expr {
+	i := 0
+	var parse func(minPrec int) lang.Expr
+	parse = func(minPrec int) lang.Expr {
+		left := xs[i]
+		for i < len(ops) {
+			op := ops[i]
+			prec := lang.BinaryPrec(op.op)
+			if prec < minPrec {
+				break
+			}
+			i++
+			right := parse(prec + 1)
+			left = &lang.Binary{Pos: op.pos, Op: op.op, Left: left, Right: right}
+		}
+		return left
 	}
-	return e
+	return parse(0)
 }
 
-func (c *converter) eq(p *pEq) lang.Expr {
-	e := c.cmp(p.Head)
+func (c *converter) binary(p *pBinary) lang.Expr {
+	xs := []lang.Expr{c.unary(p.Head)}
+	ops := make([]binOp, 0, len(p.Tail))
 	for _, t := range p.Tail {
-		e = &lang.Binary{Pos: pos(t.Pos), Op: t.Op, Left: e, Right: c.cmp(t.X)}
+		ops = append(ops, binOp{pos(t.Pos), t.Op})
+		xs = append(xs, c.unary(t.X))
 	}
-	return e
+	return climb(xs, ops)
 }
 
-func (c *converter) cmp(p *pCmp) lang.Expr {
-	e := c.add(p.Head)
+func (c *converter) arith(p *pArith) lang.Expr {
+	xs := []lang.Expr{c.unary(p.Head)}
+	ops := make([]binOp, 0, len(p.Tail))
 	for _, t := range p.Tail {
-		e = &lang.Binary{Pos: pos(t.Pos), Op: t.Op, Left: e, Right: c.add(t.X)}
+		ops = append(ops, binOp{pos(t.Pos), t.Op})
+		xs = append(xs, c.unary(t.X))
 	}
-	return e
-}
-
-func (c *converter) add(p *pAdd) lang.Expr {
-	e := c.mul(p.Head)
-	for _, t := range p.Tail {
-		e = &lang.Binary{Pos: pos(t.Pos), Op: t.Op, Left: e, Right: c.mul(t.X)}
-	}
-	return e
-}
-
-func (c *converter) mul(p *pMul) lang.Expr {
-	e := c.unary(p.Head)
-	for _, t := range p.Tail {
-		e = &lang.Binary{Pos: pos(t.Pos), Op: t.Op, Left: e, Right: c.unary(t.X)}
-	}
-	return e
+	return climb(xs, ops)
 }
 
 func (c *converter) unary(p *pUnary) lang.Expr {

@@ -75,8 +75,8 @@ type pBounds struct {
 
 type pBound struct {
 	Pos   lexer.Position
-	Name  string `parser:"@Ident \"=\""`
-	Value *pAdd  `parser:"@@"`
+	Name  string  `parser:"@Ident \"=\""`
+	Value *pArith `parser:"@@"`
 }
 
 type pFor struct {
@@ -141,74 +141,35 @@ type pTrunc struct {
 
 type pExpr struct {
 	Pos  lexer.Position
-	Cond *pOr   `parser:"@@"`
-	Then *pExpr `parser:"( \"?\" @@"`
-	Else *pExpr `parser:"  \":\" @@ )?"`
+	Cond *pBinary `parser:"@@"`
+	Then *pExpr   `parser:"( \"?\" @@"`
+	Else *pExpr   `parser:"  \":\" @@ )?"`
 }
 
-type pOr struct {
-	Head *pAnd    `parser:"@@"`
-	Tail []*pOrOp `parser:"@@*"`
-}
-
-type pOrOp struct {
-	Pos lexer.Position
-	Op  string `parser:"@\"||\""`
-	X   *pAnd  `parser:"@@"`
-}
-
-type pAnd struct {
-	Head *pEq      `parser:"@@"`
-	Tail []*pAndOp `parser:"@@*"`
-}
-
-type pAndOp struct {
-	Pos lexer.Position
-	Op  string `parser:"@\"&&\""`
-	X   *pEq   `parser:"@@"`
-}
-
-type pEq struct {
-	Head *pCmp    `parser:"@@"`
-	Tail []*pEqOp `parser:"@@*"`
-}
-
-type pEqOp struct {
-	Pos lexer.Position
-	Op  string `parser:"@( \"==\" | \"!=\" )"`
-	X   *pCmp  `parser:"@@"`
-}
-
-type pCmp struct {
-	Head *pAdd     `parser:"@@"`
-	Tail []*pCmpOp `parser:"@@*"`
-}
-
-type pCmpOp struct {
-	Pos lexer.Position
-	Op  string `parser:"@( \"<=\" | \">=\" | \"<\" | \">\" )"`
-	X   *pAdd  `parser:"@@"`
-}
-
-type pAdd struct {
-	Head *pMul     `parser:"@@"`
-	Tail []*pAddOp `parser:"@@*"`
-}
-
-type pAddOp struct {
-	Pos lexer.Position
-	Op  string `parser:"@( \"+\" | \"-\" )"`
-	X   *pMul  `parser:"@@"`
-}
-
-type pMul struct {
+// pBinary is a flat sequence of operands and binary operators; the
+// converter applies precedence and associativity (precedence climbing),
+// which keeps the grammar shallow and the parser fast.
+type pBinary struct {
 	Head *pUnary   `parser:"@@"`
-	Tail []*pMulOp `parser:"@@*"`
+	Tail []*pBinOp `parser:"@@*"`
 }
 
-type pMulOp struct {
+type pBinOp struct {
 	Pos lexer.Position
-	Op  string  `parser:"@( \"*\" | \"/\" | \"%/%\" | \"%\" | \"\\\\\" | \".*\" | \"./\" )"`
+	Op  string  `parser:"@( \"||\" | \"&&\" | \"==\" | \"!=\" | \"<=\" | \">=\" | \"<\" | \">\" | \"+\" | \"-\" | \"*\" | \"/\" | \"%/%\" | \"%\" | \"\\\\\" | \".*\" | \"./\" )"`
+	X   *pUnary `parser:"@@"`
+}
+
+// pArith is the operand of a constraint such as <lower=...>: arithmetic
+// only, so that the closing '>' is not read as a comparison.
+type pArith struct {
+	Head *pUnary     `parser:"@@"`
+	Tail []*pArithOp `parser:"@@*"`
+}
+
+type pArithOp struct {
+	Pos lexer.Position
+	Op  string  `parser:"@( \"+\" | \"-\" | \"*\" | \"/\" | \"%/%\" | \"%\" | \"\\\\\" | \".*\" | \"./\" )"`
 	X   *pUnary `parser:"@@"`
 }
 

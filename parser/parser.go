@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -161,22 +162,29 @@ func unexpectedMessage(ut *participle.UnexpectedTokenError) string {
 		return "unexpected '}': braces are not balanced"
 	case tok.Value == "#":
 		return "'#' is not a comment: use // or /* */"
-	case expected != "":
+	case expected != "" && !strings.ContainsAny(expected, "()|"):
 		return fmt.Sprintf("unexpected %s (expected %s)", found, expected)
 	}
 	return fmt.Sprintf("unexpected %s", found)
 }
 
 func invalidTextMessage(msg string) string {
+	const marker = `invalid input text "`
+	i := strings.Index(msg, marker)
+	if i < 0 {
+		return msg
+	}
+	rest := msg[i+len(marker):]
 	switch {
-	case strings.Contains(msg, `"#`):
+	case strings.HasPrefix(rest, "#"):
 		return "'#' is not a comment: use // or /* */"
-	case strings.Contains(msg, `"/*`):
+	case strings.HasPrefix(rest, "/*"):
 		return "unterminated /* comment"
-	case strings.Contains(msg, `"\"`):
+	case strings.HasPrefix(rest, `\"`):
 		return "unterminated string literal"
 	}
-	return strings.Replace(msg, "invalid input text", "invalid character", 1)
+	r, _ := utf8.DecodeRuneInString(rest)
+	return fmt.Sprintf("invalid character %q", r)
 }
 
 // checkNesting rejects input whose brackets nest deeper than maxNesting.
@@ -215,7 +223,8 @@ func blankStatement(text []byte, at int) bool {
 		if text[at] == '\n' {
 			return false
 		}
-		end := at + 1
+		_, size := utf8.DecodeRune(text[at:])
+		end := at + size
 		if text[at] == '#' {
 			for end < len(text) && text[end] != '\n' {
 				end++
@@ -266,10 +275,10 @@ scan:
 			nest--
 		case "}":
 			if nest == 0 {
-				if end == idx {
-					break scan // the error token is a stray '}': blank it
+				if end == idx && start == idx {
+					break scan // a stray '}' after a complete statement: blank it
 				}
-				end--
+				end-- // keep the '}' that closes the enclosing block
 				break scan
 			}
 			nest--

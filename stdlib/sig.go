@@ -115,11 +115,11 @@ type Kind int
 
 // Kinds of built-ins.
 const (
-	MathFunc Kind = iota
-	Density       // _lpdf, _lpmf, _lupdf, _lupmf, _lcdf, _lccdf, _cdf
-	RNG           // _rng
-	Primitive     // the paper's primitives: sinkhorn and companions
-	CRN           // crn(K, expr)
+	MathFunc  Kind = iota
+	Density        // _lpdf, _lpmf, _lupdf, _lupmf, _lcdf, _lccdf, _cdf
+	RNG            // _rng
+	Primitive      // the paper's primitives: sinkhorn and companions
+	CRN            // crn(K, expr)
 )
 
 // Func is a built-in function with all its signatures.

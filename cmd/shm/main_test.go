@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestCheckOK(t *testing.T) {
+	out, errs, code := runCmd(t, "check", "../../models/expA.shm")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "ok\nmu     real  unconstrained\nsigma  real  <lower=0>\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bad.shm")
+	src := "parameters {\n  real mu;\n}\nmodel {\n  mu ~ nromal(0, 1);\n  mu ~ normal(0, 1, 2);\n}\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runCmd(t, "check", file)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if out != "" {
+		t.Errorf("unexpected stdout %q", out)
+	}
+	for _, want := range []string{
+		file + `:5:8: unknown distribution "nromal"; did you mean "normal"?`,
+		"  mu ~ nromal(0, 1);\n         ^",
+		file + ":6:8: normal takes 2 arguments, got 3",
+		"2 error(s)",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+}
+
+func TestCheckUsage(t *testing.T) {
+	if _, _, code := runCmd(t, "check"); code != 2 {
+		t.Errorf("check without a file: exit %d, want 2", code)
+	}
+	if _, errs, code := runCmd(t, "check", "/nonexistent/model.shm"); code != 1 || !strings.Contains(errs, "no such file") {
+		t.Errorf("missing file: exit %d, %q", code, errs)
+	}
+	if _, _, code := runCmd(t, "frobnicate"); code != 2 {
+		t.Errorf("unknown command: exit %d, want 2", code)
+	}
+}

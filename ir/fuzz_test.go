@@ -1,0 +1,44 @@
+package ir
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzCheck checks that no input makes the parser or the checker panic,
+// and that a program is either accepted with a model or rejected with
+// errors.
+func FuzzCheck(f *testing.F) {
+	for _, pattern := range []string{"testdata/valid/*.shm", "testdata/invalid/*.shm", "../models/*.shm"} {
+		files, _ := filepath.Glob(pattern)
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(string(b))
+		}
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		m, errs := CheckSource("fuzz.shm", src)
+		if (m == nil) == (len(errs) == 0) {
+			t.Fatalf("model %v with %d errors", m != nil, len(errs))
+		}
+		for _, e := range errs {
+			_ = e.Error()
+		}
+		if m != nil {
+			// Lay out the parameters with unit sizes: must not fail or panic.
+			if _, err := NewLayout(m.Params, func(d *Decl) ([]int, error) {
+				dims := make([]int, len(d.ArraySizes)+len(d.Sizes))
+				for i := range dims {
+					dims[i] = 1
+				}
+				return dims, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

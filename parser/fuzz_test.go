@@ -1,0 +1,47 @@
+package parser
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// addSeeds adds every .shm file of the repository's test programs and
+// models to the fuzzer's corpus (beside the committed testdata/fuzz files).
+func addSeeds(f *testing.F) {
+	for _, pattern := range []string{"../ir/testdata/valid/*.shm", "../ir/testdata/invalid/*.shm", "../models/*.shm"} {
+		files, _ := filepath.Glob(pattern)
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(string(b))
+		}
+	}
+}
+
+// FuzzParse checks that no input makes the parser panic or hang, and that
+// every error it reports has a position inside the input.
+func FuzzParse(f *testing.F) {
+	addSeeds(f)
+	p, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		prog, errs := p.Parse("fuzz.shm", src)
+		if prog == nil && len(errs) == 0 {
+			t.Fatal("no program and no error")
+		}
+		if len(errs) > MaxErrors {
+			t.Fatalf("%d errors, more than the cap", len(errs))
+		}
+		for _, e := range errs {
+			if e.Pos.Line < 0 || e.Pos.Col < 0 {
+				t.Fatalf("bad position in %v", e)
+			}
+			_ = e.Error()
+		}
+	})
+}
