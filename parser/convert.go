@@ -248,6 +248,10 @@ func (c *converter) decl(d *pDecl) lang.Stmt {
 	if len(d.OldDims) > 0 {
 		var dims []string
 		for _, it := range d.OldDims {
+			if it.Lo == nil || it.Colon {
+				dims = append(dims, "N")
+				continue
+			}
 			dims = append(dims, lang.ExprString(c.expr(it.Lo)))
 		}
 		elem := t.Base

@@ -1,6 +1,0 @@
-#!/usr/bin/env bash
-# The project's test command (README: "Run the tests").
-set -euo pipefail
-cd "$(dirname "$0")"
-go vet ./...
-go test ./...
