@@ -397,6 +397,9 @@ func (g *csvGroup) columnName(idx []int) string {
 // other names are kept whole, so a header such as "weight [kg]" or "mom.iq"
 // is a plain name.
 func parseColumnName(s string) (base string, idx []int, bracket bool, err error) {
+	if strings.Count(s, "[") != strings.Count(s, "]") {
+		return "", nil, false, errors.New(`unbalanced brackets in the column name (a name with a comma, such as "x[1,2]", must be in double quotes)`)
+	}
 	if i := strings.IndexByte(s, '['); i > 0 && strings.HasSuffix(s, "]") && isIdentifier(s[:i]) &&
 		onlyBytes(s[i+1:len(s)-1], "0123456789, ") {
 		idx, err := parseIndices(strings.Split(s[i+1:len(s)-1], ","))

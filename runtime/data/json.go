@@ -174,9 +174,9 @@ func (p *jsonParser) parseValue(depth int) error {
 	}
 	isInt, ok := scanJSONNumber(tok)
 	if !ok {
-		return p.errorf(start, "%s is not a number", tok)
+		return p.errorf(start, "%s is not a number", shorten(tok))
 	}
-	f, isInt, err := parseFloat(tok, isInt)
+	f, isInt, err := parseFloat(tok, shorten(tok), isInt)
 	if err != nil {
 		return p.errorf(start, "%v", err)
 	}

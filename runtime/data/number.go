@@ -20,15 +20,16 @@ func parseCell(s string) (float64, bool, error) {
 	if !ok {
 		return 0, false, notANumber(s)
 	}
-	return parseFloat(s, isInt)
+	return parseFloat(s, quoteText(s), isInt)
 }
 
-// parseFloat converts text already checked by a scanner.
-func parseFloat(s string, isInt bool) (float64, bool, error) {
+// parseFloat converts text already checked by a scanner; show is the text
+// as error messages show it.
+func parseFloat(s, show string, isInt bool) (float64, bool, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		if math.IsInf(f, 0) {
-			return 0, false, fmt.Errorf("%s is too large for a 64-bit float", quoteText(s))
+			return 0, false, fmt.Errorf("%s is too large for a 64-bit float", show)
 		}
 		// Underflow is not an error for ParseFloat; any other error
 		// means the scanner let through text it should not have.
@@ -47,15 +48,30 @@ func notANumber(s string) error {
 
 // quoteText quotes s for an error message, shortening long text.
 func quoteText(s string) string {
-	const max = 40
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !isRuneStart(s[cut]) {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "…"
+	if short, cut := cutText(s); cut {
+		return strconv.Quote(short) + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// shorten shortens long text for an error message.
+func shorten(s string) string {
+	if short, cut := cutText(s); cut {
+		return short + "…"
+	}
+	return s
+}
+
+func cutText(s string) (string, bool) {
+	const max = 40
+	if len(s) <= max {
+		return s, false
+	}
+	cut := max
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
