@@ -68,7 +68,7 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 	headerLine, _ := cr.FieldPos(0)
 	for j, h := range header {
 		header[j] = strings.TrimSpace(h)
-		if _, _, err := parseCell(header[j]); err == nil {
+		if _, ok := scanDecimal(header[j]); ok {
 			return nil, fmt.Errorf("%s: row %d: header cell %s is a number: the first row must name the columns", name, headerLine, quoteText(header[j]))
 		}
 	}

@@ -110,6 +110,13 @@ func TestReadCSV(t *testing.T) {
 			{"mom", []int{1, 1}, nil, false}, // replaced below
 		},
 	}, {
+		name:  "a header that spells nan or inf is a name",
+		input: "nan,Inf\n1,2\n",
+		want: []want{
+			{"nan", []int{1}, []float64{1}, true},
+			{"Inf", []int{1}, []float64{2}, true},
+		},
+	}, {
 		name:  "key-value table",
 		input: "key,value\nN,120\nlambda,1\neps,2.16e-05\n,\n",
 		want: []want{
@@ -125,9 +132,13 @@ func TestReadCSV(t *testing.T) {
 			{"value", []int{2}, []float64{2, 4}, true},
 		},
 	}}
+	const namesCase = 16
+	if !strings.HasPrefix(tests[namesCase].name, "names that are not indexed") {
+		t.Fatal("namesCase points to the wrong test")
+	}
 	// "mom" is an identifier followed by ".iq", which is not an index, so
 	// the name stays whole; "_x.1" is indexed.
-	tests[16].want = []want{
+	tests[namesCase].want = []want{
 		{"mom.iq", []int{1}, []float64{1}, true},
 		{"weight [kg]", []int{1}, []float64{2}, true},
 		{"_x", []int{1, 1}, []float64{3}, true},

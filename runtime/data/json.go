@@ -1,11 +1,11 @@
 package data
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -30,14 +30,14 @@ func ReadJSON(name string, r io.Reader) ([]*Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	p := &jsonParser{b: b, file: name}
+	p := &jsonParser{b: string(b), file: name}
 	return p.parseFile()
 }
 
 // A jsonParser reads a CmdStan JSON file, or one JSON value of a --set
 // argument. It keeps the text so that errors can give line numbers.
 type jsonParser struct {
-	b   []byte
+	b   string
 	pos int
 
 	file    string // the file name; "" for a --set argument
@@ -56,7 +56,7 @@ type jsonParser struct {
 
 // parseFile reads the top-level object.
 func (p *jsonParser) parseFile() ([]*Value, error) {
-	p.b = bytes.TrimPrefix(p.b, utf8BOM)
+	p.b = strings.TrimPrefix(p.b, string(utf8BOM))
 	p.skipSpace()
 	if p.pos == len(p.b) {
 		return nil, fmt.Errorf("%s: the file is empty: expected a JSON object { \"name\": value, ... }", p.file)
@@ -66,7 +66,7 @@ func (p *jsonParser) parseFile() ([]*Value, error) {
 	}
 	p.pos++
 	var values []*Value
-	keyLines := map[string]int{}
+	keyPos := map[string]int{} // byte offset of each key, for errors
 	p.skipSpace()
 	if p.pos < len(p.b) && p.b[p.pos] == '}' {
 		p.pos++
@@ -76,15 +76,15 @@ func (p *jsonParser) parseFile() ([]*Value, error) {
 			if p.pos == len(p.b) || p.b[p.pos] != '"' {
 				return nil, p.errorf(p.pos, "expected a key in double quotes, found %s", p.found())
 			}
-			keyPos := p.pos
+			pos := p.pos
 			key, err := p.parseString()
 			if err != nil {
 				return nil, err
 			}
-			if line, dup := keyLines[key]; dup {
-				return nil, p.errorf(keyPos, "key %q appears twice (first on line %d)", key, line)
+			if first, dup := keyPos[key]; dup {
+				return nil, p.errorf(pos, "key %q appears twice (first on line %d)", key, p.line(first))
 			}
-			keyLines[key] = p.line(keyPos)
+			keyPos[key] = pos
 			p.skipSpace()
 			if p.pos == len(p.b) || p.b[p.pos] != ':' {
 				return nil, p.errorf(p.pos, "expected ':' after key %q, found %s", key, p.found())
@@ -165,7 +165,7 @@ func (p *jsonParser) parseValue(depth int) error {
 	for p.pos < len(p.b) && isTokenByte(p.b[p.pos]) {
 		p.pos++
 	}
-	tok := string(p.b[start:p.pos])
+	tok := p.b[start:p.pos]
 	if tok == "" {
 		return p.errorf(start, "expected a value, found %s", p.foundAt(start))
 	}
@@ -176,9 +176,9 @@ func (p *jsonParser) parseValue(depth int) error {
 	if !ok {
 		return p.errorf(start, "%s is not a number", shorten(tok))
 	}
-	f, isInt, err := parseFloat(tok, shorten(tok), isInt)
+	f, err := parseFloat(tok)
 	if err != nil {
-		return p.errorf(start, "%v", err)
+		return p.errorf(start, "%s %v", shorten(tok), err)
 	}
 	return p.leaf(start, depth, f, isInt)
 }
@@ -317,11 +317,11 @@ func (p *jsonParser) parseString() (string, error) {
 	}
 	p.pos = i + 1
 	raw := p.b[start:p.pos]
-	if !escaped && utf8.Valid(raw) {
-		return string(raw[1 : len(raw)-1]), nil
+	if !escaped && utf8.ValidString(raw) {
+		return raw[1 : len(raw)-1], nil
 	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return "", p.errorf(start, "bad string: %s", jsonErrorText(err))
 	}
 	return s, nil
@@ -355,13 +355,13 @@ func (p *jsonParser) foundAt(pos int) string {
 	if pos >= len(p.b) {
 		return "the end of the text"
 	}
-	r, _ := utf8.DecodeRune(p.b[pos:])
+	r, _ := utf8.DecodeRuneInString(p.b[pos:])
 	return strconv.QuoteRune(r)
 }
 
 // line returns the 1-based line of a byte offset.
 func (p *jsonParser) line(pos int) int {
-	return bytes.Count(p.b[:min(pos, len(p.b))], []byte{'\n'}) + 1
+	return strings.Count(p.b[:min(pos, len(p.b))], "\n") + 1
 }
 
 // pathString formats the key and a 1-based path: "y"[3][2], or y[3][2] for

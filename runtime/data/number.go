@@ -1,6 +1,7 @@
 package data
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,22 +21,27 @@ func parseCell(s string) (float64, bool, error) {
 	if !ok {
 		return 0, false, notANumber(s)
 	}
-	return parseFloat(s, quoteText(s), isInt)
-}
-
-// parseFloat converts text already checked by a scanner; show is the text
-// as error messages show it.
-func parseFloat(s, show string, isInt bool) (float64, bool, error) {
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := parseFloat(s)
+	if err == errTooLarge {
+		return 0, false, fmt.Errorf("%s %v", quoteText(s), err)
+	}
 	if err != nil {
-		if math.IsInf(f, 0) {
-			return 0, false, fmt.Errorf("%s is too large for a 64-bit float", show)
-		}
-		// Underflow is not an error for ParseFloat; any other error
-		// means the scanner let through text it should not have.
 		return 0, false, notANumber(s)
 	}
 	return f, isInt, nil
+}
+
+var errTooLarge = errors.New("is too large for a 64-bit float")
+
+// parseFloat converts text already checked by a scanner. It returns
+// errTooLarge for a number beyond the float64 range; underflow is not an
+// error.
+func parseFloat(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && math.IsInf(f, 0) {
+		return 0, errTooLarge
+	}
+	return f, err
 }
 
 func notANumber(s string) error {

@@ -37,7 +37,7 @@ func ParseSet(arg string) (*Value, error) {
 	}
 	v := &Value{Name: name, src: setSource{}}
 	if text[0] == '[' || text[0] == '"' {
-		p := &jsonParser{b: []byte(text), setName: name}
+		p := &jsonParser{b: text, setName: name}
 		jv, err := p.parseNamedValue(name)
 		if err != nil {
 			return nil, err
