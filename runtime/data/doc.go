@@ -26,9 +26,12 @@
 // grouped by their base name into one value of dims [N, D]; deeper indices
 // (x.1.2 or x[1,2]) give [N, D1, D2]. The sizes are the largest indices, and
 // every column of the grouped rectangle must be present. The two index
-// notations may be mixed within a group. Index grouping applies only to base
-// names that start with a letter or an underscore; other names (R's mom.iq,
-// say) are kept whole.
+// notations may be mixed within a group. A header cell with a comma, such as
+// x[1,2], must be in double quotes, as CSV requires. Indices are recognized
+// only after an identifier (a letter or underscore, then letters, digits and
+// underscores) and only when nothing but indices follows it; other names,
+// such as R's mom.iq or "weight [kg]", are kept whole (the runtime will report
+// them as unused).
 //
 // Rules:
 //   - Rows are numbered by line in the file, the header's line being 1 when
@@ -72,7 +75,7 @@
 // The file is one JSON object in CmdStan's data format: each key names a
 // value that is a number, a string "NaN", "Inf", "Infinity" (either with a
 // sign, in any letter case: CmdStanPy writes "+inf"), or an array of those,
-// nested to any depth. Arrays must be rectangular; an empty array gives dims
+// nested up to 64 deep. Arrays must be rectangular; an empty array gives dims
 // [0] and [[], []] gives [2, 0]. Python's json module writes NaN and
 // Infinity as bare words; they are accepted too, as CmdStan accepts them. A
 // number is an integer when it is written without a fraction or an exponent.
