@@ -54,7 +54,8 @@
 //   - A header cell that is a number is an error (the file most likely lacks
 //     a header row); so are duplicate column names, a column given both
 //     plainly and with indices (x and x.1), a group whose columns have
-//     different numbers of indices, an index 0, and a value in a column
+//     different numbers of indices, an index 0, a name with unbalanced
+//     brackets (an unquoted x[1,2] is split in two), and a value in a column
 //     without a name or beyond the header's last column. Empty cells there are
 //     ignored, so trailing commas are harmless.
 //
