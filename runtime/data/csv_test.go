@@ -125,6 +125,17 @@ func TestReadCSV(t *testing.T) {
 			{"eps", nil, []float64{2.16e-05}, false},
 		},
 	}, {
+		name:  "key-value table in other letter case, blank first row",
+		input: "Name,Value\n,\nN,3\n",
+		want:  []want{{"N", nil, []float64{3}, true}},
+	}, {
+		name:  "columns named key and value, no rows",
+		input: "key,value\n",
+		want: []want{
+			{"key", []int{0}, []float64{}, true},
+			{"value", []int{0}, []float64{}, true},
+		},
+	}, {
 		name:  "columns named key and value holding numbers",
 		input: "key,value\n1,2\n3,4\n",
 		want: []want{

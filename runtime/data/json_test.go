@@ -182,6 +182,10 @@ func TestReadJSONErrors(t *testing.T) {
 		input: `{"y": .5}`,
 		want:  `data.json: key "y", line 1: .5 is not a number`,
 	}, {
+		name:  "long bad token",
+		input: `{"y": 12345678901234567890123456789012345678901234567890abc}`,
+		want:  `data.json: key "y", line 1: 1234567890123456789012345678901234567890… is not a number`,
+	}, {
 		name:  "too large",
 		input: `{"y": [1, 2e400]}`,
 		want:  `data.json: key "y"[2], line 1: 2e400 is too large for a 64-bit float`,

@@ -196,3 +196,18 @@ func TestSetErrors(t *testing.T) {
 		t.Errorf("Names after failed adds = %v, want %v", got, want)
 	}
 }
+
+func TestValueWithoutSource(t *testing.T) {
+	// A value made by the caller, not by a reader.
+	v := &Value{Name: "x", Dims: []int{2, 2}, Data: []float64{1, 2, 3, 4}}
+	if got, want := v.Where(2), "x[2][1]"; got != want {
+		t.Errorf("Where(2) = %q, want %q", got, want)
+	}
+	if v.Origin() != "x" || v.File() != "" || v.Len() != 4 {
+		t.Errorf("Origin %q, File %q, Len %d", v.Origin(), v.File(), v.Len())
+	}
+	var s Set
+	if err := s.AddFile([]*Value{v, v}); err == nil || err.Error() != "x is given twice: in x and in x" {
+		t.Errorf("AddFile error = %v", err)
+	}
+}
