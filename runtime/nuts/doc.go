@@ -1,0 +1,23 @@
+// Package nuts implements the No-U-Turn sampler as Stan runs it
+// (stan::mcmc::base_nuts with Stan's warmup), for any [Target].
+//
+// A transition draws a momentum, then doubles a trajectory in random
+// directions until the generalized no-U-turn criterion fails (checked on the
+// whole trajectory and, as since Stan 2.21, also across the boundaries of the
+// two subtrees at every merge), a subtree becomes divergent (energy error
+// above 1000 or a non-finite density), or the maximum tree depth is reached.
+// The next state is drawn by multinomial sampling: uniformly (by weight)
+// within each new subtree and with a bias toward the new subtree when it is
+// merged into the old trajectory.
+//
+// Warmup follows Stan: the initial step size heuristic, dual averaging of the
+// step size (delta 0.8, gamma 0.05, kappa 0.75, t0 10), and windowed
+// adaptation of a diagonal or dense inverse metric (initial buffer 75,
+// slow windows doubling from 25, terminal buffer 50), with the metric
+// regularized toward 1e-3 times the identity and the step size re-initialized
+// after every metric update.
+//
+// A chain is a deterministic function of the target, the [Config], the seed
+// and the chain id: its random numbers come from a PCG generator seeded with
+// (seed, chain id).
+package nuts
