@@ -170,9 +170,9 @@ func essRaw(chains [][]float64) float64 {
 		}
 	}
 	total := float64(m) * nf
-	sum := 0.0
-	for _, r := range rho[:maxT] {
-		sum += r
+	sum := rho[0] // posterior sums rho[1:max_t] in R, which is rho[1] when max_t = 0
+	for t := 1; t < maxT; t++ {
+		sum += rho[t]
 	}
 	tau := -1 + 2*sum + rho[maxT]
 	tau = math.Max(tau, 1/math.Log10(total))
@@ -191,14 +191,19 @@ func ESSBulk(chains [][]float64) float64 {
 	return essRaw(zScale(Split(chains)))
 }
 
-// ESSQuantile is the effective sample size of the indicator I(x <= q_p) with
-// q_p the type-7 quantile of all draws.
+// ESSQuantile is the effective sample size of the split indicator
+// I(x <= q_p) with q_p the type-7 quantile of all draws.
 func ESSQuantile(chains [][]float64, p float64) float64 {
+	chains = trim(chains)
 	if unusable(chains) {
 		return math.NaN()
 	}
-	chains = Split(chains)
-	q := Quantile(pool(chains), p)
+	all := pool(chains)
+	if p == 1 {
+		// As posterior: the indicator would be constant.
+		p = (float64(len(all)) - 0.5) / float64(len(all))
+	}
+	q := Quantile(all, p)
 	ind := make([][]float64, len(chains))
 	for i, c := range chains {
 		ind[i] = make([]float64, len(c))
@@ -208,7 +213,7 @@ func ESSQuantile(chains [][]float64, p float64) float64 {
 			}
 		}
 	}
-	return essRaw(ind)
+	return essRaw(Split(ind))
 }
 
 // ESSTail is the minimum of the effective sample sizes of the 5% and 95%
