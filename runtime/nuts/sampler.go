@@ -569,3 +569,14 @@ func (c *Chain) transition(t *trajectory, out *Draw) {
 	out.Divergent = c.divergent
 	out.Energy = c.hamiltonian(z)
 }
+
+// AppendSamplerValues appends the values of Stan's sampler columns lp__,
+// accept_stat__, stepsize__, treedepth__, n_leapfrog__, divergent__ and
+// energy__, in that order.
+func (d *Draw) AppendSamplerValues(dst []float64) []float64 {
+	div := 0.0
+	if d.Divergent {
+		div = 1
+	}
+	return append(dst, d.LP, d.AcceptStat, d.StepSize, float64(d.TreeDepth), float64(d.NLeapfrog), div, d.Energy)
+}
