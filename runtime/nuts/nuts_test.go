@@ -455,3 +455,54 @@ func TestFixedParam(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeStepSize runs without adaptation at step sizes where the energy
+// error is large, so that the multinomial weights and the divergence-free
+// rejection of subtrees decide the result, and checks the variance and the
+// fourth moment of a 1-D standard normal and of a stretched 2-D normal.
+func TestLargeStepSize(t *testing.T) {
+	for _, tt := range []struct {
+		eps    float64
+		scales []float64
+	}{
+		{1.3, []float64{1}},
+		{1.9, []float64{1}},
+		{0.9, []float64{1, 0.5}},
+	} {
+		cfg := nuts.DefaultConfig()
+		cfg.NoAdapt, cfg.StepSize = true, tt.eps
+		cfg.NumWarmup, cfg.NumSamples = 100, 25000
+		if long() {
+			cfg.NumSamples = 400000
+		}
+		target := &gaussian{d: len(tt.scales), scales: tt.scales}
+		draws, _ := runChains(t, target, cfg, 17, 2)
+		for k, s := range tt.scales {
+			// Second and fourth standardized moments: E[z²] = 1, E[z⁴] = 3.
+			sq := make([][]float64, len(draws[k]))
+			q4 := make([][]float64, len(draws[k]))
+			for c, ch := range draws[k] {
+				for _, v := range ch {
+					z := v / s
+					sq[c] = append(sq[c], z*z)
+					q4[c] = append(q4[c], z*z*z*z)
+				}
+			}
+			for _, m := range []struct {
+				name string
+				x    [][]float64
+				want float64
+			}{{"E[z²]", sq, 1}, {"E[z⁴]", q4, 3}} {
+				var all []float64
+				for _, c := range m.x {
+					all = append(all, c...)
+				}
+				mean, _ := meanSD(all)
+				se := diag.MCSEMean(m.x)
+				if math.Abs(mean-m.want) > 4*se {
+					t.Errorf("eps %g, coordinate %d: %s = %.4f, want %g ± 4·%.4f", tt.eps, k, m.name, mean, m.want, se)
+				}
+			}
+		}
+	}
+}

@@ -24,7 +24,6 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 	if c.d == 0 {
 		return c.runFixedParam(ctx, cb)
 	}
-	start := time.Now()
 	if err := c.initialize(); err != nil {
 		return err
 	}
@@ -45,6 +44,8 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 			return fmt.Errorf("chain %d: %w", c.id, err)
 		}
 	}
+	// As in Stan, the warmup time excludes initialization.
+	start := time.Now()
 
 	t := newTrajectory(c.d)
 	draw := Draw{Theta: c.z.q}
