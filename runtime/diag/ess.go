@@ -1,8 +1,9 @@
 package diag
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -12,21 +13,36 @@ import (
 // acov[k] = (1/n)·Σ_{t<n-k} (x[t]-m)(x[t+k]-m), k = 0..n-1, computed with a
 // zero-padded FFT.
 func Autocovariance(x []float64) []float64 {
-	n := len(x)
-	if n == 0 {
+	if len(x) == 0 {
 		return nil
 	}
+	return newAutocov(len(x)).compute(x)
+}
+
+// autocov computes autocovariances of series of one length, reusing the
+// FFT's tables.
+type autocov struct {
+	n, size int
+	fft     *fourier.FFT
+	buf     []float64
+}
+
+func newAutocov(n int) *autocov {
+	size := goodSize(2 * n)
+	return &autocov{n: n, size: size, fft: fourier.NewFFT(size), buf: make([]float64, size)}
+}
+
+func (a *autocov) compute(x []float64) []float64 {
+	n, size, buf, fft := a.n, a.size, a.buf, a.fft
 	m := 0.0
 	for _, v := range x {
 		m += v
 	}
 	m /= float64(n)
-	size := goodSize(2 * n)
-	buf := make([]float64, size)
+	clear(buf)
 	for i, v := range x {
 		buf[i] = v - m
 	}
-	fft := fourier.NewFFT(size)
 	coef := fft.Coefficients(nil, buf)
 	for i, c := range coef {
 		coef[i] = complex(real(c)*real(c)+imag(c)*imag(c), 0)
@@ -125,8 +141,9 @@ func essRaw(chains [][]float64) float64 {
 	}
 	acov := make([][]float64, m)
 	means := make([]float64, m)
+	ac := newAutocov(n)
 	for i, c := range chains {
-		acov[i] = Autocovariance(c)
+		acov[i] = ac.compute(c)
 		means[i] = mean(c)
 	}
 	meanAcov := func(t int) float64 {
@@ -278,20 +295,24 @@ func Rhat(chains [][]float64) float64 {
 func zScale(chains [][]float64) [][]float64 {
 	all := pool(chains)
 	s := len(all)
-	idx := make([]int, s)
-	for i := range idx {
-		idx[i] = i
+	type entry struct {
+		v float64
+		i int
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return all[idx[a]] < all[idx[b]] })
+	order := make([]entry, s)
+	for i, v := range all {
+		order[i] = entry{v, i}
+	}
+	slices.SortFunc(order, func(a, b entry) int { return cmp.Compare(a.v, b.v) })
 	ranks := make([]float64, s)
 	for i := 0; i < s; {
 		j := i
-		for j+1 < s && all[idx[j+1]] == all[idx[i]] {
+		for j+1 < s && order[j+1].v == order[i].v {
 			j++
 		}
 		r := float64(i+j)/2 + 1 // average of 1-based ranks i+1..j+1
 		for k := i; k <= j; k++ {
-			ranks[idx[k]] = r
+			ranks[order[k].i] = r
 		}
 		i = j + 1
 	}

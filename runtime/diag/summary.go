@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -84,9 +85,11 @@ func Summarize(f *Fit) ([]Summary, error) {
 		if len(all) > 0 {
 			s.Mean = mean(all)
 			s.SD = math.Sqrt(variance(all))
-			s.Q5 = Quantile(all, 0.05)
-			s.Q50 = Quantile(all, 0.5)
-			s.Q95 = Quantile(all, 0.95)
+			sorted := slices.Clone(all)
+			slices.Sort(sorted)
+			s.Q5 = quantileSorted(sorted, 0.05)
+			s.Q50 = quantileSorted(sorted, 0.5)
+			s.Q95 = quantileSorted(sorted, 0.95)
 		}
 		s.MCSE = MCSEMean(x)
 		s.ESSBulk = ESSBulk(x)

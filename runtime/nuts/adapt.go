@@ -169,8 +169,13 @@ func (e *metricEstimator) update(inv []float64) error {
 			inv[i] += reg
 		}
 	} else {
-		for i := 0; i < e.d; i++ {
-			inv[i*e.d+i] += reg
+		d := e.d
+		for i := 0; i < d; i++ {
+			inv[i*d+i] += reg
+			for j := 0; j < i; j++ { // remove rounding asymmetry
+				v := 0.5 * (inv[i*d+j] + inv[j*d+i])
+				inv[i*d+j], inv[j*d+i] = v, v
+			}
 		}
 	}
 	for _, v := range inv {
