@@ -20,4 +20,25 @@
 // A chain is a deterministic function of the target, the [Config], the seed
 // and the chain id: its random numbers come from a PCG generator seeded with
 // (seed, chain id).
+//
+// Use [NewChain] and [Chain.Run] to stream draws (for example into a Stan CSV
+// writer) with [Callbacks], or [Sample] to keep a whole chain in memory.
+//
+// Differences from Stan:
+//   - the random numbers differ (PCG instead of boost's ecuyer1988), so draws
+//     are not those of CmdStan for the same seed;
+//   - when the warmup is too short for the configured buffers (fewer than
+//     init_buffer + window + term_buffer iterations), Stan 2.32 reduces them
+//     to 15%/75%/10% but never ends its single slow window (its schedule is
+//     not restarted), so it does not adapt the metric at all; here the
+//     reduced schedule is restarted and the metric is adapted once, as Stan's
+//     documentation describes;
+//   - without adaptation (Config.NoAdapt) warmup iterations are still run;
+//     CmdStan refuses adaptation with zero warmup, here it is simply skipped;
+//   - there is no step size jitter.
+//
+// As in Stan, the dual averaging target mu is log(10·ε) with ε the initial
+// step size given in the configuration (1 by default), not the one found by
+// the step size heuristic; after every metric update it becomes log(10·ε)
+// with the step size the heuristic just found.
 package nuts

@@ -476,7 +476,10 @@ func TestLargeStepSize(t *testing.T) {
 			cfg.NumSamples = 400000
 		}
 		target := &gaussian{d: len(tt.scales), scales: tt.scales}
-		draws, _ := runChains(t, target, cfg, 17, 2)
+		draws, res := runChains(t, target, cfg, 17, 2)
+		if got := res[0].Adaptation.StepSize; got != tt.eps || res[0].Draws[0].StepSize != tt.eps {
+			t.Errorf("step size %g without adaptation, want %g", got, tt.eps)
+		}
 		for k, s := range tt.scales {
 			// Second and fourth standardized moments: E[z²] = 1, E[z⁴] = 3.
 			sq := make([][]float64, len(draws[k]))
@@ -504,5 +507,48 @@ func TestLargeStepSize(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// errorOutside is a standard normal on x > 0 whose density fails with an
+// error (instead of -Inf) outside.
+type errorOutside struct{}
+
+func (errorOutside) Dim() int { return 1 }
+
+func (errorOutside) LogDensityGrad(x, grad []float64) (float64, error) {
+	if x[0] <= 0 {
+		return 0, errors.New("x must be positive")
+	}
+	grad[0] = -x[0]
+	return -0.5 * x[0] * x[0], nil
+}
+
+func TestErrorIsDivergence(t *testing.T) {
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples = 200, 2000
+	cfg.Init = []float64{1}
+	res, err := nuts.Sample(context.Background(), errorOutside{}, cfg, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	div := 0
+	var x []float64
+	for _, d := range res.Draws {
+		if d.Theta[0] <= 0 {
+			t.Fatalf("draw %g outside the support", d.Theta[0])
+		}
+		if d.Divergent {
+			div++
+		}
+		x = append(x, d.Theta[0])
+	}
+	if div == 0 {
+		t.Error("no divergent transitions although trajectories cross x = 0")
+	}
+	// The half-normal has mean sqrt(2/pi).
+	m, _ := meanSD(x)
+	if se := diag.MCSEMean([][]float64{x}); math.Abs(m-math.Sqrt(2/math.Pi)) > 4*se {
+		t.Errorf("mean %.4f, want %.4f ± 4·%.4f", m, math.Sqrt(2/math.Pi), se)
 	}
 }
