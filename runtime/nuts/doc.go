@@ -3,7 +3,7 @@
 //
 // A transition draws a momentum, then doubles a trajectory in random
 // directions until the generalized no-U-turn criterion fails (checked on the
-// whole trajectory and, as since Stan 2.21, also across the boundaries of the
+// whole trajectory and, as Stan has done since 2020, also across the boundaries of the
 // two subtrees at every merge), a subtree becomes divergent (energy error
 // above 1000 or a non-finite density), or the maximum tree depth is reached.
 // The next state is drawn by multinomial sampling: uniformly (by weight)
@@ -29,8 +29,9 @@
 //     are not those of CmdStan for the same seed;
 //   - when the warmup is too short for the configured buffers (fewer than
 //     init_buffer + window + term_buffer iterations), Stan 2.32 reduces them
-//     to 15%/75%/10% but never ends its single slow window (its schedule is
-//     not restarted), so it does not adapt the metric at all; here the
+//     to 15%/75%/10% but, by our reading of its windowed_adaptation.hpp,
+//     never ends the single slow window (set_window_params does not restart
+//     the schedule in that case), so the metric is not adapted; here the
 //     reduced schedule is restarted and the metric is adapted once, as Stan's
 //     documentation describes;
 //   - without adaptation (Config.NoAdapt) warmup iterations are still run;
