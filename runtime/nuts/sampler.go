@@ -173,6 +173,7 @@ type Chain struct {
 	eps    float64
 
 	z       point // current state
+	saved   point // the state kept by the step size heuristic
 	levels  []level
 	scratch []float64
 
@@ -209,6 +210,7 @@ func NewChain(target Target, cfg Config, seed uint64, id int) (*Chain, error) {
 		metric:  m,
 		eps:     cfg.StepSize,
 		z:       newPoint(d),
+		saved:   newPoint(d),
 		scratch: make([]float64, d),
 	}
 	c.levels = make([]level, cfg.MaxDepth+1)
@@ -326,7 +328,7 @@ func (c *Chain) initStepSize() error {
 	if c.eps == 0 || c.eps > 1e7 || math.IsNaN(c.eps) {
 		return nil
 	}
-	init := &c.levels[0].proposeFinal // free scratch at this point
+	init := &c.saved
 	init.copyFrom(&c.z)
 	z := &c.z
 	logAccept := math.Log(0.8)
