@@ -53,17 +53,12 @@ func Example() {
 		paths = append(paths, path)
 	}
 
-	var files []*stancsv.File
-	for _, p := range paths {
-		f, err := stancsv.ReadFile(p)
-		if err != nil {
-			log.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	fit, err := stancsv.ToFit(files)
+	fit, err := stancsv.ReadFit(paths...)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if _, err := stancsv.ReadFit(paths[0], filepath.Join(dir, "missing.csv")); err == nil {
+		log.Fatal("missing file read")
 	}
 	rows, err := diag.Summarize(fit)
 	if err != nil {

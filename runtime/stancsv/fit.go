@@ -3,6 +3,7 @@ package stancsv
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/shmlang/shm/runtime/diag"
 )
@@ -30,6 +31,23 @@ func ToFit(files []*File) (*diag.Fit, error) {
 			WarmupSeconds:   f.WarmupSeconds,
 			SamplingSeconds: f.SamplingSeconds,
 		})
+	}
+	return fit, nil
+}
+
+// ReadFit reads one Stan CSV file per chain and gathers them with ToFit.
+func ReadFit(paths ...string) (*diag.Fit, error) {
+	files := make([]*File, 0, len(paths))
+	for _, p := range paths {
+		f, err := ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	fit, err := ToFit(files)
+	if err != nil {
+		return nil, fmt.Errorf("%w (files %s)", err, strings.Join(paths, ", "))
 	}
 	return fit, nil
 }
