@@ -303,3 +303,20 @@ func TestReadCmdStan(t *testing.T) {
 		t.Error("long row accepted")
 	}
 }
+
+func TestToFitMismatch(t *testing.T) {
+	a, err := Read(strings.NewReader("lp__,x\n1,2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(strings.NewReader("lp__,y\n1,2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ToFit([]*File{a, b}); err == nil {
+		t.Error("files with different columns combined")
+	}
+	if _, err := ToFit(nil); err == nil {
+		t.Error("no files accepted")
+	}
+}
