@@ -99,7 +99,7 @@ func (w *windows) computeNextWindow() {
 }
 
 // errMetricOverflow is Stan's "Numerical overflow in metric adaptation".
-var errMetricOverflow = errors.New("nuts: numerical overflow in metric adaptation; the sampler met extreme values on the unconstrained space (the posterior may be too wide or improper)")
+var errMetricOverflow = errors.New("numerical overflow in metric adaptation; the sampler met extreme values on the unconstrained space (the posterior may be too wide or improper)")
 
 // metricEstimator accumulates draws with Welford's algorithm and produces a
 // regularized inverse metric at the end of each window.

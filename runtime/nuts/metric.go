@@ -65,7 +65,7 @@ func newMetric(kind MetricKind, d int, inv []float64) (*metric, error) {
 		copy(m.inv, inv)
 	}
 	if err := m.refactor(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("nuts: %w", err)
 	}
 	return m, nil
 }
@@ -76,7 +76,7 @@ func (m *metric) refactor() error {
 	if m.kind == Diag {
 		for i, v := range m.inv {
 			if !(v > 0) || math.IsInf(v, 0) {
-				return fmt.Errorf("nuts: diagonal inverse metric element %d is %g, must be positive and finite", i, v)
+				return fmt.Errorf("diagonal inverse metric element %d is %g, must be positive and finite", i, v)
 			}
 			m.factor[i] = 1 / math.Sqrt(v)
 		}
@@ -92,7 +92,7 @@ func (m *metric) refactor() error {
 			s -= l[j*d+k] * l[j*d+k]
 		}
 		if !(s > 0) || math.IsInf(s, 0) {
-			return fmt.Errorf("nuts: dense inverse metric is not positive definite (pivot %d is %g)", j, s)
+			return fmt.Errorf("dense inverse metric is not positive definite (pivot %d is %g)", j, s)
 		}
 		ljj := math.Sqrt(s)
 		l[j*d+j] = ljj

@@ -41,7 +41,7 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 		// Stan sets mu from the user's step size before the heuristic runs.
 		da = dualAveraging{delta: cfg.Delta, gamma: cfg.Gamma, kappa: cfg.Kappa, t0: cfg.T0, mu: math.Log(10 * cfg.StepSize)}
 		if err := c.initStepSize(); err != nil {
-			return fmt.Errorf("chain %d: %w", c.id, err)
+			return fmt.Errorf("nuts: chain %d: initial step size: %w", c.id, err)
 		}
 	}
 	// As in Stan, the warmup time excludes initialization.
@@ -71,15 +71,15 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 			if win.endOfWindow() {
 				win.computeNextWindow()
 				if err := est.update(c.metric.inv); err != nil {
-					return fmt.Errorf("chain %d, warmup iteration %d: %w", c.id, it+1, err)
+					return fmt.Errorf("nuts: chain %d, warmup iteration %d: %w", c.id, it+1, err)
 				}
 				if err := c.metric.refactor(); err != nil {
-					return fmt.Errorf("chain %d, warmup iteration %d: adapted metric: %w", c.id, it+1, err)
+					return fmt.Errorf("nuts: chain %d, warmup iteration %d: adapted metric: %w", c.id, it+1, err)
 				}
 				est.restart()
 				win.counter++
 				if err := c.initStepSize(); err != nil {
-					return fmt.Errorf("chain %d, warmup iteration %d: %w", c.id, it+1, err)
+					return fmt.Errorf("nuts: chain %d, warmup iteration %d: %w", c.id, it+1, err)
 				}
 				da.mu = math.Log(10 * c.eps)
 				da.restart()

@@ -358,11 +358,11 @@ func (c *Chain) initStepSize() error {
 		}
 		if c.eps > 1e7 {
 			z.copyFrom(init)
-			return errors.New("nuts: posterior is improper: the step size heuristic grew past 1e7; check the model")
+			return errors.New("posterior is improper: the step size heuristic grew past 1e7; check the model")
 		}
 		if c.eps == 0 {
 			z.copyFrom(init)
-			return errors.New("nuts: no acceptably small step size could be found; the model may be misspecified")
+			return errors.New("no acceptably small step size could be found; the model may be misspecified")
 		}
 	}
 	z.copyFrom(init)
