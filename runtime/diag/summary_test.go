@@ -124,3 +124,27 @@ func TestFmtNum(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryDegenerate(t *testing.T) {
+	for n := 0; n <= 4; n++ {
+		f := &Fit{Columns: []string{"lp__", "x"}}
+		for c := 0; c < 2; c++ {
+			ch := Chain{}
+			for i := 0; i < n; i++ {
+				ch.Draws = append(ch.Draws, []float64{float64(i), float64(i * c)})
+			}
+			f.Chains = append(f.Chains, ch)
+		}
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, f); err != nil {
+			t.Errorf("%d draws: %v", n, err)
+		}
+	}
+	if err := WriteSummary(&bytes.Buffer{}, &Fit{}); err == nil {
+		t.Error("no error for a fit without chains")
+	}
+	bad := &Fit{Columns: []string{"a", "b"}, Chains: []Chain{{Draws: [][]float64{{1}}}}}
+	if _, err := Summarize(bad); err == nil {
+		t.Error("no error for a short row")
+	}
+}
