@@ -552,3 +552,51 @@ func TestErrorIsDivergence(t *testing.T) {
 		t.Errorf("mean %.4f, want %.4f ± 4·%.4f", m, math.Sqrt(2/math.Pi), se)
 	}
 }
+
+func TestShortWarmup(t *testing.T) {
+	target := &gaussian{d: 2, scales: []float64{0.1, 10}}
+	cfg := nuts.DefaultConfig()
+	cfg.NumSamples = 10
+	// 100 iterations: windows reduced to 15/75/10, the metric adapted once.
+	cfg.NumWarmup = 100
+	res, err := nuts.Sample(context.Background(), target, cfg, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Adaptation
+	if !a.ReducedWindows || a.InvMetric[0] > 0.1 || a.InvMetric[1] < 10 {
+		t.Errorf("warmup 100: reduced %v, inverse metric %v (variances 0.01, 100)", a.ReducedWindows, a.InvMetric)
+	}
+	// Under 20 iterations: the metric stays the identity.
+	cfg.NumWarmup = 19
+	res, err = nuts.Sample(context.Background(), target, cfg, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Adaptation; a.ReducedWindows || a.InvMetric[0] != 1 || a.InvMetric[1] != 1 {
+		t.Errorf("warmup 19: reduced %v, inverse metric %v, want the identity", a.ReducedWindows, a.InvMetric)
+	}
+}
+
+func TestDenseUserMetric(t *testing.T) {
+	// With the exact covariance as the inverse metric and no adaptation, a
+	// strongly correlated Gaussian is as easy as an iid one.
+	const rho = 0.999
+	det := 1 - rho*rho
+	target := &gaussian{d: 2, prec: []float64{1 / det, -rho / det, -rho / det, 1 / det}}
+	cfg := nuts.DefaultConfig()
+	cfg.Metric, cfg.InvMetric = nuts.Dense, []float64{1, rho, rho, 1}
+	cfg.NoAdapt, cfg.StepSize = true, 0.9
+	cfg.NumWarmup, cfg.NumSamples = 50, 2000
+	draws, res := runChains(t, target, cfg, 4, 2)
+	checkMoments(t, draws, []float64{0, 0}, []float64{1, 1}, 4)
+	for _, dr := range res[0].Draws {
+		if dr.TreeDepth > 3 {
+			t.Fatalf("tree depth %d under the exact metric", dr.TreeDepth)
+		}
+	}
+	cfg.InvMetric = []float64{1, 2, 2, 1}
+	if _, err := nuts.NewChain(target, cfg, 1, 1); err == nil {
+		t.Error("indefinite inverse metric accepted")
+	}
+}
