@@ -64,7 +64,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, r := range rows[len(stancsv.SamplerColumns):] {
+	for _, r := range rows[len(stancsv.SamplerColumns()):] {
 		fmt.Printf("%s: R-hat below 1.01: %v\n", r.Name, r.Rhat < 1.01)
 	}
 	// Output:

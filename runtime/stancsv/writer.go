@@ -12,11 +12,14 @@ import (
 	"time"
 )
 
-// SamplerColumns are the sampler's columns of a NUTS run, in CmdStan's order.
-var SamplerColumns = []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"}
+// SamplerColumns returns the sampler's columns of a NUTS run, in CmdStan's
+// order.
+func SamplerColumns() []string {
+	return []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"}
+}
 
-// FixedParamColumns are the sampler's columns of a fixed_param run.
-var FixedParamColumns = []string{"lp__", "accept_stat__"}
+// FixedParamColumns returns the sampler's columns of a fixed_param run.
+func FixedParamColumns() []string { return []string{"lp__", "accept_stat__"} }
 
 // Config is the run configuration written to the comment header. Zero
 // values of optional fields are written as CmdStan's defaults would be.
@@ -189,11 +192,11 @@ func (w *Writer) writeHeader(cfg *Config, columns []string) error {
 	for _, l := range cfg.header() {
 		w.comment(l)
 	}
-	cols := SamplerColumns
+	cols := SamplerColumns()
 	if cfg.FixedParam {
-		cols = FixedParamColumns
+		cols = FixedParamColumns()
 	}
-	all := append(append([]string(nil), cols...), columns...)
+	all := append(cols, columns...)
 	w.ncol = len(all)
 	w.write(strings.Join(all, ",") + "\n")
 	return w.err
