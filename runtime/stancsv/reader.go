@@ -1,0 +1,248 @@
+package stancsv
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// File is the content of one Stan CSV file.
+type File struct {
+	// Config maps each "key = value" of the header comments to its value,
+	// with CmdStan's " (Default)" suffix removed. Keys are both the bare
+	// key ("num_samples", first occurrence wins) and its path in the
+	// argument tree ("method.sample.num_samples", "data.file",
+	// "output.file").
+	Config  map[string]string
+	Columns []string
+	// Draws holds every row, warmup rows first; the first NumWarmupRows
+	// rows are warmup draws (saved with save_warmup = 1).
+	Draws         [][]float64
+	NumWarmupRows int
+
+	HasAdaptation bool
+	StepSize      float64
+	// InvMetric is the adapted inverse metric: Dim values (diagonal) or
+	// Dim*Dim values row-major (dense).
+	InvMetric   []float64
+	DenseMetric bool
+
+	HasTiming       bool
+	WarmupSeconds   float64
+	SamplingSeconds float64
+}
+
+// Int returns the configuration value of key as an integer.
+func (f *File) Int(key string) (int, bool) {
+	v, ok := f.Config[key]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
+}
+
+// Float returns the configuration value of key as a float.
+func (f *File) Float(key string) (float64, bool) {
+	v, ok := f.Config[key]
+	if !ok {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	return x, err == nil
+}
+
+// SamplingDraws returns the post-warmup rows.
+func (f *File) SamplingDraws() [][]float64 { return f.Draws[f.NumWarmupRows:] }
+
+// ReadFile reads the Stan CSV file at path.
+func ReadFile(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("stancsv: %w", err)
+	}
+	defer fh.Close()
+	f, err := Read(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Read parses a Stan CSV file.
+func Read(r io.Reader) (*File, error) {
+	f := &File{Config: map[string]string{}, StepSize: math.NaN()}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	var (
+		stack       []string // argument path by level
+		state       int      // 0 header, 1 after columns
+		metricLines int      // rows of the metric still expected (dense)
+		inMetric    bool
+		adaptAt     = -1
+	)
+	const (
+		header = iota
+		body
+	)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" {
+			continue
+		}
+		if line[0] == '#' {
+			text := strings.TrimPrefix(line[1:], " ")
+			if state == header {
+				parseConfigLine(f.Config, &stack, line[1:])
+				continue
+			}
+			trimmed := strings.TrimSpace(text)
+			switch {
+			case trimmed == "Adaptation terminated":
+				f.HasAdaptation = true
+				adaptAt = len(f.Draws)
+			case strings.HasPrefix(trimmed, "Step size = "):
+				v, err := strconv.ParseFloat(strings.TrimPrefix(trimmed, "Step size = "), 64)
+				if err != nil {
+					return nil, fmt.Errorf("line %d: step size: %w", lineNo, err)
+				}
+				f.StepSize = v
+			case trimmed == "Diagonal elements of inverse mass matrix:":
+				inMetric, metricLines = true, 1
+			case trimmed == "Elements of inverse mass matrix:":
+				inMetric, metricLines, f.DenseMetric = true, -1, true
+			case strings.HasPrefix(trimmed, "Elapsed Time:"):
+				v, err := parseSeconds(strings.TrimPrefix(trimmed, "Elapsed Time:"))
+				if err != nil {
+					return nil, fmt.Errorf("line %d: %w", lineNo, err)
+				}
+				f.WarmupSeconds, f.HasTiming = v, true
+			case strings.HasSuffix(trimmed, "seconds (Sampling)"):
+				v, err := parseSeconds(trimmed)
+				if err != nil {
+					return nil, fmt.Errorf("line %d: %w", lineNo, err)
+				}
+				f.SamplingSeconds = v
+			case inMetric && trimmed != "" && metricLines != 0:
+				row, err := parseRow(strings.ReplaceAll(trimmed, " ", ""))
+				if err != nil {
+					inMetric = false // not a metric row: some other comment
+					break
+				}
+				f.InvMetric = append(f.InvMetric, row...)
+				metricLines--
+				if f.DenseMetric && metricLines < 0 && len(f.InvMetric) == len(row)*len(row) {
+					metricLines = 0
+				}
+				if metricLines == 0 {
+					inMetric = false
+				}
+			}
+			continue
+		}
+		if state == header {
+			f.Columns = strings.Split(line, ",")
+			for i, c := range f.Columns {
+				f.Columns[i] = strings.TrimSpace(c)
+			}
+			state = body
+			continue
+		}
+		row, err := parseRow(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		if len(row) != len(f.Columns) {
+			return nil, fmt.Errorf("line %d: %d values for %d columns", lineNo, len(row), len(f.Columns))
+		}
+		f.Draws = append(f.Draws, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("stancsv: %w", err)
+	}
+	if state == header {
+		return nil, fmt.Errorf("stancsv: no column header line")
+	}
+	if f.Config["save_warmup"] == "1" || f.Config["save_warmup"] == "true" {
+		if adaptAt >= 0 {
+			f.NumWarmupRows = adaptAt
+		} else if nw, ok := f.Int("num_warmup"); ok {
+			thin, ok := f.Int("thin")
+			if !ok || thin < 1 {
+				thin = 1
+			}
+			f.NumWarmupRows = min((nw+thin-1)/thin, len(f.Draws))
+		}
+	}
+	return f, nil
+}
+
+// parseConfigLine records one header comment (text after '#').
+func parseConfigLine(cfg map[string]string, stack *[]string, text string) {
+	// CmdStan indents by two spaces per level after "# ".
+	body := strings.TrimPrefix(text, " ")
+	indent := len(body) - len(strings.TrimLeft(body, " "))
+	level := indent / 2
+	body = strings.TrimSpace(body)
+	if body == "" {
+		return
+	}
+	key, value, isKV := strings.Cut(body, "=")
+	key = strings.TrimSpace(key)
+	if strings.ContainsAny(key, " \t") {
+		return // prose, not an argument
+	}
+	if level > len(*stack) {
+		level = len(*stack)
+	}
+	*stack = append((*stack)[:level], key)
+	if !isKV {
+		return
+	}
+	value = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(value), "(Default)"))
+	if _, ok := cfg[key]; !ok {
+		cfg[key] = value
+	}
+	path := strings.Join(*stack, ".")
+	if path != key {
+		cfg[path] = value
+	}
+}
+
+func parseSeconds(s string) (float64, error) {
+	fields := strings.Fields(s)
+	if len(fields) < 2 || fields[1] != "seconds" {
+		return 0, fmt.Errorf("stancsv: cannot read elapsed time %q", s)
+	}
+	return strconv.ParseFloat(fields[0], 64)
+}
+
+// parseRow parses comma-separated numbers, accepting C++'s nan/inf spellings.
+func parseRow(line string) ([]float64, error) {
+	fields := strings.Split(line, ",")
+	row := make([]float64, len(fields))
+	for i, s := range fields {
+		s = strings.TrimSpace(s)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			switch strings.ToLower(s) {
+			case "nan", "-nan":
+				v = math.NaN()
+			case "inf", "+inf":
+				v = math.Inf(1)
+			case "-inf":
+				v = math.Inf(-1)
+			default:
+				return nil, fmt.Errorf("stancsv: value %d is %q, not a number", i+1, s)
+			}
+		}
+		row[i] = v
+	}
+	return row, nil
+}

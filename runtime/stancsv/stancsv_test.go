@@ -1,0 +1,322 @@
+package stancsv
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testConfig() *Config {
+	return &Config{
+		Model: "bernoulli_model", NumSamples: 3, NumWarmup: 2, SaveWarmup: true, Thin: 1,
+		AdaptEngaged: true, Gamma: 0.05, Delta: 0.8, Kappa: 0.75, T0: 10, InitBuffer: 75, TermBuffer: 50, Window: 25,
+		MaxDepth: 10, Metric: "diag_e", StepSize: 1, NumChains: 1, ID: 2, DataFiles: []string{"bernoulli.data.json"},
+		Init: "2", Seed: 1234, OutputFile: "out.csv", Refresh: 100,
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out-2.csv")
+	cfg := testConfig()
+	w, err := Create(path, cfg, []string{"theta", "x.1.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]float64{
+		{-7.5, 0.9, 1.2, 2, 3, 0, 8.1, 0.25, 1e-5},
+		{-7.25, 1, 1.2, 1, 1, 0, 7.9, 0.3, math.NaN()},
+		{-6.9, 0.75, 0.93, 2, 3, 1, 7.3, 0.123456789, math.Inf(-1)},
+		{-7.0, 0.8, 0.93, 3, 7, 0, 7.5, 0.2, 123456789},
+		{-8.0, 0.95, 0.93, 1, 1, 0, 8.5, 0.1, 0},
+	}
+	for i, r := range rows {
+		if i == 2 {
+			if err := w.WriteAdaptation(0.932037, false, 2, []float64{0.591014, 2.5}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.WriteRow(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteRow([]float64{1}); err == nil {
+		t.Error("short row accepted")
+	}
+	if err := w.WriteTiming(1234*time.Millisecond, 2500*time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("output file exists before Close: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort() // no-op after Close
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "out-2.csv" {
+		t.Fatalf("directory holds %v, want only out-2.csv", entries)
+	}
+	raw, _ := os.ReadFile(path)
+	text := string(raw)
+	for _, want := range []string{
+		"# model = bernoulli_model\n",
+		"#     num_samples = 3\n", "#     num_warmup = 2\n", "#     save_warmup = 1\n", "#     thin = 1\n",
+		"#       engaged = 1\n", "#       delta = 0.8\n", "#         engine = nuts (Default)\n",
+		"#             max_depth = 10\n", "#         metric = diag_e\n", "# id = 2\n",
+		"#   file = bernoulli.data.json\n", "#   seed = 1234\n",
+		"\nlp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,theta,x.1.2\n",
+		"-7.25,1,1.2,1,1,0,7.9,0.3,nan\n",
+		"# Adaptation terminated\n# Step size = 0.932037\n# Diagonal elements of inverse mass matrix:\n# 0.591014, 2.5\n",
+		"-6.9,0.75,0.93,2,3,1,7.3,0.123457,-inf\n",
+		"-7,0.8,0.93,3,7,0,7.5,0.2,1.23457e+08\n",
+		"# \n#  Elapsed Time: 1.234 seconds (Warm-up)\n#                0.002 seconds (Sampling)\n#                1.236 seconds (Total)\n# \n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("file lacks %q", want)
+		}
+	}
+
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.Columns, append(SamplerColumns(), "theta", "x.1.2")) {
+		t.Errorf("columns %v", f.Columns)
+	}
+	if len(f.Draws) != 5 || f.NumWarmupRows != 2 || len(f.SamplingDraws()) != 3 {
+		t.Fatalf("%d rows, %d warmup", len(f.Draws), f.NumWarmupRows)
+	}
+	for i, r := range rows {
+		for j, v := range r {
+			got := f.Draws[i][j]
+			want, _ := parseRow(FormatValue(v, 6))
+			if !(got == want[0] || math.IsNaN(got) && math.IsNaN(v)) {
+				t.Errorf("row %d col %d: read %g, wrote %g", i, j, got, v)
+			}
+		}
+	}
+	if !f.HasAdaptation || f.StepSize != 0.932037 || !slices.Equal(f.InvMetric, []float64{0.591014, 2.5}) || f.DenseMetric {
+		t.Errorf("adaptation: %v %g %v dense=%v", f.HasAdaptation, f.StepSize, f.InvMetric, f.DenseMetric)
+	}
+	if !f.HasTiming || f.WarmupSeconds != 1.234 || f.SamplingSeconds != 0.002 {
+		t.Errorf("timing %g %g", f.WarmupSeconds, f.SamplingSeconds)
+	}
+	for key, want := range map[string]string{
+		"model": "bernoulli_model", "num_samples": "3", "thin": "1", "max_depth": "10", "seed": "1234",
+		"data.file": "bernoulli.data.json", "output.file": "out.csv", "file": "bernoulli.data.json",
+		"method.sample.num_warmup": "2", "method.sample.algorithm.hmc.engine.nuts.max_depth": "10",
+	} {
+		if got := f.Config[key]; got != want {
+			t.Errorf("config %q = %q, want %q", key, got, want)
+		}
+	}
+	fit, err := ToFit([]*File{f, f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fit.Chains) != 2 || len(fit.Chains[0].Draws) != 3 || fit.Chains[0].MaxDepth != 10 || fit.Model != "bernoulli_model" {
+		t.Errorf("fit %+v", fit)
+	}
+}
+
+func TestSigFigsAndDense(t *testing.T) {
+	var buf bytes.Buffer
+	cfg := testConfig()
+	cfg.SigFigs = 18
+	cfg.Metric = "dense_e"
+	w, err := NewStream(&buf, cfg, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteAdaptation(0.5, true, 2, []float64{1, 0.1, 0.1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRow([]float64{-1, 0.5, 0.5, 1, 1, 0, 1, 0.1, 2.0 / 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	for _, want := range []string{
+		"#   sig_figs = 18\n",
+		"# Elements of inverse mass matrix:\n# 1, 0.100000000000000006\n# 0.100000000000000006, 2\n",
+		",0.100000000000000006,0.66666666666666663\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	f, err := Read(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.DenseMetric || !slices.Equal(f.InvMetric, []float64{1, 0.1, 0.1, 2}) || f.Draws[0][8] != 2.0/3 {
+		t.Errorf("read back dense %v %v, value %v", f.DenseMetric, f.InvMetric, f.Draws[0][8])
+	}
+	if _, err := NewStream(&buf, &Config{SigFigs: 19}, nil); err == nil {
+		t.Error("19 significant figures accepted")
+	}
+}
+
+func TestFixedParamHeader(t *testing.T) {
+	var buf bytes.Buffer
+	cfg := testConfig()
+	cfg.FixedParam = true
+	w, err := NewStream(&buf, cfg, []string{"y_rep.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRow([]float64{0, 0, 1.5}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	text := buf.String()
+	if !strings.Contains(text, "\nlp__,accept_stat__,y_rep.1\n0,0,1.5\n") || !strings.Contains(text, "#     algorithm = fixed_param\n") {
+		t.Errorf("fixed_param output:\n%s", text)
+	}
+}
+
+func TestAbortRemovesFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.csv")
+	w, err := Create(path, testConfig(), []string{"theta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteRow([]float64{1, 2, 3, 4, 5, 6, 7, 8})
+	w.Abort()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("directory not empty after Abort: %v", entries)
+	}
+	if _, err := Create(filepath.Join(dir, "missing", "out.csv"), testConfig(), nil); err == nil {
+		t.Error("no error creating a file in a missing directory")
+	}
+}
+
+// A file in CmdStan 2.32's own layout (bernoulli example, shortened, with
+// " (Default)" markers, Windows line ends and a dense metric).
+const cmdstanFile = "# stan_version_major = 2\r\n" +
+	`# stan_version_minor = 32
+# stan_version_patch = 2
+# model = bernoulli_model
+# start_datetime = 2023-06-12 19:58:25 UTC
+# method = sample (Default)
+#   sample
+#     num_samples = 4
+#     num_warmup = 1000 (Default)
+#     save_warmup = 0 (Default)
+#     thin = 1 (Default)
+#     adapt
+#       engaged = 1 (Default)
+#       gamma = 0.050000000000000003 (Default)
+#       delta = 0.80000000000000004 (Default)
+#       kappa = 0.75 (Default)
+#       t0 = 10 (Default)
+#       init_buffer = 75 (Default)
+#       term_buffer = 50 (Default)
+#       window = 25 (Default)
+#       save_metric = 0 (Default)
+#     algorithm = hmc (Default)
+#       hmc
+#         engine = nuts (Default)
+#           nuts
+#             max_depth = 10 (Default)
+#         metric = dense_e
+#         metric_file =  (Default)
+#         stepsize = 1 (Default)
+#         stepsize_jitter = 0 (Default)
+#     num_chains = 1 (Default)
+# id = 1 (Default)
+# data
+#   file = bernoulli.data.json
+# init = 2 (Default)
+# random
+#   seed = 3252652196
+# output
+#   file = output.csv (Default)
+#   diagnostic_file =  (Default)
+#   refresh = 100 (Default)
+#   sig_figs = -1 (Default)
+#   profile_file = profile.csv (Default)
+# num_threads = 1 (Default)
+# stanc_version = stanc3 v2.32.2
+# stancflags = 
+lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,theta,z.1
+# Adaptation terminated
+# Step size = 0.932037
+# Elements of inverse mass matrix:
+# 0.591014, -0.01
+# -0.01, 1.2
+-7.28395,0.95,0.932037,1,3,0,7.30627,0.283036,1
+-6.79903,1,0.932037,1,1,0,7.17086,0.230061,-1.5e-05
+-7.51288,0.824458,0.932037,2,3,0,7.55041,0.355497,nan
+-6.84927,0.978618,0.932037,2,3,0,7.54014,0.220195,inf
+# 
+#  Elapsed Time: 0.007 seconds (Warm-up)
+#                0.02 seconds (Sampling)
+#                0.027 seconds (Total)
+# 
+`
+
+func TestReadCmdStan(t *testing.T) {
+	f, err := Read(strings.NewReader(cmdstanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Config["stan_version_major"] != "2" || f.Config["model"] != "bernoulli_model" || f.Config["delta"] != "0.80000000000000004" ||
+		f.Config["metric_file"] != "" || f.Config["stancflags"] != "" || f.Config["seed"] != "3252652196" {
+		t.Errorf("config %v", f.Config)
+	}
+	if n, ok := f.Int("num_warmup"); !ok || n != 1000 {
+		t.Errorf("num_warmup %d %v", n, ok)
+	}
+	if d, ok := f.Float("delta"); !ok || d != 0.8 {
+		t.Errorf("delta %g", d)
+	}
+	if len(f.Columns) != 9 || f.Columns[8] != "z.1" || len(f.Draws) != 4 || f.NumWarmupRows != 0 {
+		t.Fatalf("columns %v, %d draws, %d warmup", f.Columns, len(f.Draws), f.NumWarmupRows)
+	}
+	if f.Draws[1][8] != -1.5e-05 || !math.IsNaN(f.Draws[2][8]) || !math.IsInf(f.Draws[3][8], 1) || f.Draws[0][0] != -7.28395 {
+		t.Errorf("draws %v", f.Draws)
+	}
+	if !f.DenseMetric || !slices.Equal(f.InvMetric, []float64{0.591014, -0.01, -0.01, 1.2}) || f.StepSize != 0.932037 {
+		t.Errorf("metric %v %v step %g", f.DenseMetric, f.InvMetric, f.StepSize)
+	}
+	if f.WarmupSeconds != 0.007 || f.SamplingSeconds != 0.02 {
+		t.Errorf("timing %g %g", f.WarmupSeconds, f.SamplingSeconds)
+	}
+	if _, err := Read(strings.NewReader("# only comments\n")); err == nil {
+		t.Error("file without header accepted")
+	}
+	if _, err := Read(strings.NewReader("a,b\n1,2\n1,x\n")); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("bad value: error %v", err)
+	}
+	if _, err := Read(strings.NewReader("a,b\n1,2,3\n")); err == nil {
+		t.Error("long row accepted")
+	}
+}
+
+func TestToFitMismatch(t *testing.T) {
+	a, err := Read(strings.NewReader("lp__,x\n1,2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(strings.NewReader("lp__,y\n1,2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ToFit([]*File{a, b}); err == nil {
+		t.Error("files with different columns combined")
+	}
+	if _, err := ToFit(nil); err == nil {
+		t.Error("no files accepted")
+	}
+}

@@ -1,0 +1,328 @@
+package stancsv
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SamplerColumns returns the sampler's columns of a NUTS run, in CmdStan's
+// order.
+func SamplerColumns() []string {
+	return []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"}
+}
+
+// FixedParamColumns returns the sampler's columns of a fixed_param run.
+func FixedParamColumns() []string { return []string{"lp__", "accept_stat__"} }
+
+// Config is the run configuration written to the comment header. Zero
+// values of optional fields are written as CmdStan's defaults would be.
+type Config struct {
+	Model      string
+	Start      time.Time // start_datetime (UTC); zero: omitted
+	NumSamples int
+	NumWarmup  int
+	SaveWarmup bool
+	Thin       int
+
+	FixedParam bool // algorithm = fixed_param, no adaptation block
+
+	AdaptEngaged bool
+	Gamma        float64
+	Delta        float64
+	Kappa        float64
+	T0           float64
+	InitBuffer   int
+	TermBuffer   int
+	Window       int
+
+	MaxDepth       int
+	Metric         string // "diag_e" or "dense_e"
+	MetricFile     string
+	StepSize       float64
+	StepSizeJitter float64
+	NumChains      int
+
+	ID         int // chain id
+	DataFiles  []string
+	Init       string // "2" (the default radius) or the init file or values
+	Seed       uint64
+	OutputFile string
+	Refresh    int
+	SigFigs    int // -1 or 0: default (6)
+
+	// Extra lines (without the "# ") appended to the header, e.g. the
+	// program's name and version.
+	Extra []string
+}
+
+// header renders the configuration as CmdStan 2.32 does.
+func (c *Config) header() []string {
+	b := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	thin := max(c.Thin, 1)
+	sig := c.SigFigs
+	if sig <= 0 {
+		sig = -1
+	}
+	lines := []string{
+		"stan_version_major = 2",
+		"stan_version_minor = 32",
+		"stan_version_patch = 2",
+		"model = " + c.Model,
+	}
+	if !c.Start.IsZero() {
+		lines = append(lines, "start_datetime = "+c.Start.UTC().Format("2006-01-02 15:04:05")+" UTC")
+	}
+	lines = append(lines,
+		"method = sample (Default)",
+		"  sample",
+		"    num_samples = "+strconv.Itoa(c.NumSamples),
+		"    num_warmup = "+strconv.Itoa(c.NumWarmup),
+		"    save_warmup = "+b(c.SaveWarmup),
+		"    thin = "+strconv.Itoa(thin),
+		"    adapt",
+		"      engaged = "+b(c.AdaptEngaged && !c.FixedParam),
+		"      gamma = "+f(c.Gamma),
+		"      delta = "+f(c.Delta),
+		"      kappa = "+f(c.Kappa),
+		"      t0 = "+f(c.T0),
+		"      init_buffer = "+strconv.Itoa(c.InitBuffer),
+		"      term_buffer = "+strconv.Itoa(c.TermBuffer),
+		"      window = "+strconv.Itoa(c.Window),
+		"      save_metric = 0",
+	)
+	if c.FixedParam {
+		lines = append(lines, "    algorithm = fixed_param")
+	} else {
+		lines = append(lines,
+			"    algorithm = hmc (Default)",
+			"      hmc",
+			"        engine = nuts (Default)",
+			"          nuts",
+			"            max_depth = "+strconv.Itoa(c.MaxDepth),
+			"        metric = "+c.Metric,
+			"        metric_file = "+c.MetricFile,
+			"        stepsize = "+f(c.StepSize),
+			"        stepsize_jitter = "+f(c.StepSizeJitter),
+		)
+	}
+	lines = append(lines,
+		"    num_chains = "+strconv.Itoa(max(c.NumChains, 1)),
+		"id = "+strconv.Itoa(c.ID),
+		"data",
+		"  file = "+strings.Join(c.DataFiles, ","),
+		"init = "+c.Init,
+		"random",
+		"  seed = "+strconv.FormatUint(c.Seed, 10),
+		"output",
+		"  file = "+c.OutputFile,
+		"  diagnostic_file = ",
+		"  refresh = "+strconv.Itoa(c.Refresh),
+		"  sig_figs = "+strconv.Itoa(sig),
+		"  profile_file = profile.csv",
+		"num_threads = 1",
+	)
+	return append(lines, c.Extra...)
+}
+
+// Writer writes one chain's Stan CSV file. Create it with [Create], write the
+// draws, the adaptation and the timing, then Close it to move the complete
+// file into place, or Abort to remove it.
+type Writer struct {
+	f       *os.File
+	tmp     string
+	path    string
+	w       *bufio.Writer
+	sigFigs int
+	ncol    int
+	buf     []byte
+	err     error
+	done    bool
+}
+
+// Create starts the file path: it writes the header and the column names
+// (the sampler columns of cfg, then columns) to a temporary file in path's
+// directory.
+func Create(path string, cfg *Config, columns []string) (*Writer, error) {
+	if cfg.SigFigs > MaxSigFigs {
+		return nil, fmt.Errorf("stancsv: %d significant figures requested, at most %d", cfg.SigFigs, MaxSigFigs)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("stancsv: %w", err)
+	}
+	w := &Writer{f: f, tmp: f.Name(), path: path, w: bufio.NewWriterSize(f, 1<<16), sigFigs: cfg.SigFigs}
+	if err := w.writeHeader(cfg, columns); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewStream is like Create but writes to out directly (no file, no rename);
+// Close only flushes.
+func NewStream(out io.Writer, cfg *Config, columns []string) (*Writer, error) {
+	if cfg.SigFigs > MaxSigFigs {
+		return nil, fmt.Errorf("stancsv: %d significant figures requested, at most %d", cfg.SigFigs, MaxSigFigs)
+	}
+	w := &Writer{w: bufio.NewWriter(out), sigFigs: cfg.SigFigs}
+	if err := w.writeHeader(cfg, columns); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) writeHeader(cfg *Config, columns []string) error {
+	for _, l := range cfg.header() {
+		w.comment(l)
+	}
+	cols := SamplerColumns()
+	if cfg.FixedParam {
+		cols = FixedParamColumns()
+	}
+	all := append(cols, columns...)
+	w.ncol = len(all)
+	w.write(strings.Join(all, ",") + "\n")
+	return w.err
+}
+
+func (w *Writer) write(s string) {
+	if w.err == nil {
+		_, w.err = w.w.WriteString(s)
+	}
+}
+
+// comment writes "# " + s.
+func (w *Writer) comment(s string) { w.write("# " + s + "\n") }
+
+// Comment writes a comment line ("# " + s).
+func (w *Writer) Comment(s string) error {
+	w.comment(s)
+	return w.err
+}
+
+// WriteRow writes one draw: the sampler values followed by the model's
+// values, as many as there are columns.
+func (w *Writer) WriteRow(values []float64) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(values) != w.ncol {
+		return fmt.Errorf("stancsv: row has %d values for %d columns", len(values), w.ncol)
+	}
+	b := w.buf[:0]
+	for i, v := range values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendValue(b, v, w.sigFigs)
+	}
+	b = append(b, '\n')
+	w.buf = b
+	_, w.err = w.w.Write(b)
+	return w.err
+}
+
+// WriteAdaptation writes CmdStan's adaptation block: "Adaptation
+// terminated", the step size and the inverse metric (dim values for diag_e,
+// dim rows of dim values for dense_e).
+func (w *Writer) WriteAdaptation(stepSize float64, dense bool, dim int, invMetric []float64) error {
+	want := dim
+	if dense {
+		want = dim * dim
+	}
+	if len(invMetric) != want {
+		return fmt.Errorf("stancsv: inverse metric has %d values, want %d", len(invMetric), want)
+	}
+	w.comment("Adaptation terminated")
+	w.comment("Step size = " + FormatValue(stepSize, w.sigFigs))
+	row := func(x []float64) string {
+		s := make([]string, len(x))
+		for i, v := range x {
+			s[i] = FormatValue(v, w.sigFigs)
+		}
+		return strings.Join(s, ", ")
+	}
+	if dense {
+		w.comment("Elements of inverse mass matrix:")
+		for i := 0; i < dim; i++ {
+			w.comment(row(invMetric[i*dim : (i+1)*dim]))
+		}
+	} else {
+		w.comment("Diagonal elements of inverse mass matrix:")
+		w.comment(row(invMetric))
+	}
+	return w.err
+}
+
+// WriteTiming writes the elapsed-time block that ends a CmdStan file. Times
+// are rounded to milliseconds, as CmdStan measures them.
+func (w *Writer) WriteTiming(warmup, sampling time.Duration) error {
+	ws := float64(warmup.Milliseconds()) / 1000
+	ss := float64(sampling.Milliseconds()) / 1000
+	title := " Elapsed Time: "
+	pad := strings.Repeat(" ", len(title))
+	w.comment("")
+	w.comment(title + FormatValue(ws, w.sigFigs) + " seconds (Warm-up)")
+	w.comment(pad + FormatValue(ss, w.sigFigs) + " seconds (Sampling)")
+	w.comment(pad + FormatValue(ws+ss, w.sigFigs) + " seconds (Total)")
+	w.comment("")
+	return w.err
+}
+
+// Close flushes the file, syncs it and renames it to its final name.
+func (w *Writer) Close() error {
+	if w.done {
+		return errors.New("stancsv: writer already closed")
+	}
+	w.done = true
+	if w.err == nil {
+		w.err = w.w.Flush()
+	}
+	if w.f == nil {
+		return w.err
+	}
+	if w.err == nil {
+		w.err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); w.err == nil {
+		w.err = cerr
+	}
+	if w.err == nil {
+		w.err = os.Rename(w.tmp, w.path)
+	}
+	if w.err != nil {
+		os.Remove(w.tmp)
+		return fmt.Errorf("stancsv: writing %s: %w", w.path, w.err)
+	}
+	return nil
+}
+
+// Abort discards the file. It is safe to call after Close (then it does
+// nothing), so `defer w.Abort()` cleans up on every error path.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	if w.f != nil {
+		w.f.Close()
+		os.Remove(w.tmp)
+	}
+}
