@@ -3,6 +3,6 @@ module github.com/shmlang/shm
 go 1.26
 
 require (
-	github.com/alecthomas/participle/v2 v2.1.4 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
+	github.com/alecthomas/participle/v2 v2.1.4
+	gonum.org/v1/gonum v0.17.0
 )
