@@ -1,0 +1,64 @@
+package lang
+
+import "testing"
+
+func TestTypeString(t *testing.T) {
+	tests := []struct {
+		t    Type
+		want string
+	}{
+		{IntType, "int"}, {RealType, "real"}, {ArrayOf(VectorType, 1), "array[] vector"},
+		{ArrayOf(RealType, 3), "array[,,] real"}, {MatrixType, "matrix"},
+	}
+	for _, tt := range tests {
+		if got := tt.t.String(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestAssignableFrom(t *testing.T) {
+	tests := []struct {
+		to, from Type
+		ok       bool
+	}{
+		{RealType, IntType, true}, {IntType, RealType, false},
+		{ArrayOf(RealType, 1), ArrayOf(IntType, 1), true},
+		{ArrayOf(RealType, 2), ArrayOf(IntType, 1), false},
+		{VectorType, RowVectorType, false}, {VectorType, VectorType, true},
+	}
+	for _, tt := range tests {
+		if got := tt.to.AssignableFrom(tt.from); got != tt.ok {
+			t.Errorf("%s from %s: got %v", tt.to, tt.from, got)
+		}
+	}
+}
+
+func TestErrorRendering(t *testing.T) {
+	src := NewSource("m.shm", "data {\n\tint  N\n}\n")
+	e := src.At(Pos{Line: 2, Col: 8}, "missing ';'")
+	want := "m.shm:2:8: missing ';'\n  \tint  N\n  \t      ^"
+	if got := e.Error(); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	if got := (&Error{Msg: "no position"}).Error(); got != "no position" {
+		t.Errorf("got %q", got)
+	}
+	list := ErrorList{src.At(Pos{Line: 3, Col: 1}, "b"), src.At(Pos{Line: 1, Col: 2}, "a")}
+	list.Sort()
+	if list[0].Msg != "a" || list.Err() == nil || (ErrorList{}).Err() != nil {
+		t.Error("ErrorList sort or Err wrong")
+	}
+}
+
+func TestExprString(t *testing.T) {
+	e := &Binary{Op: "*", Left: &Binary{Op: "+", Left: &Ident{Name: "a"}, Right: &IntLit{Value: 1}},
+		Right: &Unary{Op: "-", X: &Call{Name: "f", Args: []Expr{&Ident{Name: "x"}, &Ident{Name: "y"}}, Conditional: true}}}
+	if got := ExprString(e); got != "(a + 1) * -f(x | y)" {
+		t.Errorf("got %q", got)
+	}
+	pow := &Binary{Op: "^", Left: &Binary{Op: "^", Left: &Ident{Name: "a"}, Right: &Ident{Name: "b"}}, Right: &Ident{Name: "c"}}
+	if got := ExprString(pow); got != "(a ^ b) ^ c" {
+		t.Errorf("got %q", got)
+	}
+}
