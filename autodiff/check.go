@@ -10,7 +10,7 @@ import (
 //
 //	D(h) = (f(x+h e_i) - f(x-h e_i)) / 2h,  grad_i = (4 D(h/2) - D(h)) / 3,
 //
-// with h = 1e-3·max(1, |x_i|), which makes the truncation error O(h⁴) and
+// with h = 1e-4·max(1, |x_i|), which makes the truncation error O(h⁴) and
 // keeps rounding error near 1e-12 relative for smooth f. x is restored
 // before NumericGradient returns. It panics if len(grad) != len(x).
 func NumericGradient(f func(x []float64) float64, x, grad []float64) {
@@ -27,7 +27,7 @@ func NumericGradient(f func(x []float64) float64, x, grad []float64) {
 		return (fp - fm) / (2 * h)
 	}
 	for i := range x {
-		h := 1e-3 * math.Max(1, math.Abs(x[i]))
+		h := 1e-4 * math.Max(1, math.Abs(x[i]))
 		grad[i] = (4*d(i, h/2) - d(i, h)) / 3
 	}
 }
