@@ -38,20 +38,45 @@ func (t *Tape) Neg(x Value) Value { return t.Unary(Neg, x) }
 func (t *Tape) Square(x Value) Value { return t.Unary(Square, x) }
 
 // Add returns a + b (see Binary for the shapes allowed).
-func (t *Tape) Add(a, b Value) Value { return t.Binary(Add, a, b) }
+func (t *Tape) Add(a, b Value) Value {
+	if a.kind == Scalar && b.kind == Scalar {
+		return t.binaryScalar(Add, a, b)
+	}
+	return t.Binary(Add, a, b)
+}
 
 // Sub returns a - b.
-func (t *Tape) Sub(a, b Value) Value { return t.Binary(Sub, a, b) }
+func (t *Tape) Sub(a, b Value) Value {
+	if a.kind == Scalar && b.kind == Scalar {
+		return t.binaryScalar(Sub, a, b)
+	}
+	return t.Binary(Sub, a, b)
+}
 
 // Mul returns the elementwise product a .* b (a scalar multiplies every
 // element); for the matrix product see MatMul.
-func (t *Tape) Mul(a, b Value) Value { return t.Binary(Mul, a, b) }
+func (t *Tape) Mul(a, b Value) Value {
+	if a.kind == Scalar && b.kind == Scalar {
+		return t.binaryScalar(Mul, a, b)
+	}
+	return t.Binary(Mul, a, b)
+}
 
 // Div returns the elementwise quotient a ./ b.
-func (t *Tape) Div(a, b Value) Value { return t.Binary(Div, a, b) }
+func (t *Tape) Div(a, b Value) Value {
+	if a.kind == Scalar && b.kind == Scalar {
+		return t.binaryScalar(Div, a, b)
+	}
+	return t.Binary(Div, a, b)
+}
 
 // Pow returns the elementwise power a .^ b.
-func (t *Tape) Pow(a, b Value) Value { return t.Binary(Pow, a, b) }
+func (t *Tape) Pow(a, b Value) Value {
+	if a.kind == Scalar && b.kind == Scalar {
+		return t.binaryScalar(Pow, a, b)
+	}
+	return t.Binary(Pow, a, b)
+}
 
 // Binary applies f elementwise. Either operand may be a scalar, which is
 // broadcast over the other; otherwise both must have the same kind and
@@ -62,7 +87,7 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 		t.fail("Binary: unknown function code %d", f)
 		return t.nan(a.Shape())
 	}
-	if a.kind == Scalar && b.kind == Scalar && a.end() <= len(t.val) && b.end() <= len(t.val) {
+	if a.kind == Scalar && b.kind == Scalar {
 		return t.binaryScalar(f, a, b)
 	}
 	name := binaryTable[f].name
@@ -134,6 +159,14 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 
 // binaryScalar is the fast path of Binary for two scalars.
 func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
+	if int(a.off) >= len(t.val) || int(b.off) >= len(t.val) || a.off < 0 || b.off < 0 || f >= numBinary {
+		t.check(a, f.String())
+		t.check(b, f.String())
+		if f >= numBinary {
+			t.fail("Binary: unknown function code %d", f)
+		}
+		return t.nan(ScalarShape)
+	}
 	x, y := t.val[a.off], t.val[b.off]
 	var z float64
 	switch f {

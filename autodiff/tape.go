@@ -420,7 +420,9 @@ func (t *Tape) Gradient(out Value) error {
 		t.adj = make([]float64, len(t.val), cap(t.val))
 	} else {
 		t.adj = t.adj[:len(t.val)]
-		clear(t.adj)
+		// Kept values are constants: their adjoints are never read, so
+		// only the values of this evaluation need clearing.
+		clear(t.adj[t.kept:])
 	}
 	t.adj[out.off] = 1
 	t.backward()
