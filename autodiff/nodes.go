@@ -29,7 +29,7 @@ func (t *Tape) Custom(n Node, s Shape, ins ...Value) Value {
 		if !t.check(in, "custom node") {
 			return t.nan(s)
 		}
-		c &= in.flags
+		c &= in.kf
 	}
 	out := t.newValue(s, c)
 	clear(t.val[out.off:out.end()])
@@ -84,11 +84,11 @@ func (t *Tape) partials(o op, s Shape, ins []Value) Partials {
 		if !t.check(in, "partials node") {
 			return Partials{t: t, out: t.nan(s), node: -1}
 		}
-		if o == opPartialsElem && in.Len() != n && in.kind != Scalar {
+		if o == opPartialsElem && in.Len() != n && in.Kind() != Scalar {
 			t.fail("partials node: input of shape %v does not match output %v", in.Shape(), s)
 			return Partials{t: t, out: t.nan(s), node: -1}
 		}
-		c &= in.flags
+		c &= in.kf
 		if !in.IsConst() {
 			if o == opPartials {
 				m += in.Len()

@@ -13,7 +13,7 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 		return t.nan(ScalarShape)
 	}
 	fn := unaryTable[f].f
-	out := t.like(x, x.flags&flagConst)
+	out := t.like(x, x.kf&flagConst)
 	xs := t.val[x.off:x.end()]
 	ys := t.val[out.off:out.end()]
 	for i, xi := range xs {
@@ -39,7 +39,7 @@ func (t *Tape) Square(x Value) Value { return t.Unary(Square, x) }
 
 // Add returns a + b (see Binary for the shapes allowed).
 func (t *Tape) Add(a, b Value) Value {
-	if a.kind == Scalar && b.kind == Scalar {
+	if a.Kind() == Scalar && b.Kind() == Scalar {
 		return t.binaryScalar(Add, a, b)
 	}
 	return t.Binary(Add, a, b)
@@ -47,7 +47,7 @@ func (t *Tape) Add(a, b Value) Value {
 
 // Sub returns a - b.
 func (t *Tape) Sub(a, b Value) Value {
-	if a.kind == Scalar && b.kind == Scalar {
+	if a.Kind() == Scalar && b.Kind() == Scalar {
 		return t.binaryScalar(Sub, a, b)
 	}
 	return t.Binary(Sub, a, b)
@@ -56,7 +56,7 @@ func (t *Tape) Sub(a, b Value) Value {
 // Mul returns the elementwise product a .* b (a scalar multiplies every
 // element); for the matrix product see MatMul.
 func (t *Tape) Mul(a, b Value) Value {
-	if a.kind == Scalar && b.kind == Scalar {
+	if a.Kind() == Scalar && b.Kind() == Scalar {
 		return t.binaryScalar(Mul, a, b)
 	}
 	return t.Binary(Mul, a, b)
@@ -64,7 +64,7 @@ func (t *Tape) Mul(a, b Value) Value {
 
 // Div returns the elementwise quotient a ./ b.
 func (t *Tape) Div(a, b Value) Value {
-	if a.kind == Scalar && b.kind == Scalar {
+	if a.Kind() == Scalar && b.Kind() == Scalar {
 		return t.binaryScalar(Div, a, b)
 	}
 	return t.Binary(Div, a, b)
@@ -72,7 +72,7 @@ func (t *Tape) Div(a, b Value) Value {
 
 // Pow returns the elementwise power a .^ b.
 func (t *Tape) Pow(a, b Value) Value {
-	if a.kind == Scalar && b.kind == Scalar {
+	if a.Kind() == Scalar && b.Kind() == Scalar {
 		return t.binaryScalar(Pow, a, b)
 	}
 	return t.Binary(Pow, a, b)
@@ -87,7 +87,7 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 		t.fail("Binary: unknown function code %d", f)
 		return t.nan(a.Shape())
 	}
-	if a.kind == Scalar && b.kind == Scalar {
+	if a.Kind() == Scalar && b.Kind() == Scalar {
 		return t.binaryScalar(f, a, b)
 	}
 	name := binaryTable[f].name
@@ -97,17 +97,17 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 	var flags uint8
 	var out Value
 	switch {
-	case a.kind == Scalar:
+	case a.Kind() == Scalar:
 		flags = nodeAScalar
-		out = t.like(b, a.flags&b.flags&flagConst)
-	case b.kind == Scalar:
+		out = t.like(b, a.kf&b.kf&flagConst)
+	case b.Kind() == Scalar:
 		flags = nodeBScalar
-		out = t.like(a, a.flags&b.flags&flagConst)
-	case a.kind != b.kind || a.rows != b.rows || a.cols != b.cols:
+		out = t.like(a, a.kf&b.kf&flagConst)
+	case a.Kind() != b.Kind() || a.rows != b.rows || a.cols != b.cols:
 		t.fail("%s: operands have shapes %v and %v", name, a.Shape(), b.Shape())
 		return t.nan(a.Shape())
 	default:
-		out = t.like(a, a.flags&b.flags&flagConst)
+		out = t.like(a, a.kf&b.kf&flagConst)
 	}
 	n := out.Len()
 	sa, sb := 1, 1
@@ -183,7 +183,7 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 	}
 	off := t.alloc(1)
 	t.val[off] = z
-	c := a.flags & b.flags & flagConst
+	c := a.kf & b.kf & flagConst
 	if c == 0 {
 		var flags uint8 = nodeAScalar | nodeBScalar
 		if a.IsConst() {
@@ -194,7 +194,7 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 		}
 		t.record(node{op: opBinary, fn: uint8(f), flags: flags, n: 1, out: off, a: a.off, b: b.off})
 	}
-	return Value{off: off, rows: 1, cols: 1, kind: Scalar, flags: c}
+	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
 
 // reduce records a scalar-output reduction over x.
@@ -204,7 +204,7 @@ func (t *Tape) reduce(o op, x Value, y float64) Value {
 	if !x.IsConst() {
 		t.record(node{op: o, n: 1, out: off, a: x.off, c: int32(x.Len())})
 	}
-	return Value{off: off, rows: 1, cols: 1, kind: Scalar, flags: x.flags & flagConst}
+	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | x.kf&flagConst}
 }
 
 // Sum returns the sum of the elements of x.
@@ -263,7 +263,7 @@ func (t *Tape) Dot(a, b Value) Value {
 	if !t.check(a, "dot_product") || !t.check(b, "dot_product") {
 		return t.nan(ScalarShape)
 	}
-	if a.Len() != b.Len() || a.kind == Matrix || b.kind == Matrix {
+	if a.Len() != b.Len() || a.Kind() == Matrix || b.Kind() == Matrix {
 		t.fail("dot_product: operands have shapes %v and %v", a.Shape(), b.Shape())
 		return t.nan(ScalarShape)
 	}
@@ -274,7 +274,7 @@ func (t *Tape) Dot(a, b Value) Value {
 	}
 	off := t.alloc(1)
 	t.val[off] = s
-	c := a.flags & b.flags & flagConst
+	c := a.kf & b.kf & flagConst
 	if c == 0 {
 		var flags uint8
 		if a.IsConst() {
@@ -285,7 +285,7 @@ func (t *Tape) Dot(a, b Value) Value {
 		}
 		t.record(node{op: opDot, flags: flags, n: 1, out: off, a: a.off, b: b.off, c: int32(a.Len())})
 	}
-	return Value{off: off, rows: 1, cols: 1, kind: Scalar, flags: c}
+	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
 
 // vectorOp records a shape-preserving whole-vector operation.
@@ -293,11 +293,11 @@ func (t *Tape) vectorOp(o op, name string, x Value, f func(x, y []float64)) Valu
 	if !t.check(x, name) {
 		return t.nan(ScalarShape)
 	}
-	if x.kind != Vector && x.kind != RowVector {
+	if x.Kind() != Vector && x.Kind() != RowVector {
 		t.fail("%s: argument must be a vector or row vector, got %v", name, x.Shape())
 		return t.nan(x.Shape())
 	}
-	out := t.like(x, x.flags&flagConst)
+	out := t.like(x, x.kf&flagConst)
 	f(t.val[x.off:x.end()], t.val[out.off:out.end()])
 	if !x.IsConst() {
 		t.record(node{op: o, n: int32(x.Len()), out: out.off, a: x.off})
@@ -342,11 +342,11 @@ func (t *Tape) Fill(x Value, s Shape) Value {
 	if !t.check(x, "rep") {
 		return t.nan(s)
 	}
-	if x.kind != Scalar || !s.valid() {
+	if x.Kind() != Scalar || !s.valid() {
 		t.fail("rep: cannot fill %v with %v", s, x.Shape())
 		return t.nan(s)
 	}
-	out := t.newValue(s, x.flags&flagConst)
+	out := t.newValue(s, x.kf&flagConst)
 	v := t.val[x.off]
 	y := t.val[out.off:out.end()]
 	for i := range y {
@@ -370,7 +370,7 @@ func (t *Tape) MatMul(a, b Value) Value {
 	if !t.check(a, "multiply") || !t.check(b, "multiply") {
 		return t.nan(ScalarShape)
 	}
-	if a.kind == Scalar || b.kind == Scalar {
+	if a.Kind() == Scalar || b.Kind() == Scalar {
 		return t.Mul(a, b)
 	}
 	r, k := dims(a)
@@ -380,16 +380,16 @@ func (t *Tape) MatMul(a, b Value) Value {
 	case k != k2:
 		t.fail("multiply: operands have shapes %v and %v", a.Shape(), b.Shape())
 		return t.nan(ScalarShape)
-	case a.kind == RowVector && b.kind == Vector:
+	case a.Kind() == RowVector && b.Kind() == Vector:
 		s = ScalarShape
-	case b.kind == Vector:
+	case b.Kind() == Vector:
 		s = VectorShape(r)
-	case a.kind == RowVector:
+	case a.Kind() == RowVector:
 		s = RowVectorShape(c)
 	default:
 		s = MatrixShape(r, c)
 	}
-	out := t.newValue(s, a.flags&b.flags&flagConst)
+	out := t.newValue(s, a.kf&b.kf&flagConst)
 	matMul(t.val[out.off:out.end()], t.val[a.off:a.end()], t.val[b.off:b.end()], r, k, c)
 	if !out.IsConst() {
 		var flags uint8
@@ -437,18 +437,18 @@ func (t *Tape) Transpose(x Value) Value {
 	if !t.check(x, "transpose") {
 		return t.nan(ScalarShape)
 	}
-	switch x.kind {
+	switch x.Kind() {
 	case Scalar:
 		return x
 	case Vector:
-		x.kind, x.rows, x.cols = RowVector, 1, x.rows
+		x.kf, x.rows, x.cols = uint8(RowVector)|x.kf&flagConst, 1, x.rows
 		return x
 	case RowVector:
-		x.kind, x.rows, x.cols = Vector, x.cols, 1
+		x.kf, x.rows, x.cols = uint8(Vector)|x.kf&flagConst, x.cols, 1
 		return x
 	}
 	r, c := int(x.rows), int(x.cols)
-	out := t.newValue(MatrixShape(c, r), x.flags&flagConst)
+	out := t.newValue(MatrixShape(c, r), x.kf&flagConst)
 	xs, ys := t.val[x.off:x.end()], t.val[out.off:out.end()]
 	for i := 0; i < r; i++ {
 		for j := 0; j < c; j++ {
@@ -471,7 +471,7 @@ func (t *Tape) Index(x Value, i int) Value {
 		t.fail("index %d out of range for %v (0-based)", i, x.Shape())
 		return t.nan(ScalarShape)
 	}
-	return Value{off: x.off + int32(i), rows: 1, cols: 1, kind: Scalar, flags: x.flags}
+	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | (x.kf)&flagConst}
 }
 
 // At returns element (i, j) (0-based) of a matrix as a scalar view.
@@ -483,7 +483,7 @@ func (t *Tape) At(m Value, i, j int) Value {
 		t.fail("index (%d, %d) out of range for %v (0-based)", i, j, m.Shape())
 		return t.nan(ScalarShape)
 	}
-	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kind: Scalar, flags: m.flags}
+	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kf: uint8(Scalar) | (m.kf)&flagConst}
 }
 
 // Slice returns elements [start, start+n) of a vector or row vector as a
@@ -493,16 +493,16 @@ func (t *Tape) Slice(x Value, start, n int) Value {
 	if !t.check(x, "segment") {
 		return t.nan(VectorShape(max(n, 0)))
 	}
-	if x.kind != Vector && x.kind != RowVector {
+	if x.Kind() != Vector && x.Kind() != RowVector {
 		t.fail("segment: argument must be a vector or row vector, got %v", x.Shape())
 		return t.nan(VectorShape(max(n, 0)))
 	}
 	if start < 0 || n < 0 || start+n > x.Len() {
 		t.fail("segment [%d, %d) out of range for %v (0-based)", start, start+n, x.Shape())
-		return t.nan(Shape{Kind: x.kind, Rows: 1, Cols: 1}.withLen(max(n, 0)))
+		return t.nan(Shape{Kind: x.Kind(), Rows: 1, Cols: 1}.withLen(max(n, 0)))
 	}
-	v := Value{off: x.off + int32(start), kind: x.kind, flags: x.flags}
-	if x.kind == Vector {
+	v := Value{off: x.off + int32(start), kf: uint8(x.Kind()) | (x.kf)&flagConst}
+	if x.Kind() == Vector {
 		v.rows, v.cols = int32(n), 1
 	} else {
 		v.rows, v.cols = 1, int32(n)
@@ -522,11 +522,11 @@ func (t *Tape) Row(m Value, i int) Value {
 	if !t.check(m, "row") {
 		return t.nan(ScalarShape)
 	}
-	if m.kind != Matrix || i < 0 || i >= int(m.rows) {
+	if m.Kind() != Matrix || i < 0 || i >= int(m.rows) {
 		t.fail("row %d out of range for %v (0-based)", i, m.Shape())
 		return t.nan(RowVectorShape(int(m.cols)))
 	}
-	return Value{off: m.off + int32(i)*m.cols, rows: 1, cols: m.cols, kind: RowVector, flags: m.flags}
+	return Value{off: m.off + int32(i)*m.cols, rows: 1, cols: m.cols, kf: uint8(RowVector) | (m.kf)&flagConst}
 }
 
 // Reshape returns x viewed with shape s, which must have x's number of
@@ -539,7 +539,7 @@ func (t *Tape) Reshape(x Value, s Shape) Value {
 		t.fail("reshape: cannot view %v as %v", x.Shape(), s)
 		return t.nan(s)
 	}
-	return Value{off: x.off, rows: int32(s.Rows), cols: int32(s.Cols), kind: s.Kind, flags: x.flags}
+	return Value{off: x.off, rows: int32(s.Rows), cols: int32(s.Cols), kf: uint8(s.Kind) | (x.kf)&flagConst}
 }
 
 // Gather returns the vector (x[idx[0]], x[idx[1]], ...) of elements of x
@@ -557,7 +557,7 @@ func (t *Tape) Gather(x Value, idx []int) Value {
 			return t.nan(VectorShape(len(idx)))
 		}
 	}
-	out := t.newValue(VectorShape(len(idx)), x.flags&flagConst)
+	out := t.newValue(VectorShape(len(idx)), x.kf&flagConst)
 	xs, ys := t.val[x.off:x.end()], t.val[out.off:out.end()]
 	for k, i := range idx {
 		ys[k] = xs[i]
@@ -578,11 +578,11 @@ func (t *Tape) Col(m Value, j int) Value {
 		return t.nan(ScalarShape)
 	}
 	r, c := int(m.rows), int(m.cols)
-	if m.kind != Matrix || j < 0 || j >= c {
+	if m.Kind() != Matrix || j < 0 || j >= c {
 		t.fail("col %d out of range for %v (0-based)", j, m.Shape())
 		return t.nan(VectorShape(r))
 	}
-	out := t.newValue(VectorShape(r), m.flags&flagConst)
+	out := t.newValue(VectorShape(r), m.kf&flagConst)
 	xs, ys := t.val[m.off:m.end()], t.val[out.off:out.end()]
 	for i := range ys {
 		ys[i] = xs[i*c+j]
@@ -613,7 +613,7 @@ func (t *Tape) Concat(s Shape, parts ...Value) Value {
 			return t.nan(s)
 		}
 		n += p.Len()
-		c &= p.flags
+		c &= p.kf
 	}
 	if n != s.Len() {
 		t.fail("concat: parts have %d elements in all, %v needs %d", n, s, s.Len())

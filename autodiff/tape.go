@@ -81,17 +81,21 @@ func (s Shape) String() string {
 // meaningful for the tape that created it and only until that tape's next
 // Reset (values kept by Keep survive Reset).
 type Value struct {
-	off   int32 // offset of the first element in the tape's arena
-	rows  int32
-	cols  int32
-	kind  Kind
-	flags uint8
+	off  int32 // offset of the first element in the tape's arena
+	rows int32
+	cols int32
+	kf   uint8 // Kind in the low bits, flagConst
 }
 
-const flagConst = 1
+// Four fields keep a Value in four registers under Go's register ABI, so
+// that a binary operation's arguments are passed without spilling.
+const (
+	kindMask  = 7
+	flagConst = 8
+)
 
 // Kind returns the value's kind.
-func (v Value) Kind() Kind { return v.kind }
+func (v Value) Kind() Kind { return Kind(v.kf & kindMask) }
 
 // Len returns the number of elements.
 func (v Value) Len() int { return int(v.rows) * int(v.cols) }
@@ -103,14 +107,14 @@ func (v Value) Rows() int { return int(v.rows) }
 func (v Value) Cols() int { return int(v.cols) }
 
 // Shape returns the value's shape.
-func (v Value) Shape() Shape { return Shape{Kind: v.kind, Rows: int(v.rows), Cols: int(v.cols)} }
+func (v Value) Shape() Shape { return Shape{Kind: v.Kind(), Rows: int(v.rows), Cols: int(v.cols)} }
 
 // IsConst reports whether the value is a constant: it depends on no
 // independent variable, so nothing is recorded for it and it has no adjoint.
-func (v Value) IsConst() bool { return v.flags&flagConst != 0 }
+func (v Value) IsConst() bool { return v.kf&flagConst != 0 }
 
 // IsValid reports whether v was produced by a tape (the zero Value is not).
-func (v Value) IsValid() bool { return v.kind != Invalid }
+func (v Value) IsValid() bool { return v.Kind() != Invalid }
 
 func (v Value) end() int { return int(v.off) + v.Len() }
 
@@ -260,13 +264,13 @@ func (t *Tape) grow(n int) {
 
 func (t *Tape) newValue(s Shape, flags uint8) Value {
 	off := t.alloc(s.Len())
-	return Value{off: off, rows: int32(s.Rows), cols: int32(s.Cols), kind: s.Kind, flags: flags}
+	return Value{off: off, rows: int32(s.Rows), cols: int32(s.Cols), kf: uint8(s.Kind) | flags}
 }
 
 // like returns a new value with the shape of v.
 func (t *Tape) like(v Value, flags uint8) Value {
 	off := t.alloc(v.Len())
-	return Value{off: off, rows: v.rows, cols: v.cols, kind: v.kind, flags: flags}
+	return Value{off: off, rows: v.rows, cols: v.cols, kf: uint8(v.Kind()) | flags}
 }
 
 // nan returns a constant NaN-filled value of shape s, the result of failed
@@ -284,7 +288,7 @@ func (t *Tape) nan(s Shape) Value {
 }
 
 func (t *Tape) check(v Value, opName string) bool {
-	if v.kind == Invalid || v.kind > Matrix || v.end() > len(t.val) {
+	if v.Kind() == Invalid || v.Kind() > Matrix || v.end() > len(t.val) {
 		t.fail("%s: invalid Value (zero Value, or from another tape or before Reset)", opName)
 		return false
 	}
@@ -297,7 +301,7 @@ func (t *Tape) record(n node) { t.nodes = append(t.nodes, n) }
 func (t *Tape) Const(x float64) Value {
 	off := t.alloc(1)
 	t.val[off] = x
-	return Value{off: off, rows: 1, cols: 1, kind: Scalar, flags: flagConst}
+	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | flagConst}
 }
 
 // ConstVec records a constant vector with a copy of xs.
@@ -313,7 +317,7 @@ func (t *Tape) NewConst(s Shape, data []float64) Value {
 func (t *Tape) Var(x float64) Value {
 	off := t.alloc(1)
 	t.val[off] = x
-	v := Value{off: off, rows: 1, cols: 1, kind: Scalar}
+	v := Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar)}
 	t.vars = append(t.vars, v)
 	return v
 }
@@ -326,7 +330,7 @@ func (t *Tape) VarVec(xs []float64) Value { return t.NewVar(VectorShape(len(xs))
 // NewVar records independent variables of shape s holding a copy of data.
 func (t *Tape) NewVar(s Shape, data []float64) Value {
 	v := t.newLeaf(s, data, 0, "NewVar")
-	if v.flags&flagConst == 0 {
+	if v.kf&flagConst == 0 {
 		t.vars = append(t.vars, v)
 	}
 	return v
