@@ -21,7 +21,36 @@ func (t *Tape) backward() {
 				}
 			}
 		case opBinary:
-			t.backBinary(nd, g)
+			if n != 1 {
+				t.backBinary(nd, g)
+				continue
+			}
+			// Scalar fast path. Adding into a constant's adjoint is
+			// harmless, so the four arithmetic ops skip the flag tests.
+			gi := g[0]
+			switch BinaryFunc(nd.fn) {
+			case Add:
+				adj[nd.a] += gi
+				adj[nd.b] += gi
+			case Sub:
+				adj[nd.a] += gi
+				adj[nd.b] -= gi
+			case Mul:
+				adj[nd.a] += gi * val[nd.b]
+				adj[nd.b] += gi * val[nd.a]
+			case Div:
+				y := val[nd.b]
+				adj[nd.a] += gi / y
+				adj[nd.b] -= gi * val[nd.out] / y
+			default:
+				da, db := binaryTable[nd.fn].d(val[nd.a], val[nd.b], val[nd.out])
+				if nd.flags&nodeAConst == 0 {
+					adj[nd.a] += gi * da
+				}
+				if nd.flags&nodeBConst == 0 {
+					adj[nd.b] += gi * db
+				}
+			}
 		case opSum:
 			ax := adj[nd.a : nd.a+nd.c]
 			gi := g[0]
@@ -177,33 +206,6 @@ func (t *Tape) backBinary(nd *node, g []float64) {
 	av, bv := val[a:a+(n-1)*sa+1], val[b:b+(n-1)*sb+1]
 	aa, ab := adj[a:a+(n-1)*sa+1], adj[b:b+(n-1)*sb+1]
 	doA, doB := nd.flags&nodeAConst == 0, nd.flags&nodeBConst == 0
-	if n == 1 {
-		gi := g[0]
-		x, y := av[0], bv[0]
-		switch BinaryFunc(nd.fn) {
-		case Add:
-			aa[0] += gi
-			ab[0] += gi
-		case Sub:
-			aa[0] += gi
-			ab[0] -= gi
-		case Mul:
-			aa[0] += gi * y
-			ab[0] += gi * x
-		case Div:
-			aa[0] += gi / y
-			ab[0] -= gi * val[nd.out] / y
-		default:
-			da, db := binaryTable[nd.fn].d(x, y, val[nd.out])
-			if doA {
-				aa[0] += gi * da
-			}
-			if doB {
-				ab[0] += gi * db
-			}
-		}
-		return
-	}
 	switch BinaryFunc(nd.fn) {
 	case Add, Sub:
 		if doA {

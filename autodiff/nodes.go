@@ -12,6 +12,11 @@ type Node interface {
 	// adds ∂/∂ins[k] into t.Adj(ins[k]) for each input that is not
 	// constant (adding into a constant's adjoint is harmless but wasted).
 	// It must not record new operations or retain ins.
+	//
+	// A node object registered several times on one tape gets one
+	// Backward call per registration, in reverse order; state saved by
+	// its forward pass must then be kept per registration (for example
+	// keyed by out) or in separate objects.
 	Backward(t *Tape, out Value, ins []Value)
 }
 

@@ -311,6 +311,11 @@ func TestGradientErrors(t *testing.T) {
 	if err := tp.VarGrad(make([]float64, 5)); err == nil {
 		t.Error("VarGrad with a short destination: no error")
 	}
+	tp.Reset()
+	tp.VarVec(x6)
+	if err := tp.VarGrad(make([]float64, 6)); err == nil {
+		t.Error("VarGrad after Reset without Gradient: no error")
+	}
 }
 
 // TestGradientTwice checks that Gradient can be repeated (adjoints are

@@ -180,8 +180,9 @@ type Tape struct {
 	custom []Node    // custom nodes, referenced from node.c
 	vars   []Value   // independent variables, in creation order
 
-	kept int // length of val kept across Reset (see Keep)
-	err  error
+	kept  int  // length of val kept across Reset (see Keep)
+	swept bool // Gradient has run since the last Reset
+	err   error
 }
 
 // NewTape returns an empty tape.
@@ -199,6 +200,7 @@ func (t *Tape) Reset() {
 	clear(t.custom) // drop references to caller-owned nodes
 	t.custom = t.custom[:0]
 	t.vars = t.vars[:0]
+	t.swept = false
 	t.err = nil
 }
 
@@ -366,7 +368,7 @@ func (t *Tape) VarGrad(dst []float64) error {
 	if n := t.NumVars(); len(dst) != n {
 		return fmt.Errorf("autodiff: VarGrad: destination has length %d, tape has %d variables", len(dst), n)
 	}
-	if len(t.adj) < len(t.val) {
+	if !t.swept || len(t.adj) < len(t.val) {
 		return errors.New("autodiff: VarGrad: no gradient computed since the last Reset")
 	}
 	k := 0
@@ -430,5 +432,6 @@ func (t *Tape) Gradient(out Value) error {
 	}
 	t.adj[out.off] = 1
 	t.backward()
+	t.swept = true
 	return nil
 }
