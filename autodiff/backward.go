@@ -68,6 +68,9 @@ func (t *Tape) backward() {
 			ax := adj[nd.a : nd.a+nd.c]
 			x := val[nd.a : nd.a+nd.c]
 			y, gi := val[nd.out], g[0]
+			if math.IsInf(y, 0) {
+				break // all terms -Inf (or one +Inf): no finite gradient to give
+			}
 			for i, xi := range x {
 				ax[i] += gi * math.Exp(xi-y)
 			}
@@ -282,7 +285,7 @@ func accumulate(dst, g []float64, stride int, s float64) {
 // backMatMul adds G Bᵀ into adj(A) and Aᵀ G into adj(B), for Y = A B with
 // A r×k, B k×c, G = adj(Y) r×c.
 func (t *Tape) backMatMul(nd *node, g []float64) {
-	k, c := int(nd.c), int(nd.d)
+	k, c := int(t.ints[nd.c]), int(t.ints[nd.c+1])
 	r := len(g) / max(c, 1)
 	if c == 0 {
 		return

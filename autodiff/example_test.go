@@ -69,3 +69,37 @@ func ExampleTape_ScalarPartials() {
 	// Output:
 	// -2.625 [-0.5 1 -2]
 }
+
+// prodNode is a custom node y = Π x_i with its own backward pass
+// (∂y/∂x_i = y / x_i for nonzero x).
+type prodNode struct{}
+
+func (prodNode) Backward(t *autodiff.Tape, out autodiff.Value, ins []autodiff.Value) {
+	g, y := t.Adj(out)[0], t.Val(out)[0]
+	x, ax := t.Val(ins[0]), t.Adj(ins[0])
+	for i, xi := range x {
+		ax[i] += g * y / xi
+	}
+}
+
+// A primitive that brings its own backward pass: register it with its
+// inputs, then write its forward value into the output.
+func ExampleTape_Custom() {
+	t := autodiff.NewTape()
+	x := t.VarVec([]float64{2, 3, 4})
+	node := prodNode{} // a caller-owned node, reusable across evaluations
+
+	y := t.Custom(node, autodiff.ScalarShape(), x)
+	p := 1.0
+	for _, v := range t.Val(x) {
+		p *= v
+	}
+	t.Val(y)[0] = p
+
+	if err := t.Gradient(y); err != nil {
+		panic(err)
+	}
+	fmt.Println(t.Scalar(y), t.Adj(x))
+	// Output:
+	// 24 [12 8 6]
+}

@@ -27,7 +27,7 @@ type Node interface {
 func (t *Tape) Custom(n Node, s Shape, ins ...Value) Value {
 	if !s.valid() {
 		t.fail("custom node: invalid output shape %v %d×%d", s.Kind, s.Rows, s.Cols)
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	var c uint8 = flagConst
 	for _, in := range ins {
@@ -66,7 +66,7 @@ type Partials struct {
 // element of every input. D(k) has one slot per element of ins[k]:
 // D(k)[j] = ∂out/∂ins[k][j].
 func (t *Tape) ScalarPartials(ins ...Value) Partials {
-	return t.partials(opPartials, ScalarShape, ins)
+	return t.partials(opPartials, ScalarShape(), ins)
 }
 
 // ElementwisePartials records a node with output of shape s whose element i
@@ -80,7 +80,7 @@ func (t *Tape) ElementwisePartials(s Shape, ins ...Value) Partials {
 func (t *Tape) partials(o op, s Shape, ins []Value) Partials {
 	if !s.valid() {
 		t.fail("partials node: invalid output shape %v %d×%d", s.Kind, s.Rows, s.Cols)
-		return Partials{t: t, out: t.nan(ScalarShape), node: -1}
+		return Partials{t: t, out: t.nan(ScalarShape()), node: -1}
 	}
 	n := s.Len()
 	var c uint8 = flagConst

@@ -10,7 +10,7 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 		return t.nan(x.Shape())
 	}
 	if !t.check(x, unaryTable[f].name) {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	fn := unaryTable[f].f
 	out := t.like(x, x.kf&flagConst)
@@ -92,7 +92,7 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 	}
 	name := binaryTable[f].name
 	if !t.check(a, name) || !t.check(b, name) {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	var flags uint8
 	var out Value
@@ -165,7 +165,7 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 		if f >= numBinary {
 			t.fail("Binary: unknown function code %d", f)
 		}
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	x, y := t.val[a.off], t.val[b.off]
 	var z float64
@@ -210,7 +210,7 @@ func (t *Tape) reduce(o op, x Value, y float64) Value {
 // Sum returns the sum of the elements of x.
 func (t *Tape) Sum(x Value) Value {
 	if !t.check(x, "sum") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	var s float64
 	for _, v := range t.val[x.off:x.end()] {
@@ -222,7 +222,7 @@ func (t *Tape) Sum(x Value) Value {
 // DotSelf returns the sum of the squares of the elements of x.
 func (t *Tape) DotSelf(x Value) Value {
 	if !t.check(x, "dot_self") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	var s float64
 	for _, v := range t.val[x.off:x.end()] {
@@ -235,7 +235,7 @@ func (t *Tape) DotSelf(x Value) Value {
 // stably; it is -Inf for an empty x.
 func (t *Tape) LogSumExp(x Value) Value {
 	if !t.check(x, "log_sum_exp") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	return t.reduce(opLogSumExp, x, logSumExp(t.val[x.off:x.end()]))
 }
@@ -261,11 +261,11 @@ func logSumExp(xs []float64) float64 {
 // vectors, in any combination).
 func (t *Tape) Dot(a, b Value) Value {
 	if !t.check(a, "dot_product") || !t.check(b, "dot_product") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	if a.Len() != b.Len() || a.Kind() == Matrix || b.Kind() == Matrix {
 		t.fail("dot_product: operands have shapes %v and %v", a.Shape(), b.Shape())
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	av, bv := t.val[a.off:a.end()], t.val[b.off:b.end()]
 	var s float64
@@ -291,7 +291,7 @@ func (t *Tape) Dot(a, b Value) Value {
 // vectorOp records a shape-preserving whole-vector operation.
 func (t *Tape) vectorOp(o op, name string, x Value, f func(x, y []float64)) Value {
 	if !t.check(x, name) {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	if x.Kind() != Vector && x.Kind() != RowVector {
 		t.fail("%s: argument must be a vector or row vector, got %v", name, x.Shape())
@@ -368,7 +368,7 @@ func dims(v Value) (r, c int) { return int(v.rows), int(v.cols) }
 // vector a matrix. If either operand is a scalar MatMul is Mul.
 func (t *Tape) MatMul(a, b Value) Value {
 	if !t.check(a, "multiply") || !t.check(b, "multiply") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	if a.Kind() == Scalar || b.Kind() == Scalar {
 		return t.Mul(a, b)
@@ -379,9 +379,9 @@ func (t *Tape) MatMul(a, b Value) Value {
 	switch {
 	case k != k2:
 		t.fail("multiply: operands have shapes %v and %v", a.Shape(), b.Shape())
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	case a.Kind() == RowVector && b.Kind() == Vector:
-		s = ScalarShape
+		s = ScalarShape()
 	case b.Kind() == Vector:
 		s = VectorShape(r)
 	case a.Kind() == RowVector:
@@ -399,7 +399,9 @@ func (t *Tape) MatMul(a, b Value) Value {
 		if b.IsConst() {
 			flags |= nodeBConst
 		}
-		t.record(node{op: opMatMul, flags: flags, n: int32(r * c), out: out.off, a: a.off, b: b.off, c: int32(k), d: int32(c)})
+		lo := len(t.ints)
+		t.ints = append(t.ints, int32(k), int32(c))
+		t.record(node{op: opMatMul, flags: flags, n: int32(r * c), out: out.off, a: a.off, b: b.off, c: int32(lo)})
 	}
 	return out
 }
@@ -435,7 +437,7 @@ func matMul(y, A, B []float64, r, k, c int) {
 // vector becomes a row vector and back (a free view), a scalar is itself.
 func (t *Tape) Transpose(x Value) Value {
 	if !t.check(x, "transpose") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	switch x.Kind() {
 	case Scalar:
@@ -465,11 +467,11 @@ func (t *Tape) Transpose(x Value) Value {
 // scalar. It is a view: no node is recorded and no value copied.
 func (t *Tape) Index(x Value, i int) Value {
 	if !t.check(x, "index") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	if i < 0 || i >= x.Len() {
 		t.fail("index %d out of range for %v (0-based)", i, x.Shape())
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | (x.kf)&flagConst}
 }
@@ -477,11 +479,11 @@ func (t *Tape) Index(x Value, i int) Value {
 // At returns element (i, j) (0-based) of a matrix as a scalar view.
 func (t *Tape) At(m Value, i, j int) Value {
 	if !t.check(m, "index") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	if i < 0 || i >= int(m.rows) || j < 0 || j >= int(m.cols) {
 		t.fail("index (%d, %d) out of range for %v (0-based)", i, j, m.Shape())
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kf: uint8(Scalar) | (m.kf)&flagConst}
 }
@@ -520,7 +522,7 @@ func (s Shape) withLen(n int) Shape {
 // Row returns row i (0-based) of a matrix as a row vector view.
 func (t *Tape) Row(m Value, i int) Value {
 	if !t.check(m, "row") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	if m.Kind() != Matrix || i < 0 || i >= int(m.rows) {
 		t.fail("row %d out of range for %v (0-based)", i, m.Shape())
@@ -575,7 +577,7 @@ func (t *Tape) Gather(x Value, idx []int) Value {
 // Col returns column j (0-based) of a matrix as a vector (a Gather node).
 func (t *Tape) Col(m Value, j int) Value {
 	if !t.check(m, "col") {
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	r, c := int(m.rows), int(m.cols)
 	if m.Kind() != Matrix || j < 0 || j >= c {
@@ -604,7 +606,7 @@ func (t *Tape) Col(m Value, j int) Value {
 func (t *Tape) Concat(s Shape, parts ...Value) Value {
 	if !s.valid() {
 		t.fail("concat: invalid shape %v %d×%d", s.Kind, s.Rows, s.Cols)
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	n := 0
 	var c uint8 = flagConst

@@ -35,8 +35,8 @@ type Shape struct {
 	Rows, Cols int
 }
 
-// ScalarShape, VectorShape, RowVectorShape and MatrixShape build shapes.
-var ScalarShape = Shape{Kind: Scalar, Rows: 1, Cols: 1}
+// ScalarShape() returns the shape of a real.
+func ScalarShape() Shape { return Shape{Kind: Scalar, Rows: 1, Cols: 1} }
 
 // VectorShape returns the shape of a column vector of length n.
 func VectorShape(n int) Shape { return Shape{Kind: Vector, Rows: n, Cols: 1} }
@@ -132,7 +132,7 @@ const (
 	opLogSoftmax             // out[i] = a[i] - log Σ exp(a)
 	opCumSum                 // out[i] = Σ_{j≤i} a[j]
 	opFill                   // out[i] = a[0]
-	opMatMul                 // out (r×cc) = A (r×k) B (k×cc); c = k, d = cc
+	opMatMul                 // out (r×cc) = A (r×k) B (k×cc); k, cc = ints[c], ints[c+1]
 	opTranspose              // out (c×r) = Aᵀ, A is r×c; c = cols of A
 	opGather                 // out[k] = a[idx[k]], idx = ints[c : c+n]
 	opConcat                 // out = concatenation of args[a:b]
@@ -158,7 +158,7 @@ type node struct {
 	n     int32 // output length
 	out   int32 // output offset
 	a, b  int32 // operand offsets, or a range of t.args
-	c, d  int32 // op-specific: lengths, dimensions, offsets into t.ints, t.part or t.custom
+	c     int32 // op-specific: a length, or an offset into t.ints, t.part or t.custom
 }
 
 // Tape records operations for reverse-mode automatic differentiation.
@@ -279,7 +279,7 @@ func (t *Tape) like(v Value, flags uint8) Value {
 // operations.
 func (t *Tape) nan(s Shape) Value {
 	if !s.valid() {
-		s = ScalarShape
+		s = ScalarShape()
 	}
 	v := t.newValue(s, flagConst)
 	x := t.val[v.off:v.end()]
@@ -341,7 +341,7 @@ func (t *Tape) NewVar(s Shape, data []float64) Value {
 func (t *Tape) newLeaf(s Shape, data []float64, flags uint8, name string) Value {
 	if !s.valid() {
 		t.fail("%s: invalid shape %v with dimensions %d×%d", name, s.Kind, s.Rows, s.Cols)
-		return t.nan(ScalarShape)
+		return t.nan(ScalarShape())
 	}
 	if len(data) != s.Len() {
 		t.fail("%s: %v needs %d elements, got %d", name, s, s.Len(), len(data))
