@@ -23,7 +23,9 @@ type Node interface {
 // Custom registers the node n with inputs ins and returns its output, a new
 // value of shape s whose elements are zero. The caller writes the forward
 // result into t.Val(out) before recording anything else. If every input is
-// constant the output is a constant and n is not recorded.
+// constant the output is a constant and n is not recorded. A primitive with
+// several outputs returns them packed in one vector, which the caller
+// splits with the free views Slice, Index and Reshape.
 func (t *Tape) Custom(n Node, s Shape, ins ...Value) Value {
 	if !s.valid() {
 		t.fail("custom node: invalid output shape %v %d×%d", s.Kind, s.Rows, s.Cols)
