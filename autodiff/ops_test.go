@@ -430,3 +430,33 @@ func TestNumericGradient(t *testing.T) {
 		t.Errorf("x modified: %v", x)
 	}
 }
+
+// TestArenaGrowth checks that values, kept data and adjoints survive the
+// arena being reallocated in the middle of an evaluation, and that a tape
+// can go from small to large evaluations and back.
+func TestArenaGrowth(t *testing.T) {
+	tp := NewTape()
+	data := tp.ConstVec([]float64{1, 2, 3})
+	if err := tp.Keep(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 10, 100000, 10, 300000} {
+		tp.Reset()
+		x := tp.Var(0.5)
+		first := tp.Mul(x, tp.Sum(data)) // recorded before the arena grows
+		big := tp.Fill(x, VectorShape(n))
+		y := tp.Add(first, tp.DotSelf(big)) // 3x + n x²
+		if err := tp.Gradient(y); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tp.Scalar(y), 3+0.25*float64(n); got != want {
+			t.Errorf("n=%d: value %v, want %v", n, got, want)
+		}
+		if got, want := tp.Adj(x)[0], 6+float64(n); got != want {
+			t.Errorf("n=%d: gradient %v, want %v", n, got, want)
+		}
+		if d := tp.Val(data); d[0] != 1 || d[1] != 2 || d[2] != 3 {
+			t.Errorf("n=%d: kept data changed to %v", n, d)
+		}
+	}
+}
