@@ -25,7 +25,8 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 	return out
 }
 
-// Exp, Log, Neg and Square are shorthands for Unary with that function.
+// Exp returns the elementwise exponential of x: Unary(Exp, x), as Log, Neg
+// and Square are Unary with that function.
 func (t *Tape) Exp(x Value) Value { return t.Unary(Exp, x) }
 
 // Log returns the elementwise natural logarithm of x.
