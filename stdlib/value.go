@@ -1,0 +1,112 @@
+package stdlib
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/lang"
+)
+
+// Value is a value of the language at run time. Its representation
+// depends on its type:
+//
+//   - int: Int.
+//   - real, vector, row_vector, matrix: AD, a value on the tape (a
+//     constant for data).
+//   - array of int (any number of dimensions): Ints, flat in row-major
+//     order, with Dims.
+//   - array of real (any number of dimensions): AD, a flat vector on the
+//     tape in row-major order, with Dims.
+//   - array of vector, row_vector or matrix: Elems, flat in row-major
+//     order over the array dimensions, with Dims.
+//   - string (named arguments only): Str.
+type Value struct {
+	Type  lang.Type
+	Int   int
+	Ints  []int
+	AD    autodiff.Value
+	Elems []Value
+	Dims  []int // array sizes, outermost first; nil for non-arrays
+	Str   string
+}
+
+// IntValue returns the int n.
+func IntValue(n int) Value { return Value{Type: lang.IntType, Int: n} }
+
+// RealValue returns a real held by v (a scalar on the tape).
+func RealValue(v autodiff.Value) Value { return Value{Type: lang.RealType, AD: v} }
+
+// ADValue returns a real, vector, row_vector or matrix held by v, with the
+// type given by v's shape: a vector shape gives vector, and so on.
+func ADValue(v autodiff.Value) Value {
+	t := lang.RealType
+	switch v.Kind() {
+	case autodiff.Vector:
+		t = lang.VectorType
+	case autodiff.RowVector:
+		t = lang.RowVectorType
+	case autodiff.Matrix:
+		t = lang.MatrixType
+	}
+	return Value{Type: t, AD: v}
+}
+
+// Len returns the number of array elements (for arrays: the product of
+// Dims) or of linear-algebra elements (for vectors and matrices).
+func (v Value) Len() int {
+	if v.Type.Dims > 0 {
+		n := 1
+		for _, d := range v.Dims {
+			n *= d
+		}
+		return n
+	}
+	switch v.Type.Base {
+	case lang.Int:
+		return 1
+	case lang.String:
+		return 1
+	}
+	return v.AD.Len()
+}
+
+// IsScalar reports whether v is an int or a real.
+func (v Value) IsScalar() bool { return v.Type.IsScalar() }
+
+// Context carries what a built-in needs besides its arguments.
+type Context struct {
+	Tape *autodiff.Tape
+	// RNG draws random numbers for _rng functions; nil where draws are
+	// not allowed.
+	RNG *rand.Rand
+	// Propto asks densities to drop the additive terms that do not depend
+	// on parameters (terms whose arguments are all constants), as Stan's
+	// ~ statement does.
+	Propto bool
+}
+
+// Impl implements a built-in: it computes the result of a call with the
+// given positional arguments and named arguments (in the order of the
+// Func's Named list, a zero Value where not given). Argument types have
+// been checked against one of the function's signatures; an Impl returns
+// an error for a domain problem, such as a negative scale, naming the
+// function and the argument.
+type Impl func(c *Context, args, named []Value) (Value, error)
+
+// Impls maps built-in names to their implementations. Subpackages add
+// theirs with their Register functions; the runtime builds one table per
+// run and only reads it afterwards.
+type Impls map[string]Impl
+
+// Add registers the implementation of name, which must be in the
+// signature table; adding a name twice is a programming error.
+func (m Impls) Add(name string, f Impl) {
+	if Builtins().Lookup(name) == nil {
+		panic(fmt.Sprintf("stdlib: implementation of %s, which has no signature", name))
+	}
+	if _, dup := m[name]; dup {
+		panic(fmt.Sprintf("stdlib: %s implemented twice", name))
+	}
+	m[name] = f
+}
