@@ -1,0 +1,263 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/stdlib"
+)
+
+// Density evaluates a bound model's log density and gradient on its own
+// tape. It implements the sampler's Target. A Density is not safe for
+// concurrent use: make one per chain with NewDensity.
+type Density struct {
+	m    *Model
+	tape *autodiff.Tape
+	ev   *evaluator
+	base []slot // data and transformed data on this tape
+	grad []float64
+	// Jacobian adds the log-Jacobian of the constraining transforms (true
+	// for sampling; false gives the density of the constrained values).
+	Jacobian bool
+}
+
+// NewDensity returns a Density over the model's unconstrained parameters.
+func (m *Model) NewDensity() (*Density, error) {
+	tape := autodiff.NewTape()
+	ev := newEvaluator(m.IR.File, m.IR, m.opts.Impls, tape, m.opts.Print)
+	base := make([]slot, len(m.frame))
+	for i, s := range m.frame {
+		if s.set {
+			base[i] = slot{v: copyValue(tape, m.tape, s.v), dims: s.dims, set: true}
+		}
+	}
+	if err := tape.Keep(); err != nil {
+		return nil, fmt.Errorf("runtime: keeping the data on the tape: %w", err)
+	}
+	return &Density{m: m, tape: tape, ev: ev, base: base, Jacobian: true}, nil
+}
+
+// Dim returns the number of unconstrained parameters.
+func (d *Density) Dim() int { return d.m.Layout.Dim }
+
+// start resets the tape and the frame for a new evaluation.
+func (d *Density) start() {
+	d.tape.Reset()
+	copy(d.ev.frame, d.base)
+	d.ev.target = d.ev.target[:0]
+}
+
+// setParams constrains the unconstrained values u (a tape vector) into
+// the parameters' slots, adding the log-Jacobian to the target when
+// jacobian is set.
+func (d *Density) setParams(u autodiff.Value, jacobian bool) error {
+	t := d.tape
+	ev := d.ev
+	for _, e := range d.m.Layout.Entries {
+		decl := e.Decl
+		ev.frame[decl.Var.Slot] = slot{dims: e.Dims, set: true}
+		b, err := ev.evalBounds(decl)
+		if err != nil {
+			return err
+		}
+		typ := decl.Var.Type
+		var raw autodiff.Value
+		if e.Size == 1 && len(e.Dims) == 0 {
+			raw = t.Index(u, e.Offset)
+		} else {
+			raw = t.Slice(u, e.Offset, e.Size)
+		}
+		if typ.Dims > 0 && typ.Base.IsLinalg() {
+			// An array of vectors or matrices: constrain each element.
+			inner := e.Dims[typ.Dims:]
+			shape := adShape(lang.Type{Base: typ.Base}, inner)
+			n := shape.Len()
+			count := e.Size / max(n, 1)
+			elems := make([]stdlib.Value, count)
+			for i := range elems {
+				ui := t.Reshape(t.Slice(raw, i*n, n), shape)
+				x, lj := constrain(t, ui, b) // bounds are scalars or one element's shape
+				if jacobian {
+					ev.target = append(ev.target, lj)
+				}
+				elems[i] = stdlib.Value{Type: lang.Type{Base: typ.Base}, AD: x}
+			}
+			ev.frame[decl.Var.Slot].v = stdlib.Value{Type: typ, Elems: elems, Dims: e.Dims[:typ.Dims]}
+			continue
+		}
+		shaped := raw
+		if typ.Dims == 0 && typ.Base != lang.Real {
+			shaped = t.Reshape(raw, adShape(typ, e.Dims))
+		}
+		x, lj := constrain(t, shaped, b)
+		if jacobian {
+			ev.target = append(ev.target, lj)
+		}
+		v := stdlib.Value{Type: typ, AD: x}
+		if typ.Dims > 0 {
+			v.Dims = e.Dims
+		}
+		ev.frame[decl.Var.Slot].v = v
+	}
+	return nil
+}
+
+// transformedParams runs the transformed parameters block and checks its
+// constraints.
+func (d *Density) transformedParams() error {
+	ev := d.ev
+	ev.block = lang.TransformedParametersBlock
+	if _, err := ev.execAll(d.m.IR.TransformedParams); err != nil {
+		return err
+	}
+	for _, o := range d.m.tpOut {
+		v, err := ev.read(o.decl.Var, o.decl.Pos)
+		if err != nil {
+			return err
+		}
+		if err := ev.checkBounds(o.decl, v); err != nil {
+			return &RejectError{File: ev.file, Pos: o.decl.Pos, Msg: "transformed parameter " + err.Error()}
+		}
+	}
+	return nil
+}
+
+// LogDensityGrad returns the log density at the unconstrained point theta
+// (including the log-Jacobian when d.Jacobian is set) and writes its
+// gradient into grad.
+func (d *Density) LogDensityGrad(theta, grad []float64) (float64, error) {
+	lp, err := d.eval(theta, true)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	if err := d.tape.Gradient(lp); err != nil {
+		return math.Inf(-1), err
+	}
+	if d.tape.NumVars() != len(grad) {
+		return math.Inf(-1), fmt.Errorf("runtime: gradient has %d entries, want %d", d.tape.NumVars(), len(grad))
+	}
+	if err := d.tape.VarGrad(grad); err != nil {
+		return math.Inf(-1), err
+	}
+	return d.tape.Scalar(lp), nil
+}
+
+// LogDensity returns the log density at theta without its gradient.
+func (d *Density) LogDensity(theta []float64) (float64, error) {
+	lp, err := d.eval(theta, false)
+	if err != nil {
+		return math.Inf(-1), err
+	}
+	return d.tape.Scalar(lp), nil
+}
+
+func (d *Density) eval(theta []float64, vars bool) (autodiff.Value, error) {
+	if len(theta) != d.Dim() {
+		return autodiff.Value{}, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
+	}
+	d.start()
+	var u autodiff.Value
+	if vars {
+		u = d.tape.VarVec(theta)
+	} else {
+		u = d.tape.ConstVec(theta)
+	}
+	if err := d.setParams(u, d.Jacobian); err != nil {
+		return u, err
+	}
+	if err := d.transformedParams(); err != nil {
+		return u, err
+	}
+	d.ev.block = lang.ModelBlock
+	if _, err := d.ev.execAll(d.m.IR.ModelBlock); err != nil {
+		return u, err
+	}
+	lp := d.ev.targetSum()
+	if err := d.tape.Err(); err != nil {
+		return lp, err
+	}
+	return lp, nil
+}
+
+// Draw computes the output row for the unconstrained point theta: the
+// constrained parameters, the transformed parameters and the generated
+// quantities (drawing from rng), in the order of Model.Columns. It
+// appends to dst and returns the extended slice.
+func (d *Density) Draw(dst []float64, theta []float64, rng *rand.Rand) ([]float64, error) {
+	d.start()
+	ev := d.ev
+	if err := d.setParams(d.tape.ConstVec(theta), false); err != nil {
+		return dst, err
+	}
+	for _, e := range d.m.Layout.Entries {
+		dst = d.appendStanOrder(dst, e.Decl.Var, e.Dims)
+	}
+	if err := d.transformedParams(); err != nil {
+		return dst, err
+	}
+	for _, o := range d.m.tpOut {
+		dst = d.appendStanOrder(dst, o.decl.Var, o.dims)
+	}
+	ev.block = lang.GeneratedQuantitiesBlock
+	ev.ctx.RNG = rng
+	defer func() { ev.ctx.RNG = nil }()
+	if _, err := ev.execAll(d.m.IR.Generated); err != nil {
+		return dst, err
+	}
+	for _, o := range d.m.gqOut {
+		v, err := ev.read(o.decl.Var, o.decl.Pos)
+		if err != nil {
+			return dst, err
+		}
+		if err := ev.checkBounds(o.decl, v); err != nil {
+			return dst, fmt.Errorf("generated quantity %v", err)
+		}
+		dst = d.appendStanOrder(dst, o.decl.Var, o.dims)
+	}
+	return dst, d.tape.Err()
+}
+
+// appendStanOrder appends a variable's values with the first index
+// fastest (Stan's column order), from their row-major storage.
+func (d *Density) appendStanOrder(dst []float64, v *ir.Var, dims []int) []float64 {
+	val, err := d.ev.read(v, v.Pos)
+	if err != nil {
+		return dst
+	}
+	flat := d.ev.flatValues(val)
+	for _, k := range stanOrder(dims) {
+		dst = append(dst, flat[k])
+	}
+	return dst
+}
+
+// stanOrder returns, for each output column of a value with the given
+// sizes, the row-major position of its element (the first index varies
+// fastest in the output).
+func stanOrder(dims []int) []int {
+	n := 1
+	for _, x := range dims {
+		n *= x
+	}
+	out := make([]int, 0, n)
+	idx := make([]int, len(dims))
+	for k := 0; k < n; k++ {
+		pos := 0
+		for j := range dims {
+			pos = pos*dims[j] + idx[j]
+		}
+		out = append(out, pos)
+		for j := range idx {
+			idx[j]++
+			if idx[j] < dims[j] {
+				break
+			}
+			idx[j] = 0
+		}
+	}
+	return out
+}

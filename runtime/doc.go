@@ -1,0 +1,17 @@
+// Package runtime turns a checked model (package ir) and its data into a
+// differentiable log density over an unconstrained parameter vector, and
+// runs transformed parameters and generated quantities.
+//
+// Bind reads and checks the data against the data block's declarations,
+// evaluates transformed data once, and decides the parameter layout. A
+// bound Model is immutable and may be shared; NewDensity makes the
+// per-chain object (one autodiff tape each) whose LogDensityGrad is the
+// sampler's target, and whose Constrain and Generate produce the values
+// written to the output.
+//
+// Statements and expressions are interpreted over stdlib.Value; calls go
+// through the stdlib.Impls table. Containers assigned element by element
+// keep their elements as separate tape values and are packed into one
+// vector or matrix (one tape node) only when read whole, so that a loop
+// filling a vector costs O(n), not O(n²).
+package runtime

@@ -1,0 +1,376 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/stdlib"
+)
+
+// evaluator interprets IR statements and expressions on one tape.
+type evaluator struct {
+	file   string
+	model  *ir.Model
+	impls  stdlib.Impls
+	ctx    stdlib.Context
+	frame  []slot
+	target []autodiff.Value // terms of the log density
+	print  io.Writer
+	// checkBounds is set while executing a block whose block-level
+	// declarations have constraints to check at the end (transformed
+	// parameters, generated quantities).
+	block lang.BlockKind
+}
+
+func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
+	return &evaluator{
+		file:  file,
+		model: m,
+		impls: impls,
+		ctx:   stdlib.Context{Tape: tape},
+		frame: make([]slot, len(m.Vars)),
+		print: print,
+	}
+}
+
+func (ev *evaluator) tape() *autodiff.Tape { return ev.ctx.Tape }
+
+// control is the outcome of executing a statement.
+type control int
+
+const (
+	ctlNext control = iota
+	ctlBreak
+	ctlContinue
+)
+
+func (ev *evaluator) execAll(ss []ir.Stmt) (control, error) {
+	for _, s := range ss {
+		c, err := ev.exec(s)
+		if err != nil || c != ctlNext {
+			return c, err
+		}
+	}
+	return ctlNext, nil
+}
+
+func (ev *evaluator) exec(s ir.Stmt) (control, error) {
+	switch s := s.(type) {
+	case *ir.DeclStmt:
+		return ctlNext, ev.declare(s.Decl)
+	case *ir.Assign:
+		return ctlNext, ev.assign(s)
+	case *ir.TargetAdd:
+		v, err := ev.expr(s.Expr)
+		if err != nil {
+			return ctlNext, err
+		}
+		ev.addTarget(v)
+		return ctlNext, nil
+	case *ir.Tilde:
+		return ctlNext, ev.tilde(s)
+	case *ir.For:
+		lo, err := ev.intExpr(s.Lo)
+		if err != nil {
+			return ctlNext, err
+		}
+		hi, err := ev.intExpr(s.Hi)
+		if err != nil {
+			return ctlNext, err
+		}
+		for i := lo; i <= hi; i++ {
+			ev.frame[s.Var.Slot] = slot{v: stdlib.IntValue(i), set: true}
+			c, err := ev.exec(s.Body)
+			if err != nil {
+				return ctlNext, err
+			}
+			if c == ctlBreak {
+				break
+			}
+		}
+		return ctlNext, nil
+	case *ir.ForEach:
+		ctr, err := ev.expr(s.Container)
+		if err != nil {
+			return ctlNext, err
+		}
+		n := ev.outerLen(ctr)
+		for i := 0; i < n; i++ {
+			el, err := ev.outerElem(ctr, i)
+			if err != nil {
+				return ctlNext, ev.errorf(s.Pos, "%v", err)
+			}
+			ev.frame[s.Var.Slot] = slot{v: el, set: true}
+			c, err := ev.exec(s.Body)
+			if err != nil {
+				return ctlNext, err
+			}
+			if c == ctlBreak {
+				break
+			}
+		}
+		return ctlNext, nil
+	case *ir.While:
+		for {
+			ok, err := ev.truth(s.Cond)
+			if err != nil || !ok {
+				return ctlNext, err
+			}
+			c, err := ev.exec(s.Body)
+			if err != nil {
+				return ctlNext, err
+			}
+			if c == ctlBreak {
+				return ctlNext, nil
+			}
+		}
+	case *ir.If:
+		ok, err := ev.truth(s.Cond)
+		if err != nil {
+			return ctlNext, err
+		}
+		if ok {
+			return ev.exec(s.Then)
+		}
+		if s.Else != nil {
+			return ev.exec(s.Else)
+		}
+		return ctlNext, nil
+	case *ir.Block:
+		return ev.execAll(s.Stmts)
+	case *ir.Print:
+		msg, err := ev.message(s.Args)
+		if err != nil {
+			return ctlNext, err
+		}
+		if ev.print != nil {
+			fmt.Fprintln(ev.print, msg)
+		}
+		return ctlNext, nil
+	case *ir.Reject:
+		msg, err := ev.message(s.Args)
+		if err != nil {
+			return ctlNext, err
+		}
+		return ctlNext, &RejectError{File: ev.file, Pos: s.Pos, Msg: "reject: " + msg}
+	case *ir.Break:
+		return ctlBreak, nil
+	case *ir.Continue:
+		return ctlContinue, nil
+	}
+	return ctlNext, ev.errorf(s.Position(), "unsupported statement %T", s)
+}
+
+// message renders the arguments of print or reject.
+func (ev *evaluator) message(args []ir.Expr) (string, error) {
+	var b strings.Builder
+	for _, a := range args {
+		v, err := ev.expr(a)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(ev.format(v))
+	}
+	return b.String(), nil
+}
+
+// format renders a value as print does.
+func (ev *evaluator) format(v stdlib.Value) string {
+	t := ev.tape()
+	switch {
+	case v.Type.Base == lang.String:
+		return v.Str
+	case v.Type == lang.IntType:
+		return fmt.Sprint(v.Int)
+	case v.Type.Dims > 0 && v.Type.Base == lang.Int:
+		return formatList(len(v.Ints), func(i int) string { return fmt.Sprint(v.Ints[i]) }, "[", "]")
+	case v.Type.Dims > 0 && v.Type.Base.IsLinalg():
+		return formatList(len(v.Elems), func(i int) string { return ev.format(v.Elems[i]) }, "[", "]")
+	case v.Type == lang.RealType:
+		return fmt.Sprint(t.Scalar(v.AD))
+	case v.Type == lang.MatrixType:
+		r, c := v.AD.Rows(), v.AD.Cols()
+		vals := t.Val(v.AD)
+		return formatList(r, func(i int) string {
+			return formatList(c, func(j int) string { return fmt.Sprint(vals[i*c+j]) }, "[", "]")
+		}, "[", "]")
+	}
+	vals := t.Val(v.AD)
+	return formatList(len(vals), func(i int) string { return fmt.Sprint(vals[i]) }, "[", "]")
+}
+
+func formatList(n int, item func(int) string, open, close string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = item(i)
+	}
+	return open + strings.Join(parts, ", ") + close
+}
+
+// truth evaluates a condition.
+func (ev *evaluator) truth(e ir.Expr) (bool, error) {
+	v, err := ev.expr(e)
+	if err != nil {
+		return false, err
+	}
+	if v.Type == lang.IntType {
+		return v.Int != 0, nil
+	}
+	return ev.tape().Scalar(v.AD) != 0, nil
+}
+
+func (ev *evaluator) intExpr(e ir.Expr) (int, error) {
+	v, err := ev.expr(e)
+	if err != nil {
+		return 0, err
+	}
+	if v.Type != lang.IntType {
+		return 0, ev.errorf(e.Position(), "expected an int, found %s", v.Type)
+	}
+	return v.Int, nil
+}
+
+// addTarget adds a value (a scalar, or every element of a container) to
+// the log density.
+func (ev *evaluator) addTarget(v stdlib.Value) {
+	t := ev.tape()
+	switch {
+	case v.Type == lang.IntType:
+		ev.target = append(ev.target, t.Const(float64(v.Int)))
+	case v.Type.Base == lang.Int:
+		s := 0
+		for _, x := range v.Ints {
+			s += x
+		}
+		ev.target = append(ev.target, t.Const(float64(s)))
+	case v.Type.Dims > 0 && v.Type.Base.IsLinalg():
+		for _, el := range v.Elems {
+			ev.addTarget(el)
+		}
+	case v.AD.Len() == 1 && v.Type == lang.RealType:
+		ev.target = append(ev.target, v.AD)
+	default:
+		ev.target = append(ev.target, t.Sum(v.AD))
+	}
+}
+
+// targetSum returns the sum of the target terms so far.
+func (ev *evaluator) targetSum() autodiff.Value {
+	t := ev.tape()
+	switch len(ev.target) {
+	case 0:
+		return t.Const(0)
+	case 1:
+		return ev.target[0]
+	}
+	return t.Sum(t.Concat(autodiff.VectorShape(len(ev.target)), ev.target...))
+}
+
+func (ev *evaluator) tilde(s *ir.Tilde) error {
+	lhs, err := ev.expr(s.LHS)
+	if err != nil {
+		return err
+	}
+	args := make([]stdlib.Value, 0, len(s.Args)+1)
+	args = append(args, lhs)
+	for _, a := range s.Args {
+		v, err := ev.expr(a)
+		if err != nil {
+			return err
+		}
+		args = append(args, v)
+	}
+	lp, err := ev.callImpl(s.Pos, s.Func.Name, args, nil, true)
+	if err != nil {
+		return err
+	}
+	ev.addTarget(lp)
+	if s.Trunc == nil {
+		return nil
+	}
+	return ev.truncate(s, lhs, args[1:])
+}
+
+// truncate adds the normalizing terms of T[lo, hi] and rejects outcomes
+// outside the bounds: log(F(hi) − F(lo)), or the lccdf/lcdf for one bound.
+func (ev *evaluator) truncate(s *ir.Tilde, y stdlib.Value, params []stdlib.Value) error {
+	t := ev.tape()
+	yv := ev.scalar(y)
+	var lo, hi stdlib.Value
+	var err error
+	if s.Trunc.Lo != nil {
+		if lo, err = ev.expr(s.Trunc.Lo); err != nil {
+			return err
+		}
+		if yv < ev.scalar(lo) {
+			ev.target = append(ev.target, t.Const(math.Inf(-1)))
+			return nil
+		}
+	}
+	if s.Trunc.Hi != nil {
+		if hi, err = ev.expr(s.Trunc.Hi); err != nil {
+			return err
+		}
+		if yv > ev.scalar(hi) {
+			ev.target = append(ev.target, t.Const(math.Inf(-1)))
+			return nil
+		}
+	}
+	withY := func(b stdlib.Value) []stdlib.Value { return append([]stdlib.Value{b}, params...) }
+	switch {
+	case s.Trunc.Lo != nil && s.Trunc.Hi != nil:
+		// log(F(hi) − F(lo)) = lcdf(hi) + log1m_exp(lcdf(lo) − lcdf(hi)).
+		lcHi, err := ev.callImpl(s.Pos, s.Trunc.LCDF.Name, withY(hi), nil, false)
+		if err != nil {
+			return err
+		}
+		lcLo, err := ev.callImpl(s.Pos, s.Trunc.LCDF.Name, withY(lo), nil, false)
+		if err != nil {
+			return err
+		}
+		norm := t.Add(lcHi.AD, t.Unary(autodiff.Log1mExp, t.Sub(lcLo.AD, lcHi.AD)))
+		ev.target = append(ev.target, t.Neg(norm))
+	case s.Trunc.Lo != nil:
+		lcc, err := ev.callImpl(s.Pos, s.Trunc.LCCDF.Name, withY(lo), nil, false)
+		if err != nil {
+			return err
+		}
+		ev.target = append(ev.target, t.Neg(lcc.AD))
+	default:
+		lc, err := ev.callImpl(s.Pos, s.Trunc.LCDF.Name, withY(hi), nil, false)
+		if err != nil {
+			return err
+		}
+		ev.target = append(ev.target, t.Neg(lc.AD))
+	}
+	return nil
+}
+
+// scalar returns the number held by an int or real value.
+func (ev *evaluator) scalar(v stdlib.Value) float64 {
+	if v.Type == lang.IntType {
+		return float64(v.Int)
+	}
+	return ev.tape().Scalar(v.AD)
+}
+
+// callImpl calls a built-in through the implementation table.
+func (ev *evaluator) callImpl(p lang.Pos, name string, args, named []stdlib.Value, propto bool) (stdlib.Value, error) {
+	f := ev.impls[name]
+	if f == nil {
+		return stdlib.Value{}, ev.errorf(p, "%s is not implemented yet", name)
+	}
+	saved := ev.ctx.Propto
+	ev.ctx.Propto = propto
+	v, err := f(&ev.ctx, args, named)
+	ev.ctx.Propto = saved
+	if err != nil {
+		return stdlib.Value{}, ev.errorf(p, "%v", err)
+	}
+	return v, nil
+}

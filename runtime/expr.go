@@ -1,0 +1,332 @@
+package runtime
+
+import (
+	"math"
+
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/stdlib"
+)
+
+// expr evaluates an expression.
+func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
+	t := ev.tape()
+	switch e := e.(type) {
+	case *ir.IntLit:
+		return stdlib.IntValue(int(e.Value)), nil
+	case *ir.RealLit:
+		return stdlib.RealValue(t.Const(e.Value)), nil
+	case *ir.StringLit:
+		return stdlib.Value{Type: lang.StringType, Str: e.Value}, nil
+	case *ir.VarRef:
+		return ev.read(e.Var, e.Position())
+	case *ir.Call:
+		return ev.call(e)
+	case *ir.CRN:
+		return stdlib.Value{}, ev.errorf(e.Position(), "crn(...) is not implemented yet")
+	case *ir.Index:
+		x, err := ev.expr(e.X)
+		if err != nil {
+			return stdlib.Value{}, err
+		}
+		sel, err := ev.selection(e.Items, x)
+		if err != nil {
+			return stdlib.Value{}, err
+		}
+		v, err := ev.index(x, sel, e.Type())
+		if err != nil {
+			return stdlib.Value{}, ev.errorf(e.Position(), "%v", err)
+		}
+		return v, nil
+	case *ir.Binary:
+		return ev.binary(e)
+	case *ir.Unary:
+		x, err := ev.expr(e.X)
+		if err != nil {
+			return x, err
+		}
+		switch {
+		case e.Op == "+":
+			return x, nil
+		case e.Op == "!":
+			if ev.scalar(x) == 0 {
+				return stdlib.IntValue(1), nil
+			}
+			return stdlib.IntValue(0), nil
+		case x.Type == lang.IntType:
+			return stdlib.IntValue(-x.Int), nil
+		}
+		return withAD(x, t.Neg(x.AD)), nil
+	case *ir.Ternary:
+		ok, err := ev.truth(e.Cond)
+		if err != nil {
+			return stdlib.Value{}, err
+		}
+		branch := e.Else
+		if ok {
+			branch = e.Then
+		}
+		v, err := ev.expr(branch)
+		if err != nil {
+			return v, err
+		}
+		return ev.convert(v, e.Type()), nil
+	case *ir.Transpose:
+		x, err := ev.expr(e.X)
+		if err != nil {
+			return x, err
+		}
+		return stdlib.ADValue(t.Transpose(x.AD)), nil
+	case *ir.ArrayLit:
+		elems := make([]stdlib.Value, len(e.Elems))
+		for i, x := range e.Elems {
+			v, err := ev.expr(x)
+			if err != nil {
+				return v, err
+			}
+			elems[i] = ev.convert(v, e.Type().Elem())
+		}
+		return ev.makeArray(e.Type(), []int{len(elems)}, elems), nil
+	case *ir.RowVectorLit:
+		parts := make([]autodiff.Value, len(e.Elems))
+		for i, x := range e.Elems {
+			v, err := ev.expr(x)
+			if err != nil {
+				return v, err
+			}
+			parts[i] = ev.toAD(v)
+		}
+		if e.Type() == lang.RowVectorType {
+			return stdlib.ADValue(t.Concat(autodiff.RowVectorShape(len(parts)), parts...)), nil
+		}
+		cols := 0
+		if len(parts) > 0 {
+			cols = parts[0].Len()
+		}
+		for i, p := range parts {
+			if p.Len() != cols {
+				return stdlib.Value{}, ev.errorf(e.Elems[i].Position(), "rows of a matrix literal differ in length: %d and %d", cols, p.Len())
+			}
+		}
+		return stdlib.ADValue(t.Concat(autodiff.MatrixShape(len(parts), cols), parts...)), nil
+	}
+	return stdlib.Value{}, ev.errorf(e.Position(), "unsupported expression %T", e)
+}
+
+// withAD returns v with its tape value replaced.
+func withAD(v stdlib.Value, ad autodiff.Value) stdlib.Value {
+	v.AD = ad
+	return v
+}
+
+// toAD returns the tape value of v, making constants of ints.
+func (ev *evaluator) toAD(v stdlib.Value) autodiff.Value {
+	t := ev.tape()
+	switch {
+	case v.Type == lang.IntType:
+		return t.Const(float64(v.Int))
+	case v.Type.Base == lang.Int:
+		xs := make([]float64, len(v.Ints))
+		for i, n := range v.Ints {
+			xs[i] = float64(n)
+		}
+		return t.ConstVec(xs)
+	}
+	return v.AD
+}
+
+// convert promotes v to type want (int to real, also inside arrays).
+func (ev *evaluator) convert(v stdlib.Value, want lang.Type) stdlib.Value {
+	if v.Type == want || want.IsBad() || want.Base != lang.Real || v.Type.Base != lang.Int {
+		return v
+	}
+	return stdlib.Value{Type: want, AD: ev.toAD(v), Dims: v.Dims}
+}
+
+// makeArray builds an array of type at (dims = its outer sizes so far) from
+// its elements, flattening nested arrays.
+func (ev *evaluator) makeArray(at lang.Type, outer []int, elems []stdlib.Value) stdlib.Value {
+	t := ev.tape()
+	dims := append([]int(nil), outer...)
+	if len(elems) > 0 && elems[0].Type.Dims > 0 {
+		dims = append(dims, elems[0].Dims...)
+	}
+	v := stdlib.Value{Type: at, Dims: dims}
+	switch {
+	case at.Base == lang.Int:
+		for _, el := range elems {
+			if el.Type.Dims > 0 {
+				v.Ints = append(v.Ints, el.Ints...)
+			} else {
+				v.Ints = append(v.Ints, el.Int)
+			}
+		}
+	case at.Base == lang.Real:
+		parts := make([]autodiff.Value, len(elems))
+		n := 0
+		for i, el := range elems {
+			parts[i] = el.AD
+			n += el.AD.Len()
+		}
+		v.AD = t.Concat(autodiff.VectorShape(n), parts...)
+	default:
+		for _, el := range elems {
+			if el.Type.Dims > 0 {
+				v.Elems = append(v.Elems, el.Elems...)
+			} else {
+				v.Elems = append(v.Elems, el)
+			}
+		}
+	}
+	return v
+}
+
+func (ev *evaluator) call(e *ir.Call) (stdlib.Value, error) {
+	if e.Func.Name == "target" {
+		return stdlib.RealValue(ev.targetSum()), nil
+	}
+	args := make([]stdlib.Value, len(e.Args))
+	for i, a := range e.Args {
+		v, err := ev.expr(a)
+		if err != nil {
+			return v, err
+		}
+		args[i] = v
+	}
+	var named []stdlib.Value
+	if len(e.Named) > 0 {
+		named = make([]stdlib.Value, len(e.Named))
+		for i, a := range e.Named {
+			if a == nil {
+				continue
+			}
+			v, err := ev.expr(a)
+			if err != nil {
+				return v, err
+			}
+			named[i] = v
+		}
+	}
+	propto := e.Func.Suffix == "_lupdf" || e.Func.Suffix == "_lupmf"
+	return ev.callImpl(e.Position(), e.Func.Name, args, named, propto)
+}
+
+func (ev *evaluator) binary(e *ir.Binary) (stdlib.Value, error) {
+	t := ev.tape()
+	// && and || short-circuit, as in Stan.
+	if e.Op == "&&" || e.Op == "||" {
+		l, err := ev.truth(e.Left)
+		if err != nil {
+			return stdlib.Value{}, err
+		}
+		if (e.Op == "&&" && !l) || (e.Op == "||" && l) {
+			return boolValue(l), nil
+		}
+		r, err := ev.truth(e.Right)
+		return boolValue(r), err
+	}
+	l, err := ev.expr(e.Left)
+	if err != nil {
+		return l, err
+	}
+	r, err := ev.expr(e.Right)
+	if err != nil {
+		return r, err
+	}
+	if l.Type == lang.IntType && r.Type == lang.IntType {
+		a, b := l.Int, r.Int
+		switch e.Op {
+		case "+":
+			return stdlib.IntValue(a + b), nil
+		case "-":
+			return stdlib.IntValue(a - b), nil
+		case "*":
+			return stdlib.IntValue(a * b), nil
+		case "/", "%/%", "%":
+			if b == 0 {
+				return stdlib.Value{}, ev.errorf(e.Position(), "integer division by zero")
+			}
+			if e.Op == "%" {
+				return stdlib.IntValue(a % b), nil
+			}
+			return stdlib.IntValue(a / b), nil
+		}
+	}
+	switch e.Op {
+	case "==", "!=", "<", "<=", ">", ">=":
+		a, b := ev.scalar(l), ev.scalar(r)
+		var ok bool
+		switch e.Op {
+		case "==":
+			ok = a == b
+		case "!=":
+			ok = a != b
+		case "<":
+			ok = a < b
+		case "<=":
+			ok = a <= b
+		case ">":
+			ok = a > b
+		case ">=":
+			ok = a >= b
+		}
+		return boolValue(ok), nil
+	}
+	a, b := ev.toAD(l), ev.toAD(r)
+	var out autodiff.Value
+	switch e.Op {
+	case "+":
+		out = t.Add(a, b)
+	case "-":
+		out = t.Sub(a, b)
+	case "*":
+		if l.Type.Base.IsLinalg() && r.Type.Base.IsLinalg() {
+			out = t.MatMul(a, b)
+		} else {
+			out = t.Mul(a, b)
+		}
+	case ".*":
+		out = t.Mul(a, b)
+	case "./":
+		out = t.Div(a, b)
+	case "/":
+		if r.Type.IsScalar() {
+			out = t.Div(a, b)
+		} else {
+			inv, err := ev.callImpl(e.Position(), "inverse", []stdlib.Value{r}, nil, false)
+			if err != nil {
+				return inv, err
+			}
+			out = t.MatMul(a, inv.AD)
+		}
+	case "\\":
+		inv, err := ev.callImpl(e.Position(), "inverse", []stdlib.Value{l}, nil, false)
+		if err != nil {
+			return inv, err
+		}
+		out = t.MatMul(inv.AD, b)
+	case "^", ".^":
+		out = t.Pow(a, b)
+	default:
+		return stdlib.Value{}, ev.errorf(e.Position(), "operator %s is not implemented for %s and %s", e.Op, l.Type, r.Type)
+	}
+	if err := t.Err(); err != nil {
+		return stdlib.Value{}, ev.errorf(e.Position(), "%s: %v", e.Op, err)
+	}
+	v := stdlib.ADValue(out)
+	if want := e.Type(); want.Dims > 0 {
+		v.Type, v.Dims = want, l.Dims
+	}
+	return v, nil
+}
+
+func boolValue(b bool) stdlib.Value {
+	if b {
+		return stdlib.IntValue(1)
+	}
+	return stdlib.IntValue(0)
+}
+
+// nan is the value of an unassigned real.
+var nan = math.NaN()

@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/stdlib"
+)
+
+// Options configure Bind.
+type Options struct {
+	// Impls implements the built-ins.
+	Impls stdlib.Impls
+	// Print receives the output of print(); nil discards it.
+	Print io.Writer
+	// Seed seeds the random draws of transformed data.
+	Seed uint64
+	// DataFiles names the data sources, for messages.
+	DataFiles []string
+}
+
+// Model is a checked model bound to its data: data and transformed data
+// evaluated, the parameter layout decided. It is immutable and may be
+// shared by several chains.
+type Model struct {
+	IR     *ir.Model
+	Layout *ir.Layout
+	// Warnings lists data names the model does not use.
+	Warnings []string
+
+	opts  Options
+	tape  *autodiff.Tape // holds the data and transformed data
+	frame []slot         // data and transformed data values
+	// output describes the transformed parameters and generated
+	// quantities written with each draw.
+	tpOut, gqOut []outVar
+}
+
+// outVar is a block-level variable written to the output.
+type outVar struct {
+	decl *ir.Decl
+	dims []int
+}
+
+// Bind reads the data, evaluates transformed data and lays out the
+// parameters.
+func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
+	tape := autodiff.NewTape()
+	ev := newEvaluator(m.File, m, opts.Impls, tape, opts.Print)
+	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
+	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {
+		return nil, err
+	}
+	ev.block = lang.TransformedDataBlock
+	if _, err := ev.execAll(m.TransformedData); err != nil {
+		return nil, fmt.Errorf("transformed data: %w", err)
+	}
+	for _, d := range blockDecls(m.TransformedData) {
+		v, err := ev.read(d.Var, d.Pos)
+		if err != nil {
+			return nil, err
+		}
+		if err := ev.checkBounds(d, v); err != nil {
+			return nil, fmt.Errorf("transformed data: %v", err)
+		}
+	}
+	if err := tape.Err(); err != nil {
+		return nil, fmt.Errorf("transformed data: %w", err)
+	}
+	bm := &Model{IR: m, opts: opts, tape: tape, frame: ev.frame}
+	layout, err := ir.NewLayout(m.Params, func(d *ir.Decl) ([]int, error) { return ev.declDims(d) })
+	if err != nil {
+		return nil, err
+	}
+	bm.Layout = layout
+	for _, d := range blockDecls(m.TransformedParams) {
+		dims, err := ev.declDims(d)
+		if err != nil {
+			return nil, err
+		}
+		bm.tpOut = append(bm.tpOut, outVar{d, dims})
+	}
+	for _, d := range blockDecls(m.Generated) {
+		dims, err := ev.declDims(d)
+		if err != nil {
+			return nil, err
+		}
+		bm.gqOut = append(bm.gqOut, outVar{d, dims})
+	}
+	for _, v := range set.Unused() {
+		bm.Warnings = append(bm.Warnings, fmt.Sprintf("%s: %s is not used by the model", v.Origin(), v.Name))
+	}
+	return bm, nil
+}
+
+// blockDecls returns the block-level declarations among stmts.
+func blockDecls(stmts []ir.Stmt) []*ir.Decl {
+	var out []*ir.Decl
+	for _, s := range stmts {
+		if d, ok := s.(*ir.DeclStmt); ok {
+			out = append(out, d.Decl)
+		}
+	}
+	return out
+}
+
+// Dim returns the number of unconstrained parameters.
+func (m *Model) Dim() int { return m.Layout.Dim }
+
+// Columns returns the output column names: parameters, transformed
+// parameters and generated quantities, in Stan's order and naming.
+func (m *Model) Columns() []string {
+	var cols []string
+	for _, e := range m.Layout.Entries {
+		cols = append(cols, e.Columns...)
+	}
+	for _, o := range append(append([]outVar{}, m.tpOut...), m.gqOut...) {
+		cols = append(cols, ir.ColumnNames(o.decl.Var.Name, o.dims)...)
+	}
+	return cols
+}

@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/stdlib"
+)
+
+// testImpls implements the few built-ins these tests use, directly on
+// the tape, so that the runtime is tested independently of stdlib's
+// subpackages.
+func testImpls() stdlib.Impls {
+	m := stdlib.Impls{}
+	m.Add("log", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
+		return stdlib.ADValue(c.Tape.Log(toTapeValue(c.Tape, args[0]))), nil
+	})
+	m.Add("exp", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
+		return stdlib.ADValue(c.Tape.Exp(toTapeValue(c.Tape, args[0]))), nil
+	})
+	m.Add("sum", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
+		return stdlib.RealValue(c.Tape.Sum(toTapeValue(c.Tape, args[0]))), nil
+	})
+	return m
+}
+
+func toTapeValue(t *autodiff.Tape, v stdlib.Value) autodiff.Value {
+	if v.Type.Base == 1 && v.Type.Dims == 0 { // int
+		return t.Const(float64(v.Int))
+	}
+	return v.AD
+}
+
+func bindSource(t *testing.T, src string, set *data.Set) *Model {
+	t.Helper()
+	m, errs := ir.CheckSource("t.shm", src)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if set == nil {
+		set = &data.Set{}
+	}
+	bm, err := Bind(m, set, Options{Impls: testImpls(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bm
+}
+
+func setFromJSON(t *testing.T, js string) *data.Set {
+	t.Helper()
+	vals, err := data.ReadJSON("data.json", strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &data.Set{}
+	if err := set.AddFile(vals); err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+const normalModel = `
+data { int N; vector[N] y; }
+parameters { real mu; real<lower=0> sigma; }
+model {
+  for (i in 1:N) target += -0.5 * ((y[i] - mu) / sigma)^2;
+  target += -N * log(sigma);
+}`
+
+func TestNormalLogDensityAndGradient(t *testing.T) {
+	ys := []float64{1.2, -0.3, 2.5, 0.7}
+	bm := bindSource(t, normalModel, setFromJSON(t, `{"y": [1.2, -0.3, 2.5, 0.7]}`))
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Dim() != 2 {
+		t.Fatalf("dim %d", d.Dim())
+	}
+	theta := []float64{0.4, math.Log(1.7)}
+	want := func(th []float64) float64 {
+		mu, sigma := th[0], math.Exp(th[1])
+		lp := 0.0
+		for _, y := range ys {
+			z := (y - mu) / sigma
+			lp += -0.5 * z * z
+		}
+		return lp - float64(len(ys))*math.Log(sigma) + th[1] // Jacobian of sigma = exp(u)
+	}
+	grad := make([]float64, 2)
+	lp, err := d.LogDensityGrad(theta, grad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := want(theta); math.Abs(lp-w) > 1e-12*math.Abs(w) {
+		t.Errorf("log density %g, want %g", lp, w)
+	}
+	num := make([]float64, 2)
+	autodiff.NumericGradient(want, theta, num)
+	for i := range grad {
+		if math.Abs(grad[i]-num[i]) > 1e-6*(1+math.Abs(num[i])) {
+			t.Errorf("grad[%d] = %g, finite differences %g", i, grad[i], num[i])
+		}
+	}
+	// A second evaluation on the same tape gives the same result.
+	lp2, err := d.LogDensityGrad(theta, grad)
+	if err != nil || lp2 != lp {
+		t.Errorf("second evaluation %g (%v), first %g", lp2, err, lp)
+	}
+}
+
+func TestNSizeInferredAndColumns(t *testing.T) {
+	bm := bindSource(t, `
+data { int N; vector[N] y; }
+parameters { vector<lower=-1, upper=2>[N] v; matrix[2, 2] M; }
+transformed parameters { real s = sum(v); }
+model { target += -0.5 * sum(v .* v); }
+generated quantities { array[2] real g = {s, 2 * s}; }`, setFromJSON(t, `{"y": [1, 2, 3]}`))
+	cols := strings.Join(bm.Columns(), " ")
+	want := "v.1 v.2 v.3 M.1.1 M.2.1 M.1.2 M.2.2 s g.1 g.2"
+	if cols != want {
+		t.Errorf("columns %q, want %q", cols, want)
+	}
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := []float64{0, 1, -1, 1, 2, 3, 4}
+	row, err := d.Draw(nil, theta, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := func(u float64) float64 { return -1 + 3/(1+math.Exp(-u)) }
+	v := []float64{inv(0), inv(1), inv(-1)}
+	s := v[0] + v[1] + v[2]
+	wantRow := []float64{v[0], v[1], v[2], 1, 3, 2, 4, s, s, 2 * s}
+	if len(row) != len(wantRow) {
+		t.Fatalf("row %v", row)
+	}
+	for i := range row {
+		if math.Abs(row[i]-wantRow[i]) > 1e-12 {
+			t.Errorf("column %s = %g, want %g", bm.Columns()[i], row[i], wantRow[i])
+		}
+	}
+}
