@@ -292,6 +292,30 @@ func (t *Tape) backMatMul(nd *node, g []float64) {
 	}
 	val, adj := t.val, t.adj
 	A, B := val[nd.a:int(nd.a)+r*k], val[nd.b:int(nd.b)+k*c]
+	if c == 1 {
+		// Matrix × vector: both adjoints are sums of scaled rows.
+		if nd.flags&nodeAConst == 0 {
+			dA := adj[nd.a : int(nd.a)+r*k]
+			for i, gi := range g {
+				di := dA[i*k : i*k+k]
+				for j, b := range B {
+					di[j] += gi * b
+				}
+			}
+		}
+		if nd.flags&nodeBConst == 0 {
+			dB := adj[nd.b : int(nd.b)+k]
+			for i, gi := range g {
+				if gi == 0 {
+					continue
+				}
+				for j, a := range A[i*k : i*k+k] {
+					dB[j] += gi * a
+				}
+			}
+		}
+		return
+	}
 	if nd.flags&nodeAConst == 0 {
 		dA := adj[nd.a : int(nd.a)+r*k]
 		for i := 0; i < r; i++ {
