@@ -122,29 +122,7 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 	bv := t.val[b.off : int(b.off)+(n-1)*sb+1]
 	y := t.val[out.off:out.end()]
 	if n > 0 {
-		switch f {
-		case Add:
-			for i := range y {
-				y[i] = av[i*sa] + bv[i*sb]
-			}
-		case Sub:
-			for i := range y {
-				y[i] = av[i*sa] - bv[i*sb]
-			}
-		case Mul:
-			for i := range y {
-				y[i] = av[i*sa] * bv[i*sb]
-			}
-		case Div:
-			for i := range y {
-				y[i] = av[i*sa] / bv[i*sb]
-			}
-		default:
-			fn := binaryTable[f].f
-			for i := range y {
-				y[i] = fn(av[i*sa], bv[i*sb])
-			}
-		}
+		binaryForward(f, y, av, bv, sa, sb)
 	}
 	if !out.IsConst() {
 		if a.IsConst() {
@@ -156,6 +134,86 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 		t.record(node{op: opBinary, fn: uint8(f), flags: flags, n: int32(n), out: out.off, a: a.off, b: b.off})
 	}
 	return out
+}
+
+// binaryForward sets y[i] = f(av[i*sa], bv[i*sb]), with the arithmetic
+// operators and each stride pattern written as a plain loop.
+func binaryForward(f BinaryFunc, y, av, bv []float64, sa, sb int) {
+	n := len(y)
+	switch {
+	case f > Div:
+		fn := binaryTable[f].f
+		for i := range y {
+			y[i] = fn(av[i*sa], bv[i*sb])
+		}
+	case sa == 1 && sb == 1:
+		av, bv = av[:n], bv[:n]
+		switch f {
+		case Add:
+			for i := range y {
+				y[i] = av[i] + bv[i]
+			}
+		case Sub:
+			for i := range y {
+				y[i] = av[i] - bv[i]
+			}
+		case Mul:
+			for i := range y {
+				y[i] = av[i] * bv[i]
+			}
+		case Div:
+			for i := range y {
+				y[i] = av[i] / bv[i]
+			}
+		}
+	case sa == 0 && sb == 1:
+		x, bv := av[0], bv[:n]
+		switch f {
+		case Add:
+			for i := range y {
+				y[i] = x + bv[i]
+			}
+		case Sub:
+			for i := range y {
+				y[i] = x - bv[i]
+			}
+		case Mul:
+			for i := range y {
+				y[i] = x * bv[i]
+			}
+		case Div:
+			for i := range y {
+				y[i] = x / bv[i]
+			}
+		}
+	case sa == 1 && sb == 0:
+		av, z := av[:n], bv[0]
+		switch f {
+		case Add:
+			for i := range y {
+				y[i] = av[i] + z
+			}
+		case Sub:
+			for i := range y {
+				y[i] = av[i] - z
+			}
+		case Mul:
+			for i := range y {
+				y[i] = av[i] * z
+			}
+		case Div:
+			// Division, not multiplication by 1/z, so that results match
+			// the scalar path bit for bit.
+			for i := range y {
+				y[i] = av[i] / z
+			}
+		}
+	default:
+		fn := binaryTable[f].f
+		for i := range y {
+			y[i] = fn(av[i*sa], bv[i*sb])
+		}
+	}
 }
 
 // binaryScalar is the fast path of Binary for two scalars.
