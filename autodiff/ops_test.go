@@ -460,3 +460,43 @@ func TestArenaGrowth(t *testing.T) {
 		}
 	}
 }
+
+func TestScratch(t *testing.T) {
+	tp := NewTape()
+	sizes := []int{10, 5000, 3, 4096, 1}
+	run := func() {
+		tp.Reset()
+		var got [][]float64
+		for k, n := range sizes {
+			s := tp.Scratch(n)
+			if len(s) != n {
+				t.Fatalf("Scratch(%d) has length %d", n, len(s))
+			}
+			for i := range s {
+				if s[i] != 0 {
+					t.Fatalf("Scratch(%d) not zeroed", n)
+				}
+				s[i] = float64(k + 1)
+			}
+			tp.Fill(tp.Var(1), VectorShape(1000)) // grow the value arena meanwhile
+			got = append(got, s)
+		}
+		for k, s := range got { // earlier slices still valid and distinct
+			for _, v := range s {
+				if v != float64(k+1) {
+					t.Fatalf("scratch slice %d overwritten: %v", k, v)
+				}
+			}
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(5, func() {
+		tp.Reset()
+		for _, n := range sizes {
+			tp.Scratch(n)
+		}
+	}); n != 0 {
+		t.Errorf("steady-state Scratch allocates %v times", n)
+	}
+	run()
+}

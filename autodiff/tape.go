@@ -180,6 +180,8 @@ type Tape struct {
 	custom []Node    // custom nodes, referenced from node.c
 	vars   []Value   // independent variables, in creation order
 
+	scratch scratchArena
+
 	kept  int  // length of val kept across Reset (see Keep)
 	swept bool // Gradient has run since the last Reset
 	err   error
@@ -200,6 +202,7 @@ func (t *Tape) Reset() {
 	clear(t.custom) // drop references to caller-owned nodes
 	t.custom = t.custom[:0]
 	t.vars = t.vars[:0]
+	t.scratch.reset()
 	t.swept = false
 	t.err = nil
 }
