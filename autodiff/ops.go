@@ -532,7 +532,7 @@ func (t *Tape) Index(x Value, i int) Value {
 		t.fail("index %d out of range for %v (0-based)", i, x.Shape())
 		return t.nan(ScalarShape())
 	}
-	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | (x.kf)&flagConst}
+	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | x.kf&flagConst}
 }
 
 // At returns element (i, j) (0-based) of a matrix as a scalar view.
@@ -544,7 +544,7 @@ func (t *Tape) At(m Value, i, j int) Value {
 		t.fail("index (%d, %d) out of range for %v (0-based)", i, j, m.Shape())
 		return t.nan(ScalarShape())
 	}
-	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kf: uint8(Scalar) | (m.kf)&flagConst}
+	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kf: uint8(Scalar) | m.kf&flagConst}
 }
 
 // Slice returns elements [start, start+n) of a vector or row vector as a
@@ -560,22 +560,18 @@ func (t *Tape) Slice(x Value, start, n int) Value {
 	}
 	if start < 0 || n < 0 || start+n > x.Len() {
 		t.fail("segment [%d, %d) out of range for %v (0-based)", start, start+n, x.Shape())
-		return t.nan(Shape{Kind: x.Kind(), Rows: 1, Cols: 1}.withLen(max(n, 0)))
+		if x.Kind() == RowVector {
+			return t.nan(RowVectorShape(max(n, 0)))
+		}
+		return t.nan(VectorShape(max(n, 0)))
 	}
-	v := Value{off: x.off + int32(start), kf: uint8(x.Kind()) | (x.kf)&flagConst}
+	v := Value{off: x.off + int32(start), kf: uint8(x.Kind()) | x.kf&flagConst}
 	if x.Kind() == Vector {
 		v.rows, v.cols = int32(n), 1
 	} else {
 		v.rows, v.cols = 1, int32(n)
 	}
 	return v
-}
-
-func (s Shape) withLen(n int) Shape {
-	if s.Kind == RowVector {
-		return RowVectorShape(n)
-	}
-	return VectorShape(n)
 }
 
 // Row returns row i (0-based) of a matrix as a row vector view.
@@ -587,7 +583,7 @@ func (t *Tape) Row(m Value, i int) Value {
 		t.fail("row %d out of range for %v (0-based)", i, m.Shape())
 		return t.nan(RowVectorShape(int(m.cols)))
 	}
-	return Value{off: m.off + int32(i)*m.cols, rows: 1, cols: m.cols, kf: uint8(RowVector) | (m.kf)&flagConst}
+	return Value{off: m.off + int32(i)*m.cols, rows: 1, cols: m.cols, kf: uint8(RowVector) | m.kf&flagConst}
 }
 
 // Reshape returns x viewed with shape s, which must have x's number of
@@ -600,7 +596,7 @@ func (t *Tape) Reshape(x Value, s Shape) Value {
 		t.fail("reshape: cannot view %v as %v", x.Shape(), s)
 		return t.nan(s)
 	}
-	return Value{off: x.off, rows: int32(s.Rows), cols: int32(s.Cols), kf: uint8(s.Kind) | (x.kf)&flagConst}
+	return Value{off: x.off, rows: int32(s.Rows), cols: int32(s.Cols), kf: uint8(s.Kind) | x.kf&flagConst}
 }
 
 // Gather returns the vector (x[idx[0]], x[idx[1]], ...) of elements of x
