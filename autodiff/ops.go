@@ -525,26 +525,31 @@ func (t *Tape) Transpose(x Value) Value {
 // Index returns element i (0-based, row-major for matrices) of x as a
 // scalar. It is a view: no node is recorded and no value copied.
 func (t *Tape) Index(x Value, i int) Value {
-	if !t.check(x, "index") {
-		return t.nan(ScalarShape())
-	}
-	if i < 0 || i >= x.Len() {
-		t.fail("index %d out of range for %v (0-based)", i, x.Shape())
-		return t.nan(ScalarShape())
+	if uint(i) >= uint(x.Len()) || x.end() > len(t.val) || x.kf&kindMask == 0 {
+		return t.indexError(x, i, -1)
 	}
 	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | x.kf&flagConst}
 }
 
 // At returns element (i, j) (0-based) of a matrix as a scalar view.
 func (t *Tape) At(m Value, i, j int) Value {
-	if !t.check(m, "index") {
-		return t.nan(ScalarShape())
-	}
-	if i < 0 || i >= int(m.rows) || j < 0 || j >= int(m.cols) {
-		t.fail("index (%d, %d) out of range for %v (0-based)", i, j, m.Shape())
-		return t.nan(ScalarShape())
+	if uint(i) >= uint(m.rows) || uint(j) >= uint(m.cols) || m.end() > len(t.val) || m.kf&kindMask == 0 {
+		return t.indexError(m, i, j)
 	}
 	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kf: uint8(Scalar) | m.kf&flagConst}
+}
+
+// indexError records why Index (j < 0) or At failed, away from their
+// inlined fast paths.
+func (t *Tape) indexError(x Value, i, j int) Value {
+	switch {
+	case !t.check(x, "index"):
+	case j < 0:
+		t.fail("index %d out of range for %v (0-based)", i, x.Shape())
+	default:
+		t.fail("index (%d, %d) out of range for %v (0-based)", i, j, x.Shape())
+	}
+	return t.nan(ScalarShape())
 }
 
 // Slice returns elements [start, start+n) of a vector or row vector as a
