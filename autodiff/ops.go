@@ -20,7 +20,9 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 		ys[i] = fn(xi)
 	}
 	if !x.IsConst() {
-		t.record(node{op: opUnary, fn: uint8(f), n: int32(len(ys)), out: out.off, a: x.off})
+		nd := t.newNode()
+		nd.op, nd.fn, nd.flags = opUnary, uint8(f), 0
+		nd.n, nd.out, nd.a, nd.b, nd.c = int32(len(ys)), out.off, x.off, 0, 0
 	}
 	return out
 }
@@ -251,7 +253,9 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 		if b.IsConst() {
 			flags |= nodeBConst
 		}
-		t.record(node{op: opBinary, fn: uint8(f), flags: flags, n: 1, out: off, a: a.off, b: b.off})
+		nd := t.newNode()
+		nd.op, nd.fn, nd.flags = opBinary, uint8(f), flags
+		nd.n, nd.out, nd.a, nd.b, nd.c = 1, off, a.off, b.off, 0
 	}
 	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
