@@ -223,25 +223,44 @@ func (t *Tape) backBinary(nd *node, g []float64) {
 		}
 	case Mul:
 		if doA {
-			for i, gi := range g {
-				aa[i*sa] += gi * bv[i*sb]
-			}
+			mulAccumulate(aa, sa, g, bv, sb)
 		}
 		if doB {
-			for i, gi := range g {
-				ab[i*sb] += gi * av[i*sa]
-			}
+			mulAccumulate(ab, sb, g, av, sa)
 		}
 	case Div:
 		y := val[nd.out : int(nd.out)+n]
 		if doA {
-			for i, gi := range g {
-				aa[i*sa] += gi / bv[i*sb]
+			if sa == 1 && sb == 1 {
+				aa, bv := aa[:n], bv[:n]
+				for i, gi := range g {
+					aa[i] += gi / bv[i]
+				}
+			} else {
+				var s float64
+				for i, gi := range g {
+					d := gi / bv[i*sb]
+					if sa == 0 {
+						s += d
+					} else {
+						aa[i] += d
+					}
+				}
+				aa[0] += s
 			}
 		}
 		if doB {
-			for i, gi := range g {
-				ab[i*sb] -= gi * y[i] / bv[i*sb]
+			if sb == 1 {
+				ab, bv, y := ab[:n], bv[:n], y[:n]
+				for i, gi := range g {
+					ab[i] -= gi * y[i] / bv[i]
+				}
+			} else {
+				var s float64
+				for i, gi := range g {
+					s += gi * y[i]
+				}
+				ab[0] -= s / bv[0]
 			}
 		}
 	default:
@@ -256,6 +275,37 @@ func (t *Tape) backBinary(nd *node, g []float64) {
 				ab[i*sb] += gi * db
 			}
 		}
+	}
+}
+
+// mulAccumulate adds g[i]·other[i*so] into dst[i*sd], summing into dst[0]
+// when sd is 0.
+func mulAccumulate(dst []float64, sd int, g, other []float64, so int) {
+	n := len(g)
+	switch {
+	case sd == 1 && so == 1:
+		dst, other = dst[:n], other[:n]
+		for i, gi := range g {
+			dst[i] += gi * other[i]
+		}
+	case sd == 1: // so == 0
+		dst, z := dst[:n], other[0]
+		for i, gi := range g {
+			dst[i] += gi * z
+		}
+	case so == 1: // sd == 0
+		other = other[:n]
+		var s float64
+		for i, gi := range g {
+			s += gi * other[i]
+		}
+		dst[0] += s
+	default:
+		var s float64
+		for _, gi := range g {
+			s += gi
+		}
+		dst[0] += s * other[0]
 	}
 }
 
@@ -292,6 +342,30 @@ func (t *Tape) backMatMul(nd *node, g []float64) {
 	}
 	val, adj := t.val, t.adj
 	A, B := val[nd.a:int(nd.a)+r*k], val[nd.b:int(nd.b)+k*c]
+	if c == 1 {
+		// Matrix × vector: both adjoints are sums of scaled rows.
+		if nd.flags&nodeAConst == 0 {
+			dA := adj[nd.a : int(nd.a)+r*k]
+			for i, gi := range g {
+				di := dA[i*k : i*k+k]
+				for j, b := range B {
+					di[j] += gi * b
+				}
+			}
+		}
+		if nd.flags&nodeBConst == 0 {
+			dB := adj[nd.b : int(nd.b)+k]
+			for i, gi := range g {
+				if gi == 0 {
+					continue
+				}
+				for j, a := range A[i*k : i*k+k] {
+					dB[j] += gi * a
+				}
+			}
+		}
+		return
+	}
 	if nd.flags&nodeAConst == 0 {
 		dA := adj[nd.a : int(nd.a)+r*k]
 		for i := 0; i < r; i++ {

@@ -47,7 +47,8 @@
 // same model again allocates nothing in steady state. Data bound once as
 // constants can be kept across Reset with Keep. Slices returned by Val,
 // Adj, Partials.Out and Partials.D alias the arena and are valid until the
-// next operation that creates a value.
+// next operation that creates a value; Scratch gives working memory that
+// stays valid until Reset.
 //
 // # Gradients
 //

@@ -283,3 +283,41 @@ func TestBinaryValues(t *testing.T) {
 		t.Errorf("lchoose(10, 3) = %v, want log 120", got)
 	}
 }
+
+// TestBinaryPartialsMethod checks BinaryFunc.Partials against central
+// differences of Eval, and pow's special cases.
+func TestBinaryPartialsMethod(t *testing.T) {
+	for f := BinaryFunc(0); f < numBinary; f++ {
+		dom := binaryDomain[f]
+		for i := range dom[0] {
+			x := []float64{dom[0][i], dom[1][i]}
+			want := make([]float64, 2)
+			NumericGradient(func(x []float64) float64 { return f.Eval(x[0], x[1]) }, x, want)
+			da, db := f.Partials(x[0], x[1])
+			if math.Abs(da-want[0]) > 1e-7*math.Max(1, math.Abs(want[0])) ||
+				math.Abs(db-want[1]) > 1e-7*math.Max(1, math.Abs(want[1])) {
+				t.Errorf("%v.Partials(%v, %v) = (%v, %v), numeric (%v, %v)", f, x[0], x[1], da, db, want[0], want[1])
+			}
+		}
+	}
+	pow := []struct {
+		a, b, da, db float64
+	}{
+		{0, 2, 0, 0},            // 2·0¹; 0² is flat in b at a = 0
+		{3, 0, 0, math.Log(3)},  // a⁰ is flat in a
+		{-2, 3, 12, math.NaN()}, // no real derivative in b for a negative base
+		{2, 0.5, 0.5 / math.Sqrt2, math.Sqrt2 * math.Ln2},
+	}
+	for _, c := range pow {
+		da, db := Pow.Partials(c.a, c.b)
+		if da != c.da || !(db == c.db || math.IsNaN(db) && math.IsNaN(c.db)) {
+			if math.Abs(da-c.da) > 1e-15 || math.Abs(db-c.db) > 1e-15 {
+				t.Errorf("pow partials at (%v, %v) = (%v, %v), want (%v, %v)", c.a, c.b, da, db, c.da, c.db)
+			}
+		}
+	}
+	e := &GradientError{Coord: 3, Analytic: 1, Numeric: 2, Err: 0.5, Tol: 1e-6}
+	if got := e.Error(); got != "autodiff: gradient mismatch at coordinate 3: analytic 1, numeric 2, error 0.5 > tolerance 1e-06" {
+		t.Errorf("GradientError.Error() = %q", got)
+	}
+}

@@ -20,7 +20,9 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 		ys[i] = fn(xi)
 	}
 	if !x.IsConst() {
-		t.record(node{op: opUnary, fn: uint8(f), n: int32(len(ys)), out: out.off, a: x.off})
+		nd := t.newNode()
+		nd.op, nd.fn, nd.flags = opUnary, uint8(f), 0
+		nd.n, nd.out, nd.a, nd.b, nd.c = int32(len(ys)), out.off, x.off, 0, 0
 	}
 	return out
 }
@@ -122,29 +124,7 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 	bv := t.val[b.off : int(b.off)+(n-1)*sb+1]
 	y := t.val[out.off:out.end()]
 	if n > 0 {
-		switch f {
-		case Add:
-			for i := range y {
-				y[i] = av[i*sa] + bv[i*sb]
-			}
-		case Sub:
-			for i := range y {
-				y[i] = av[i*sa] - bv[i*sb]
-			}
-		case Mul:
-			for i := range y {
-				y[i] = av[i*sa] * bv[i*sb]
-			}
-		case Div:
-			for i := range y {
-				y[i] = av[i*sa] / bv[i*sb]
-			}
-		default:
-			fn := binaryTable[f].f
-			for i := range y {
-				y[i] = fn(av[i*sa], bv[i*sb])
-			}
-		}
+		binaryForward(f, y, av, bv, sa, sb)
 	}
 	if !out.IsConst() {
 		if a.IsConst() {
@@ -156,6 +136,86 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 		t.record(node{op: opBinary, fn: uint8(f), flags: flags, n: int32(n), out: out.off, a: a.off, b: b.off})
 	}
 	return out
+}
+
+// binaryForward sets y[i] = f(av[i*sa], bv[i*sb]), with the arithmetic
+// operators and each stride pattern written as a plain loop.
+func binaryForward(f BinaryFunc, y, av, bv []float64, sa, sb int) {
+	n := len(y)
+	switch {
+	case f > Div:
+		fn := binaryTable[f].f
+		for i := range y {
+			y[i] = fn(av[i*sa], bv[i*sb])
+		}
+	case sa == 1 && sb == 1:
+		av, bv = av[:n], bv[:n]
+		switch f {
+		case Add:
+			for i := range y {
+				y[i] = av[i] + bv[i]
+			}
+		case Sub:
+			for i := range y {
+				y[i] = av[i] - bv[i]
+			}
+		case Mul:
+			for i := range y {
+				y[i] = av[i] * bv[i]
+			}
+		case Div:
+			for i := range y {
+				y[i] = av[i] / bv[i]
+			}
+		}
+	case sa == 0 && sb == 1:
+		x, bv := av[0], bv[:n]
+		switch f {
+		case Add:
+			for i := range y {
+				y[i] = x + bv[i]
+			}
+		case Sub:
+			for i := range y {
+				y[i] = x - bv[i]
+			}
+		case Mul:
+			for i := range y {
+				y[i] = x * bv[i]
+			}
+		case Div:
+			for i := range y {
+				y[i] = x / bv[i]
+			}
+		}
+	case sa == 1 && sb == 0:
+		av, z := av[:n], bv[0]
+		switch f {
+		case Add:
+			for i := range y {
+				y[i] = av[i] + z
+			}
+		case Sub:
+			for i := range y {
+				y[i] = av[i] - z
+			}
+		case Mul:
+			for i := range y {
+				y[i] = av[i] * z
+			}
+		case Div:
+			// Division, not multiplication by 1/z, so that results match
+			// the scalar path bit for bit.
+			for i := range y {
+				y[i] = av[i] / z
+			}
+		}
+	default:
+		fn := binaryTable[f].f
+		for i := range y {
+			y[i] = fn(av[i*sa], bv[i*sb])
+		}
+	}
 }
 
 // binaryScalar is the fast path of Binary for two scalars.
@@ -193,7 +253,9 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 		if b.IsConst() {
 			flags |= nodeBConst
 		}
-		t.record(node{op: opBinary, fn: uint8(f), flags: flags, n: 1, out: off, a: a.off, b: b.off})
+		nd := t.newNode()
+		nd.op, nd.fn, nd.flags = opBinary, uint8(f), flags
+		nd.n, nd.out, nd.a, nd.b, nd.c = 1, off, a.off, b.off, 0
 	}
 	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
@@ -467,26 +529,31 @@ func (t *Tape) Transpose(x Value) Value {
 // Index returns element i (0-based, row-major for matrices) of x as a
 // scalar. It is a view: no node is recorded and no value copied.
 func (t *Tape) Index(x Value, i int) Value {
-	if !t.check(x, "index") {
-		return t.nan(ScalarShape())
+	if uint(i) >= uint(x.Len()) || x.end() > len(t.val) || x.kf&kindMask == 0 {
+		return t.indexError(x, i, -1)
 	}
-	if i < 0 || i >= x.Len() {
-		t.fail("index %d out of range for %v (0-based)", i, x.Shape())
-		return t.nan(ScalarShape())
-	}
-	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | (x.kf)&flagConst}
+	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | x.kf&flagConst}
 }
 
 // At returns element (i, j) (0-based) of a matrix as a scalar view.
 func (t *Tape) At(m Value, i, j int) Value {
-	if !t.check(m, "index") {
-		return t.nan(ScalarShape())
+	if uint(i) >= uint(m.rows) || uint(j) >= uint(m.cols) || m.end() > len(t.val) || m.kf&kindMask == 0 {
+		return t.indexError(m, i, j)
 	}
-	if i < 0 || i >= int(m.rows) || j < 0 || j >= int(m.cols) {
-		t.fail("index (%d, %d) out of range for %v (0-based)", i, j, m.Shape())
-		return t.nan(ScalarShape())
+	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kf: uint8(Scalar) | m.kf&flagConst}
+}
+
+// indexError records why Index (j < 0) or At failed, away from their
+// inlined fast paths.
+func (t *Tape) indexError(x Value, i, j int) Value {
+	switch {
+	case !t.check(x, "index"):
+	case j < 0:
+		t.fail("index %d out of range for %v (0-based)", i, x.Shape())
+	default:
+		t.fail("index (%d, %d) out of range for %v (0-based)", i, j, x.Shape())
 	}
-	return Value{off: m.off + int32(i)*m.cols + int32(j), rows: 1, cols: 1, kf: uint8(Scalar) | (m.kf)&flagConst}
+	return t.nan(ScalarShape())
 }
 
 // Slice returns elements [start, start+n) of a vector or row vector as a
@@ -502,22 +569,18 @@ func (t *Tape) Slice(x Value, start, n int) Value {
 	}
 	if start < 0 || n < 0 || start+n > x.Len() {
 		t.fail("segment [%d, %d) out of range for %v (0-based)", start, start+n, x.Shape())
-		return t.nan(Shape{Kind: x.Kind(), Rows: 1, Cols: 1}.withLen(max(n, 0)))
+		if x.Kind() == RowVector {
+			return t.nan(RowVectorShape(max(n, 0)))
+		}
+		return t.nan(VectorShape(max(n, 0)))
 	}
-	v := Value{off: x.off + int32(start), kf: uint8(x.Kind()) | (x.kf)&flagConst}
+	v := Value{off: x.off + int32(start), kf: uint8(x.Kind()) | x.kf&flagConst}
 	if x.Kind() == Vector {
 		v.rows, v.cols = int32(n), 1
 	} else {
 		v.rows, v.cols = 1, int32(n)
 	}
 	return v
-}
-
-func (s Shape) withLen(n int) Shape {
-	if s.Kind == RowVector {
-		return RowVectorShape(n)
-	}
-	return VectorShape(n)
 }
 
 // Row returns row i (0-based) of a matrix as a row vector view.
@@ -529,7 +592,7 @@ func (t *Tape) Row(m Value, i int) Value {
 		t.fail("row %d out of range for %v (0-based)", i, m.Shape())
 		return t.nan(RowVectorShape(int(m.cols)))
 	}
-	return Value{off: m.off + int32(i)*m.cols, rows: 1, cols: m.cols, kf: uint8(RowVector) | (m.kf)&flagConst}
+	return Value{off: m.off + int32(i)*m.cols, rows: 1, cols: m.cols, kf: uint8(RowVector) | m.kf&flagConst}
 }
 
 // Reshape returns x viewed with shape s, which must have x's number of
@@ -542,7 +605,7 @@ func (t *Tape) Reshape(x Value, s Shape) Value {
 		t.fail("reshape: cannot view %v as %v", x.Shape(), s)
 		return t.nan(s)
 	}
-	return Value{off: x.off, rows: int32(s.Rows), cols: int32(s.Cols), kf: uint8(s.Kind) | (x.kf)&flagConst}
+	return Value{off: x.off, rows: int32(s.Rows), cols: int32(s.Cols), kf: uint8(s.Kind) | x.kf&flagConst}
 }
 
 // Gather returns the vector (x[idx[0]], x[idx[1]], ...) of elements of x

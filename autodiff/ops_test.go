@@ -460,3 +460,101 @@ func TestArenaGrowth(t *testing.T) {
 		}
 	}
 }
+
+func TestScratch(t *testing.T) {
+	tp := NewTape()
+	sizes := []int{10, 5000, 3, 4096, 1}
+	run := func() {
+		tp.Reset()
+		var got [][]float64
+		for k, n := range sizes {
+			s := tp.Scratch(n)
+			if len(s) != n {
+				t.Fatalf("Scratch(%d) has length %d", n, len(s))
+			}
+			for i := range s {
+				if s[i] != 0 {
+					t.Fatalf("Scratch(%d) not zeroed", n)
+				}
+				s[i] = float64(k + 1)
+			}
+			tp.Fill(tp.Var(1), VectorShape(1000)) // grow the value arena meanwhile
+			got = append(got, s)
+		}
+		for k, s := range got { // earlier slices still valid and distinct
+			for _, v := range s {
+				if v != float64(k+1) {
+					t.Fatalf("scratch slice %d overwritten: %v", k, v)
+				}
+			}
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(5, func() {
+		tp.Reset()
+		for _, n := range sizes {
+			tp.Scratch(n)
+		}
+	}); n != 0 {
+		t.Errorf("steady-state Scratch allocates %v times", n)
+	}
+	run()
+}
+
+// TestShapes checks the shapes produced by views and shape-changing ops.
+func TestShapes(t *testing.T) {
+	tp := NewTape()
+	x := tp.VarVec(x6)
+	m := tp.Reshape(x, MatrixShape(2, 3))
+	cases := []struct {
+		name string
+		v    Value
+		want Shape
+	}{
+		{"var vector", x, VectorShape(6)},
+		{"reshape", m, MatrixShape(2, 3)},
+		{"transpose vector", tp.Transpose(x), RowVectorShape(6)},
+		{"transpose row vector", tp.Transpose(tp.Transpose(x)), VectorShape(6)},
+		{"transpose matrix", tp.Transpose(m), MatrixShape(3, 2)},
+		{"slice row vector", tp.Slice(tp.Transpose(x), 1, 2), RowVectorShape(2)},
+		{"row", tp.Row(m, 1), RowVectorShape(3)},
+		{"col", tp.Col(m, 2), VectorShape(2)},
+		{"at", tp.At(m, 1, 1), ScalarShape()},
+		{"matrix*vector", tp.MatMul(m, tp.Slice(x, 0, 3)), VectorShape(2)},
+		{"row_vector*matrix", tp.MatMul(tp.Transpose(tp.Slice(x, 0, 2)), m), RowVectorShape(3)},
+		{"row_vector*vector", tp.MatMul(tp.Transpose(x), x), ScalarShape()},
+		{"vector*row_vector", tp.MatMul(x, tp.Transpose(x)), MatrixShape(6, 6)},
+		{"scalar+matrix", tp.Add(tp.Index(x, 0), m), MatrixShape(2, 3)},
+		{"unary matrix", tp.Exp(m), MatrixShape(2, 3)},
+		{"gather", tp.Gather(m, []int{5, 0}), VectorShape(2)},
+		{"fill", tp.Fill(tp.Index(x, 0), RowVectorShape(4)), RowVectorShape(4)},
+	}
+	for _, c := range cases {
+		if got := c.v.Shape(); got != c.want {
+			t.Errorf("%s: shape %v, want %v", c.name, got, c.want)
+		}
+		if c.v.Rows() != c.want.Rows || c.v.Cols() != c.want.Cols || c.v.Len() != c.want.Len() || c.v.Kind() != c.want.Kind {
+			t.Errorf("%s: accessors disagree with shape %v", c.name, c.want)
+		}
+		if c.v.IsConst() || !c.v.IsValid() {
+			t.Errorf("%s: IsConst %v, IsValid %v", c.name, c.v.IsConst(), c.v.IsValid())
+		}
+	}
+	if err := tp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if (Value{}).IsValid() {
+		t.Error("the zero Value is valid")
+	}
+	for _, c := range []struct {
+		s    Shape
+		want string
+	}{
+		{ScalarShape(), "real"}, {VectorShape(3), "vector[3]"},
+		{RowVectorShape(2), "row_vector[2]"}, {MatrixShape(2, 3), "matrix[2,3]"},
+	} {
+		if got := c.s.String(); got != c.want {
+			t.Errorf("Shape.String() = %q, want %q", got, c.want)
+		}
+	}
+}

@@ -181,8 +181,9 @@ func TestRegression(t *testing.T) {
 }
 
 // TestNoAllocs checks that a realistic evaluation — kept data, scalar and
-// vector ops, views, a gather, a concat, a partials node, a custom node, a
-// gradient sweep and VarGrad — allocates nothing once the tape is warm.
+// vector ops, views, a gather, a concat, a partials node, a custom node,
+// scratch memory, a gradient sweep and VarGrad — allocates nothing once the
+// tape is warm.
 func TestNoAllocs(t *testing.T) {
 	r := newRegression(200, 5, 3)
 	tp := NewTape()
@@ -202,6 +203,8 @@ func TestNoAllocs(t *testing.T) {
 		c := tp.Concat(VectorShape(8), g, tp.Index(theta, 0), tp.Const(2))
 		lp = tp.Add(lp, tp.LogSumExp(tp.Unary(InvLogit, c)))
 		lp = tp.Add(lp, tp.Sum(tp.Binary(Pow, tp.Exp(beta), tp.Const(1.5))))
+		tmp := tp.Scratch(300)
+		tmp[0] = tp.Scalar(lp)
 		if err := tp.Gradient(lp); err != nil {
 			t.Fatal(err)
 		}

@@ -180,6 +180,8 @@ type Tape struct {
 	custom []Node    // custom nodes, referenced from node.c
 	vars   []Value   // independent variables, in creation order
 
+	scratch scratchArena
+
 	kept  int  // length of val kept across Reset (see Keep)
 	swept bool // Gradient has run since the last Reset
 	err   error
@@ -200,6 +202,7 @@ func (t *Tape) Reset() {
 	clear(t.custom) // drop references to caller-owned nodes
 	t.custom = t.custom[:0]
 	t.vars = t.vars[:0]
+	t.scratch.reset()
 	t.swept = false
 	t.err = nil
 }
@@ -298,6 +301,20 @@ func (t *Tape) check(v Value, opName string) bool {
 }
 
 func (t *Tape) record(n node) { t.nodes = append(t.nodes, n) }
+
+// newNode appends a node record and returns it to be filled in place, field
+// by field, on the hot scalar paths: appending a composite literal
+// assembles it on the stack and copies it. (Measured under heavy load: the
+// scalar benchmarks were 0–30% faster, within the noise in some runs.)
+func (t *Tape) newNode() *node {
+	k := len(t.nodes)
+	if k == cap(t.nodes) {
+		t.nodes = append(t.nodes, node{})
+	} else {
+		t.nodes = t.nodes[:k+1]
+	}
+	return &t.nodes[k]
+}
 
 // Const records a scalar constant.
 func (t *Tape) Const(x float64) Value {
