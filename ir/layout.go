@@ -21,10 +21,11 @@ type LayoutEntry struct {
 	// the matrix rows and columns; empty for a scalar.
 	Dims []int
 	// Offset and Size locate the parameter's unconstrained values; the
-	// values of a container are stored with the first index fastest, in
-	// the order of Columns.
+	// values of a container are stored in row-major order (the last index
+	// fastest), as the runtime holds them.
 	Offset, Size int
-	// Columns are the output column names in Stan's style (x.1.2).
+	// Columns are the output column names in Stan's style (x.1.2) and
+	// order (the first index fastest).
 	Columns []string
 }
 

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
@@ -227,11 +228,11 @@ func (ev *evaluator) read(v *ir.Var, p lang.Pos) (stdlib.Value, error) {
 		return stdlib.Value{}, ev.errorf(p, "%s is used before it has a value", v.Name)
 	}
 	if s.dirty {
-		t := ev.tape()
-		s.v.AD = t.Concat(adShape(s.v.Type, s.dims[len(s.v.Dims):]), s.cells...)
-		if s.v.Type.Dims > 0 {
-			s.v.AD = t.Concat(autodiff.VectorShape(len(s.cells)), s.cells...)
+		shape := autodiff.VectorShape(len(s.cells)) // a real array's flat storage
+		if s.v.Type.Dims == 0 {
+			shape = s.v.AD.Shape()
 		}
+		s.v.AD = ev.tape().Concat(shape, s.cells...)
 		s.dirty = false
 	}
 	return s.v, nil
@@ -347,7 +348,11 @@ func dimsText(d []int) string {
 	if len(d) == 0 {
 		return "a scalar"
 	}
-	return fmt.Sprint(d)
+	parts := make([]string, len(d))
+	for i, n := range d {
+		parts[i] = fmt.Sprint(n)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // assign executes lhs op= rhs.

@@ -149,3 +149,48 @@ generated quantities { array[2] real g = {s, 2 * s}; }`, setFromJSON(t, `{"y": [
 		}
 	}
 }
+
+func TestUnconstrainRoundTrip(t *testing.T) {
+	bm := bindSource(t, `
+parameters {
+  real<lower=0> a;
+  real<lower=a, upper=a + 2> b;
+  matrix<lower=-1>[2, 2] M;
+  array[2] vector<upper=5>[2] av;
+}
+model { }`, nil)
+	init := setFromJSON(t, `{"a": 0.5, "b": 1.7, "M": [[0, 1], [2, 3]], "av": [[1, 2], [3, 4]]}`)
+	theta, err := bm.Unconstrain(init, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := d.Draw(nil, theta, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Columns in Stan order: M.1.1 M.2.1 M.1.2 M.2.2, av.1.1 av.2.1 av.1.2 av.2.2.
+	want := []float64{0.5, 1.7, 0, 2, 1, 3, 1, 3, 2, 4}
+	for i := range want {
+		if math.Abs(row[i]-want[i]) > 1e-12 {
+			t.Errorf("%s = %g, want %g", bm.Columns()[i], row[i], want[i])
+		}
+	}
+	bad := setFromJSON(t, `{"a": 0.5, "b": 3}`)
+	if _, err := bm.Unconstrain(bad, rand.New(rand.NewPCG(1, 1)), 2); err == nil || !strings.Contains(err.Error(), "initial value of b") {
+		t.Errorf("b outside (a, a+2) accepted: %v", err)
+	}
+	// Missing values are drawn.
+	theta, err = bm.Unconstrain(&data.Set{}, rand.New(rand.NewPCG(3, 4)), 2)
+	if err != nil || len(theta) != bm.Dim() {
+		t.Fatalf("random init: %v", err)
+	}
+	for _, u := range theta {
+		if u < -2 || u > 2 {
+			t.Errorf("random init %g outside (-2, 2)", u)
+		}
+	}
+}

@@ -99,12 +99,9 @@ func sumBroadcast(t *autodiff.Tape, v autodiff.Value, n int) autodiff.Value {
 // offset, mult: each of length 1 or len(x), nil when absent) back to the
 // unconstrained scale, for user-given initial values.
 func unconstrain(x, lo, hi, off, mult []float64) ([]float64, error) {
-	at := func(v []float64, i int) float64 {
-		if len(v) == 1 {
-			return v[0]
-		}
-		return v[i]
-	}
+	// A bound has one value, one per element, or one per element of an
+	// array's vector (repeating over the array in row-major order).
+	at := func(v []float64, i int) float64 { return v[i%len(v)] }
 	u := make([]float64, len(x))
 	for i, xi := range x {
 		switch {

@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/runtime/data"
+)
+
+// runTD checks and binds a program and returns what its transformed data
+// printed.
+func runTD(t *testing.T, body string) (string, error) {
+	t.Helper()
+	src := "transformed data {\n" + body + "\n}\nmodel { }\n"
+	m, errs := ir.CheckSource("td.shm", src)
+	if len(errs) > 0 {
+		t.Fatalf("%v\nin\n%s", errs, src)
+	}
+	var out strings.Builder
+	_, err := Bind(m, &data.Set{}, Options{Impls: testImpls(), Print: &out})
+	return out.String(), err
+}
+
+func TestInterpreter(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"int arithmetic", `print(7 / 2, " ", 7 % 3, " ", -7 %/% 2, " ", 2 * 3 + 1);`, "3 1 -3 7"},
+		{"real arithmetic", `print(7.0 / 2, " ", 2 ^ 3, " ", -2 ^ 2);`, "3.5 8 -4"},
+		{"logic", `print(1 && 0, 1 || 0, !0, 2 < 3, 2 >= 3, 1 == 1.0, 1 != 1);`, "0111010"},
+		{"short circuit", `array[1] int a = {1}; print(0 && a[5] == 1, 1 || a[5] == 1);`, "01"},
+		{"ternary", `print(1 ? 2 : 3, 0 ? 2.5 : 3);`, "23"},
+		{"vector literal and transpose", `vector[3] v = [1, 2, 3]'; print(v, " ", v');`, "[1, 2, 3] [1, 2, 3]"},
+		{"matrix literal and product", `matrix[2, 2] M = [[1, 2], [3, 4]]; vector[2] x = [1, 1]'; print(M * x, " ", x' * M, " ", x' * x);`, "[3, 7] [4, 6] 2"},
+		{"elementwise", `vector[2] a = [1, 2]'; vector[2] b = [3, 4]'; print(a .* b, a ./ b, a + 1, 2 * a, a - b);`, "[3, 8][0.3333333333333333, 0.5][2, 3][2, 4][-2, -2]"},
+		{"indexing", `matrix[2, 3] M = [[1, 2, 3], [4, 5, 6]]; print(M[2], M[1, 3], M[:, 2], M[2, 2:3], M[{2, 1}, 1]);`, "[4, 5, 6]3[2, 5][5, 6][4, 1]"},
+		{"slices", `vector[5] v = [1, 2, 3, 4, 5]'; print(v[2:4], v[:2], v[4:], v[{5, 1, 5}]);`, "[2, 3, 4][1, 2][4, 5][5, 1, 5]"},
+		{"loops", `int s = 0; for (i in 1:10) { if (i == 3) continue; if (i > 5) break; s += i; } print(s);`, "12"},
+		{"while", `int n = 0; while (n < 5) n += 2; print(n);`, "6"},
+		{"foreach", `real s = 0; vector[3] v = [1, 2, 3]'; for (x in v) s += x; array[2] int a = {10, 20}; for (k in a) s += k; print(s);`, "36"},
+		{"array of vectors", `array[2] vector[2] av; av[1] = [1, 2]'; av[2] = [3, 4]'; av[2, 1] = 9; print(av, av[:, 2]);`, "[[1, 2], [9, 4]][2, 4]"},
+		{"matrix assignment", `matrix[2, 2] M = [[0, 0], [0, 0]]; M[1] = [1, 2]; M[:, 2] = [7, 8]'; M[2, 1] = 5; print(M);`, "[[1, 7], [5, 8]]"},
+		{"compound", `vector[2] v = [1, 2]'; v *= 3; v[1] += 1; real r = 2; r /= 4; int k = 7; k -= 2; print(v, r, k);`, "[4, 6]0.55"},
+		{"2d arrays", `array[2, 3] real a; for (i in 1:2) for (j in 1:3) a[i, j] = 10 * i + j; print(a[2], a[1, 3], a[:, 2]);`, "[21, 22, 23]13[12, 22]"},
+		{"int arrays", `array[3] int a = {3, 1, 2}; a[2] = 7; print(a, a[{3, 1}]);`, "[3, 7, 2][2, 3]"},
+		{"nested blocks", `real x = 1; { real y = x + 1; print(y); }`, "2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := runTD(t, tt.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want+"\n" && strings.ReplaceAll(got, "\n", "") != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestElementAssignment(t *testing.T) {
+	got, err := runTD(t, `vector[4] v; for (i in 1:4) v[i] = i * i; print(v); v[2:3] = [0, 0]'; print(v);`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "[1, 4, 9, 16]\n[1, 0, 0, 16]\n" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestRuntimeErrors(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"index out of range", `vector[3] v = [1, 2, 3]'; print(v[4]);`, "td.shm:2:35: index 4 out of range: the size is 3"},
+		{"size mismatch", `int n = 2; vector[n] w; vector[3] v = w;`, "size mismatch assigning to v: declared [3], value has [2]"},
+		{"division by zero", `int a = 0; int b = 1 / a;`, "integer division by zero"},
+		{"reject", `reject("bad value ", 3);`, "td.shm:2:1: reject: bad value 3"},
+		{"unset", `real x; real y = x + 1; array[2] real a; print(a);`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := runTD(t, tt.body)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+	_, err := runTD(t, `reject("x");`)
+	var rej *RejectError
+	if !errors.As(err, &rej) {
+		t.Errorf("reject gives %T, want *RejectError", err)
+	}
+}
