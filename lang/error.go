@@ -82,6 +82,15 @@ func (l ErrorList) Error() string {
 	return strings.Join(parts, "\n")
 }
 
+// Unwrap returns the errors of the list, for errors.Is and errors.As.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
 // Sort orders the errors by position, keeping the order of errors at the
 // same position.
 func (l ErrorList) Sort() {

@@ -2,7 +2,9 @@
 //
 // Usage:
 //
-//	shm check model.shm      check a model; print its parameters
+//	shm check model.shm                 check a model; print its parameters
+//	shm sample model.shm data.csv       sample with NUTS (Stan CSV + summary)
+//	shm diagnose model.shm data.csv     gradient against finite differences
 //
 // Run "shm help" for the list of commands.
 package main
@@ -21,6 +23,10 @@ const usage = `shm: probabilistic programming with Sinkhorn losses
 
 Usage:
   shm check model.shm      check a model and list its parameters
+  shm sample model.shm [data...] [flags]
+                           sample with NUTS; write Stan CSV and a summary
+  shm diagnose model.shm [data...] [--init ...]
+                           compare the gradient with finite differences
   shm help                 show this help
 `
 
@@ -33,6 +39,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
+	case "sample":
+		return cmdSample(args[1:], stdout, stderr)
+	case "diagnose":
+		return cmdDiagnose(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -299,6 +299,10 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	if w.err == nil {
+		// CreateTemp makes the file private; output files are ordinary ones.
+		w.err = w.f.Chmod(0o644)
+	}
+	if w.err == nil {
 		w.err = w.f.Sync()
 	}
 	if cerr := w.f.Close(); w.err == nil {

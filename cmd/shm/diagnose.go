@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"text/tabwriter"
+
+	"github.com/shmlang/shm/autodiff"
+)
+
+// cmdDiagnose implements "shm diagnose": like CmdStan's diagnose method, it
+// prints the log density and its gradient at a point beside finite
+// differences.
+func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("diagnose", stderr)
+	var sets stringList
+	fs.Var(&sets, "set", "data value name=value (repeatable)")
+	init := fs.String("init", "", "initial values: name=value,... or a JSON file (default: random)")
+	seed := fs.Uint64("seed", 1, "random seed for the initial point and transformed data")
+	eps := fs.Float64("epsilon", 1e-6, "finite-difference step (on the unconstrained scale)")
+	tol := fs.Float64("error", 1e-6, "report gradients whose error exceeds this")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) < 1 {
+		fmt.Fprintln(stderr, "usage: shm diagnose model.shm [data...] [--init name=value,...] [--set name=value] [--seed N]")
+		return 2
+	}
+	bm, err := bindModel(pos[0], pos[1:], sets, *seed, stderr)
+	if err != nil {
+		return report(stderr, err)
+	}
+	initSet, err := loadInit(*init)
+	if err != nil {
+		return report(stderr, err)
+	}
+	theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(*seed, 0x1a17)), 2)
+	if err != nil {
+		return report(stderr, err)
+	}
+	d, err := bm.NewDensity()
+	if err != nil {
+		return report(stderr, err)
+	}
+	grad := make([]float64, len(theta))
+	lp, err := d.LogDensityGrad(theta, grad)
+	if err != nil {
+		return report(stderr, err)
+	}
+	num := make([]float64, len(theta))
+	var evalErr error
+	f := func(x []float64) float64 {
+		v, err := d.LogDensity(x)
+		if err != nil && evalErr == nil {
+			evalErr = err
+		}
+		return v
+	}
+	if *eps > 0 {
+		centralDifferences(f, theta, num, *eps)
+	} else {
+		autodiff.NumericGradient(f, theta, num)
+	}
+	if evalErr != nil {
+		return report(stderr, fmt.Errorf("finite differences: %w", evalErr))
+	}
+	fmt.Fprintln(stdout, "TEST GRADIENT MODE")
+	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, " Log probability=%.6g\n\n", lp)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, " param idx\tvalue\tmodel\tfinite diff\terror\t")
+	bad := 0
+	cols := bm.Columns()
+	for i := range theta {
+		e := grad[i] - num[i]
+		if math.Abs(e) > *tol*math.Max(1, math.Abs(num[i])) {
+			bad++
+		}
+		fmt.Fprintf(tw, " %d\t%.6g\t%.6g\t%.6g\t%.6g\t\n", i, theta[i], grad[i], num[i], e)
+	}
+	tw.Flush()
+	if len(theta) > 0 && len(cols) >= len(theta) {
+		fmt.Fprintf(stdout, "\n(unconstrained coordinates; parameter columns %s … %s)\n", cols[0], cols[len(theta)-1])
+	}
+	if bad > 0 {
+		fmt.Fprintf(stderr, "%d gradient entries differ from finite differences by more than %g\n", bad, *tol)
+		return 1
+	}
+	return 0
+}
+
+// centralDifferences approximates the gradient of f at x with step h.
+func centralDifferences(f func([]float64) float64, x, grad []float64, h float64) {
+	y := append([]float64(nil), x...)
+	for i := range x {
+		y[i] = x[i] + h
+		fp := f(y)
+		y[i] = x[i] - h
+		fm := f(y)
+		y[i] = x[i]
+		grad[i] = (fp - fm) / (2 * h)
+	}
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	goruntime "runtime"
+	"sync"
+	"time"
+
+	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/diag"
+	"github.com/shmlang/shm/runtime/nuts"
+	"github.com/shmlang/shm/runtime/stancsv"
+)
+
+// sampleFlags are the options of "shm sample".
+type sampleFlags struct {
+	chains, warmup, samples, thin, maxDepth, parallel, sigFigs, refresh int
+	seed                                                                uint64
+	delta                                                               float64
+	metric, init, output                                                string
+	sets                                                                stringList
+	saveWarmup                                                          bool
+}
+
+func (f *sampleFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.chains, "chains", 4, "number of chains")
+	fs.IntVar(&f.warmup, "warmup", 1000, "warmup iterations per chain")
+	fs.IntVar(&f.samples, "samples", 1000, "sampling iterations per chain")
+	fs.IntVar(&f.thin, "thin", 1, "keep every thin-th draw")
+	fs.IntVar(&f.maxDepth, "max-depth", 10, "maximum tree depth")
+	fs.IntVar(&f.parallel, "parallel", goruntime.NumCPU(), "chains run at once")
+	fs.IntVar(&f.sigFigs, "sig-figs", 6, "significant digits in the output (up to 18)")
+	fs.IntVar(&f.refresh, "refresh", 100, "progress every refresh iterations (0: none)")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock, printed in the output)")
+	fs.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic")
+	fs.StringVar(&f.metric, "metric", "diag", "metric: diag or dense")
+	fs.StringVar(&f.init, "init", "", "initial values: name=value,... or a JSON file (default: uniform(-2, 2) unconstrained)")
+	fs.StringVar(&f.output, "output", "output", "directory for the Stan CSV files")
+	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
+	fs.BoolVar(&f.saveWarmup, "save-warmup", false, "also write the warmup draws")
+}
+
+// cmdSample implements "shm sample model.shm data...".
+func cmdSample(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sample", stderr)
+	var f sampleFlags
+	f.register(fs)
+	seedGiven := false
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	fs.Visit(func(fl *flag.Flag) { seedGiven = seedGiven || fl.Name == "seed" })
+	if len(pos) < 1 {
+		fmt.Fprintln(stderr, "usage: shm sample model.shm [data...] [--chains 4 --warmup 1000 --samples 1000 --seed N --output DIR ...]")
+		return 2
+	}
+	if err := f.validate(); err != nil {
+		fmt.Fprintf(stderr, "shm sample: %v\n", err)
+		return 2
+	}
+	if !seedGiven {
+		f.seed = uint64(time.Now().UnixNano()) & (1<<31 - 1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	paths, err := sample(ctx, pos[0], pos[1:], &f, stderr)
+	if err != nil {
+		return report(stderr, err)
+	}
+	fit, err := stancsv.ReadFit(paths...)
+	if err != nil {
+		return report(stderr, err)
+	}
+	if err := diag.WriteSummary(stdout, fit); err != nil {
+		return report(stderr, err)
+	}
+	return 0
+}
+
+func (f *sampleFlags) validate() error {
+	switch {
+	case f.chains < 1:
+		return fmt.Errorf("--chains must be at least 1, got %d", f.chains)
+	case f.warmup < 0 || f.samples < 0:
+		return fmt.Errorf("--warmup and --samples must not be negative")
+	case f.thin < 1:
+		return fmt.Errorf("--thin must be at least 1, got %d", f.thin)
+	case f.maxDepth < 1:
+		return fmt.Errorf("--max-depth must be at least 1, got %d", f.maxDepth)
+	case f.delta <= 0 || f.delta >= 1:
+		return fmt.Errorf("--adapt-delta must be in (0, 1), got %g", f.delta)
+	case f.metric != "diag" && f.metric != "dense":
+		return fmt.Errorf("--metric must be diag or dense, got %q", f.metric)
+	case f.sigFigs < 1 || f.sigFigs > 18:
+		return fmt.Errorf("--sig-figs must be between 1 and 18, got %d", f.sigFigs)
+	}
+	if f.parallel < 1 {
+		f.parallel = 1
+	}
+	return nil
+}
+
+// sample runs the chains and returns the paths of their output files.
+func sample(ctx context.Context, model string, files []string, f *sampleFlags, stderr io.Writer) ([]string, error) {
+	bm, err := bindModel(model, files, f.sets, f.seed, stderr)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range bm.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	initSet, err := loadInit(f.init)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(f.output, 0o755); err != nil {
+		return nil, err
+	}
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples, cfg.Thin = f.warmup, f.samples, f.thin
+	cfg.MaxDepth, cfg.Delta, cfg.SaveWarmup = f.maxDepth, f.delta, f.saveWarmup
+	if f.metric == "dense" {
+		cfg.Metric = nuts.Dense
+	}
+	var mu sync.Mutex // serializes progress lines
+	cfg.Progress = func(p nuts.Progress) {
+		if f.refresh <= 0 || (p.Iteration%f.refresh != 0 && p.Iteration != p.Total && p.Iteration != 1) {
+			return
+		}
+		phase := "Sampling"
+		if p.Warmup {
+			phase = "Warmup"
+		}
+		mu.Lock()
+		fmt.Fprintf(stderr, "Chain %d Iteration: %*d / %d [%3d%%]  (%s)\n", p.Chain, len(fmt.Sprint(p.Total)), p.Iteration, p.Total, 100*p.Iteration/max(p.Total, 1), phase)
+		mu.Unlock()
+	}
+	name := bm.IR.Name
+	paths := make([]string, f.chains)
+	errs := make([]error, f.chains)
+	sem := make(chan struct{}, f.parallel)
+	var wg sync.WaitGroup
+	for i := range paths {
+		chain := i + 1
+		paths[i] = filepath.Join(f.output, fmt.Sprintf("%s-%d.csv", name, chain))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = runChain(ctx, bm, cfg, f, files, initSet, chain, paths[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+// runChain runs one chain and writes its Stan CSV file.
+func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, chain int, path string) error {
+	d, err := bm.NewDensity()
+	if err != nil {
+		return err
+	}
+	if f.init != "" {
+		theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(f.seed, uint64(chain))), cfg.InitRadius)
+		if err != nil {
+			return err
+		}
+		cfg.Init = theta
+	}
+	fixed := bm.Dim() == 0
+	initText := "2"
+	if f.init != "" {
+		initText = f.init
+	}
+	header := &stancsv.Config{
+		Model: bm.IR.Name, NumSamples: cfg.NumSamples, NumWarmup: cfg.NumWarmup, SaveWarmup: cfg.SaveWarmup,
+		Thin: cfg.Thin, FixedParam: fixed, AdaptEngaged: !fixed, Gamma: cfg.Gamma, Delta: cfg.Delta,
+		Kappa: cfg.Kappa, T0: cfg.T0, InitBuffer: cfg.InitBuffer, TermBuffer: cfg.TermBuffer,
+		Window: cfg.BaseWindow, MaxDepth: cfg.MaxDepth, Metric: cfg.Metric.String(), StepSize: cfg.StepSize,
+		NumChains: f.chains, ID: chain, DataFiles: files, Init: initText, Seed: f.seed,
+		OutputFile: path, Refresh: f.refresh, SigFigs: f.sigFigs,
+	}
+	w, err := stancsv.Create(path, header, bm.Columns())
+	if err != nil {
+		return err
+	}
+	defer w.Abort() // removes the partial file unless Close succeeded
+	c, err := nuts.NewChain(d, cfg, f.seed, chain)
+	if err != nil {
+		return fmt.Errorf("chain %d: %w", chain, err)
+	}
+	gq := rand.New(rand.NewPCG(f.seed, uint64(chain)<<32|0x6a))
+	var row []float64
+	err = c.Run(ctx, nuts.Callbacks{
+		Adapted: func(a nuts.Adaptation) error {
+			if fixed {
+				return nil
+			}
+			return w.WriteAdaptation(a.StepSize, a.Metric == nuts.Dense, a.Dim, a.InvMetric)
+		},
+		Draw: func(dr *nuts.Draw) error {
+			row = dr.AppendSamplerValues(row[:0])
+			if fixed {
+				row = row[:2] // lp__, accept_stat__
+			}
+			var err error
+			if row, err = d.Draw(row, dr.Theta, gq); err != nil {
+				return fmt.Errorf("chain %d: generated quantities: %w", chain, err)
+			}
+			return w.WriteRow(row)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	t := c.Timing()
+	if err := w.WriteTiming(t.Warmup, t.Sampling); err != nil {
+		return err
+	}
+	return w.Close()
+}
