@@ -1,0 +1,139 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// operatorModel needs no built-in functions, so these tests exercise the
+// command independently of the standard library's implementations.
+const operatorModel = `parameters { real mu; vector<lower=0>[2] s; }
+model {
+  target += -0.5 * mu^2;
+  target += -s[1] - 2 * s[2];
+}
+generated quantities { real mu2 = mu * 2; }
+`
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// withoutTiming drops the elapsed-time comment lines, the only lines that
+// legitimately differ between two runs with the same seed.
+func withoutTiming(s string) string {
+	var keep []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, "Elapsed Time") || strings.Contains(line, "seconds (") {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	return strings.Join(keep, "\n")
+}
+
+func TestSampleReproducibleAcrossParallelism(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	var outs [2][]string
+	for k, parallel := range []string{"1", "4"} {
+		out := filepath.Join(dir, "out"+parallel)
+		stdout, stderr, code := runCmd(t, "sample", model, "--seed", "11", "--chains", "4", "--warmup", "150",
+			"--samples", "100", "--output", out, "--parallel", parallel, "--refresh", "0")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stdout, "mu2") || !strings.Contains(stdout, "R_hat") {
+			t.Fatalf("no summary:\n%s", stdout)
+		}
+		for c := 1; c <= 4; c++ {
+			b, err := os.ReadFile(filepath.Join(out, "op-"+string(rune('0'+c))+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[k] = append(outs[k], withoutTiming(strings.ReplaceAll(string(b), out, "OUT")))
+		}
+	}
+	for c := range outs[0] {
+		if outs[0][c] != outs[1][c] {
+			t.Errorf("chain %d differs between --parallel 1 and 4", c+1)
+		}
+	}
+	if outs[0][0] == outs[0][1] {
+		t.Error("chains 1 and 2 are identical")
+	}
+}
+
+func TestSampleFixedParam(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "gq.shm", "generated quantities { real z = normal_rng(0, 1) * 0 + 3; }\n")
+	_, stderr, code := runCmd(t, "sample", model, "--seed", "1", "--chains", "1", "--samples", "10",
+		"--output", dir, "--refresh", "0")
+	if code == 0 {
+		// normal_rng comes from the distributions package; with it present the
+		// file must have the fixed_param header.
+		b, err := os.ReadFile(filepath.Join(dir, "gq-1.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "\nlp__,accept_stat__,z\n") {
+			t.Errorf("fixed_param header missing:\n%s", b)
+		}
+		return
+	}
+	if !strings.Contains(stderr, "normal_rng is not implemented yet") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+func TestSampleErrors(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sample"}, 2, "usage"},
+		{[]string{"sample", model, "--chains", "0"}, 2, "--chains must be at least 1"},
+		{[]string{"sample", model, "--metric", "euclid"}, 2, "--metric must be diag or dense"},
+		{[]string{"sample", model, "--adapt-delta", "1.5"}, 2, "--adapt-delta must be in (0, 1)"},
+		{[]string{"sample", model, "--init", "mu=1,s=[1,-1]", "--output", dir}, 1, "initial value of s"},
+		{[]string{"sample", filepath.Join(dir, "missing.shm")}, 1, "no such file"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runCmd(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.want)
+		}
+	}
+	// No partial output file is left behind by a failed run.
+	files, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(files)+len(hidden) != 0 {
+		t.Errorf("files left behind: %v %v", files, hidden)
+	}
+}
+
+func TestDiagnose(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	stdout, stderr, code := runCmd(t, "diagnose", model, "--init", "mu=0.5,s=[1,2]")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// log density at mu = 0.5, s = (1, 2) with the log-Jacobian log 1 + log 2.
+	if !strings.Contains(stdout, "Log probability=-4.43185") {
+		t.Errorf("unexpected output:\n%s", stdout)
+	}
+	if strings.Count(stdout, "\n") < 7 {
+		t.Errorf("expected one line per parameter:\n%s", stdout)
+	}
+}
