@@ -21,6 +21,10 @@ type evaluator struct {
 	frame  []slot
 	target []autodiff.Value // terms of the log density
 	print  io.Writer
+	// crnDepth is the nesting depth of crn(...) being evaluated; runSeed
+	// derives the streams of crn calls without a seed argument.
+	crnDepth int
+	runSeed  uint64
 	// checkBounds is set while executing a block whose block-level
 	// declarations have constraints to check at the end (transformed
 	// parameters, generated quantities).

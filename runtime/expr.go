@@ -24,7 +24,7 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 	case *ir.Call:
 		return ev.call(e)
 	case *ir.CRN:
-		return stdlib.Value{}, ev.errorf(e.Position(), "crn(...) is not implemented yet")
+		return ev.crn(e)
 	case *ir.Index:
 		x, err := ev.expr(e.X)
 		if err != nil {
@@ -207,6 +207,9 @@ func (ev *evaluator) call(e *ir.Call) (stdlib.Value, error) {
 			}
 			named[i] = v
 		}
+	}
+	if ev.isReparamCall(e) {
+		return ev.reparamDraw(e, args)
 	}
 	propto := e.Func.Suffix == "_lupdf" || e.Func.Suffix == "_lupmf"
 	return ev.callImpl(e.Position(), e.Func.Name, args, named, propto)
