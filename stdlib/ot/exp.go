@@ -54,22 +54,22 @@ func fastExp(x float64) float64 {
 	return p * math.Float64frombits(uint64(ki+1023)<<52)
 }
 
-// poly13 is the degree-13 Taylor polynomial of e^r, evaluated by Estrin's
-// scheme (shorter dependency chains than Horner's).
+// poly13 is the degree-13 Taylor polynomial of e^r, written as
+// 1 + (r + r²·q(r)) so that the leading terms are added last and exactly
+// rounded, with q evaluated by Estrin's scheme (short dependency chains).
 func poly13(r float64) float64 {
 	r2 := r * r
 	r4 := r2 * r2
 	r8 := r4 * r4
-	p01 := 1 + r
 	p23 := c2 + c3*r
 	p45 := c4 + c5*r
 	p67 := c6 + c7*r
 	p89 := c8 + c9*r
 	p1011 := c10 + c11*r
 	p1213 := c12 + c13*r
-	q0 := p01 + p23*r2
-	q1 := p45 + p67*r2
-	q2 := p89 + p1011*r2
-	q3 := p1213
-	return (q0 + q1*r4) + (q2+q3*r4)*r8
+	q0 := p23 + p45*r2
+	q1 := p67 + p89*r2
+	q2 := p1011 + p1213*r2
+	q := (q0 + q1*r4) + q2*r8
+	return 1 + (r + r2*q)
 }
