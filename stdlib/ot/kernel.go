@@ -90,34 +90,55 @@ func argsRow(buf, p, q, u []float64, invEps, shift float64) float64 {
 }
 
 // sumExpShift returns Σ_j e^(buf[j] − mx), with buf[j] ≤ mx, using four
-// independent accumulators.
+// independent accumulators and the exponential of fastExp written inline.
+// Arguments below expLow are clamped to expLow: such a term is below
+// 2^-1021 while the sum is at least 1 (the maximum term), so it cannot
+// change the sum unless m > 2^968.
 func sumExpShift(buf []float64, mx float64) float64 {
 	var s0, s1, s2, s3 float64
 	j := 0
 	for ; j+3 < len(buf); j += 4 {
-		s0 += expNonPos(buf[j] - mx)
-		s1 += expNonPos(buf[j+1] - mx)
-		s2 += expNonPos(buf[j+2] - mx)
-		s3 += expNonPos(buf[j+3] - mx)
+		x0 := max(buf[j+0]-mx, expLow)
+		t0 := x0*log2e + roundC
+		k0 := t0 - roundC
+		r0 := x0 - k0*ln2Hi - k0*ln2Lo
+		sc0 := math.Float64frombits(uint64(int64(math.Float64bits(t0)-math.Float64bits(roundC))+1023) << 52)
+		r20 := r0 * r0
+		r40 := r20 * r20
+		q0 := ((c2 + c3*r0) + (c4+c5*r0)*r20) + ((c6+c7*r0)+(c8+c9*r0)*r20)*r40 + ((c10+c11*r0)+(c12+c13*r0)*r20)*(r40*r40)
+		s0 += (1 + (r0 + r20*q0)) * sc0
+		x1 := max(buf[j+1]-mx, expLow)
+		t1 := x1*log2e + roundC
+		k1 := t1 - roundC
+		r1 := x1 - k1*ln2Hi - k1*ln2Lo
+		sc1 := math.Float64frombits(uint64(int64(math.Float64bits(t1)-math.Float64bits(roundC))+1023) << 52)
+		r21 := r1 * r1
+		r41 := r21 * r21
+		q1 := ((c2 + c3*r1) + (c4+c5*r1)*r21) + ((c6+c7*r1)+(c8+c9*r1)*r21)*r41 + ((c10+c11*r1)+(c12+c13*r1)*r21)*(r41*r41)
+		s1 += (1 + (r1 + r21*q1)) * sc1
+		x2 := max(buf[j+2]-mx, expLow)
+		t2 := x2*log2e + roundC
+		k2 := t2 - roundC
+		r2 := x2 - k2*ln2Hi - k2*ln2Lo
+		sc2 := math.Float64frombits(uint64(int64(math.Float64bits(t2)-math.Float64bits(roundC))+1023) << 52)
+		r22 := r2 * r2
+		r42 := r22 * r22
+		q2 := ((c2 + c3*r2) + (c4+c5*r2)*r22) + ((c6+c7*r2)+(c8+c9*r2)*r22)*r42 + ((c10+c11*r2)+(c12+c13*r2)*r22)*(r42*r42)
+		s2 += (1 + (r2 + r22*q2)) * sc2
+		x3 := max(buf[j+3]-mx, expLow)
+		t3 := x3*log2e + roundC
+		k3 := t3 - roundC
+		r3 := x3 - k3*ln2Hi - k3*ln2Lo
+		sc3 := math.Float64frombits(uint64(int64(math.Float64bits(t3)-math.Float64bits(roundC))+1023) << 52)
+		r23 := r3 * r3
+		r43 := r23 * r23
+		q3 := ((c2 + c3*r3) + (c4+c5*r3)*r23) + ((c6+c7*r3)+(c8+c9*r3)*r23)*r43 + ((c10+c11*r3)+(c12+c13*r3)*r23)*(r43*r43)
+		s3 += (1 + (r3 + r23*q3)) * sc3
 	}
 	for ; j < len(buf); j++ {
-		s0 += expNonPos(buf[j] - mx)
+		s0 += expCore(max(buf[j]-mx, expLow))
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// expInPlace replaces buf[j] by e^buf[j] (arguments above expHigh go through
-// math.Exp, arguments below expLow give 0).
-func expInPlace(buf []float64) {
-	for j, v := range buf {
-		if v < expLow {
-			buf[j] = 0
-		} else if v > expHigh {
-			buf[j] = math.Exp(v)
-		} else {
-			buf[j] = expCore(v)
-		}
-	}
 }
 
 // lseRow returns LSE_j(u[j] − C(p, q_j)·invEps), max-shifted.
@@ -199,4 +220,30 @@ func weightedRow(buf, p, q []float64, r float64, rowGrad, colSum, colGrad []floa
 		}
 	}
 	return s
+}
+
+// expInPlace replaces buf[j] by e^buf[j]: 0 below expLow, math.Exp above
+// expHigh (overflow), the inline fastExp in between. The results are the
+// same as fastExp's.
+func expInPlace(buf []float64) {
+	for j, v := range buf {
+		if v > expHigh || v != v {
+			buf[j] = math.Exp(v)
+			continue
+		}
+		x := max(v, expLow)
+		t := x*log2e + roundC
+		k := t - roundC
+		r := x - k*ln2Hi - k*ln2Lo
+		sc := math.Float64frombits(uint64(int64(math.Float64bits(t)-math.Float64bits(roundC))+1023) << 52)
+		r2 := r * r
+		r4 := r2 * r2
+		q := ((c2 + c3*r) + (c4+c5*r)*r2) + ((c6+c7*r)+(c8+c9*r)*r2)*r4 + ((c10+c11*r)+(c12+c13*r)*r2)*(r4*r4)
+		e := (1 + (r + r2*q)) * sc
+		var keep uint64
+		if v >= expLow {
+			keep = ^uint64(0)
+		}
+		buf[j] = math.Float64frombits(math.Float64bits(e) & keep)
+	}
 }
