@@ -187,6 +187,7 @@ type engine struct {
 	rowGrad          []float64
 	fxy, gxy         []float64
 	grid             gridBufs
+	onGrid           bool // sweeps use the separable grid path (e.grid.g)
 }
 
 // reserve makes every per-point buffer hold at least k points.
@@ -540,12 +541,17 @@ func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *Self
 	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
 		return Result{}, err
 	}
+	return e.divergence(ps, qs, opt, yy, grad, Grid{})
+}
+
+// divergence is Divergence after the checks of the points (dense or grid).
+func (e *engine) divergence(ps, qs side, opt Options, yy *SelfTerm, grad *Grad, g Grid) (Result, error) {
 	if yy != nil {
-		if err := yy.check(qs.n, opt, Grid{}); err != nil {
+		if err := yy.check(qs.n, opt, g); err != nil {
 			return Result{}, err
 		}
 	}
-	ma, mb := mass(logA), mass(logB)
+	ma, mb := mass(ps.logw), mass(qs.logw)
 	if err := checkMasses(opt, ma, mb); err != nil {
 		return Result{}, err
 	}
@@ -559,8 +565,8 @@ func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *Self
 		gxx = grads{grad.X, grad.X, grad.LogA, grad.LogA}
 		gyy = grads{grad.Y, grad.Y, grad.LogB, grad.LogB}
 	}
-	vxy, f, g := e.problem(ps, qs, c, opt.Grad, 1, gxy, want)
-	e.saveXY(f, g)
+	vxy, f, gp := e.problem(ps, qs, c, opt.Grad, 1, gxy, want)
+	e.saveXY(f, gp)
 	vxx, _, _ := e.problem(ps, ps, c, opt.Grad, -0.5, gxx, want && (grad.X != nil || grad.LogA != nil))
 	var vyy float64
 	if yy != nil {
@@ -574,7 +580,7 @@ func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *Self
 		dm := ma - mb
 		res.Divergence += 0.5 * opt.Eps * dm * dm
 		if want && opt.Grad == GradUnrolled {
-			addMassGrad(grad, logA, logB, opt.Eps*dm)
+			addMassGrad(grad, ps.logw, qs.logw, opt.Eps*dm)
 		}
 	} else {
 		res.OTxy += opt.Eps * ma * mb
@@ -605,10 +611,13 @@ func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) 
 	if err != nil {
 		return nil, err
 	}
+	return e.selfTerm(qs, opt, Grid{}), nil
+}
+
+func (e *engine) selfTerm(qs side, opt Options, g Grid) *SelfTerm {
 	e.reserve(qs.n)
-	c := newConsts(opt)
-	v, _, _ := e.problem(qs, qs, c, opt.Grad, -0.5, grads{}, false)
-	return &SelfTerm{value0: v, mass: mass(logB), m: qs.n, opt: opt}, nil
+	v, _, _ := e.problem(qs, qs, newConsts(opt), opt.Grad, -0.5, grads{}, false)
+	return &SelfTerm{value0: v, mass: mass(qs.logw), m: qs.n, opt: opt, grid: g}
 }
 
 // OT returns the entropic OT value of (x, log_a) and (y, log_b) after
@@ -631,7 +640,11 @@ func (w *Workspace) OT(x, y, logA, logB []float64, opt Options, grad *Grad) (flo
 	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
 		return 0, err
 	}
-	ma, mb := mass(logA), mass(logB)
+	return e.ot(ps, qs, opt, grad)
+}
+
+func (e *engine) ot(ps, qs side, opt Options, grad *Grad) (float64, error) {
+	ma, mb := mass(ps.logw), mass(qs.logw)
 	if err := checkMasses(opt, ma, mb); err != nil {
 		return 0, err
 	}
@@ -645,16 +658,14 @@ func (w *Workspace) OT(x, y, logA, logB []float64, opt Options, grad *Grad) (flo
 	}
 	v, f, g := e.problem(ps, qs, c, opt.Grad, 1, gr, want)
 	e.saveXY(f, g)
-	if !opt.Balanced || (want && opt.Grad == GradEnvelope) {
+	if want && (!opt.Balanced || opt.Grad == GradEnvelope) {
 		// Gradient of the constant eps·m_a·m_b (part of the unbalanced value,
 		// and of the dual D in the envelope gradient).
-		if want {
-			for i, gv := range grad.LogA {
-				grad.LogA[i] = gv + opt.Eps*math.Exp(logA[i])*mb
-			}
-			for j, gv := range grad.LogB {
-				grad.LogB[j] = gv + opt.Eps*math.Exp(logB[j])*ma
-			}
+		for i, gv := range grad.LogA {
+			grad.LogA[i] = gv + opt.Eps*math.Exp(ps.logw[i])*mb
+		}
+		for j, gv := range grad.LogB {
+			grad.LogB[j] = gv + opt.Eps*math.Exp(qs.logw[j])*ma
 		}
 	}
 	if !opt.Balanced {

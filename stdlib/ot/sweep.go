@@ -31,6 +31,10 @@ type sweepJob struct {
 
 // sweep runs the job, on several goroutines when the problem is large.
 func (e *engine) sweep(job sweepJob) {
+	if e.onGrid {
+		e.gridSweep(job)
+		return
+	}
 	job.nb = numBlocks(job.nr)
 	e.job = job
 	needCols := job.weighted && (job.wantColSum || job.wantColGrad)
