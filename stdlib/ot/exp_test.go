@@ -63,10 +63,10 @@ func TestFastExpAccuracy(t *testing.T) {
 		}
 		want[i] = fastExp(buf[i])
 	}
-	expInPlace(buf)
+	expInto(buf, buf)
 	for i := range buf {
 		if buf[i] != want[i] {
-			t.Fatalf("expInPlace differs from fastExp at %d: %g vs %g", i, buf[i], want[i])
+			t.Fatalf("expInto differs from fastExp at %d: %g vs %g", i, buf[i], want[i])
 		}
 	}
 }

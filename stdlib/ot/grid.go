@@ -78,7 +78,7 @@ func (e *engine) gridTable(invEps float64) {
 }
 
 // lse1 returns LSE_j(v[j] − k1[|i − j|]) using args as scratch.
-func lse1(args, v, k1 []float64, i int) float64 {
+func lse1(k kern, args, v, k1 []float64, i int) float64 {
 	args = args[:len(v)]
 	mx := math.Inf(-1)
 	for j, vj := range v {
@@ -93,7 +93,7 @@ func lse1(args, v, k1 []float64, i int) float64 {
 	if math.IsInf(mx, 0) || math.IsNaN(mx) {
 		return mx
 	}
-	return mx + math.Log(sumExpShift(args, mx))
+	return mx + math.Log(k.sumExp(args, mx))
 }
 
 // gridLSE writes out[k] = scale·LSE_k'(u[k'] − C_kk'·invEps) for all points.
@@ -102,16 +102,17 @@ func (e *engine) gridLSE(u []float64, invEps, scale float64, out []float64) {
 	H, W := gb.g.H, gb.g.W
 	e.gridTable(invEps)
 	at, args, k1 := gb.at, gb.args, gb.k1
+	k := kern{simd: e.simd}
 	for r := range H {
 		v := u[r*W : (r+1)*W]
 		for c := range W {
-			at[c*H+r] = lse1(args, v, k1, c)
+			at[c*H+r] = lse1(k, args, v, k1, c)
 		}
 	}
 	for c := range W {
 		v := at[c*H : (c+1)*H]
 		for r := range H {
-			out[r*W+c] = scale * lse1(args, v, k1, r)
+			out[r*W+c] = scale * lse1(k, args, v, k1, r)
 		}
 	}
 }

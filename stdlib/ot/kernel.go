@@ -141,15 +141,6 @@ func sumExpShift(buf []float64, mx float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// lseRow returns LSE_j(u[j] − C(p, q_j)·invEps), max-shifted.
-func lseRow(buf, p, q, u []float64, invEps float64) float64 {
-	mx := argsRow(buf, p, q, u, invEps, 0)
-	if math.IsInf(mx, 0) || math.IsNaN(mx) {
-		return mx
-	}
-	return mx + math.Log(sumExpShift(buf[:len(u)], mx))
-}
-
 // weightedRow accumulates, for the row point p with weights
 // e_j = e^(u[j] − C(p, q_j)·invEps + s) held in buf (already exponentiated)
 // and row factor r:
@@ -222,13 +213,14 @@ func weightedRow(buf, p, q []float64, r float64, rowGrad, colSum, colGrad []floa
 	return s
 }
 
-// expInPlace replaces buf[j] by e^buf[j]: 0 below expLow, math.Exp above
-// expHigh (overflow), the inline fastExp in between. The results are the
-// same as fastExp's.
-func expInPlace(buf []float64) {
-	for j, v := range buf {
+// expInto writes e^src[j] into dst[j]: 0 below expLow, math.Exp above
+// expHigh (overflow) or for NaN, the inline fastExp in between; the results
+// are fastExp's.
+func expInto(dst, src []float64) {
+	dst = dst[:len(src)]
+	for j, v := range src {
 		if v > expHigh || v != v {
-			buf[j] = math.Exp(v)
+			dst[j] = math.Exp(v)
 			continue
 		}
 		x := max(v, expLow)
@@ -244,6 +236,65 @@ func expInPlace(buf []float64) {
 		if v >= expLow {
 			keep = ^uint64(0)
 		}
-		buf[j] = math.Float64frombits(math.Float64bits(e) & keep)
+		dst[j] = math.Float64frombits(math.Float64bits(e) & keep)
 	}
+}
+
+// kern selects the kernels: the AVX2 + FMA assembly (simd) or pure Go. The
+// pure-Go kernels are the reference the assembly is tested against.
+type kern struct{ simd bool }
+
+// sumExp is sumExpShift, vectorized when k.simd.
+func (k kern) sumExp(buf []float64, mx float64) float64 {
+	if !k.simd || len(buf) < 4 {
+		return sumExpShift(buf, mx)
+	}
+	n4 := len(buf) &^ 3
+	s := sumExpAVX2(buf[:n4], mx)
+	if n4 < len(buf) {
+		s += sumExpShift(buf[n4:], mx)
+	}
+	return s
+}
+
+// args is argsRow, vectorized for d = 2 when k.simd (bitwise equal).
+func (k kern) args(buf, p, q, u []float64, invEps, shift float64) float64 {
+	if !k.simd || len(p) != 2 || len(u) < 4 {
+		return argsRow(buf, p, q, u, invEps, shift)
+	}
+	n := len(u)
+	n4 := n &^ 3
+	mx := argsMax2AVX2(buf[:n4], q[:2*n4], u[:n4], p[0], p[1], invEps, shift)
+	if n4 < n {
+		mx = max(mx, argsRow(buf[n4:n], p, q[2*n4:2*n], u[n4:], invEps, shift))
+	}
+	return mx
+}
+
+// exp is expInto, vectorized when k.simd.
+func (k kern) exp(dst, src []float64) {
+	if !k.simd || len(src) < 4 {
+		expInto(dst, src)
+		return
+	}
+	n4 := len(src) &^ 3
+	if expAVX2(dst[:n4], src[:n4]) {
+		for j, v := range src[:n4] {
+			if !(v <= expHigh) {
+				dst[j] = math.Exp(v)
+			}
+		}
+	}
+	if n4 < len(src) {
+		expInto(dst[n4:], src[n4:])
+	}
+}
+
+// lseRow returns LSE_j(u[j] − C(p, q_j)·invEps), max-shifted.
+func (k kern) lseRow(buf, p, q, u []float64, invEps float64) float64 {
+	mx := k.args(buf, p, q, u, invEps, 0)
+	if math.IsInf(mx, 0) || math.IsNaN(mx) {
+		return mx
+	}
+	return mx + math.Log(k.sumExp(buf[:len(u)], mx))
 }

@@ -136,7 +136,7 @@ func NewWorkspaceWorkers(n, m, d, workers int) *Workspace {
 	if d < 1 {
 		d = 1
 	}
-	e := &engine{d: d, pool: newPool(workers), parallelMin: defaultParallelMin}
+	e := &engine{d: d, pool: newPool(workers), parallelMin: defaultParallelMin, simd: haveSIMD}
 	e.pool.run = e.worker
 	e.bufs = make([][]float64, e.pool.workers)
 	e.reserve(max(n, m, 1))
@@ -175,6 +175,7 @@ type engine struct {
 	d           int
 	pool        *pool
 	parallelMin int
+	simd        bool // use the AVX2 + FMA kernels
 	job         sweepJob
 
 	bufs             [][]float64 // per worker row buffers
@@ -193,7 +194,9 @@ type engine struct {
 // reserve makes every per-point buffer hold at least k points.
 func (e *engine) reserve(k int) {
 	for w := range e.bufs {
-		e.bufs[w] = grow(e.bufs[w], k)
+		if len(e.bufs[w]) < 2*k {
+			e.bufs[w] = make([]float64, 2*k)
+		}
 	}
 	e.u = grow(e.u, k)
 	e.s = grow(e.s, k)
@@ -703,10 +706,11 @@ func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64)
 	for j := range m {
 		u[j] = logB[j] + e.gxy[j]*c.invEps
 	}
+	k := kern{simd: e.simd}
+	buf := e.bufs[0][:m]
 	for i := range n {
-		row := dst[i*m : (i+1)*m]
-		argsRow(row, x[i*d:i*d+d], y, u, c.invEps, logA[i]+e.fxy[i]*c.invEps)
-		expInPlace(row)
+		k.args(buf, x[i*d:i*d+d], y, u, c.invEps, logA[i]+e.fxy[i]*c.invEps)
+		k.exp(dst[i*m:(i+1)*m], buf)
 	}
 	return dst, nil
 }

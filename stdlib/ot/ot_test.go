@@ -287,8 +287,9 @@ func TestGradientsFiniteDifferences(t *testing.T) {
 		{20, 17, 2, Options{Eps: 0.05, Rho: 3, Iters: 10}},
 	} {
 		x, y, la, lb := randProblem(rng, tc.n, tc.m, tc.d, tc.o.Balanced)
-		for _, workers := range []int{1, 2} {
-			w := NewWorkspaceWorkers(tc.n, tc.m, tc.d, workers)
+		for _, cfg := range kernelConfigs() {
+			w := NewWorkspaceWorkers(tc.n, tc.m, tc.d, cfg.workers)
+			w.e.simd = cfg.simd
 			w.SetParallelThreshold(1)
 			gr := &Grad{X: make([]float64, tc.n*tc.d), Y: make([]float64, tc.m*tc.d), LogA: make([]float64, tc.n), LogB: make([]float64, tc.m)}
 			if _, err := w.Divergence(x, y, la, lb, tc.o, nil, gr); err != nil {
@@ -362,10 +363,17 @@ func TestBitwiseIndependentOfWorkers(t *testing.T) {
 	n, m, d := 53, 37, 2
 	x, y, la, lb := randProblem(rng, n, m, d, false)
 	o := Options{Eps: 0.1, Rho: 1, Iters: 9}
+	for _, simd := range []bool{false, haveSIMD} {
+		testBitwiseWorkers(t, x, y, la, lb, n, m, d, o, simd)
+	}
+}
+
+func testBitwiseWorkers(t *testing.T, x, y, la, lb []float64, n, m, d int, o Options, simd bool) {
 	var ref *Grad
 	var refRes Result
 	for _, workers := range []int{1, 2, 3, 5} {
 		w := NewWorkspaceWorkers(n, m, d, workers)
+		w.e.simd = simd
 		w.SetParallelThreshold(1)
 		for _, mode := range []GradMode{GradUnrolled, GradEnvelope} {
 			o.Grad = mode
@@ -401,8 +409,9 @@ func TestNoAllocationsInSteadyState(t *testing.T) {
 	n, m, d := 40, 30, 2
 	x, y, la, lb := randProblem(rng, n, m, d, true)
 	gr := &Grad{X: make([]float64, n*d), Y: make([]float64, m*d), LogA: make([]float64, n), LogB: make([]float64, m)}
-	for _, workers := range []int{1, 2} {
-		w := NewWorkspaceWorkers(n, m, d, workers)
+	for _, cfg := range kernelConfigs() {
+		w := NewWorkspaceWorkers(n, m, d, cfg.workers)
+		w.e.simd = cfg.simd
 		w.SetParallelThreshold(1)
 		st, err := w.SelfTerm(y, lb, Options{Eps: 0.1, Balanced: true, Iters: 5})
 		if err != nil {
@@ -425,7 +434,7 @@ func TestNoAllocationsInSteadyState(t *testing.T) {
 			}
 			run()
 			if a := testing.AllocsPerRun(5, run); a != 0 {
-				t.Errorf("workers %d, %v: %v allocations per evaluation, want 0", workers, o.Grad, a)
+				t.Errorf("%+v, %v: %v allocations per evaluation, want 0", cfg, o.Grad, a)
 			}
 		}
 		w.Close()

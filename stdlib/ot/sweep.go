@@ -89,13 +89,16 @@ func (e *engine) worker(w int) {
 func (e *engine) block(w, b int) {
 	job := &e.job
 	d := e.d
+	k := kern{simd: e.simd}
+	half := len(e.bufs[w]) / 2
 	buf := e.bufs[w][:job.nc]
+	ebuf := e.bufs[w][half : half+job.nc]
 	lo, hi := blockRange(b, job.nb, job.nr)
 	u := job.u[:job.nc]
 	cols := job.cols[:job.nc*d]
 	if !job.weighted {
 		for i := lo; i < hi; i++ {
-			job.out[i] = job.outScale * lseRow(buf, job.rows[i*d:i*d+d], cols, u, job.invEps)
+			job.out[i] = job.outScale * k.lseRow(buf, job.rows[i*d:i*d+d], cols, u, job.invEps)
 		}
 		return
 	}
@@ -121,13 +124,13 @@ func (e *engine) block(w, b int) {
 		if job.s != nil {
 			s = job.s[i]
 		}
-		argsRow(buf, p, cols, u, job.invEps, s)
-		expInPlace(buf)
+		k.args(buf, p, cols, u, job.invEps, s)
+		k.exp(ebuf, buf)
 		var rg []float64
 		if job.rowGrad != nil {
 			rg = job.rowGrad[i*d : i*d+d]
 		}
-		sum := weightedRow(buf, p, cols, r, rg, colSum, colGrad)
+		sum := weightedRow(ebuf, p, cols, r, rg, colSum, colGrad)
 		for k := range rg {
 			rg[k] *= r
 		}

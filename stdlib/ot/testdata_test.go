@@ -144,8 +144,14 @@ func TestReferenceVectors(t *testing.T) {
 			n, m := len(in.LogA), len(in.LogB)
 			d := len(x) / n
 			ex := &r.Expected
-			for _, workers := range []int{1, 2} {
-				w := NewWorkspaceWorkers(n, m, d, workers)
+			cfgs := kernelConfigs()
+			if n*m > 10000 && len(cfgs) > 2 {
+				// Large files: pure Go on one worker, SIMD on two.
+				cfgs = []kernelConfig{cfgs[0], cfgs[len(cfgs)-1]}
+			}
+			for _, cfg := range cfgs {
+				w := NewWorkspaceWorkers(n, m, d, cfg.workers)
+				w.e.simd = cfg.simd
 				w.SetParallelThreshold(1) // exercise the parallel path too
 				// Divergence, unrolled.
 				gr := &Grad{X: make([]float64, n*d), Y: make([]float64, m*d), LogA: make([]float64, n), LogB: make([]float64, m)}
@@ -217,4 +223,20 @@ func TestReferenceVectors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kernelConfig is one way of running the kernels in tests.
+type kernelConfig struct {
+	workers int
+	simd    bool
+}
+
+// kernelConfigs returns pure Go on 1 and 2 workers, and the SIMD kernels
+// when the machine has them.
+func kernelConfigs() []kernelConfig {
+	cs := []kernelConfig{{1, false}, {2, false}}
+	if haveSIMD {
+		cs = append(cs, kernelConfig{1, true}, kernelConfig{2, true})
+	}
+	return cs
 }

@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package ot
+
+// haveSIMD is false: only the pure-Go kernels exist on this platform.
+const haveSIMD = false
+
+func sumExpAVX2(buf []float64, mx float64) float64 { panic("ot: no SIMD kernels") }
+
+func expAVX2(dst, src []float64) bool { panic("ot: no SIMD kernels") }
+
+func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64 {
+	panic("ot: no SIMD kernels")
+}
