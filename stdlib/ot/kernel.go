@@ -298,3 +298,40 @@ func (k kern) lseRow(buf, p, q, u []float64, invEps float64) float64 {
 	}
 	return mx + math.Log(k.sumExp(buf[:len(u)], mx))
 }
+
+// weighted is weightedRow, vectorized for d = 2 when k.simd.
+func (k kern) weighted(buf, p, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
+	nc := len(buf)
+	if !k.simd || len(p) != 2 || nc < 4 {
+		return weightedRow(buf, p, q, r, rowGrad, colSum, colGrad)
+	}
+	n4 := nc &^ 3
+	mode := 0
+	var cs, cg []float64
+	if colSum != nil {
+		mode |= 1
+		cs = colSum[:n4]
+	}
+	if colGrad != nil {
+		mode |= 2
+		cg = colGrad[:2*n4]
+	}
+	var sums [3]float64
+	weighted2AVX2(buf[:n4], q[:2*n4], cs, cg, p[0], p[1], r, mode, &sums)
+	if rowGrad != nil {
+		rowGrad[0] += sums[1]
+		rowGrad[1] += sums[2]
+	}
+	s := sums[0]
+	if n4 < nc {
+		var csT, cgT []float64
+		if colSum != nil {
+			csT = colSum[n4:nc]
+		}
+		if colGrad != nil {
+			cgT = colGrad[2*n4 : 2*nc]
+		}
+		s += weightedRow(buf[n4:], p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
+	}
+	return s
+}

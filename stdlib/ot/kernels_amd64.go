@@ -27,6 +27,14 @@ func detectAVX2FMA() bool {
 	return ebx7&(1<<5) != 0 // AVX2
 }
 
+// weighted2AVX2 is the d = 2 core of weightedRow over the first
+// len(e) &^ 3 columns: it stores Σ e_j, Σ e_j(p0 − q_j0), Σ e_j(p1 − q_j1) in
+// sums and, when mode&1, adds r·e_j to colSum[j], when mode&2, adds
+// r·e_j·(p − q_j) to colGrad[2j:2j+2].
+//
+//go:noescape
+func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)

@@ -325,6 +325,69 @@ argsdone:
 argsret:
 	MOVSD X0, ret+104(FP)
 	RET
+// func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
+TEXT ·weighted2AVX2(SB), NOSPLIT, $0-136
+	MOVQ e_base+0(FP), SI
+	MOVQ e_len+8(FP), CX
+	MOVQ q_base+24(FP), DX
+	MOVQ colSum_base+48(FP), DI
+	MOVQ colGrad_base+72(FP), R8
+	MOVSD p0+96(FP), X0
+	MOVHPD p1+104(FP), X0
+	VINSERTF128 $1, X0, Y0, Y15
+	VBROADCASTSD r+112(FP), Y14
+	MOVQ mode+120(FP), BX
+	MOVQ sums+128(FP), AX
+	VXORPD Y13, Y13, Y13
+	VXORPD Y12, Y12, Y12
+	SHRQ $2, CX
+wloop:
+	CMPQ CX, $1
+	JLT wdone
+	VMOVUPD 0(SI), Y0
+	VADDPD Y0, Y13, Y13
+	VMOVUPD 0(DX), Y1
+	VMOVUPD 32(DX), Y2
+	VSUBPD Y1, Y15, Y1
+	VSUBPD Y2, Y15, Y2
+	VPERMPD $0x50, Y0, Y3
+	VPERMPD $0xfa, Y0, Y4
+	VFMADD231PD Y3, Y1, Y12
+	VFMADD231PD Y4, Y2, Y12
+	TESTQ $1, BX
+	JEQ wnocs
+	VMOVUPD 0(DI), Y5
+	VFMADD231PD Y0, Y14, Y5
+	VMOVUPD Y5, 0(DI)
+wnocs:
+	TESTQ $2, BX
+	JEQ wnocg
+	VMULPD Y14, Y3, Y3
+	VMULPD Y14, Y4, Y4
+	VMOVUPD 0(R8), Y5
+	VFMADD231PD Y3, Y1, Y5
+	VMOVUPD Y5, 0(R8)
+	VMOVUPD 32(R8), Y6
+	VFMADD231PD Y4, Y2, Y6
+	VMOVUPD Y6, 32(R8)
+wnocg:
+	ADDQ $32, SI
+	ADDQ $64, DX
+	ADDQ $32, DI
+	ADDQ $64, R8
+	SUBQ $1, CX
+	JMP wloop
+wdone:
+	VEXTRACTF128 $1, Y13, X0
+	VADDPD X0, X13, X0
+	VHADDPD X0, X0, X0
+	MOVSD X0, 0(AX)
+	VEXTRACTF128 $1, Y12, X1
+	VADDPD X1, X12, X1
+	MOVUPD X1, 8(AX)
+	VZEROUPPER
+	RET
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX

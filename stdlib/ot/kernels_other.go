@@ -12,3 +12,7 @@ func expAVX2(dst, src []float64) bool { panic("ot: no SIMD kernels") }
 func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64 {
 	panic("ot: no SIMD kernels")
 }
+
+func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64) {
+	panic("ot: no SIMD kernels")
+}

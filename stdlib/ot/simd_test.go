@@ -104,3 +104,50 @@ func TestSIMDKernels(t *testing.T) {
 		t.Errorf("expAVX2 max error %.2f ulp", maxUlp)
 	}
 }
+
+func TestSIMDWeighted(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 4, 5, 8, 13, 64, 257} {
+		e := make([]float64, n)
+		q := make([]float64, 2*n)
+		for i := range e {
+			e[i] = rng.Float64()
+		}
+		for i := range q {
+			q[i] = rng.NormFloat64()
+		}
+		p := []float64{0.4, -1.1}
+		r := -0.37
+		for mode := 0; mode < 4; mode++ {
+			var cs1, cs2, cg1, cg2 []float64
+			if mode&1 != 0 {
+				cs1, cs2 = make([]float64, n), make([]float64, n)
+				for i := range cs1 {
+					cs1[i] = float64(i)
+					cs2[i] = float64(i)
+				}
+			}
+			if mode&2 != 0 {
+				cg1, cg2 = make([]float64, 2*n), make([]float64, 2*n)
+			}
+			rg1, rg2 := []float64{1, 2}, []float64{1, 2}
+			s1 := weightedRow(e, p, q, r, rg1, cs1, cg1)
+			s2 := kern{simd: true}.weighted(e, p, q, r, rg2, cs2, cg2)
+			const tol = 1e-13
+			if math.Abs(s1-s2) > tol*math.Abs(s1) {
+				t.Errorf("n=%d mode=%d: sum %v vs %v", n, mode, s2, s1)
+			}
+			checkArray(t, "rowGrad", rg2, rg1, tol)
+			if cs1 != nil {
+				checkArray(t, "colSum", cs2, cs1, tol)
+			}
+			if cg1 != nil {
+				checkArray(t, "colGrad", cg2, cg1, tol)
+			}
+		}
+	}
+}

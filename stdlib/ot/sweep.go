@@ -130,7 +130,7 @@ func (e *engine) block(w, b int) {
 		if job.rowGrad != nil {
 			rg = job.rowGrad[i*d : i*d+d]
 		}
-		sum := weightedRow(ebuf, p, cols, r, rg, colSum, colGrad)
+		sum := k.weighted(ebuf, p, cols, r, rg, colSum, colGrad)
 		for k := range rg {
 			rg[k] *= r
 		}
