@@ -175,6 +175,9 @@ func checkGrid(g Grid, logA, logB []float64, grad *Grad) error {
 	if len(logB) != g.N() {
 		return fmt.Errorf("ot: measure b has %d log-weights, the %d×%d grid has %d points", len(logB), g.H, g.W, g.N())
 	}
+	if err := errors.Join(checkLogWeights("a", logA), checkLogWeights("b", logB)); err != nil {
+		return err
+	}
 	if grad != nil && (grad.X != nil || grad.Y != nil) {
 		return errors.New("ot: the grid path has a fixed support; request gradients with respect to the log-weights only")
 	}

@@ -162,7 +162,7 @@ func (w *Workspace) Potentials() (f, g []float64) { return w.e.fxy, w.e.gxy }
 
 // defaultParallelMin is the measured size (kernel terms per sweep) above
 // which splitting rows across goroutines pays (BENCHMARKS-ot.md).
-const defaultParallelMin = 64 * 64
+const defaultParallelMin = 128 * 128
 
 // side is one measure of a problem: points (n×d) and log-weights (n).
 type side struct {
@@ -467,7 +467,31 @@ func checkSide(name string, pts, logw []float64, d int) (side, error) {
 	if len(pts) != n*d {
 		return side{}, fmt.Errorf("ot: measure %s has %d log-weights but %d coordinates (%d points of dimension %d expected)", name, n, len(pts), n, d)
 	}
+	if err := checkLogWeights(name, logw); err != nil {
+		return side{}, err
+	}
+	for k, v := range pts {
+		if !isFinite(v) {
+			return side{}, fmt.Errorf("ot: measure %s: coordinate %d of point %d is %g", name, k%d, k/d, v)
+		}
+	}
 	return side{pts: pts, logw: logw, n: n}, nil
+}
+
+// checkLogWeights accepts finite values and −Inf (zero weight), with at
+// least one finite value.
+func checkLogWeights(name string, logw []float64) error {
+	finite := false
+	for i, v := range logw {
+		if math.IsNaN(v) || math.IsInf(v, 1) {
+			return fmt.Errorf("ot: measure %s: log-weight %d is %g", name, i, v)
+		}
+		finite = finite || !math.IsInf(v, -1)
+	}
+	if !finite {
+		return fmt.Errorf("ot: measure %s has no positive weight", name)
+	}
+	return nil
 }
 
 func checkGrad(name string, g []float64, want int) error {

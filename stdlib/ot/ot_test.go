@@ -467,6 +467,10 @@ func TestErrors(t *testing.T) {
 		{"empty", nil, y, nil, lb, ok, nil, []string{"no points"}},
 		{"unequal masses", x, y, la, []float64{0, 0, 0}, ok, nil, []string{"equal masses", "mass(a) = 1", "mass(b) = 3"}},
 		{"grad length", x, y, la, lb, ok, &Grad{X: make([]float64, 3)}, []string{"gradient slice X", "length 3, want 4"}},
+		{"NaN point", []float64{0, math.NaN(), 1, 1}, y, la, lb, ok, nil, []string{"coordinate 1 of point 0 is NaN"}},
+		{"NaN log-weight", x, y, []float64{0, math.NaN()}, lb, ok, nil, []string{"log-weight 1 is NaN"}},
+		{"+Inf log-weight", x, y, la, []float64{0, math.Inf(1), 0}, ok, nil, []string{"log-weight 1 is +Inf"}},
+		{"no weight", x, y, []float64{math.Inf(-1), math.Inf(-1)}, lb, Options{Eps: 0.1, Rho: 1, Iters: 3}, nil, []string{"no positive weight"}},
 	} {
 		_, err := w.Divergence(tc.x, tc.y, tc.la, tc.lb, tc.o, nil, tc.gr)
 		if err == nil {
@@ -521,5 +525,41 @@ func TestPlanMarginals(t *testing.T) {
 				t.Errorf("%+v: column %d sums to %.17g, want %.17g", o, j, s, want)
 			}
 		}
+	}
+}
+
+func TestZeroWeightsGiveFiniteResults(t *testing.T) {
+	// A log-weight of −Inf is a point of weight zero: the result equals the
+	// problem without that point, and every gradient entry is finite.
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, o := range []Options{{Eps: 0.2, Balanced: true, Iters: 10}, {Eps: 0.2, Rho: 1, Iters: 10}} {
+		x, y, la, lb := randProblem(rng, 7, 6, 2, o.Balanced)
+		la[6] = math.Inf(-1)
+		if o.Balanced {
+			normalize(la)
+		}
+		w := NewWorkspace(7, 6, 2)
+		gr := &Grad{X: make([]float64, 14), Y: make([]float64, 12), LogA: make([]float64, 7), LogB: make([]float64, 6)}
+		full, err := w.Divergence(x, y, la, lb, o, nil, gr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range [][]float64{gr.X, gr.Y, gr.LogA, gr.LogB} {
+			for k, v := range g {
+				if !isFinite(v) {
+					t.Fatalf("%+v: gradient entry %d is %v", o, k, v)
+				}
+			}
+		}
+		gr6 := &Grad{X: make([]float64, 12), Y: make([]float64, 12), LogA: make([]float64, 6), LogB: make([]float64, 6)}
+		red, err := w.Divergence(x[:12], y, la[:6], lb, o, nil, gr6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(full.Divergence-red.Divergence) > 1e-14*math.Abs(red.Divergence) {
+			t.Errorf("%+v: with a zero-weight point S = %.17g, without it %.17g", o, full.Divergence, red.Divergence)
+		}
+		checkArray(t, "grad_x without the zero-weight point", gr.X[:12], gr6.X, 1e-13)
+		checkArray(t, "grad_log_b", gr.LogB, gr6.LogB, 1e-13)
 	}
 }
