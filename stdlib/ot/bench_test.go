@@ -65,6 +65,9 @@ func benchProblem(n int) (x, y, la, lb []float64) {
 const benchEps, benchIters = 0.05, 80
 
 func benchOT(b *testing.B, n, workers int, simd, grad bool) {
+	if n >= 4096 && !simd && haveSIMD {
+		b.Skip("pure Go at n = 4096 takes minutes; see n ≤ 1024")
+	}
 	x, y, la, lb := benchProblem(n)
 	w := NewWorkspaceWorkers(n, n, 2, workers)
 	defer w.Close()
