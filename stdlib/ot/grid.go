@@ -38,7 +38,7 @@ func (g Grid) Points() []float64 {
 // gridBufs are the buffers of the separable path.
 type gridBufs struct {
 	g        Grid
-	k1       []float64 // δ²/eps for δ = 0..max(H, W)−1
+	k1       []float64 // δ²/eps at index L−1+δ, −L < δ < L, L = max(H, W)
 	k1Eps    float64   // the eps k1 was computed for (invEps)
 	at       []float64 // first-pass results, transposed: at[c·H + r']
 	args     []float64 // one line of arguments
@@ -60,8 +60,8 @@ func (e *engine) gridReserve(g Grid) {
 	gb.tp = grow(gb.tp, n)
 	gb.tn = grow(gb.tn, n)
 	gb.rowLSE = grow(gb.rowLSE, n)
-	if len(gb.k1) != l {
-		gb.k1 = grow(gb.k1, l)
+	if len(gb.k1) != 2*l {
+		gb.k1 = grow(gb.k1, 2*l)
 		gb.k1Eps = 0
 	}
 }
@@ -71,22 +71,22 @@ func (e *engine) gridTable(invEps float64) {
 	if gb.k1Eps == invEps {
 		return
 	}
-	for d := range gb.k1 {
-		gb.k1[d] = float64(d*d) * invEps
+	l := len(gb.k1) / 2
+	for i := range gb.k1 {
+		d := i - (l - 1)
+		gb.k1[i] = float64(d*d) * invEps
 	}
 	gb.k1Eps = invEps
 }
 
-// lse1 returns LSE_j(v[j] − k1[|i − j|]) using args as scratch.
-func lse1(k kern, args, v, k1 []float64, i int) float64 {
+// lse1 returns LSE_j(v[j] − kt[j]), with kt the slice of the symmetric
+// table that holds (j − i)²/eps at index j, using args as scratch.
+func lse1(k kern, args, v, kt []float64) float64 {
 	args = args[:len(v)]
+	kt = kt[:len(v)]
 	mx := math.Inf(-1)
 	for j, vj := range v {
-		d := i - j
-		if d < 0 {
-			d = -d
-		}
-		a := vj - k1[d]
+		a := vj - kt[j]
 		args[j] = a
 		mx = max(mx, a)
 	}
@@ -101,18 +101,19 @@ func (e *engine) gridLSE(u []float64, invEps, scale float64, out []float64) {
 	gb := &e.grid
 	H, W := gb.g.H, gb.g.W
 	e.gridTable(invEps)
-	at, args, k1 := gb.at, gb.args, gb.k1
+	at, args, tab := gb.at, gb.args, gb.k1
+	L := len(tab) / 2 // tab[L−1+δ] = δ²/eps for −L < δ < L
 	k := kern{simd: e.simd}
 	for r := range H {
 		v := u[r*W : (r+1)*W]
 		for c := range W {
-			at[c*H+r] = lse1(k, args, v, k1, c)
+			at[c*H+r] = lse1(k, args, v, tab[L-1-c:])
 		}
 	}
 	for c := range W {
 		v := at[c*H : (c+1)*H]
 		for r := range H {
-			out[r*W+c] = scale * lse1(k, args, v, k1, r)
+			out[r*W+c] = scale * lse1(k, args, v, tab[L-1-r:])
 		}
 	}
 }
