@@ -160,9 +160,13 @@ func (w *Workspace) SetParallelThreshold(terms int) { w.e.parallelMin = terms }
 // of the last Divergence or OT call. The slices are reused by later calls.
 func (w *Workspace) Potentials() (f, g []float64) { return w.e.fxy, w.e.gxy }
 
-// defaultParallelMin is the measured size (kernel terms per sweep) above
-// which splitting rows across goroutines pays (BENCHMARKS-ot.md).
-const defaultParallelMin = 128 * 128
+// defaultParallelMin is the size (kernel terms per sweep) from which rows are
+// split across goroutines. Measured on the 2-core development machine while
+// other jobs ran (BENCHMARKS-ot.md, BenchmarkHalfStep): two workers lost at
+// 128² and 256² terms and won at 1024²; on idle cores the crossover is
+// lower, and callers that run one workspace per core (parallel chains)
+// should use NewWorkspaceWorkers(..., 1).
+const defaultParallelMin = 512 * 512
 
 // side is one measure of a problem: points (n×d) and log-weights (n).
 type side struct {
