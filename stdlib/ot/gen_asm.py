@@ -207,6 +207,74 @@ emit(['VEXTRACTF128 $1, Y12, X0',
       ])
 w('argsret:')
 emit(['MOVSD X0, ret+104(FP)', 'RET'])
+def max_epilogue(ret_off, label):
+    emit(['VEXTRACTF128 $1, Y12, X0',
+          'VMAXPD X0, X12, X0',
+          'VPERMILPD $1, X0, X1',
+          'VMAXPD X1, X0, X0',
+          'VMOVMSKPD Y11, AX',
+          'VZEROUPPER',
+          'TESTQ AX, AX',
+          'JEQ %s' % label,
+          'MOVSD %s, X0' % K('neginf'),
+          'SUBSD X0, X0'])
+    w(label + ':')
+    emit(['MOVSD X0, ret+%d(FP)' % ret_off, 'RET'])
+
+# func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64
+w('// func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64')
+w('TEXT ·argsMax1AVX2(SB), NOSPLIT, $0-104')
+emit(['MOVQ buf_base+0(FP), DI',
+      'MOVQ q_base+24(FP), SI',
+      'MOVQ u_base+48(FP), DX',
+      'MOVQ u_len+56(FP), CX',
+      'VBROADCASTSD p0+72(FP), Y15',
+      'VBROADCASTSD invEps+80(FP), Y14',
+      'VBROADCASTSD shift+88(FP), Y13',
+      'VMOVUPD %s, Y12' % K('neginf'),
+      'VXORPD Y11, Y11, Y11',
+      'SHRQ $2, CX'])
+w('a1loop:')
+emit(['CMPQ CX, $1', 'JLT a1done',
+      'VMOVUPD 0(SI), Y0',
+      'VSUBPD Y0, Y15, Y0',
+      'VMULPD Y0, Y0, Y0',
+      'VMULPD Y14, Y0, Y0',
+      'VMOVUPD 0(DX), Y3',
+      'VSUBPD Y0, Y3, Y3',
+      'VADDPD Y13, Y3, Y3',
+      'VMOVUPD Y3, 0(DI)',
+      'VCMPPD $3, Y3, Y3, Y4',
+      'VORPD Y4, Y11, Y11',
+      'VMAXPD Y3, Y12, Y12',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP a1loop'])
+w('a1done:')
+max_epilogue(96, 'a1ret')
+w('')
+
+# func subMaxAVX2(buf, v, kt []float64) float64
+w('// func subMaxAVX2(buf, v, kt []float64) float64')
+w('TEXT ·subMaxAVX2(SB), NOSPLIT, $0-80')
+emit(['MOVQ buf_base+0(FP), DI',
+      'MOVQ v_base+24(FP), SI',
+      'MOVQ v_len+32(FP), CX',
+      'MOVQ kt_base+48(FP), DX',
+      'VMOVUPD %s, Y12' % K('neginf'),
+      'VXORPD Y11, Y11, Y11',
+      'SHRQ $2, CX'])
+w('smloop:')
+emit(['CMPQ CX, $1', 'JLT smdone',
+      'VMOVUPD 0(SI), Y3',
+      'VSUBPD 0(DX), Y3, Y3',
+      'VMOVUPD Y3, 0(DI)',
+      'VCMPPD $3, Y3, Y3, Y4',
+      'VORPD Y4, Y11, Y11',
+      'VMAXPD Y3, Y12, Y12',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP smloop'])
+w('smdone:')
+max_epilogue(72, 'smret')
+w('')
+
 # func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
 w('// func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)')
 w('TEXT ·weighted2AVX2(SB), NOSPLIT, $0-136')

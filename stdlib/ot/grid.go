@@ -83,13 +83,7 @@ func (e *engine) gridTable(invEps float64) {
 // table that holds (j − i)²/eps at index j, using args as scratch.
 func lse1(k kern, args, v, kt []float64) float64 {
 	args = args[:len(v)]
-	kt = kt[:len(v)]
-	mx := math.Inf(-1)
-	for j, vj := range v {
-		a := vj - kt[j]
-		args[j] = a
-		mx = max(mx, a)
-	}
+	mx := k.subMax(args, v, kt)
 	if math.IsInf(mx, 0) || math.IsNaN(mx) {
 		return mx
 	}

@@ -259,14 +259,39 @@ func (k kern) sumExp(buf []float64, mx float64) float64 {
 
 // args is argsRow, vectorized for d = 2 when k.simd (bitwise equal).
 func (k kern) args(buf, p, q, u []float64, invEps, shift float64) float64 {
-	if !k.simd || len(p) != 2 || len(u) < 4 {
+	d := len(p)
+	if !k.simd || d > 2 || len(u) < 4 {
 		return argsRow(buf, p, q, u, invEps, shift)
 	}
 	n := len(u)
 	n4 := n &^ 3
-	mx := argsMax2AVX2(buf[:n4], q[:2*n4], u[:n4], p[0], p[1], invEps, shift)
+	var mx float64
+	if d == 2 {
+		mx = argsMax2AVX2(buf[:n4], q[:2*n4], u[:n4], p[0], p[1], invEps, shift)
+	} else {
+		mx = argsMax1AVX2(buf[:n4], q[:n4], u[:n4], p[0], invEps, shift)
+	}
 	if n4 < n {
-		mx = max(mx, argsRow(buf[n4:n], p, q[2*n4:2*n], u[n4:], invEps, shift))
+		mx = max(mx, argsRow(buf[n4:n], p, q[d*n4:d*n], u[n4:], invEps, shift))
+	}
+	return mx
+}
+
+// subMax writes buf[j] = v[j] − kt[j] and returns the maximum (NaN if an
+// element is NaN).
+func (k kern) subMax(buf, v, kt []float64) float64 {
+	n := len(v)
+	buf, kt = buf[:n], kt[:n]
+	n4 := 0
+	mx := math.Inf(-1)
+	if k.simd && n >= 4 {
+		n4 = n &^ 3
+		mx = subMaxAVX2(buf[:n4], v[:n4], kt[:n4])
+	}
+	for j := n4; j < n; j++ {
+		a := v[j] - kt[j]
+		buf[j] = a
+		mx = max(mx, a)
 	}
 	return mx
 }

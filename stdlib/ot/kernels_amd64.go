@@ -27,6 +27,18 @@ func detectAVX2FMA() bool {
 	return ebx7&(1<<5) != 0 // AVX2
 }
 
+// argsMax1AVX2 is argsRow for d = 1 over the first len(u) &^ 3 columns
+// (bitwise equal results); it returns their maximum (NaN if one is NaN).
+//
+//go:noescape
+func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64
+
+// subMaxAVX2 writes buf[j] = v[j] − kt[j] for the first len(v) &^ 3
+// elements and returns their maximum (NaN if one is NaN).
+//
+//go:noescape
+func subMaxAVX2(buf, v, kt []float64) float64
+
 // weighted2AVX2 is the d = 2 core of weightedRow over the first
 // len(e) &^ 3 columns: it stores Σ e_j, Σ e_j(p0 − q_j0), Σ e_j(p1 − q_j1) in
 // sums and, when mode&1, adds r·e_j to colSum[j], when mode&2, adds

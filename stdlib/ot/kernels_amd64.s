@@ -325,6 +325,90 @@ argsdone:
 argsret:
 	MOVSD X0, ret+104(FP)
 	RET
+// func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64
+TEXT ·argsMax1AVX2(SB), NOSPLIT, $0-104
+	MOVQ buf_base+0(FP), DI
+	MOVQ q_base+24(FP), SI
+	MOVQ u_base+48(FP), DX
+	MOVQ u_len+56(FP), CX
+	VBROADCASTSD p0+72(FP), Y15
+	VBROADCASTSD invEps+80(FP), Y14
+	VBROADCASTSD shift+88(FP), Y13
+	VMOVUPD expk<>+640(SB), Y12
+	VXORPD Y11, Y11, Y11
+	SHRQ $2, CX
+a1loop:
+	CMPQ CX, $1
+	JLT a1done
+	VMOVUPD 0(SI), Y0
+	VSUBPD Y0, Y15, Y0
+	VMULPD Y0, Y0, Y0
+	VMULPD Y14, Y0, Y0
+	VMOVUPD 0(DX), Y3
+	VSUBPD Y0, Y3, Y3
+	VADDPD Y13, Y3, Y3
+	VMOVUPD Y3, 0(DI)
+	VCMPPD $3, Y3, Y3, Y4
+	VORPD Y4, Y11, Y11
+	VMAXPD Y3, Y12, Y12
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP a1loop
+a1done:
+	VEXTRACTF128 $1, Y12, X0
+	VMAXPD X0, X12, X0
+	VPERMILPD $1, X0, X1
+	VMAXPD X1, X0, X0
+	VMOVMSKPD Y11, AX
+	VZEROUPPER
+	TESTQ AX, AX
+	JEQ a1ret
+	MOVSD expk<>+640(SB), X0
+	SUBSD X0, X0
+a1ret:
+	MOVSD X0, ret+96(FP)
+	RET
+
+// func subMaxAVX2(buf, v, kt []float64) float64
+TEXT ·subMaxAVX2(SB), NOSPLIT, $0-80
+	MOVQ buf_base+0(FP), DI
+	MOVQ v_base+24(FP), SI
+	MOVQ v_len+32(FP), CX
+	MOVQ kt_base+48(FP), DX
+	VMOVUPD expk<>+640(SB), Y12
+	VXORPD Y11, Y11, Y11
+	SHRQ $2, CX
+smloop:
+	CMPQ CX, $1
+	JLT smdone
+	VMOVUPD 0(SI), Y3
+	VSUBPD 0(DX), Y3, Y3
+	VMOVUPD Y3, 0(DI)
+	VCMPPD $3, Y3, Y3, Y4
+	VORPD Y4, Y11, Y11
+	VMAXPD Y3, Y12, Y12
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP smloop
+smdone:
+	VEXTRACTF128 $1, Y12, X0
+	VMAXPD X0, X12, X0
+	VPERMILPD $1, X0, X1
+	VMAXPD X1, X0, X0
+	VMOVMSKPD Y11, AX
+	VZEROUPPER
+	TESTQ AX, AX
+	JEQ smret
+	MOVSD expk<>+640(SB), X0
+	SUBSD X0, X0
+smret:
+	MOVSD X0, ret+72(FP)
+	RET
+
 // func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
 TEXT ·weighted2AVX2(SB), NOSPLIT, $0-136
 	MOVQ e_base+0(FP), SI

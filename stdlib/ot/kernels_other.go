@@ -16,3 +16,9 @@ func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64 {
 func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64) {
 	panic("ot: no SIMD kernels")
 }
+
+func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64 {
+	panic("ot: no SIMD kernels")
+}
+
+func subMaxAVX2(buf, v, kt []float64) float64 { panic("ot: no SIMD kernels") }

@@ -151,3 +151,50 @@ func TestSIMDWeighted(t *testing.T) {
 		}
 	}
 }
+
+func TestSIMDArgs1AndSubMax(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, n := range []int{1, 3, 4, 5, 8, 13, 64, 255} {
+		q := make([]float64, n)
+		u := make([]float64, n)
+		v := make([]float64, n)
+		kt := make([]float64, n)
+		for i := range q {
+			q[i] = rng.NormFloat64()
+			u[i] = rng.NormFloat64()
+			v[i] = rng.NormFloat64()
+			kt[i] = rng.Float64()
+		}
+		p := []float64{0.3}
+		b1 := make([]float64, n)
+		b2 := make([]float64, n)
+		m1 := argsRow(b1, p, q, u, 7.5, -0.5)
+		m2 := kern{simd: true}.args(b2, p, q, u, 7.5, -0.5)
+		if m1 != m2 {
+			t.Errorf("n=%d: d=1 max %v vs %v", n, m2, m1)
+		}
+		for i := range b1 {
+			if b1[i] != b2[i] {
+				t.Fatalf("n=%d: d=1 args[%d] = %v, pure Go %v", n, i, b2[i], b1[i])
+			}
+		}
+		m1 = kern{}.subMax(b1, v, kt)
+		m2 = kern{simd: true}.subMax(b2, v, kt)
+		if m1 != m2 {
+			t.Errorf("n=%d: subMax %v vs %v", n, m2, m1)
+		}
+		for i := range b1 {
+			if b1[i] != b2[i] || b1[i] != v[i]-kt[i] {
+				t.Fatalf("n=%d: subMax[%d] = %v, pure Go %v", n, i, b2[i], b1[i])
+			}
+		}
+		v[n/2] = math.NaN()
+		if m := (kern{simd: true}).subMax(b2, v, kt); !math.IsNaN(m) {
+			t.Errorf("n=%d: NaN gave max %v", n, m)
+		}
+	}
+}
