@@ -1,0 +1,362 @@
+package ot
+
+import "math"
+
+// expCore is e^x for x in [expLow, expHigh] with no range checks.
+func expCore(x float64) float64 {
+	t := x*log2e + roundC
+	k := t - roundC
+	r := x - k*ln2Hi - k*ln2Lo
+	ki := int64(math.Float64bits(t) - math.Float64bits(roundC))
+	return poly13(r) * math.Float64frombits(uint64(ki+1023)<<52)
+}
+
+// expNonPos is e^x for x ≤ 0, returning 0 below expLow.
+func expNonPos(x float64) float64 {
+	if x < expLow {
+		return 0
+	}
+	return expCore(x)
+}
+
+// argsRow writes buf[j] = u[j] − C(p, q_j)·invEps + shift for every column
+// point q_j (rows of q, d coordinates each) and returns the maximum of buf.
+func argsRow(buf, p, q, u []float64, invEps, shift float64) float64 {
+	d := len(p)
+	nc := len(u)
+	buf = buf[:nc]
+	switch d {
+	case 1:
+		p0 := p[0]
+		q = q[:nc]
+		m0, m1 := math.Inf(-1), math.Inf(-1)
+		j := 0
+		for ; j+1 < nc; j += 2 {
+			d0 := p0 - q[j]
+			d1 := p0 - q[j+1]
+			v0 := u[j] - d0*d0*invEps + shift
+			v1 := u[j+1] - d1*d1*invEps + shift
+			buf[j], buf[j+1] = v0, v1
+			m0 = max(m0, v0)
+			m1 = max(m1, v1)
+		}
+		for ; j < nc; j++ {
+			d0 := p0 - q[j]
+			v := u[j] - d0*d0*invEps + shift
+			buf[j] = v
+			m0 = max(m0, v)
+		}
+		return max(m0, m1)
+	case 2:
+		p0, p1 := p[0], p[1]
+		q = q[:2*nc]
+		m0, m1 := math.Inf(-1), math.Inf(-1)
+		j := 0
+		for ; j+1 < nc; j += 2 {
+			a0 := p0 - q[2*j]
+			a1 := p1 - q[2*j+1]
+			b0 := p0 - q[2*j+2]
+			b1 := p1 - q[2*j+3]
+			v0 := u[j] - (a0*a0+a1*a1)*invEps + shift
+			v1 := u[j+1] - (b0*b0+b1*b1)*invEps + shift
+			buf[j], buf[j+1] = v0, v1
+			m0 = max(m0, v0)
+			m1 = max(m1, v1)
+		}
+		for ; j < nc; j++ {
+			a0 := p0 - q[2*j]
+			a1 := p1 - q[2*j+1]
+			v := u[j] - (a0*a0+a1*a1)*invEps + shift
+			buf[j] = v
+			m0 = max(m0, v)
+		}
+		return max(m0, m1)
+	default:
+		q = q[:d*nc]
+		mx := math.Inf(-1)
+		for j := range nc {
+			qj := q[j*d : j*d+d]
+			c := 0.0
+			for k, pk := range p {
+				t := pk - qj[k]
+				c += t * t
+			}
+			v := u[j] - c*invEps + shift
+			buf[j] = v
+			mx = max(mx, v)
+		}
+		return mx
+	}
+}
+
+// sumExpShift returns Σ_j e^(buf[j] − mx), with buf[j] ≤ mx, using four
+// independent accumulators and the exponential of fastExp written inline.
+// Arguments below expLow are clamped to expLow: such a term is below
+// 2^-1021 while the sum is at least 1 (the maximum term), so it cannot
+// change the sum unless m > 2^968.
+func sumExpShift(buf []float64, mx float64) float64 {
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+3 < len(buf); j += 4 {
+		x0 := max(buf[j+0]-mx, expLow)
+		t0 := x0*log2e + roundC
+		k0 := t0 - roundC
+		r0 := x0 - k0*ln2Hi - k0*ln2Lo
+		sc0 := math.Float64frombits(uint64(int64(math.Float64bits(t0)-math.Float64bits(roundC))+1023) << 52)
+		r20 := r0 * r0
+		r40 := r20 * r20
+		q0 := ((c2 + c3*r0) + (c4+c5*r0)*r20) + ((c6+c7*r0)+(c8+c9*r0)*r20)*r40 + ((c10+c11*r0)+(c12+c13*r0)*r20)*(r40*r40)
+		s0 += (1 + (r0 + r20*q0)) * sc0
+		x1 := max(buf[j+1]-mx, expLow)
+		t1 := x1*log2e + roundC
+		k1 := t1 - roundC
+		r1 := x1 - k1*ln2Hi - k1*ln2Lo
+		sc1 := math.Float64frombits(uint64(int64(math.Float64bits(t1)-math.Float64bits(roundC))+1023) << 52)
+		r21 := r1 * r1
+		r41 := r21 * r21
+		q1 := ((c2 + c3*r1) + (c4+c5*r1)*r21) + ((c6+c7*r1)+(c8+c9*r1)*r21)*r41 + ((c10+c11*r1)+(c12+c13*r1)*r21)*(r41*r41)
+		s1 += (1 + (r1 + r21*q1)) * sc1
+		x2 := max(buf[j+2]-mx, expLow)
+		t2 := x2*log2e + roundC
+		k2 := t2 - roundC
+		r2 := x2 - k2*ln2Hi - k2*ln2Lo
+		sc2 := math.Float64frombits(uint64(int64(math.Float64bits(t2)-math.Float64bits(roundC))+1023) << 52)
+		r22 := r2 * r2
+		r42 := r22 * r22
+		q2 := ((c2 + c3*r2) + (c4+c5*r2)*r22) + ((c6+c7*r2)+(c8+c9*r2)*r22)*r42 + ((c10+c11*r2)+(c12+c13*r2)*r22)*(r42*r42)
+		s2 += (1 + (r2 + r22*q2)) * sc2
+		x3 := max(buf[j+3]-mx, expLow)
+		t3 := x3*log2e + roundC
+		k3 := t3 - roundC
+		r3 := x3 - k3*ln2Hi - k3*ln2Lo
+		sc3 := math.Float64frombits(uint64(int64(math.Float64bits(t3)-math.Float64bits(roundC))+1023) << 52)
+		r23 := r3 * r3
+		r43 := r23 * r23
+		q3 := ((c2 + c3*r3) + (c4+c5*r3)*r23) + ((c6+c7*r3)+(c8+c9*r3)*r23)*r43 + ((c10+c11*r3)+(c12+c13*r3)*r23)*(r43*r43)
+		s3 += (1 + (r3 + r23*q3)) * sc3
+	}
+	for ; j < len(buf); j++ {
+		s0 += expCore(max(buf[j]-mx, expLow))
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// weightedRow accumulates, for the row point p with weights
+// e_j = e^(u[j] − C(p, q_j)·invEps + s) held in buf (already exponentiated)
+// and row factor r:
+//
+//	rowSum        = Σ_j e_j                     (returned)
+//	rowGrad[k]   += Σ_j e_j (p_k − q_jk)        (if rowGrad != nil)
+//	colSum[j]    += r·e_j                       (if colSum != nil)
+//	colGrad[j,k] += r·e_j (p_k − q_jk)          (if colGrad != nil)
+func weightedRow(buf, p, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
+	d := len(p)
+	nc := len(buf)
+	if rowGrad == nil && colGrad == nil {
+		var s0, s1 float64
+		if colSum == nil {
+			for j := 0; j < nc; j++ {
+				s0 += buf[j]
+			}
+			return s0 + s1
+		}
+		colSum = colSum[:nc]
+		for j, e := range buf {
+			s0 += e
+			colSum[j] += r * e
+		}
+		return s0
+	}
+	if d == 2 {
+		p0, p1 := p[0], p[1]
+		q = q[:2*nc]
+		var s, g0, g1 float64
+		for j, e := range buf {
+			a0 := p0 - q[2*j]
+			a1 := p1 - q[2*j+1]
+			s += e
+			g0 += e * a0
+			g1 += e * a1
+			if colSum != nil {
+				colSum[j] += r * e
+			}
+			if colGrad != nil {
+				re := r * e
+				colGrad[2*j] += re * a0
+				colGrad[2*j+1] += re * a1
+			}
+		}
+		if rowGrad != nil {
+			rowGrad[0] += g0
+			rowGrad[1] += g1
+		}
+		return s
+	}
+	var s float64
+	for j, e := range buf {
+		qj := q[j*d : j*d+d]
+		s += e
+		re := r * e
+		if colSum != nil {
+			colSum[j] += re
+		}
+		for k, pk := range p {
+			a := pk - qj[k]
+			if rowGrad != nil {
+				rowGrad[k] += e * a
+			}
+			if colGrad != nil {
+				colGrad[j*d+k] += re * a
+			}
+		}
+	}
+	return s
+}
+
+// expInto writes e^src[j] into dst[j]: 0 below expLow, math.Exp above
+// expHigh (overflow) or for NaN, the inline fastExp in between; the results
+// are fastExp's.
+func expInto(dst, src []float64) {
+	dst = dst[:len(src)]
+	for j, v := range src {
+		if v > expHigh || v != v {
+			dst[j] = math.Exp(v)
+			continue
+		}
+		x := max(v, expLow)
+		t := x*log2e + roundC
+		k := t - roundC
+		r := x - k*ln2Hi - k*ln2Lo
+		sc := math.Float64frombits(uint64(int64(math.Float64bits(t)-math.Float64bits(roundC))+1023) << 52)
+		r2 := r * r
+		r4 := r2 * r2
+		q := ((c2 + c3*r) + (c4+c5*r)*r2) + ((c6+c7*r)+(c8+c9*r)*r2)*r4 + ((c10+c11*r)+(c12+c13*r)*r2)*(r4*r4)
+		e := (1 + (r + r2*q)) * sc
+		var keep uint64
+		if v >= expLow {
+			keep = ^uint64(0)
+		}
+		dst[j] = math.Float64frombits(math.Float64bits(e) & keep)
+	}
+}
+
+// kern selects the kernels: the AVX2 + FMA assembly (simd) or pure Go. The
+// pure-Go kernels are the reference the assembly is tested against.
+type kern struct{ simd bool }
+
+// sumExp is sumExpShift, vectorized when k.simd.
+func (k kern) sumExp(buf []float64, mx float64) float64 {
+	if !k.simd || len(buf) < 4 {
+		return sumExpShift(buf, mx)
+	}
+	n4 := len(buf) &^ 3
+	s := sumExpAVX2(buf[:n4], mx)
+	if n4 < len(buf) {
+		s += sumExpShift(buf[n4:], mx)
+	}
+	return s
+}
+
+// args is argsRow, vectorized for d = 2 when k.simd (bitwise equal).
+func (k kern) args(buf, p, q, u []float64, invEps, shift float64) float64 {
+	d := len(p)
+	if !k.simd || d > 2 || len(u) < 4 {
+		return argsRow(buf, p, q, u, invEps, shift)
+	}
+	n := len(u)
+	n4 := n &^ 3
+	var mx float64
+	if d == 2 {
+		mx = argsMax2AVX2(buf[:n4], q[:2*n4], u[:n4], p[0], p[1], invEps, shift)
+	} else {
+		mx = argsMax1AVX2(buf[:n4], q[:n4], u[:n4], p[0], invEps, shift)
+	}
+	if n4 < n {
+		mx = max(mx, argsRow(buf[n4:n], p, q[d*n4:d*n], u[n4:], invEps, shift))
+	}
+	return mx
+}
+
+// subMax writes buf[j] = v[j] − kt[j] and returns the maximum (NaN if an
+// element is NaN).
+func (k kern) subMax(buf, v, kt []float64) float64 {
+	n := len(v)
+	buf, kt = buf[:n], kt[:n]
+	n4 := 0
+	mx := math.Inf(-1)
+	if k.simd && n >= 4 {
+		n4 = n &^ 3
+		mx = subMaxAVX2(buf[:n4], v[:n4], kt[:n4])
+	}
+	for j := n4; j < n; j++ {
+		a := v[j] - kt[j]
+		buf[j] = a
+		mx = max(mx, a)
+	}
+	return mx
+}
+
+// exp is expInto, vectorized when k.simd.
+func (k kern) exp(dst, src []float64) {
+	if !k.simd || len(src) < 4 {
+		expInto(dst, src)
+		return
+	}
+	n4 := len(src) &^ 3
+	if expAVX2(dst[:n4], src[:n4]) {
+		for j, v := range src[:n4] {
+			if !(v <= expHigh) {
+				dst[j] = math.Exp(v)
+			}
+		}
+	}
+	if n4 < len(src) {
+		expInto(dst[n4:], src[n4:])
+	}
+}
+
+// lseRow returns LSE_j(u[j] − C(p, q_j)·invEps), max-shifted.
+func (k kern) lseRow(buf, p, q, u []float64, invEps float64) float64 {
+	mx := k.args(buf, p, q, u, invEps, 0)
+	if math.IsInf(mx, 0) || math.IsNaN(mx) {
+		return mx
+	}
+	return mx + math.Log(k.sumExp(buf[:len(u)], mx))
+}
+
+// weighted is weightedRow, vectorized for d = 2 when k.simd.
+func (k kern) weighted(buf, p, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
+	nc := len(buf)
+	if !k.simd || len(p) != 2 || nc < 4 {
+		return weightedRow(buf, p, q, r, rowGrad, colSum, colGrad)
+	}
+	n4 := nc &^ 3
+	mode := 0
+	var cs, cg []float64
+	if colSum != nil {
+		mode |= 1
+		cs = colSum[:n4]
+	}
+	if colGrad != nil {
+		mode |= 2
+		cg = colGrad[:2*n4]
+	}
+	var sums [3]float64
+	weighted2AVX2(buf[:n4], q[:2*n4], cs, cg, p[0], p[1], r, mode, &sums)
+	if rowGrad != nil {
+		rowGrad[0] += sums[1]
+		rowGrad[1] += sums[2]
+	}
+	s := sums[0]
+	if n4 < nc {
+		var csT, cgT []float64
+		if colSum != nil {
+			csT = colSum[n4:nc]
+		}
+		if colGrad != nil {
+			cgT = colGrad[2*n4 : 2*nc]
+		}
+		s += weightedRow(buf[n4:], p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
+	}
+	return s
+}

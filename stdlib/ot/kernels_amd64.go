@@ -1,0 +1,73 @@
+//go:build amd64 && !purego
+
+package ot
+
+//go:generate sh -c "python3 gen_asm.py > kernels_amd64.s"
+
+// haveSIMD reports whether the AVX2 + FMA kernels can run. It is set once at
+// initialization from the CPU's features and never changes.
+var haveSIMD = detectAVX2FMA()
+
+// detectAVX2FMA reports whether the CPU has AVX2 and FMA and the operating
+// system saves the YMM registers.
+func detectAVX2FMA() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&6 != 6 { // XMM and YMM state enabled
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0 // AVX2
+}
+
+// argsMax1AVX2 is argsRow for d = 1 over the first len(u) &^ 3 columns
+// (bitwise equal results); it returns their maximum (NaN if one is NaN).
+//
+//go:noescape
+func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64
+
+// subMaxAVX2 writes buf[j] = v[j] − kt[j] for the first len(v) &^ 3
+// elements and returns their maximum (NaN if one is NaN).
+//
+//go:noescape
+func subMaxAVX2(buf, v, kt []float64) float64
+
+// weighted2AVX2 is the d = 2 core of weightedRow over the first
+// len(e) &^ 3 columns: it stores Σ e_j, Σ e_j(p0 − q_j0), Σ e_j(p1 − q_j1) in
+// sums and, when mode&1, adds r·e_j to colSum[j], when mode&2, adds
+// r·e_j·(p − q_j) to colGrad[2j:2j+2].
+//
+//go:noescape
+func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+func xgetbv() (eax, edx uint32)
+
+// sumExpAVX2 returns Σ e^(max(buf[j] − mx, expLow)) over the first
+// len(buf) &^ 3 elements (the clamp as in sumExpShift).
+//
+//go:noescape
+func sumExpAVX2(buf []float64, mx float64) float64
+
+// expAVX2 writes e^src[j] into dst[j] for the first len(src) &^ 3 elements:
+// 0 below expLow, the polynomial exponential up to expHigh. It reports
+// whether an element was above expHigh or NaN; such elements hold wrong
+// values and must be recomputed.
+//
+//go:noescape
+func expAVX2(dst, src []float64) bool
+
+// argsMax2AVX2 is argsRow for d = 2 over the first len(u) &^ 3 columns, with
+// the same rounding (bitwise equal results); it returns their maximum (NaN if
+// an argument is NaN).
+//
+//go:noescape
+func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64

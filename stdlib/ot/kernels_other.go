@@ -1,0 +1,24 @@
+//go:build !amd64 || purego
+
+package ot
+
+// haveSIMD is false: only the pure-Go kernels exist on this platform.
+const haveSIMD = false
+
+func sumExpAVX2(buf []float64, mx float64) float64 { panic("ot: no SIMD kernels") }
+
+func expAVX2(dst, src []float64) bool { panic("ot: no SIMD kernels") }
+
+func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64 {
+	panic("ot: no SIMD kernels")
+}
+
+func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64) {
+	panic("ot: no SIMD kernels")
+}
+
+func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64 {
+	panic("ot: no SIMD kernels")
+}
+
+func subMaxAVX2(buf, v, kt []float64) float64 { panic("ot: no SIMD kernels") }

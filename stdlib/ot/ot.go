@@ -1,0 +1,744 @@
+package ot
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+)
+
+// GradMode selects how gradients are computed.
+type GradMode int
+
+const (
+	// GradUnrolled is the exact derivative of the value computed after
+	// exactly Options.Iters iterations, through every iteration.
+	GradUnrolled GradMode = iota
+	// GradEnvelope is the gradient of the dual objective at the final
+	// potentials held fixed (README "Envelope gradient").
+	GradEnvelope
+)
+
+func (m GradMode) String() string {
+	switch m {
+	case GradUnrolled:
+		return "unrolled"
+	case GradEnvelope:
+		return "envelope"
+	}
+	return fmt.Sprintf("GradMode(%d)", int(m))
+}
+
+// Options are the settings of one Sinkhorn evaluation.
+type Options struct {
+	Eps      float64  // entropic regularization, > 0
+	Rho      float64  // marginal penalty, > 0 and finite; ignored when Balanced
+	Balanced bool     // balanced problem: requires equal masses, tau = 1
+	Iters    int      // number of iterations T ≥ 1, each an f then a g update
+	Grad     GradMode // how gradients are computed when they are requested
+}
+
+// tau returns the damping factor of the updates.
+func (o Options) tau() float64 {
+	if o.Balanced {
+		return 1
+	}
+	return o.Rho / (o.Rho + o.Eps)
+}
+
+func (o Options) validate() error {
+	if !(o.Eps > 0) || math.IsInf(o.Eps, 0) {
+		return fmt.Errorf("ot: eps must be finite and > 0, got %g", o.Eps)
+	}
+	if o.Iters < 1 {
+		return fmt.Errorf("ot: iters must be ≥ 1, got %d", o.Iters)
+	}
+	if !o.Balanced && (!(o.Rho > 0) || math.IsInf(o.Rho, 0)) {
+		return fmt.Errorf("ot: unbalanced mode needs rho finite and > 0, got %g (use balanced mode for rho = ∞)", o.Rho)
+	}
+	if o.Grad != GradUnrolled && o.Grad != GradEnvelope {
+		return fmt.Errorf("ot: unknown gradient mode %v", o.Grad)
+	}
+	return nil
+}
+
+// Grad receives gradients. Each non-nil slice must have the length of the
+// corresponding input (n·d, m·d, n, m) and is overwritten with the partial
+// derivative of the returned value; nil slices are not computed.
+type Grad struct {
+	X, Y, LogA, LogB []float64
+}
+
+func (g *Grad) wanted() bool {
+	return g != nil && (g.X != nil || g.Y != nil || g.LogA != nil || g.LogB != nil)
+}
+
+// Result holds the debiased divergence and its parts, with the README's
+// conventions: in unbalanced mode each OT value includes its constant
+// eps·m·m' (these constants cancel in Divergence, which is computed without
+// them).
+type Result struct {
+	Divergence       float64
+	OTxy, OTxx, OTyy float64
+	MassA, MassB     float64
+	YYFromCache      bool // OTyy came from a SelfTerm
+}
+
+// SelfTerm is the y–y problem of the divergence, computed once per data set
+// when y and log_b are constants (Workspace.SelfTerm). Passing it to
+// Divergence skips the y–y problem and its gradient; the caller guarantees
+// that it was computed from the same y and log_b.
+type SelfTerm struct {
+	value0 float64 // OT_yy without its eps·m_b² constant
+	mass   float64
+	m      int
+	opt    Options
+	grid   Grid
+}
+
+// Value returns OT_yy with the README's convention.
+func (s *SelfTerm) Value() float64 {
+	if s.opt.Balanced {
+		return s.value0
+	}
+	return s.value0 + s.opt.Eps*s.mass*s.mass
+}
+
+// Mass returns m_b.
+func (s *SelfTerm) Mass() float64 { return s.mass }
+
+func (s *SelfTerm) check(m int, opt Options, g Grid) error {
+	if s.m != m || s.opt.Eps != opt.Eps || s.opt.Balanced != opt.Balanced ||
+		s.opt.Iters != opt.Iters || (!opt.Balanced && s.opt.Rho != opt.Rho) || s.grid != g {
+		return errors.New("ot: the cached y–y term was computed for other sizes or options")
+	}
+	return nil
+}
+
+// Workspace holds every buffer of the Sinkhorn evaluations of one goroutine.
+// It is not safe for concurrent use; give each goroutine (chain) its own.
+// Buffers grow to the largest sizes seen; repeated evaluations at the same
+// sizes allocate nothing.
+type Workspace struct {
+	e *engine
+}
+
+// NewWorkspace returns a workspace for points of dimension d, with buffers
+// sized for n x-points and m y-points, that splits large problems across
+// runtime.GOMAXPROCS(0) goroutines.
+func NewWorkspace(n, m, d int) *Workspace {
+	return NewWorkspaceWorkers(n, m, d, 0)
+}
+
+// NewWorkspaceWorkers is NewWorkspace with an explicit number of goroutines
+// (workers ≤ 0 means runtime.GOMAXPROCS(0)). Results do not depend on it.
+func NewWorkspaceWorkers(n, m, d, workers int) *Workspace {
+	if d < 1 {
+		d = 1
+	}
+	e := &engine{d: d, pool: newPool(workers), parallelMin: defaultParallelMin, simd: haveSIMD}
+	e.pool.run = e.worker
+	e.bufs = make([][]float64, e.pool.workers)
+	e.reserve(max(n, m, 1))
+	w := &Workspace{e: e}
+	runtime.AddCleanup(w, func(p *pool) { p.close() }, e.pool)
+	return w
+}
+
+// Close stops the workspace's goroutines. It is optional (they are stopped
+// when the workspace is garbage collected); the workspace stays usable.
+func (w *Workspace) Close() { w.e.pool.close() }
+
+// Dim returns the dimension of the points.
+func (w *Workspace) Dim() int { return w.e.d }
+
+// SetParallelThreshold sets the number of kernel terms (rows × columns of
+// one sweep) from which a sweep is split across goroutines.
+func (w *Workspace) SetParallelThreshold(terms int) { w.e.parallelMin = terms }
+
+// Potentials returns the final potentials f (n) and g (m) of the x–y problem
+// of the last Divergence or OT call. The slices are reused by later calls.
+func (w *Workspace) Potentials() (f, g []float64) { return w.e.fxy, w.e.gxy }
+
+// defaultParallelMin is the size (kernel terms per sweep) from which rows are
+// split across goroutines. Measured on the 2-core development machine while
+// other jobs ran (BENCHMARKS-ot.md, BenchmarkHalfStep): two workers lost at
+// 128² and 256² terms and won at 1024²; on idle cores the crossover is
+// lower, and callers that run one workspace per core (parallel chains)
+// should use NewWorkspaceWorkers(..., 1).
+const defaultParallelMin = 512 * 512
+
+// side is one measure of a problem: points (n×d) and log-weights (n).
+type side struct {
+	pts, logw []float64
+	n         int
+}
+
+// engine holds the buffers and the worker pool.
+type engine struct {
+	d           int
+	pool        *pool
+	parallelMin int
+	simd        bool // use the AVX2 + FMA kernels
+	job         sweepJob
+
+	bufs             [][]float64 // per worker row buffers
+	blkSum, blkGrad  []float64
+	colSum, colGrad  []float64
+	fHist, gHist     []float64
+	f, g             []float64 // final potentials when history is not kept
+	u, s, out        []float64
+	fbar, gbar, gnew []float64
+	rowGrad          []float64
+	fxy, gxy         []float64
+	grid             gridBufs
+	onGrid           bool // sweeps use the separable grid path (e.grid.g)
+}
+
+// reserve makes every per-point buffer hold at least k points.
+func (e *engine) reserve(k int) {
+	for w := range e.bufs {
+		if len(e.bufs[w]) < 2*k {
+			e.bufs[w] = make([]float64, 2*k)
+		}
+	}
+	e.u = grow(e.u, k)
+	e.s = grow(e.s, k)
+	e.out = grow(e.out, k)
+	e.fbar = grow(e.fbar, k)
+	e.gbar = grow(e.gbar, k)
+	e.gnew = grow(e.gnew, k)
+	e.f = grow(e.f, k)
+	e.g = grow(e.g, k)
+	e.rowGrad = grow(e.rowGrad, k*e.d)
+}
+
+// consts are the derived constants of one evaluation.
+type consts struct {
+	eps, invEps, tau, rho float64
+	balanced              bool
+	iters                 int
+}
+
+func newConsts(o Options) consts {
+	return consts{eps: o.Eps, invEps: 1 / o.Eps, tau: o.tau(), rho: o.Rho, balanced: o.Balanced, iters: o.Iters}
+}
+
+// solve runs the iterations of the problem (p, q). With keep, f^t (t = 1..T)
+// and g^t (t = 0..T) are stored in the history; it returns the final f, g.
+func (e *engine) solve(p, q side, c consts, keep bool) (f, g []float64) {
+	np, nq, T := p.n, q.n, c.iters
+	var fcur, gcur []float64
+	if keep {
+		e.fHist = grow(e.fHist, T*np)
+		e.gHist = grow(e.gHist, (T+1)*nq)
+		gcur = e.gHist[:nq]
+	} else {
+		fcur = e.f[:np]
+		gcur = e.g[:nq]
+	}
+	clear(gcur)
+	scale := -c.tau * c.eps
+	u := e.u
+	for t := 1; t <= T; t++ {
+		if keep {
+			fcur = e.fHist[(t-1)*np : t*np]
+		}
+		for j := range nq {
+			u[j] = gcur[j]*c.invEps + q.logw[j]
+		}
+		e.sweep(sweepJob{rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, invEps: c.invEps, outScale: scale, out: fcur})
+		if keep {
+			gcur = e.gHist[t*nq : (t+1)*nq]
+		}
+		for i := range np {
+			u[i] = fcur[i]*c.invEps + p.logw[i]
+		}
+		e.sweep(sweepJob{rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, invEps: c.invEps, outScale: scale, out: gcur})
+	}
+	return fcur, gcur
+}
+
+// value returns the OT value at (f, g) without the unbalanced constant
+// eps·m_p·m_q.
+func value(p, q side, f, g []float64, c consts) float64 {
+	var s float64
+	if c.balanced {
+		for i, lw := range p.logw[:p.n] {
+			s += math.Exp(lw) * f[i]
+		}
+		for j, lw := range q.logw[:q.n] {
+			s += math.Exp(lw) * g[j]
+		}
+		return s
+	}
+	var sa, sb, sm float64
+	for i, lw := range p.logw[:p.n] {
+		sa += math.Exp(lw) * math.Expm1(-f[i]/c.rho)
+	}
+	for j, lw := range q.logw[:q.n] {
+		b := math.Exp(lw)
+		sb += b * math.Expm1(-g[j]/c.rho)
+		sm += b * math.Exp(-g[j]/c.rho)
+	}
+	return -c.rho*sa - c.rho*sb - c.eps*sm
+}
+
+// grads are the gradient outputs of one problem (any may be nil); for the
+// symmetric problems both sides point at the same slices.
+type grads struct {
+	p, q, logp, logq []float64
+}
+
+// backward adds sigma·∂V/∂(inputs) to gr by differentiating through the T
+// stored iterations, with V the value without the unbalanced constant.
+func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
+	np, nq, T, d := p.n, q.n, c.iters, e.d
+	fT := e.fHist[(T-1)*np : T*np]
+	gT := e.gHist[T*nq : (T+1)*nq]
+	fbar := e.fbar[:np]
+	gbar := e.gbar[:nq]
+	// Partial derivatives of the value at the final potentials.
+	if c.balanced {
+		for i, lw := range p.logw[:np] {
+			a := math.Exp(lw)
+			fbar[i] = sigma * a
+			if gr.logp != nil {
+				gr.logp[i] += sigma * a * fT[i]
+			}
+		}
+		for j, lw := range q.logw[:nq] {
+			b := math.Exp(lw)
+			gbar[j] = sigma * b
+			if gr.logq != nil {
+				gr.logq[j] += sigma * b * gT[j]
+			}
+		}
+	} else {
+		for i, lw := range p.logw[:np] {
+			a := math.Exp(lw)
+			fbar[i] = sigma * a * math.Exp(-fT[i]/c.rho)
+			if gr.logp != nil {
+				gr.logp[i] += sigma * (-c.rho * a * math.Expm1(-fT[i]/c.rho))
+			}
+		}
+		k := 1 + c.eps/c.rho
+		for j, lw := range q.logw[:nq] {
+			b := math.Exp(lw)
+			eg := math.Exp(-gT[j] / c.rho)
+			gbar[j] = sigma * k * b * eg
+			if gr.logq != nil {
+				gr.logq[j] += sigma * (-c.rho*b*math.Expm1(-gT[j]/c.rho) - c.eps*b*eg)
+			}
+		}
+	}
+	invTauEps := 1 / (c.tau * c.eps)
+	u, s := e.u, e.s
+	for t := T; t >= 1; t-- {
+		ft := e.fHist[(t-1)*np : t*np]
+		gt := e.gHist[t*nq : (t+1)*nq]
+		gprev := e.gHist[(t-1)*nq : t*nq]
+		// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are q.
+		for i := range np {
+			u[i] = ft[i]*c.invEps + p.logw[i]
+		}
+		for j := range nq {
+			s[j] = gt[j] * invTauEps
+		}
+		var rg []float64
+		if gr.q != nil {
+			rg = e.rowGrad[:nq*d]
+		}
+		e.sweep(sweepJob{weighted: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, s: s, r: gbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil})
+		if gr.q != nil {
+			for k, v := range rg {
+				gr.q[k] += 2 * c.tau * v
+			}
+		}
+		if gr.p != nil {
+			for k, v := range e.colGrad[:np*d] {
+				gr.p[k] -= 2 * c.tau * v
+			}
+		}
+		for i, v := range e.colSum[:np] {
+			fbar[i] -= c.tau * v
+			if gr.logp != nil {
+				gr.logp[i] -= c.tau * c.eps * v
+			}
+		}
+		// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are p.
+		for j := range nq {
+			u[j] = gprev[j]*c.invEps + q.logw[j]
+		}
+		for i := range np {
+			s[i] = ft[i] * invTauEps
+		}
+		rg = nil
+		if gr.p != nil {
+			rg = e.rowGrad[:np*d]
+		}
+		needColSum := t > 1 || gr.logq != nil
+		e.sweep(sweepJob{weighted: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, r: fbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil})
+		if gr.p != nil {
+			for k, v := range rg {
+				gr.p[k] += 2 * c.tau * v
+			}
+		}
+		if gr.q != nil {
+			for k, v := range e.colGrad[:nq*d] {
+				gr.q[k] -= 2 * c.tau * v
+			}
+		}
+		if needColSum {
+			for j, v := range e.colSum[:nq] {
+				gbar[j] = -c.tau * v
+				if gr.logq != nil {
+					gr.logq[j] -= c.tau * c.eps * v
+				}
+			}
+		}
+		clear(fbar)
+	}
+}
+
+// envelope adds sigma·∂D/∂(inputs) at the final potentials (f, g) held
+// fixed, with D = Ψ_p(f) + Ψ_q(g) − eps·Σ_ij P_ij (the dual without its
+// constant eps·m_p·m_q).
+func (e *engine) envelope(p, q side, f, g []float64, c consts, sigma float64, gr grads) {
+	np, nq, d := p.n, q.n, e.d
+	u, s := e.u, e.s
+	for j := range nq {
+		u[j] = q.logw[j] + g[j]*c.invEps
+	}
+	for i := range np {
+		s[i] = p.logw[i] + f[i]*c.invEps
+	}
+	var rg []float64
+	if gr.p != nil {
+		rg = e.rowGrad[:np*d]
+	}
+	rowSum := e.out[:np]
+	e.sweep(sweepJob{weighted: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, invEps: c.invEps,
+		out: rowSum, rowGrad: rg, wantColSum: gr.logq != nil, wantColGrad: gr.q != nil})
+	if gr.p != nil {
+		for k, v := range rg {
+			gr.p[k] += sigma * 2 * v
+		}
+	}
+	if gr.q != nil {
+		for k, v := range e.colGrad[:nq*d] {
+			gr.q[k] -= sigma * 2 * v
+		}
+	}
+	if gr.logp != nil {
+		for i, lw := range p.logw[:np] {
+			gr.logp[i] += sigma * (psi(lw, f[i], c) - c.eps*rowSum[i])
+		}
+	}
+	if gr.logq != nil {
+		for j, lw := range q.logw[:nq] {
+			gr.logq[j] += sigma * (psi(lw, g[j], c) - c.eps*e.colSum[j])
+		}
+	}
+}
+
+// psi is ∂Ψ/∂log w for one point: w·f (balanced) or −rho·w·expm1(−f/rho).
+func psi(logw, f float64, c consts) float64 {
+	w := math.Exp(logw)
+	if c.balanced {
+		return w * f
+	}
+	return -c.rho * w * math.Expm1(-f/c.rho)
+}
+
+// mass returns Σ exp(logw).
+func mass(logw []float64) float64 {
+	var s float64
+	for _, v := range logw {
+		s += math.Exp(v)
+	}
+	return s
+}
+
+// checkSide validates the points and log-weights of one measure.
+func checkSide(name string, pts, logw []float64, d int) (side, error) {
+	n := len(logw)
+	if n == 0 {
+		return side{}, fmt.Errorf("ot: measure %s has no points", name)
+	}
+	if len(pts) != n*d {
+		return side{}, fmt.Errorf("ot: measure %s has %d log-weights but %d coordinates (%d points of dimension %d expected)", name, n, len(pts), n, d)
+	}
+	if err := checkLogWeights(name, logw); err != nil {
+		return side{}, err
+	}
+	for k, v := range pts {
+		if !isFinite(v) {
+			return side{}, fmt.Errorf("ot: measure %s: coordinate %d of point %d is %g", name, k%d, k/d, v)
+		}
+	}
+	return side{pts: pts, logw: logw, n: n}, nil
+}
+
+// checkLogWeights accepts finite values and −Inf (zero weight), with at
+// least one finite value.
+func checkLogWeights(name string, logw []float64) error {
+	finite := false
+	for i, v := range logw {
+		if math.IsNaN(v) || math.IsInf(v, 1) {
+			return fmt.Errorf("ot: measure %s: log-weight %d is %g", name, i, v)
+		}
+		finite = finite || !math.IsInf(v, -1)
+	}
+	if !finite {
+		return fmt.Errorf("ot: measure %s has no positive weight", name)
+	}
+	return nil
+}
+
+func checkGrad(name string, g []float64, want int) error {
+	if g != nil && len(g) != want {
+		return fmt.Errorf("ot: gradient slice %s has length %d, want %d", name, len(g), want)
+	}
+	return nil
+}
+
+func checkGrads(gr *Grad, n, m, d int) error {
+	if gr == nil {
+		return nil
+	}
+	return errors.Join(checkGrad("X", gr.X, n*d), checkGrad("Y", gr.Y, m*d),
+		checkGrad("LogA", gr.LogA, n), checkGrad("LogB", gr.LogB, m))
+}
+
+func checkMasses(o Options, ma, mb float64) error {
+	if o.Balanced && !(math.Abs(ma-mb) <= 1e-8*max(ma, mb)) {
+		return fmt.Errorf("ot: balanced Sinkhorn needs equal masses, but mass(a) = %.17g and mass(b) = %.17g (normalize the weights or use unbalanced mode)", ma, mb)
+	}
+	return nil
+}
+
+func (g *Grad) zero() {
+	if g == nil {
+		return
+	}
+	clear(g.X)
+	clear(g.Y)
+	clear(g.LogA)
+	clear(g.LogB)
+}
+
+// problem computes the value (without constant) of one problem and adds
+// sigma times its gradient to gr, in the requested mode. It returns the
+// final potentials (valid until the next solve).
+func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
+	keep := want && mode == GradUnrolled
+	f, g := e.solve(p, q, c, keep)
+	v := value(p, q, f, g, c)
+	if want {
+		if mode == GradUnrolled {
+			e.backward(p, q, c, sigma, gr)
+		} else {
+			e.envelope(p, q, f, g, c, sigma, gr)
+		}
+	}
+	return v, f, g
+}
+
+func (e *engine) saveXY(f, g []float64) {
+	e.fxy = append(e.fxy[:0], f...)
+	e.gxy = append(e.gxy[:0], g...)
+}
+
+// Divergence returns the debiased Sinkhorn divergence between the measure
+// (x, log_a) of n points and (y, log_b) of m points, and writes its gradient
+// into grad (nil for none). If yy is non-nil the y–y problem is taken from
+// it and y and log_b receive the gradient of the x–y problem only.
+func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *SelfTerm, grad *Grad) (Result, error) {
+	e := w.e
+	if err := opt.validate(); err != nil {
+		return Result{}, err
+	}
+	ps, err := checkSide("a", x, logA, e.d)
+	if err != nil {
+		return Result{}, err
+	}
+	qs, err := checkSide("b", y, logB, e.d)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
+		return Result{}, err
+	}
+	return e.divergence(ps, qs, opt, yy, grad, Grid{})
+}
+
+// divergence is Divergence after the checks of the points (dense or grid).
+func (e *engine) divergence(ps, qs side, opt Options, yy *SelfTerm, grad *Grad, g Grid) (Result, error) {
+	if yy != nil {
+		if err := yy.check(qs.n, opt, g); err != nil {
+			return Result{}, err
+		}
+	}
+	ma, mb := mass(ps.logw), mass(qs.logw)
+	if err := checkMasses(opt, ma, mb); err != nil {
+		return Result{}, err
+	}
+	e.reserve(max(ps.n, qs.n))
+	c := newConsts(opt)
+	want := grad.wanted()
+	grad.zero()
+	var gxy, gxx, gyy grads
+	if want {
+		gxy = grads{grad.X, grad.Y, grad.LogA, grad.LogB}
+		gxx = grads{grad.X, grad.X, grad.LogA, grad.LogA}
+		gyy = grads{grad.Y, grad.Y, grad.LogB, grad.LogB}
+	}
+	vxy, f, gp := e.problem(ps, qs, c, opt.Grad, 1, gxy, want)
+	e.saveXY(f, gp)
+	vxx, _, _ := e.problem(ps, ps, c, opt.Grad, -0.5, gxx, want && (grad.X != nil || grad.LogA != nil))
+	var vyy float64
+	if yy != nil {
+		vyy = yy.value0
+	} else {
+		vyy, _, _ = e.problem(qs, qs, c, opt.Grad, -0.5, gyy, want && (grad.Y != nil || grad.LogB != nil))
+	}
+	res := Result{MassA: ma, MassB: mb, OTxy: vxy, OTxx: vxx, OTyy: vyy, YYFromCache: yy != nil}
+	res.Divergence = vxy - 0.5*vxx - 0.5*vyy
+	if opt.Balanced {
+		dm := ma - mb
+		res.Divergence += 0.5 * opt.Eps * dm * dm
+		if want && opt.Grad == GradUnrolled {
+			addMassGrad(grad, ps.logw, qs.logw, opt.Eps*dm)
+		}
+	} else {
+		res.OTxy += opt.Eps * ma * mb
+		res.OTxx += opt.Eps * ma * ma
+		res.OTyy += opt.Eps * mb * mb
+	}
+	return res, nil
+}
+
+// addMassGrad adds k·a to grad.LogA and −k·b to grad.LogB.
+func addMassGrad(grad *Grad, logA, logB []float64, k float64) {
+	for i, v := range grad.LogA {
+		grad.LogA[i] = v + k*math.Exp(logA[i])
+	}
+	for j, v := range grad.LogB {
+		grad.LogB[j] = v - k*math.Exp(logB[j])
+	}
+}
+
+// SelfTerm computes the y–y problem of the divergence once, for use with
+// Divergence when y and log_b do not change between evaluations.
+func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) {
+	e := w.e
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	qs, err := checkSide("b", y, logB, e.d)
+	if err != nil {
+		return nil, err
+	}
+	return e.selfTerm(qs, opt, Grid{}), nil
+}
+
+func (e *engine) selfTerm(qs side, opt Options, g Grid) *SelfTerm {
+	e.reserve(qs.n)
+	v, _, _ := e.problem(qs, qs, newConsts(opt), opt.Grad, -0.5, grads{}, false)
+	return &SelfTerm{value0: v, mass: mass(qs.logw), m: qs.n, opt: opt, grid: g}
+}
+
+// OT returns the entropic OT value of (x, log_a) and (y, log_b) after
+// opt.Iters iterations (README SINKHORN_OT_VALUE, with the unbalanced
+// constant eps·m_a·m_b included) and writes its gradient into grad. The
+// envelope gradient is that of the dual D(f, g) including its constant.
+func (w *Workspace) OT(x, y, logA, logB []float64, opt Options, grad *Grad) (float64, error) {
+	e := w.e
+	if err := opt.validate(); err != nil {
+		return 0, err
+	}
+	ps, err := checkSide("a", x, logA, e.d)
+	if err != nil {
+		return 0, err
+	}
+	qs, err := checkSide("b", y, logB, e.d)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
+		return 0, err
+	}
+	return e.ot(ps, qs, opt, grad)
+}
+
+func (e *engine) ot(ps, qs side, opt Options, grad *Grad) (float64, error) {
+	ma, mb := mass(ps.logw), mass(qs.logw)
+	if err := checkMasses(opt, ma, mb); err != nil {
+		return 0, err
+	}
+	e.reserve(max(ps.n, qs.n))
+	c := newConsts(opt)
+	want := grad.wanted()
+	grad.zero()
+	var gr grads
+	if want {
+		gr = grads{grad.X, grad.Y, grad.LogA, grad.LogB}
+	}
+	v, f, g := e.problem(ps, qs, c, opt.Grad, 1, gr, want)
+	e.saveXY(f, g)
+	if want && (!opt.Balanced || opt.Grad == GradEnvelope) {
+		// Gradient of the constant eps·m_a·m_b (part of the unbalanced value,
+		// and of the dual D in the envelope gradient).
+		for i, gv := range grad.LogA {
+			grad.LogA[i] = gv + opt.Eps*math.Exp(ps.logw[i])*mb
+		}
+		for j, gv := range grad.LogB {
+			grad.LogB[j] = gv + opt.Eps*math.Exp(qs.logw[j])*ma
+		}
+	}
+	if !opt.Balanced {
+		v += opt.Eps * ma * mb
+	}
+	return v, nil
+}
+
+// Plan writes the transport plan P_ij = a_i b_j exp((f_i + g_j − C_ij)/eps)
+// at the final potentials into dst (n×m row-major, reallocated if short)
+// and returns it.
+func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64) ([]float64, error) {
+	e := w.e
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	ps, err := checkSide("a", x, logA, e.d)
+	if err != nil {
+		return nil, err
+	}
+	qs, err := checkSide("b", y, logB, e.d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMasses(opt, mass(logA), mass(logB)); err != nil {
+		return nil, err
+	}
+	e.reserve(max(ps.n, qs.n))
+	c := newConsts(opt)
+	f, g := e.solve(ps, qs, c, false)
+	e.saveXY(f, g)
+	n, m, d := ps.n, qs.n, e.d
+	dst = grow(dst, n*m)
+	u := e.u[:m]
+	for j := range m {
+		u[j] = logB[j] + e.gxy[j]*c.invEps
+	}
+	k := kern{simd: e.simd}
+	buf := e.bufs[0][:m]
+	for i := range n {
+		k.args(buf, x[i*d:i*d+d], y, u, c.invEps, logA[i]+e.fxy[i]*c.invEps)
+		k.exp(dst[i*m:(i+1)*m], buf)
+	}
+	return dst, nil
+}

@@ -1,0 +1,200 @@
+package ot
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The SIMD kernels are tested against the pure-Go kernels, which are the
+// reference (themselves tested against math.Exp and naive formulas).
+
+func TestSIMDKernels(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine: only the pure-Go kernels run")
+		return
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	var maxUlp float64
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 9, 15, 16, 17, 100, 1027} {
+		// sumExp: agreement to a few ulps of the sum.
+		buf := make([]float64, n)
+		for i := range buf {
+			buf[i] = -60 * rng.Float64()
+			if i%11 == 3 {
+				buf[i] = -1000
+			}
+		}
+		n4 := n &^ 3
+		want := 0.0
+		for _, v := range buf[:n4] {
+			want += math.Exp(max(v, expLow))
+		}
+		got := sumExpAVX2(buf, 0)
+		if math.Abs(got-want) > 4e-16*float64(n4+1)*want {
+			t.Errorf("n=%d: sumExpAVX2 = %.17g, want %.17g", n, got, want)
+		}
+
+		// exp: each element to a few ulps of math.Exp; flags.
+		src := make([]float64, n)
+		for i := range src {
+			src[i] = -750 + 1450*rng.Float64()
+			if i%7 == 1 {
+				src[i] = -30 * rng.Float64()
+			}
+		}
+		dst := make([]float64, n)
+		if bad := expAVX2(dst, src); bad {
+			t.Errorf("n=%d: flagged arguments in range", n)
+		}
+		for i := range src[:n4] {
+			if !(src[i] >= expLow) {
+				if dst[i] != 0 {
+					t.Errorf("exp(%g) = %g, want 0", src[i], dst[i])
+				}
+				continue
+			}
+			if math.Exp(src[i]) < 0x1p-1022 {
+				continue
+			}
+			maxUlp = max(maxUlp, ulpErr(dst[i], math.Exp(src[i])))
+		}
+		if n4 > 0 {
+			src[n4-1] = 710
+			if !expAVX2(dst, src) {
+				t.Errorf("n=%d: argument 710 not flagged", n)
+			}
+			src[n4-1] = math.NaN()
+			if !expAVX2(dst, src) {
+				t.Errorf("n=%d: NaN not flagged", n)
+			}
+		}
+
+		// args, d = 2: bitwise equal to argsRow.
+		q := make([]float64, 2*n)
+		u := make([]float64, n)
+		for i := range q {
+			q[i] = rng.NormFloat64()
+		}
+		for i := range u {
+			u[i] = rng.NormFloat64()
+		}
+		p := []float64{0.3, -0.7}
+		b1 := make([]float64, n)
+		b2 := make([]float64, n)
+		m1 := argsRow(b1[:n4], p, q[:2*n4], u[:n4], 13.7, 0.25)
+		m2 := argsMax2AVX2(b2, q, u, p[0], p[1], 13.7, 0.25)
+		if n4 > 0 && m1 != m2 {
+			t.Errorf("n=%d: max %v vs %v", n, m2, m1)
+		}
+		for i := range b1[:n4] {
+			if b1[i] != b2[i] {
+				t.Fatalf("n=%d: args[%d] = %v, pure Go %v", n, i, b2[i], b1[i])
+			}
+		}
+		if n4 > 0 {
+			u[n4/2] = math.NaN()
+			if m := argsMax2AVX2(b2, q, u, p[0], p[1], 13.7, 0.25); !math.IsNaN(m) {
+				t.Errorf("n=%d: NaN argument gave max %v", n, m)
+			}
+		}
+	}
+	t.Logf("expAVX2: max error %.2f ulp against math.Exp", maxUlp)
+	if maxUlp > 3 {
+		t.Errorf("expAVX2 max error %.2f ulp", maxUlp)
+	}
+}
+
+func TestSIMDWeighted(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 4, 5, 8, 13, 64, 257} {
+		e := make([]float64, n)
+		q := make([]float64, 2*n)
+		for i := range e {
+			e[i] = rng.Float64()
+		}
+		for i := range q {
+			q[i] = rng.NormFloat64()
+		}
+		p := []float64{0.4, -1.1}
+		r := -0.37
+		for mode := 0; mode < 4; mode++ {
+			var cs1, cs2, cg1, cg2 []float64
+			if mode&1 != 0 {
+				cs1, cs2 = make([]float64, n), make([]float64, n)
+				for i := range cs1 {
+					cs1[i] = float64(i)
+					cs2[i] = float64(i)
+				}
+			}
+			if mode&2 != 0 {
+				cg1, cg2 = make([]float64, 2*n), make([]float64, 2*n)
+			}
+			rg1, rg2 := []float64{1, 2}, []float64{1, 2}
+			s1 := weightedRow(e, p, q, r, rg1, cs1, cg1)
+			s2 := kern{simd: true}.weighted(e, p, q, r, rg2, cs2, cg2)
+			const tol = 1e-13
+			if math.Abs(s1-s2) > tol*math.Abs(s1) {
+				t.Errorf("n=%d mode=%d: sum %v vs %v", n, mode, s2, s1)
+			}
+			checkArray(t, "rowGrad", rg2, rg1, tol)
+			if cs1 != nil {
+				checkArray(t, "colSum", cs2, cs1, tol)
+			}
+			if cg1 != nil {
+				checkArray(t, "colGrad", cg2, cg1, tol)
+			}
+		}
+	}
+}
+
+func TestSIMDArgs1AndSubMax(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, n := range []int{1, 3, 4, 5, 8, 13, 64, 255} {
+		q := make([]float64, n)
+		u := make([]float64, n)
+		v := make([]float64, n)
+		kt := make([]float64, n)
+		for i := range q {
+			q[i] = rng.NormFloat64()
+			u[i] = rng.NormFloat64()
+			v[i] = rng.NormFloat64()
+			kt[i] = rng.Float64()
+		}
+		p := []float64{0.3}
+		b1 := make([]float64, n)
+		b2 := make([]float64, n)
+		m1 := argsRow(b1, p, q, u, 7.5, -0.5)
+		m2 := kern{simd: true}.args(b2, p, q, u, 7.5, -0.5)
+		if m1 != m2 {
+			t.Errorf("n=%d: d=1 max %v vs %v", n, m2, m1)
+		}
+		for i := range b1 {
+			if b1[i] != b2[i] {
+				t.Fatalf("n=%d: d=1 args[%d] = %v, pure Go %v", n, i, b2[i], b1[i])
+			}
+		}
+		m1 = kern{}.subMax(b1, v, kt)
+		m2 = kern{simd: true}.subMax(b2, v, kt)
+		if m1 != m2 {
+			t.Errorf("n=%d: subMax %v vs %v", n, m2, m1)
+		}
+		for i := range b1 {
+			if b1[i] != b2[i] || b1[i] != v[i]-kt[i] {
+				t.Fatalf("n=%d: subMax[%d] = %v, pure Go %v", n, i, b2[i], b1[i])
+			}
+		}
+		v[n/2] = math.NaN()
+		if m := (kern{simd: true}).subMax(b2, v, kt); !math.IsNaN(m) {
+			t.Errorf("n=%d: NaN gave max %v", n, m)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package ot
+
+import "math"
+
+// sweepJob describes one pass over all (row, column) pairs of a problem. Row
+// points and column points are row-major with the engine's dimension d.
+//
+// An lse job computes out[i] = outScale·LSE_j(u[j] − C_ij·invEps).
+//
+// A weighted job uses e_ij = e^(u[j] + s[i] − C_ij·invEps) and computes
+//
+//	out[i]          = Σ_j e_ij                 (if out != nil)
+//	rowGrad[i,k]    = r[i]·Σ_j e_ij (row_ik − col_jk)  (if rowGrad != nil)
+//	colSum[j]       = Σ_i r[i]·e_ij             (if wantColSum)
+//	colGrad[j,k]    = Σ_i r[i]·e_ij (row_ik − col_jk) (if wantColGrad)
+//
+// Rows with r[i] == 0 are skipped when out and rowGrad are nil.
+type sweepJob struct {
+	weighted    bool
+	rows, cols  []float64
+	nr, nc      int
+	u, s, r     []float64
+	invEps      float64
+	outScale    float64
+	out         []float64
+	rowGrad     []float64
+	wantColSum  bool
+	wantColGrad bool
+	nb          int
+}
+
+// sweep runs the job, on several goroutines when the problem is large.
+func (e *engine) sweep(job sweepJob) {
+	if e.onGrid {
+		e.gridSweep(job)
+		return
+	}
+	job.nb = numBlocks(job.nr)
+	e.job = job
+	needCols := job.weighted && (job.wantColSum || job.wantColGrad)
+	if needCols {
+		e.blkSum = grow(e.blkSum, job.nb*job.nc)
+		e.blkGrad = grow(e.blkGrad, job.nb*job.nc*e.d)
+		e.colSum = grow(e.colSum, job.nc)
+		e.colGrad = grow(e.colGrad, job.nc*e.d)
+	}
+	if job.rowGrad != nil {
+		clear(job.rowGrad[:job.nr*e.d])
+	}
+	if e.pool.workers > 1 && float64(job.nr)*float64(job.nc) >= float64(e.parallelMin) {
+		e.pool.do()
+	} else {
+		for b := 0; b < job.nb; b++ {
+			e.block(0, b)
+		}
+	}
+	if needCols {
+		nc, d := job.nc, e.d
+		if job.wantColSum {
+			cs := e.colSum[:nc]
+			copy(cs, e.blkSum[:nc])
+			for b := 1; b < job.nb; b++ {
+				for j, v := range e.blkSum[b*nc : (b+1)*nc] {
+					cs[j] += v
+				}
+			}
+		}
+		if job.wantColGrad {
+			cg := e.colGrad[:nc*d]
+			copy(cg, e.blkGrad[:nc*d])
+			for b := 1; b < job.nb; b++ {
+				for j, v := range e.blkGrad[b*nc*d : (b+1)*nc*d] {
+					cg[j] += v
+				}
+			}
+		}
+	}
+	e.job = sweepJob{}
+}
+
+// worker processes the blocks w, w+W, w+2W, ... of the current job.
+func (e *engine) worker(w int) {
+	for b := w; b < e.job.nb; b += e.pool.workers {
+		e.block(w, b)
+	}
+}
+
+// block processes the rows of block b with the row buffer of worker w.
+func (e *engine) block(w, b int) {
+	job := &e.job
+	d := e.d
+	k := kern{simd: e.simd}
+	half := len(e.bufs[w]) / 2
+	buf := e.bufs[w][:job.nc]
+	ebuf := e.bufs[w][half : half+job.nc]
+	lo, hi := blockRange(b, job.nb, job.nr)
+	u := job.u[:job.nc]
+	cols := job.cols[:job.nc*d]
+	if !job.weighted {
+		for i := lo; i < hi; i++ {
+			job.out[i] = job.outScale * k.lseRow(buf, job.rows[i*d:i*d+d], cols, u, job.invEps)
+		}
+		return
+	}
+	var colSum, colGrad []float64
+	if job.wantColSum {
+		colSum = e.blkSum[b*job.nc : (b+1)*job.nc]
+		clear(colSum)
+	}
+	if job.wantColGrad {
+		colGrad = e.blkGrad[b*job.nc*d : (b+1)*job.nc*d]
+		clear(colGrad)
+	}
+	for i := lo; i < hi; i++ {
+		r := 1.0
+		if job.r != nil {
+			r = job.r[i]
+		}
+		if r == 0 && job.out == nil && job.rowGrad == nil {
+			continue
+		}
+		p := job.rows[i*d : i*d+d]
+		s := 0.0
+		if job.s != nil {
+			s = job.s[i]
+		}
+		k.args(buf, p, cols, u, job.invEps, s)
+		k.exp(ebuf, buf)
+		var rg []float64
+		if job.rowGrad != nil {
+			rg = job.rowGrad[i*d : i*d+d]
+		}
+		sum := k.weighted(ebuf, p, cols, r, rg, colSum, colGrad)
+		for k := range rg {
+			rg[k] *= r
+		}
+		if job.out != nil {
+			job.out[i] = sum
+		}
+	}
+}
+
+// grow returns s resized to n, reallocating only when the capacity is short.
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// isFinite reports whether v is neither infinite nor NaN.
+func isFinite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
