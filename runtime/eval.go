@@ -36,7 +36,7 @@ func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.T
 		file:  file,
 		model: m,
 		impls: impls,
-		ctx:   stdlib.Context{Tape: tape},
+		ctx:   stdlib.Context{Tape: tape, State: map[string]any{}},
 		frame: make([]slot, len(m.Vars)),
 		print: print,
 	}

@@ -84,6 +84,11 @@ type Context struct {
 	// on parameters (terms whose arguments are all constants), as Stan's
 	// ~ statement does.
 	Propto bool
+	// State keeps per-chain working memory of built-ins between
+	// evaluations (for example a Sinkhorn workspace and the cached y–y
+	// term), keyed by a name each package chooses. The runtime creates one
+	// map per chain; built-ins must not share it across goroutines.
+	State map[string]any
 }
 
 // Impl implements a built-in: it computes the result of a call with the

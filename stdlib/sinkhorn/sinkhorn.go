@@ -1,0 +1,259 @@
+package sinkhorn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/stdlib"
+	"github.com/shmlang/shm/stdlib/ot"
+)
+
+// Register adds the Sinkhorn primitives to m.
+func Register(m stdlib.Impls) {
+	m.Add("sinkhorn", func(c *stdlib.Context, args, named []stdlib.Value) (stdlib.Value, error) {
+		return call(c, "sinkhorn", args, named, divergence)
+	})
+	m.Add("sinkhorn_ot", func(c *stdlib.Context, args, named []stdlib.Value) (stdlib.Value, error) {
+		return call(c, "sinkhorn_ot", args, named, rawOT)
+	})
+	m.Add("sinkhorn_plan", func(c *stdlib.Context, args, named []stdlib.Value) (stdlib.Value, error) {
+		return call(c, "sinkhorn_plan", args, named, plan)
+	})
+	m.Add("resolution", resolution)
+}
+
+type kind int
+
+const (
+	divergence kind = iota
+	rawOT
+	plan
+)
+
+// The positions of the named arguments in the signature table (stdlib's
+// addPrimitives): eps, iters, rho, log_a, log_b, grad, backend.
+const (
+	argEps = iota
+	argIters
+	argRho
+	argLogA
+	argLogB
+	argGrad
+	argBackend
+)
+
+// points returns the support points of a sinkhorn argument as one tape
+// value holding an n×d row-major array: a vector is n points on the line,
+// a matrix n points in R^d (one per row), an array of vectors n points.
+func points(t *autodiff.Tape, v stdlib.Value) (pts autodiff.Value, n, d int, err error) {
+	switch {
+	case v.Type == lang.VectorType:
+		return v.AD, v.AD.Len(), 1, nil
+	case v.Type == lang.MatrixType:
+		return v.AD, v.AD.Rows(), v.AD.Cols(), nil
+	case v.Type.Dims == 1 && v.Type.Base == lang.Vector:
+		if len(v.Elems) == 0 {
+			return pts, 0, 0, errors.New("no points")
+		}
+		d = v.Elems[0].AD.Len()
+		parts := make([]autodiff.Value, len(v.Elems))
+		for i, el := range v.Elems {
+			if el.AD.Len() != d {
+				return pts, 0, 0, fmt.Errorf("point %d has dimension %d, point 1 has %d", i+1, el.AD.Len(), d)
+			}
+			parts[i] = el.AD
+		}
+		return t.Concat(autodiff.VectorShape(len(parts)*d), parts...), len(parts), d, nil
+	}
+	return pts, 0, 0, fmt.Errorf("points must be a vector, a matrix or an array of vectors, got %s", v.Type)
+}
+
+// logWeights returns the given log-weights (checking their length) or
+// uniform ones, −log n each.
+func logWeights(t *autodiff.Tape, v stdlib.Value, n int, name, fn string) (autodiff.Value, error) {
+	if v.Type.IsBad() {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = -math.Log(float64(n))
+		}
+		return t.ConstVec(w), nil
+	}
+	if v.AD.Len() != n {
+		return autodiff.Value{}, fmt.Errorf("%s: %s has %d entries but there are %d points", fn, name, v.AD.Len(), n)
+	}
+	return v.AD, nil
+}
+
+// options reads the named settings.
+func options(t *autodiff.Tape, named []stdlib.Value, fn string) (ot.Options, error) {
+	opt := ot.Options{Iters: 100, Balanced: true}
+	scalar := func(v stdlib.Value) float64 {
+		if v.Type == lang.IntType {
+			return float64(v.Int)
+		}
+		return t.Scalar(v.AD)
+	}
+	if len(named) <= argBackend || named[argEps].Type.IsBad() {
+		return opt, fmt.Errorf("%s: eps = ... is required", fn)
+	}
+	opt.Eps = scalar(named[argEps])
+	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 1) {
+		return opt, fmt.Errorf("%s: eps must be positive and finite, got %g", fn, opt.Eps)
+	}
+	if v := named[argIters]; !v.Type.IsBad() {
+		opt.Iters = v.Int
+		if opt.Iters < 1 {
+			return opt, fmt.Errorf("%s: iters must be at least 1, got %d", fn, opt.Iters)
+		}
+	}
+	if v := named[argRho]; !v.Type.IsBad() {
+		opt.Rho = scalar(v)
+		opt.Balanced = false
+		if !(opt.Rho > 0) || math.IsInf(opt.Rho, 1) {
+			return opt, fmt.Errorf("%s: rho must be positive and finite, got %g (omit rho for the balanced divergence)", fn, opt.Rho)
+		}
+	}
+	if v := named[argGrad]; !v.Type.IsBad() && v.Str == "envelope" {
+		opt.Grad = ot.GradEnvelope
+	}
+	if v := named[argBackend]; !v.Type.IsBad() && v.Str == "cuda" && !cudaAvailable() {
+		return opt, fmt.Errorf(`%s: backend = "cuda" needs shm built with the cuda tag and a GPU; use "auto" or "cpu"`, fn)
+	}
+	return opt, nil
+}
+
+// cudaAvailable reports whether a CUDA backend is compiled in and usable.
+// The CPU build has none.
+func cudaAvailable() bool { return false }
+
+// chainState is a chain's Sinkhorn working memory.
+type chainState struct {
+	ws    *ot.Workspace
+	cache []selfEntry
+	plan  []float64
+}
+
+// selfEntry is a cached y–y term with the inputs it was computed from.
+type selfEntry struct {
+	y, logB []float64
+	opt     ot.Options
+	term    *ot.SelfTerm
+}
+
+const stateKey = "sinkhorn"
+
+func state(c *stdlib.Context, n, m, d int) *chainState {
+	s, _ := c.State[stateKey].(*chainState)
+	if s == nil {
+		s = &chainState{}
+		c.State[stateKey] = s
+	}
+	if s.ws == nil || s.ws.Dim() != d {
+		s.ws = ot.NewWorkspace(n, m, d)
+		s.cache = nil
+	}
+	return s
+}
+
+// selfTerm returns the cached y–y term for constant y and log_b, computing
+// it on first use.
+func (s *chainState) selfTerm(y, logB []float64, opt ot.Options) (*ot.SelfTerm, error) {
+	for _, e := range s.cache {
+		if e.opt == opt && slices.Equal(e.y, y) && slices.Equal(e.logB, logB) {
+			return e.term, nil
+		}
+	}
+	term, err := s.ws.SelfTerm(y, logB, opt)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.cache) >= 8 {
+		s.cache = s.cache[1:]
+	}
+	s.cache = append(s.cache, selfEntry{y: slices.Clone(y), logB: slices.Clone(logB), opt: opt, term: term})
+	return term, nil
+}
+
+func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (stdlib.Value, error) {
+	t := c.Tape
+	x, n, d, err := points(t, args[0])
+	if err != nil {
+		return stdlib.Value{}, fmt.Errorf("%s: x: %v", fn, err)
+	}
+	y, m, dy, err := points(t, args[1])
+	if err != nil {
+		return stdlib.Value{}, fmt.Errorf("%s: y: %v", fn, err)
+	}
+	if d != dy {
+		return stdlib.Value{}, fmt.Errorf("%s: x has points of dimension %d, y of dimension %d", fn, d, dy)
+	}
+	opt, err := options(t, named, fn)
+	if err != nil {
+		return stdlib.Value{}, err
+	}
+	la, err := logWeights(t, named[argLogA], n, "log_a", fn)
+	if err != nil {
+		return stdlib.Value{}, err
+	}
+	lb, err := logWeights(t, named[argLogB], m, "log_b", fn)
+	if err != nil {
+		return stdlib.Value{}, err
+	}
+	s := state(c, n, m, d)
+	if k == plan {
+		xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
+		p, err := s.ws.Plan(xv, yv, lav, lbv, opt, s.plan)
+		if err != nil {
+			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		}
+		s.plan = p
+		return stdlib.ADValue(t.NewConst(autodiff.MatrixShape(n, m), p)), nil
+	}
+	var yy *ot.SelfTerm
+	if k == divergence && y.IsConst() && lb.IsConst() {
+		if yy, err = s.selfTerm(t.Val(y), t.Val(lb), opt); err != nil {
+			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		}
+	}
+	p := t.ScalarPartials(x, y, la, lb)
+	grad := &ot.Grad{X: p.D(0), Y: p.D(1), LogA: p.D(2), LogB: p.D(3)}
+	var gp *ot.Grad
+	if grad.X != nil || grad.Y != nil || grad.LogA != nil || grad.LogB != nil {
+		gp = grad
+	}
+	xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
+	var value float64
+	if k == divergence {
+		res, err := s.ws.Divergence(xv, yv, lav, lbv, opt, yy, gp)
+		if err != nil {
+			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		}
+		value = res.Divergence
+	} else {
+		if value, err = s.ws.OT(xv, yv, lav, lbv, opt, gp); err != nil {
+			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		}
+	}
+	p.Out()[0] = value
+	return stdlib.RealValue(p.Value()), nil
+}
+
+// resolution is the median distance from each point to its nearest other
+// point. It is a data summary used to set eps; it is treated as a constant
+// (no gradient flows through it).
+func resolution(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
+	t := c.Tape
+	x, n, d, err := points(t, args[0])
+	if err != nil {
+		return stdlib.Value{}, fmt.Errorf("resolution: %v", err)
+	}
+	h, err := ot.Resolution(t.Val(x), n, d)
+	if err != nil {
+		return stdlib.Value{}, fmt.Errorf("resolution: %v", err)
+	}
+	return stdlib.RealValue(t.Const(h)), nil
+}
