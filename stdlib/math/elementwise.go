@@ -34,8 +34,18 @@ func registerElementwise(m stdlib.Impls) {
 		if !ok {
 			panic("mathlib: no autodiff function " + name)
 		}
+		if name == "inv_Phi" {
+			continue
+		}
 		m.Add(name, unaryImpl(f))
 	}
+	m.Add("inv_Phi", func(c *ctx, args, named []value) (value, error) {
+		// autodiff's inv_Phi panics outside [0, 1] (gonum's quantile).
+		if err := checkProbabilities(c.Tape, "inv_Phi", args[0]); err != nil {
+			return value{}, err
+		}
+		return mapUnary(c.Tape, autodiff.InvPhi, args[0]), nil
+	})
 	m.Add("fabs", unaryImpl(autodiff.Abs))
 	for name, f := range map[string]autodiff.UnaryFunc{"log2": autodiff.Log2, "log10": autodiff.Log10} {
 		fn := unaryImpl(f)
@@ -103,6 +113,28 @@ func registerElementwise(m stdlib.Impls) {
 			return stdlib.IntValue(0), nil
 		})
 	}
+}
+
+// checkProbabilities returns an error if an element of v is outside
+// [0, 1].
+func checkProbabilities(t *autodiff.Tape, name string, v value) error {
+	if hasElems(v) {
+		for _, e := range v.Elems {
+			if err := checkProbabilities(t, name, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, x := range floats(t, v) {
+		if x < 0 || x > 1 {
+			if v.IsScalar() {
+				return errorf(name, "argument %v is outside [0, 1]", x)
+			}
+			return errorf(name, "element %d is %v, outside [0, 1]", i+1, x)
+		}
+	}
+	return nil
 }
 
 func absInt(n int) int {
