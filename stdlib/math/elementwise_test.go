@@ -124,16 +124,16 @@ var binaryRef = map[string]struct {
 	f    func(a, b float64) float64
 	a, b [3]float64
 }{
-	"pow":          {math.Pow, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
-	"atan2":        {math.Atan2, [3]float64{0.7, -2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
-	"fmin":         {math.Min, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
-	"fmax":         {math.Max, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
-	"fdim":         {func(a, b float64) float64 { return math.Max(a-b, 0) }, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
-	"fmod":         {math.Mod, [3]float64{5.3, -7.5, 1.3}, [3]float64{2.1, 2.2, 3}},
-	"hypot":        {func(a, b float64) float64 { return math.Sqrt(a*a + b*b) }, [3]float64{0.7, -2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
-	"lbeta":        {func(a, b float64) float64 { return lg(a) + lg(b) - lg(a+b) }, [3]float64{0.7, 2.5, 1.3}, [3]float64{0.5, 1.2, 3}},
-	"log_diff_exp": {func(a, b float64) float64 { return math.Log(math.Exp(a) - math.Exp(b)) }, [3]float64{0.7, 2.5, 3.3}, [3]float64{-0.5, 1.2, 3}},
-	"lchoose":      {lchooseRef, [3]float64{4.7, 2.5, 6.3}, [3]float64{0.5, 1.2, 3}},
+	"pow":                      {math.Pow, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
+	"atan2":                    {math.Atan2, [3]float64{0.7, -2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
+	"fmin":                     {math.Min, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
+	"fmax":                     {math.Max, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
+	"fdim":                     {func(a, b float64) float64 { return math.Max(a-b, 0) }, [3]float64{0.7, 2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
+	"fmod":                     {math.Mod, [3]float64{5.3, -7.5, 1.3}, [3]float64{2.1, 2.2, 3}},
+	"hypot":                    {func(a, b float64) float64 { return math.Sqrt(a*a + b*b) }, [3]float64{0.7, -2.5, 1.3}, [3]float64{-0.5, 1.2, 3}},
+	"lbeta":                    {func(a, b float64) float64 { return lg(a) + lg(b) - lg(a+b) }, [3]float64{0.7, 2.5, 1.3}, [3]float64{0.5, 1.2, 3}},
+	"log_diff_exp":             {func(a, b float64) float64 { return math.Log(math.Exp(a) - math.Exp(b)) }, [3]float64{0.7, 2.5, 3.3}, [3]float64{-0.5, 1.2, 3}},
+	"lchoose":                  {lchooseRef, [3]float64{4.7, 2.5, 6.3}, [3]float64{0.5, 1.2, 3}},
 	"binomial_coefficient_log": {lchooseRef, [3]float64{4.7, 2.5, 6.3}, [3]float64{0.5, 1.2, 3}},
 }
 
