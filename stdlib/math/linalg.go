@@ -1,6 +1,7 @@
 package mathlib
 
 import (
+	"errors"
 	"math"
 	"slices"
 
@@ -337,12 +338,27 @@ func inverse(t *autodiff.Tape, x ad) (value, error) {
 	if x.Len() == 0 {
 		return stdlib.ADValue(x), nil
 	}
-	if err := inv.Inverse(dense(t, x)); err != nil {
+	if !invert(&inv, dense(t, x)) {
 		return value{}, errorf("inverse", "matrix is singular")
 	}
 	out := t.Custom(inverseNode{}, x.Shape(), x)
 	copy(t.Val(out), inv.RawMatrix().Data)
 	return stdlib.ADValue(out), nil
+}
+
+// invert sets dst to the inverse of a and reports whether a is
+// invertible: an ill-conditioned matrix is inverted all the same (gonum
+// reports a finite Condition), an exactly singular one is not.
+func invert(dst *mat.Dense, a *mat.Dense) bool {
+	err := dst.Inverse(a)
+	if err == nil {
+		return true
+	}
+	var cond mat.Condition
+	if errors.As(err, &cond) && !math.IsInf(float64(cond), 0) {
+		return true
+	}
+	return false
 }
 
 // determinant returns det A or log |det A| (one partials node): the
@@ -365,7 +381,7 @@ func determinant(t *autodiff.Tape, x ad, logAbs bool) (value, error) {
 	lu.Factorize(a)
 	logDet, sign := lu.LogDet()
 	var inv mat.Dense
-	singular := n > 0 && (sign == 0 || inv.Inverse(a) != nil)
+	singular := math.IsInf(logDet, -1) || !invert(&inv, a)
 	if singular && logAbs {
 		return value{}, errorf(name, "matrix is singular")
 	}
