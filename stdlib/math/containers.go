@@ -1,9 +1,9 @@
 package mathlib
 
 import (
+	"cmp"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/lang"
@@ -166,11 +166,16 @@ func registerContainers(m stdlib.Impls) {
 			for i := range idx {
 				idx[i] = i
 			}
-			sort.SliceStable(idx, func(a, b int) bool {
+			// Ties keep their order (the index breaks them), as in Stan.
+			slices.SortFunc(idx, func(a, b int) int {
+				c := cmp.Compare(xs[a], xs[b])
 				if desc {
-					return xs[idx[a]] > xs[idx[b]]
+					c = -c
 				}
-				return xs[idx[a]] < xs[idx[b]]
+				if c == 0 {
+					return cmp.Compare(a, b)
+				}
+				return c
 			})
 			if indices {
 				for i := range idx {

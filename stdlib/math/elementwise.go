@@ -230,8 +230,9 @@ func fmod(t *autodiff.Tape, a, b ad) ad {
 	if a.Kind() == autodiff.Scalar {
 		s = b.Shape()
 	}
-	av, bv := slices.Clone(t.Val(a)), slices.Clone(t.Val(b))
 	p := t.ElementwisePartials(s, a, b)
+	// Read the inputs after recording: the arena may have moved.
+	av, bv := t.Val(a), t.Val(b)
 	out, da, db := p.Out(), p.D(0), p.D(1)
 	for i := range out {
 		x, y := av[min(i, len(av)-1)], bv[min(i, len(bv)-1)]

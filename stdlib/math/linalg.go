@@ -185,13 +185,14 @@ func registerLinalg(m stdlib.Impls) {
 // distance returns the (squared) Euclidean distance between a and b, one
 // partials node.
 func distance(t *autodiff.Tape, a, b ad, root bool) ad {
-	av, bv := slices.Clone(t.Val(a)), slices.Clone(t.Val(b))
+	p := t.ScalarPartials(a, b)
+	// Read the inputs after recording: the arena may have moved.
+	av, bv := t.Val(a), t.Val(b)
 	ss := 0.0
 	for i := range av {
 		d := av[i] - bv[i]
 		ss += d * d
 	}
-	p := t.ScalarPartials(a, b)
 	scale := 2.0
 	if root {
 		ss = math.Sqrt(ss)

@@ -154,8 +154,8 @@ func numElements(v value) int {
 // partial derivative with respect to x_j is the product of the others,
 // computed from prefix and suffix products so that zeros are exact.
 func prod(t *autodiff.Tape, x ad) ad {
-	xs := slices.Clone(t.Val(x))
 	p := t.ScalarPartials(x)
+	xs := t.Val(x) // read after recording: the arena may have moved
 	n := len(xs)
 	out := 1.0
 	for _, v := range xs {
@@ -181,7 +181,8 @@ func prod(t *autodiff.Tape, x ad) ad {
 // deviation of the elements of x (one partials node). The variance and sd
 // of a single element are 0.
 func moments(t *autodiff.Tape, name string, x ad) ad {
-	xs := slices.Clone(t.Val(x))
+	p := t.ScalarPartials(x)
+	xs := t.Val(x) // read after recording: the arena may have moved
 	n := float64(len(xs))
 	mean := 0.0
 	for _, v := range xs {
@@ -192,7 +193,6 @@ func moments(t *autodiff.Tape, name string, x ad) ad {
 	for _, v := range xs {
 		ss += (v - mean) * (v - mean)
 	}
-	p := t.ScalarPartials(x)
 	d := p.D(0)
 	switch name {
 	case "mean":
