@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/shmlang/shm/autodiff"
-	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
 )
 
@@ -220,5 +219,3 @@ func moments(t *autodiff.Tape, name string, x ad) ad {
 	}
 	return p.Value()
 }
-
-var _ = lang.Int
