@@ -1,0 +1,134 @@
+package mathlib
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// gm returns a matrix argument as a gonum matrix.
+func gm(a arg) *mat.Dense { return mat.NewDense(a.r, a.c, append([]float64(nil), a.x...)) }
+
+// fromDense returns a gonum matrix as an expected matrix result.
+func fromDense(m mat.Matrix) arg {
+	r, c := m.Dims()
+	xs := make([]float64, 0, r*c)
+	for i := range r {
+		for j := range c {
+			xs = append(xs, m.At(i, j))
+		}
+	}
+	return M(r, c, xs...)
+}
+
+func TestLinalg(t *testing.T) {
+	a := M(3, 3, 2, 0.5, -1, 0.3, 3, 0.2, -0.4, 1, 4)
+	spd := M(3, 3, 4, 1, 0.5, 1, 3, -0.2, 0.5, -0.2, 2)
+	low := M(3, 3, 2, 9, 9, 0.5, 1.5, 9, -1, 0.3, 3) // upper triangle ignored
+	lowOnly := M(3, 3, 2, 0, 0, 0.5, 1.5, 0, -1, 0.3, 3)
+	b := M(3, 2, 1, -2, 0.5, 3, 2, 0.7)
+	rect := M(2, 3, 1, 2, 3, -4, 5, 0.5)
+
+	var inv, ata, aat, btab, lb, bl, llt mat.Dense
+	if err := inv.Inverse(gm(a)); err != nil {
+		t.Fatal(err)
+	}
+	ata.Mul(gm(rect).T(), gm(rect))
+	aat.Mul(gm(rect), gm(rect).T())
+	var tmp mat.Dense
+	tmp.Mul(gm(a), gm(b))
+	btab.Mul(gm(b).T(), &tmp)
+	var chol mat.Cholesky
+	if !chol.Factorize(mat.NewSymDense(3, spd.x)) {
+		t.Fatal("reference Cholesky failed")
+	}
+	var l mat.TriDense
+	chol.LTo(&l)
+	if err := lb.Solve(gm(lowOnly), gm(b)); err != nil {
+		t.Fatal(err)
+	}
+	// X = B2 L⁻¹ for a 2×3 B2: Xᵀ solves Lᵀ Xᵀ = B2ᵀ.
+	b2 := M(2, 3, 1, 0.5, 2, -2, 3, 0.7)
+	if err := bl.Solve(gm(lowOnly).T(), gm(b2).T()); err != nil {
+		t.Fatal(err)
+	}
+	var blT mat.Dense
+	blT.CloneFrom(bl.T())
+	llt.Mul(gm(lowOnly), gm(lowOnly).T())
+	var lv mat.VecDense
+	if err := lv.SolveVec(gm(lowOnly), mat.NewVecDense(3, []float64{1, -2, 0.5})); err != nil {
+		t.Fatal(err)
+	}
+	var rl mat.VecDense // row vector r L⁻¹: solve Lᵀ x = rᵀ
+	if err := rl.SolveVec(gm(lowOnly).T(), mat.NewVecDense(3, []float64{1, -2, 0.5})); err != nil {
+		t.Fatal(err)
+	}
+	v := []float64{1, -2, 0.5}
+	av := mat.NewVecDense(3, nil)
+	av.MulVec(gm(a), mat.NewVecDense(3, v))
+	vav := mat.Dot(mat.NewVecDense(3, v), av)
+	det := mat.Det(gm(a))
+	negDet := M(2, 2, 1, 2, 3, 4) // det -2
+
+	for _, c := range []tcase{
+		{fn: "dot_product", args: []arg{V(1, 2, 3), V(0.5, -1, 2)}, want: R(0.5 - 2 + 6)},
+		{fn: "dot_product", args: []arg{RV(1, 2, 3), V(0.5, -1, 2)}, want: R(4.5)},
+		{fn: "dot_product", args: []arg{A(1, 2), Is(3, -1)}, want: R(1)},
+		{fn: "dot_product", args: []arg{Is(1, 2), Is(3, -1)}, want: R(1)},
+		{fn: "dot_self", args: []arg{V(1, 2, 3)}, want: R(14)},
+		{fn: "dot_self", args: []arg{RV(-1, 0.5)}, want: R(1.25)},
+		{fn: "dot_self", args: []arg{Is(2, 3)}, want: R(13)},
+		{fn: "squared_distance", args: []arg{V(1, 2, 3), V(0.5, -1, 2)}, want: R(0.25 + 9 + 1)},
+		{fn: "squared_distance", args: []arg{RV(1, 2), A(3, 5)}, want: R(13)},
+		{fn: "distance", args: []arg{V(1, 2, 3), RV(0.5, -1, 2)}, want: R(math.Sqrt(10.25))},
+		{fn: "distance", args: []arg{Is(0, 0), A(3, 4)}, want: R(5)},
+		{fn: "columns_dot_self", args: []arg{rect}, want: RV(17, 29, 9.25)},
+		{fn: "rows_dot_self", args: []arg{rect}, want: V(14, 41.25)},
+		{fn: "diag_matrix", args: []arg{V(1, 2, 3)}, want: M(3, 3, 1, 0, 0, 0, 2, 0, 0, 0, 3)},
+		{fn: "diagonal", args: []arg{rect}, want: V(1, 5)},
+		{fn: "identity_matrix", args: []arg{I(2)}, want: M(2, 2, 1, 0, 0, 1)},
+		{fn: "transpose", args: []arg{V(1, 2)}, want: RV(1, 2)},
+		{fn: "transpose", args: []arg{RV(1, 2)}, want: V(1, 2)},
+		{fn: "transpose", args: []arg{rect}, want: M(3, 2, 1, -4, 2, 5, 3, 0.5)},
+		{fn: "inverse", args: []arg{a}, want: fromDense(&inv), tol: 1e-9},
+		{fn: "determinant", args: []arg{a}, want: R(det), tol: 1e-9},
+		{fn: "determinant", args: []arg{M(2, 2, 1, 2, 2, 4)}, want: R(0), tol: 1e-9}, // singular
+		{fn: "log_determinant", args: []arg{a}, want: R(math.Log(math.Abs(det))), tol: 1e-9},
+		{fn: "log_determinant", args: []arg{negDet}, want: R(math.Log(2)), tol: 1e-9},
+		{fn: "cholesky_decompose", args: []arg{spd}, want: fromDense(&l), symmetric: []int{0}, tol: 1e-9},
+		{fn: "mdivide_left_tri_low", args: []arg{low, V(v...)}, want: V(lv.RawVector().Data...), tol: 1e-9},
+		{fn: "mdivide_left_tri_low", args: []arg{low, b}, want: fromDense(&lb), tol: 1e-9},
+		{fn: "mdivide_right_tri_low", args: []arg{RV(v...), low}, want: RV(rl.RawVector().Data...), tol: 1e-9},
+		{fn: "mdivide_right_tri_low", args: []arg{b2, low}, want: fromDense(&blT), tol: 1e-9},
+		{fn: "crossprod", args: []arg{rect}, want: fromDense(&ata)},
+		{fn: "tcrossprod", args: []arg{rect}, want: fromDense(&aat)},
+		{fn: "quad_form", args: []arg{a, V(v...)}, want: R(vav)},
+		{fn: "quad_form", args: []arg{a, b}, want: fromDense(&btab)},
+		{fn: "diag_pre_multiply", args: []arg{V(2, -1), rect}, want: M(2, 3, 2, 4, 6, 4, -5, -0.5)},
+		{fn: "diag_post_multiply", args: []arg{rect, V(2, -1, 3)}, want: M(2, 3, 2, -2, 9, -8, -5, 1.5)},
+		{fn: "multiply_lower_tri_self_transpose", args: []arg{low}, want: fromDense(&llt)},
+		{fn: "block", args: []arg{a, I(2), I(1), I(2), I(2)}, want: M(2, 2, 0.3, 3, -0.4, 1)},
+		{fn: "col", args: []arg{rect, I(3)}, want: V(3, 0.5)},
+		{fn: "row", args: []arg{rect, I(2)}, want: RV(-4, 5, 0.5)},
+	} {
+		c.run(t, covered)
+	}
+}
+
+func TestConstants(t *testing.T) {
+	for _, c := range []tcase{
+		{fn: "pi", want: R(math.Pi)},
+		{fn: "e", want: R(math.Exp(1))},
+		{fn: "sqrt2", want: R(math.Sqrt(2))},
+		{fn: "log2", want: R(math.Log(2))},
+		{fn: "log10", want: R(math.Log(10))},
+		{fn: "not_a_number", want: R(math.NaN())},
+		{fn: "positive_infinity", want: R(math.Inf(1))},
+		{fn: "negative_infinity", want: R(math.Inf(-1))},
+		{fn: "machine_precision", want: R(math.Nextafter(1, 2) - 1)},
+	} {
+		c.tol = 1e-15
+		c.run(t, covered)
+	}
+}
