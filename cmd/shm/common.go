@@ -15,9 +15,7 @@ import (
 )
 
 // builtins returns the implementations of every built-in.
-func builtins() stdlib.Impls {
-	return stdlib.Impls{}
-}
+func builtins() stdlib.Impls { return runtime.Builtins() }
 
 // stringList is a repeatable string flag.
 type stringList []string
