@@ -46,7 +46,12 @@ func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
 	defer func() { ev.ctx.RNG = saved; ev.crnDepth-- }()
 	var sum autodiff.Value
 	var first stdlib.Value
+	ev.crnCall = e.ID
+	if ev.crnLog != nil && ev.crnLog[e.ID] == nil {
+		ev.crnLog[e.ID] = make([][]float64, k)
+	}
 	for r := 0; r < k; r++ {
+		ev.crnRep = r
 		ev.ctx.RNG = crnStream(seed, r)
 		v, err := ev.expr(e.Body)
 		if err != nil {
@@ -104,6 +109,10 @@ func (ev *evaluator) reparamDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value,
 		xs := make([]float64, n)
 		for i := range xs {
 			xs[i] = draw()
+		}
+		if ev.crnLog != nil {
+			rep := &ev.crnLog[ev.crnCall][ev.crnRep]
+			*rep = append(*rep, xs...)
 		}
 		if vector {
 			return t.ConstVec(xs)

@@ -262,3 +262,17 @@ func stanOrder(dims []int) []int {
 	}
 	return out
 }
+
+// CRNNoise evaluates the model once at theta and returns the standard
+// noise drawn inside each crn(...) call: noise[id][k] holds replicate k's
+// draws of the call with that ID, in the order they were drawn (normal
+// draws for normal-type distributions, uniform ones for the others). The
+// draws do not depend on theta; they are what the streams produce.
+func (d *Density) CRNNoise(theta []float64) ([][][]float64, error) {
+	d.ev.crnLog = make([][][]float64, len(d.m.IR.CRNs))
+	defer func() { d.ev.crnLog = nil }()
+	if _, err := d.eval(theta, false); err != nil {
+		return nil, err
+	}
+	return d.ev.crnLog, nil
+}

@@ -25,6 +25,11 @@ type evaluator struct {
 	// derives the streams of crn calls without a seed argument.
 	crnDepth int
 	runSeed  uint64
+	// crnLog, when non-nil, records the noise drawn inside each crn call:
+	// crnLog[call ID][replicate] holds the draws in order.
+	crnLog  [][][]float64
+	crnCall int // ID of the crn call being evaluated
+	crnRep  int // replicate being evaluated
 	// checkBounds is set while executing a block whose block-level
 	// declarations have constraints to check at the end (transformed
 	// parameters, generated quantities).

@@ -5,6 +5,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/shmlang/shm/autodiff"
@@ -21,6 +25,7 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "random seed for the initial point and transformed data")
 	eps := fs.Float64("epsilon", 1e-6, "finite-difference step (on the unconstrained scale)")
 	tol := fs.Float64("error", 1e-6, "report gradients whose error exceeds this")
+	noiseFile := fs.String("crn-noise", "", "write the noise each crn(...) replicate draws to this CSV file (columns z1 … zK)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
@@ -44,6 +49,15 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	d, err := bm.NewDensity()
 	if err != nil {
 		return report(stderr, err)
+	}
+	if *noiseFile != "" {
+		noise, err := d.CRNNoise(theta)
+		if err != nil {
+			return report(stderr, err)
+		}
+		if err := writeNoise(*noiseFile, noise); err != nil {
+			return report(stderr, err)
+		}
 	}
 	grad := make([]float64, len(theta))
 	lp, err := d.LogDensityGrad(theta, grad)
@@ -103,4 +117,57 @@ func centralDifferences(f func([]float64) float64, x, grad []float64, h float64)
 		y[i] = x[i]
 		grad[i] = (fp - fm) / (2 * h)
 	}
+}
+
+// writeNoise writes the crn noise as CSV: one column per replicate, named
+// z1 … zK for a model with one crn call and crn2.z1 … for later calls.
+// The file is written under a temporary name and renamed when complete.
+func writeNoise(path string, noise [][][]float64) error {
+	var header []string
+	var cols [][]float64
+	for id, reps := range noise {
+		for k, draws := range reps {
+			name := fmt.Sprintf("z%d", k+1)
+			if id > 0 {
+				name = fmt.Sprintf("crn%d.z%d", id+1, k+1)
+			}
+			header = append(header, name)
+			cols = append(cols, draws)
+		}
+	}
+	rows := 0
+	for _, c := range cols {
+		rows = max(rows, len(c))
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(header, ","))
+	b.WriteByte('\n')
+	for i := 0; i < rows; i++ {
+		for j, c := range cols {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			if i < len(c) {
+				b.WriteString(strconv.FormatFloat(c[i], 'g', 17, 64))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
