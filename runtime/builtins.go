@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"github.com/shmlang/shm/stdlib"
+	"github.com/shmlang/shm/stdlib/dist"
 	"github.com/shmlang/shm/stdlib/image"
 	mathlib "github.com/shmlang/shm/stdlib/math"
 	"github.com/shmlang/shm/stdlib/sinkhorn"
@@ -12,6 +13,7 @@ import (
 func Builtins() stdlib.Impls {
 	m := stdlib.Impls{}
 	mathlib.Register(m)
+	dist.Register(m)
 	sinkhorn.Register(m)
 	image.Register(m)
 	return m
