@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/ir"
@@ -122,5 +123,69 @@ func TestExpAPotentialMatchesReference(t *testing.T) {
 				t.Errorf("lp_nojac = %.15g, reference %.15g", lp0, want)
 			}
 		})
+	}
+}
+
+// TestExpACRNEqualsNoiseAsData checks that Experiment A's model with
+// crn(6, ... std_normal_rng(N) ...) gives the same log density and
+// gradient as the same potential with the six noise vectors that crn drew
+// passed as data.
+func TestExpACRNEqualsNoiseAsData(t *testing.T) {
+	y := shared(t, "testdata", "expA", "data.csv")
+	crnModel := bind(t, "expA.shm", []string{y}, "lambda=1")
+	dc, err := crnModel.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := []float64{1.9, math.Log(0.45)}
+	noise, err := dc.CRNNoise(theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(noise) != 1 || len(noise[0]) != 6 || len(noise[0][0]) != 120 {
+		t.Fatalf("noise shape: %d calls", len(noise))
+	}
+	// Write the noise as columns z1 … z6.
+	var b strings.Builder
+	b.WriteString("z1,z2,z3,z4,z5,z6\n")
+	for i := 0; i < 120; i++ {
+		for k := 0; k < 6; k++ {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatFloat(noise[0][k][i], 'g', 17, 64))
+		}
+		b.WriteByte('\n')
+	}
+	zfile := filepath.Join(t.TempDir(), "z.csv")
+	if err := os.WriteFile(zfile, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dataModel := bind(t, "expA_noise_as_data.shm", []string{y, zfile}, "lambda=1", "K=6")
+	dd, err := dataModel.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range [][]float64{theta, {2.2, math.Log(0.6)}} {
+		g1, g2 := make([]float64, 2), make([]float64, 2)
+		lp1, err := dc.LogDensityGrad(th, g1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp2, err := dd.LogDensityGrad(th, g2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The models differ only in the priors' constants, which ~ drops
+		// and normal_lpdf keeps: −log 5 − log 2 − log 2π.
+		dropped := -math.Log(5) - math.Log(2) - math.Log(2*math.Pi)
+		if math.Abs((lp2-lp1)-dropped) > 1e-10 {
+			t.Errorf("theta %v: log densities %.15g (crn) and %.15g (noise as data) differ by %.15g, want %.15g", th, lp1, lp2, lp2-lp1, dropped)
+		}
+		for i := range g1 {
+			if math.Abs(g1[i]-g2[i]) > 1e-10*math.Max(1, math.Abs(g2[i])) {
+				t.Errorf("theta %v: gradient %d: crn %.15g, noise as data %.15g", th, i, g1[i], g2[i])
+			}
+		}
 	}
 }

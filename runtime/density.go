@@ -131,7 +131,7 @@ func (d *Density) transformedParams() error {
 // (including the log-Jacobian when d.Jacobian is set) and writes its
 // gradient into grad.
 func (d *Density) LogDensityGrad(theta, grad []float64) (float64, error) {
-	lp, err := d.eval(theta, true)
+	lp, err := d.eval(theta)
 	if err != nil {
 		return math.Inf(-1), err
 	}
@@ -147,26 +147,23 @@ func (d *Density) LogDensityGrad(theta, grad []float64) (float64, error) {
 	return d.tape.Scalar(lp), nil
 }
 
-// LogDensity returns the log density at theta without its gradient.
+// LogDensity returns the log density at theta without its gradient. The
+// parameters are still recorded as variables, so that ~ statements drop
+// exactly the same constant terms as in LogDensityGrad.
 func (d *Density) LogDensity(theta []float64) (float64, error) {
-	lp, err := d.eval(theta, false)
+	lp, err := d.eval(theta)
 	if err != nil {
 		return math.Inf(-1), err
 	}
 	return d.tape.Scalar(lp), nil
 }
 
-func (d *Density) eval(theta []float64, vars bool) (autodiff.Value, error) {
+func (d *Density) eval(theta []float64) (autodiff.Value, error) {
 	if len(theta) != d.Dim() {
 		return autodiff.Value{}, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
 	}
 	d.start()
-	var u autodiff.Value
-	if vars {
-		u = d.tape.VarVec(theta)
-	} else {
-		u = d.tape.ConstVec(theta)
-	}
+	u := d.tape.VarVec(theta)
 	if err := d.setParams(u, d.Jacobian); err != nil {
 		return u, err
 	}
@@ -271,7 +268,7 @@ func stanOrder(dims []int) []int {
 func (d *Density) CRNNoise(theta []float64) ([][][]float64, error) {
 	d.ev.crnLog = make([][][]float64, len(d.m.IR.CRNs))
 	defer func() { d.ev.crnLog = nil }()
-	if _, err := d.eval(theta, false); err != nil {
+	if _, err := d.eval(theta); err != nil {
 		return nil, err
 	}
 	return d.ev.crnLog, nil
