@@ -24,7 +24,7 @@ func shared(t *testing.T, parts ...string) string {
 	return p
 }
 
-func bind(t *testing.T, model string, files []string, sets ...string) *runtime.Model {
+func bind(t testing.TB, model string, files []string, sets ...string) *runtime.Model {
 	t.Helper()
 	text, err := os.ReadFile(model)
 	if err != nil {
@@ -186,6 +186,24 @@ func TestExpACRNEqualsNoiseAsData(t *testing.T) {
 			if math.Abs(g1[i]-g2[i]) > 1e-10*math.Max(1, math.Abs(g2[i])) {
 				t.Errorf("theta %v: gradient %d: crn %.15g, noise as data %.15g", th, i, g1[i], g2[i])
 			}
+		}
+	}
+}
+
+// BenchmarkExpAGradient measures one gradient of Experiment A's
+// potential (K = 6, T = 80, N = 120): the cost of one leapfrog step.
+func BenchmarkExpAGradient(b *testing.B) {
+	y := filepath.Join("..", "..", "shared", "testdata", "expA", "data.csv")
+	bm := bind(b, "expA.shm", []string{y}, "lambda=1")
+	d, err := bm.NewDensity()
+	if err != nil {
+		b.Fatal(err)
+	}
+	theta := []float64{2, math.Log(0.5)}
+	grad := make([]float64, 2)
+	for b.Loop() {
+		if _, err := d.LogDensityGrad(theta, grad); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
