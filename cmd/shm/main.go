@@ -27,6 +27,7 @@ Usage:
                            sample with NUTS; write Stan CSV and a summary
   shm diagnose model.shm [data...] [--init ...]
                            compare the gradient with finite differences
+  shm summary FILES...     summary table of Stan CSV files
   shm help                 show this help
 `
 
@@ -43,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdSample(args[1:], stdout, stderr)
 	case "diagnose":
 		return cmdDiagnose(args[1:], stdout, stderr)
+	case "summary":
+		return cmdSummary(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

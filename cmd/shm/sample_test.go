@@ -61,6 +61,11 @@ func TestSampleReproducibleAcrossParallelism(t *testing.T) {
 			outs[k] = append(outs[k], withoutTiming(strings.ReplaceAll(string(b), out, "OUT")))
 		}
 	}
+	// shm summary reads the files back.
+	stdout, stderr, code := runCmd(t, "summary", filepath.Join(dir, "out1", "op-1.csv"), filepath.Join(dir, "out1", "op-2.csv"))
+	if code != 0 || !strings.Contains(stdout, "s.2") {
+		t.Errorf("summary: exit %d, %s\n%s", code, stderr, stdout)
+	}
 	for c := range outs[0] {
 		if outs[0][c] != outs[1][c] {
 			t.Errorf("chain %d differs between --parallel 1 and 4", c+1)

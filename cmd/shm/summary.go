@@ -1,0 +1,31 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/shmlang/shm/runtime/diag"
+	"github.com/shmlang/shm/runtime/stancsv"
+)
+
+// cmdSummary implements "shm summary FILES...": the stansummary-style
+// table of existing Stan CSV files (ours or CmdStan's).
+func cmdSummary(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("summary", stderr)
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "usage: shm summary output-1.csv [output-2.csv ...]")
+		return 2
+	}
+	fit, err := stancsv.ReadFit(files...)
+	if err != nil {
+		return report(stderr, err)
+	}
+	if err := diag.WriteSummary(stdout, fit); err != nil {
+		return report(stderr, err)
+	}
+	return 0
+}
