@@ -240,3 +240,10 @@ func TestPosteriorReference(t *testing.T) {
 		}
 	}
 }
+
+func TestRhatOfChainwiseConstantIsNaN(t *testing.T) {
+	chains := [][]float64{{0.5, 0.5, 0.5, 0.5}, {0.7, 0.7, 0.7, 0.7}}
+	if r := Rhat(chains); !math.IsNaN(r) {
+		t.Errorf("R-hat of chains that are each constant: %g, want NaN", r)
+	}
+}

@@ -126,6 +126,23 @@ func unusable(chains [][]float64) bool {
 	return constant
 }
 
+// eachConstant reports whether every chain is constant (as the step size
+// after adaptation is): the within-chain variance is zero and R-hat has no
+// meaning.
+func eachConstant(chains [][]float64) bool {
+	for _, c := range chains {
+		if len(c) == 0 {
+			continue
+		}
+		for _, v := range c[1:] {
+			if v != c[0] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // essRaw is posterior's .ess: the effective sample size of the given chains
 // (not split here) with Geyer's initial positive and initial monotone
 // sequence estimators.
@@ -274,7 +291,7 @@ func rhatRaw(chains [][]float64) float64 {
 // draws folded around the median).
 func Rhat(chains [][]float64) float64 {
 	chains = trim(chains)
-	if unusable(chains) {
+	if unusable(chains) || eachConstant(chains) {
 		return math.NaN()
 	}
 	bulk := rhatRaw(zScale(Split(chains)))
