@@ -26,9 +26,15 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 	case *ir.CRN:
 		return ev.crn(e)
 	case *ir.Index:
+		if v, ok, err := ev.cellElement(e); ok || err != nil {
+			return v, err
+		}
 		x, err := ev.expr(e.X)
 		if err != nil {
 			return stdlib.Value{}, err
+		}
+		if v, ok, err := ev.singleElement(e, x); ok || err != nil {
+			return v, err
 		}
 		sel, err := ev.selection(e.Items, x)
 		if err != nil {
@@ -333,3 +339,80 @@ func boolValue(b bool) stdlib.Value {
 
 // nan is the value of an unassigned real.
 var nan = math.NaN()
+
+// singleElement is the allocation-free path of indexing for the common
+// case of one element selected by int indices from a real container, an
+// int array or a matrix (x[i], M[i, j], a[i, j]). It reports false when
+// the general path must be taken.
+func (ev *evaluator) singleElement(e *ir.Index, x stdlib.Value) (stdlib.Value, bool, error) {
+	if x.Type.Dims > 0 && x.Type.Base.IsLinalg() {
+		return stdlib.Value{}, false, nil
+	}
+	var sizes [8]int
+	n := 0
+	switch {
+	case x.Type.Dims > 0:
+		if len(x.Dims) > len(sizes) {
+			return stdlib.Value{}, false, nil
+		}
+		n = copy(sizes[:], x.Dims)
+	case x.Type.Base == lang.Vector || x.Type.Base == lang.RowVector:
+		sizes[0], n = x.AD.Len(), 1
+	case x.Type.Base == lang.Matrix:
+		sizes[0], sizes[1], n = x.AD.Rows(), x.AD.Cols(), 2
+	default:
+		return stdlib.Value{}, false, nil
+	}
+	if len(e.Items) != n {
+		return stdlib.Value{}, false, nil
+	}
+	for _, it := range e.Items {
+		if it.Kind != ir.IndexSingle {
+			return stdlib.Value{}, false, nil
+		}
+	}
+	flat := 0
+	for k, it := range e.Items {
+		i, err := ev.intExpr(it.Lo)
+		if err != nil {
+			return stdlib.Value{}, true, err
+		}
+		if i < 1 || i > sizes[k] {
+			return stdlib.Value{}, true, ev.errorf(it.Pos, "index %d out of range: the size is %d", i, sizes[k])
+		}
+		flat = flat*sizes[k] + i - 1
+	}
+	if x.Type.Base == lang.Int {
+		return stdlib.IntValue(x.Ints[flat]), true, nil
+	}
+	return stdlib.RealValue(ev.tape().Index(x.AD, flat)), true, nil
+}
+
+// cellElement reads one element of a real container variable whose
+// elements were assigned one by one (unpacked cells), without packing the
+// container: a loop that assigns v[i] and reads v[i − 1] stays O(n).
+func (ev *evaluator) cellElement(e *ir.Index) (stdlib.Value, bool, error) {
+	ref, ok := e.X.(*ir.VarRef)
+	if !ok {
+		return stdlib.Value{}, false, nil
+	}
+	s := &ev.frame[ref.Var.Slot]
+	if !s.dirty || len(e.Items) != len(s.dims) {
+		return stdlib.Value{}, false, nil
+	}
+	flat := 0
+	for k, it := range e.Items {
+		if it.Kind != ir.IndexSingle {
+			return stdlib.Value{}, false, nil
+		}
+		i, err := ev.intExpr(it.Lo)
+		if err != nil {
+			return stdlib.Value{}, true, err
+		}
+		if i < 1 || i > s.dims[k] {
+			return stdlib.Value{}, true, ev.errorf(it.Pos, "index %d out of range: the size is %d", i, s.dims[k])
+		}
+		flat = flat*s.dims[k] + i - 1
+	}
+	return stdlib.RealValue(s.cells[flat]), true, nil
+}
