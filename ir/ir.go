@@ -54,6 +54,9 @@ type Decl struct {
 	Offset     Expr
 	Multiplier Expr
 	Init       Expr
+	// SizesFromValue is set for session variables declared by assignment
+	// ("x = mean(y)" in the REPL): their sizes are those of the value.
+	SizesFromValue bool
 	// TypeText is the declared type as written, normalized ("array[N]
 	// vector<lower=0>[K]"); ShapeText is the same without the constraint
 	// ("array[N] vector[K]") and ConstraintText the constraint alone

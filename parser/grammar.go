@@ -248,3 +248,24 @@ func newGrammar() (*participle.Parser[pProgram], error) {
 		participle.UseLookahead(2),
 	)
 }
+
+// pStmtList is a sequence of statements, for interactive sessions.
+type pStmtList struct {
+	Stmts []*pStmt `parser:"@@*"`
+}
+
+func newStmtGrammar() (*participle.Parser[pStmtList], error) {
+	return participle.Build[pStmtList](
+		participle.Lexer(shmLexer),
+		participle.Elide("Comment", "Whitespace"),
+		participle.UseLookahead(2),
+	)
+}
+
+func newExprGrammar() (*participle.Parser[pExpr], error) {
+	return participle.Build[pExpr](
+		participle.Lexer(shmLexer),
+		participle.Elide("Comment", "Whitespace"),
+		participle.UseLookahead(2),
+	)
+}

@@ -37,14 +37,17 @@ type evaluator struct {
 }
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
-	return &evaluator{
+	ev := &evaluator{
 		file:  file,
 		model: m,
 		impls: impls,
 		ctx:   stdlib.Context{Tape: tape, State: map[string]any{}},
-		frame: make([]slot, len(m.Vars)),
 		print: print,
 	}
+	if m != nil {
+		ev.frame = make([]slot, len(m.Vars))
+	}
+	return ev
 }
 
 func (ev *evaluator) tape() *autodiff.Tape { return ev.ctx.Tape }

@@ -241,6 +241,15 @@ func (ev *evaluator) read(v *ir.Var, p lang.Pos) (stdlib.Value, error) {
 // declare creates a variable with its declared sizes and initial value
 // (NaN for reals, the smallest int for ints, as Stan does).
 func (ev *evaluator) declare(d *ir.Decl) error {
+	if d.SizesFromValue {
+		v, err := ev.expr(d.Init)
+		if err != nil {
+			return err
+		}
+		v = ev.convert(v, d.Var.Type)
+		ev.frame[d.Var.Slot] = slot{dims: fullDims(ev.tape(), v), set: true}
+		return ev.store(d.Var, d.Init.Position(), v)
+	}
 	dims, err := ev.declDims(d)
 	if err != nil {
 		return err
