@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBadDataExitsOne checks that each kind of bad data gives exit status
+// 1 and one clear error naming the file, the column or key, and the row,
+// and that no output file is left behind.
+func TestBadDataExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", `data {
+  int N;
+  vector<lower=0>[N] y;
+  matrix[N, 2] x;
+}
+parameters { real mu; }
+model { mu ~ normal(0, 1); }
+`)
+	tests := []struct {
+		name, file, text, want string
+	}{
+		{"missing variable", "d.csv", "x.1,x.2\n1,2\n", `data variable y (vector<lower=0>[N]) is missing: not found in`},
+		{"wrong length", "d.json", `{"N": 3, "y": [1, 2], "x": [[1, 2], [3, 4], [5, 6]]}`, `d.json: key "y": y is declared vector<lower=0>[N] with sizes [3], but the data has sizes [2]`},
+		{"non-numeric cell", "d.csv", "y,x.1,x.2\n1,2,3\nabc,4,5\n", `d.csv: column "y", row 3`},
+		{"NaN", "d.csv", "y,x.1,x.2\n1,2,3\nNaN,4,5\n", `d.csv: column "y", row 3: y[2] is NaN`},
+		{"violated constraint", "d.csv", "y,x.1,x.2\n1,2,3\n-1,4,5\n", `d.csv: column "y", row 3: y[2] = -1 violates the constraint lower=0`},
+		{"matrix column missing", "d.csv", "y,x.1\n1,2\n3,4\n", `x is declared matrix[N, 2] with sizes [2, 2], but the data has sizes [2, 1]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := writeFile(t, dir, tt.file, tt.text)
+			out := filepath.Join(dir, "out")
+			_, stderr, code := runCmd(t, "sample", model, data, "--output", out, "--refresh", "0", "--seed", "1")
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr %q", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q\nwant it to contain %q", stderr, tt.want)
+			}
+			if strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("more than one line of error: %q", stderr)
+			}
+			if files, _ := filepath.Glob(filepath.Join(out, "*")); len(files) > 0 {
+				t.Errorf("files left behind: %v", files)
+			}
+			os.Remove(data)
+		})
+	}
+}
