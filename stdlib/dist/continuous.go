@@ -188,8 +188,9 @@ func continuousFamilies() []*univariate {
 				}
 				return lp, vec{-z / s, z / s, (z*z - 1) / s}
 			},
-			lcdf:  locScale(stdNormalLcdf),
-			lccdf: locScale(mirror(stdNormalLcdf)),
+			fastNormal: true,
+			lcdf:       locScale(stdNormalLcdf),
+			lccdf:      locScale(mirror(stdNormalLcdf)),
 			rng: func(r *rand.Rand, p vec) (float64, error) {
 				return p[0] + p[1]*r.NormFloat64(), nil
 			},
@@ -675,4 +676,80 @@ func continuousFamilies() []*univariate {
 			rng: func(r *rand.Rand, p vec) (float64, error) { return p[0] * math.Abs(r.NormFloat64()), nil },
 		},
 	}
+}
+
+// values returns the values of a real or int-scalar argument as a slice
+// with its stride (0 for a scalar), using buf for an int scalar; ok is
+// false for an int array.
+func (a *arg) values(buf *[1]float64) (v []float64, stride int, ok bool) {
+	switch {
+	case a.f != nil:
+		return a.f, a.stride, true
+	case a.ints != nil:
+		return nil, 0, false
+	}
+	buf[0] = a.c
+	return buf[:], 0, true
+}
+
+// normalFast is normal_lpdf's loop: the same terms and partials as its
+// element function, with log σ and 1/σ computed once for a scalar σ. It
+// reports false for int-array arguments, left to the generic loop.
+func normalFast(as []arg, n int, k keep, ds *[4][]float64) (float64, bool) {
+	var by, bm, bs [1]float64
+	y, sy, ok1 := as[0].values(&by)
+	mu, sm, ok2 := as[1].values(&bm)
+	sig, ss, ok3 := as[2].values(&bs)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	dy, dm, dsg := ds[0], ds[1], ds[2]
+	var quad, logS float64
+	if ss == 0 {
+		inv := 1 / sig[0]
+		for i := 0; i < n; i++ {
+			z := (y[i*sy] - mu[i*sm]) * inv
+			quad += z * z
+			g := z * inv
+			if dy != nil {
+				dy[i*sy] -= g
+			}
+			if dm != nil {
+				dm[i*sm] += g
+			}
+			if dsg != nil {
+				dsg[0] += (z*z - 1) * inv
+			}
+		}
+		logS = float64(n) * math.Log(sig[0])
+	} else {
+		for i := 0; i < n; i++ {
+			s := sig[i]
+			inv := 1 / s
+			z := (y[i*sy] - mu[i*sm]) * inv
+			quad += z * z
+			logS += math.Log(s)
+			g := z * inv
+			if dy != nil {
+				dy[i*sy] -= g
+			}
+			if dm != nil {
+				dm[i*sm] += g
+			}
+			if dsg != nil {
+				dsg[i] += (z*z - 1) * inv
+			}
+		}
+	}
+	lp := 0.0
+	if k.has(a0 | a1 | a2) {
+		lp -= 0.5 * quad
+	}
+	if k.has(a2) {
+		lp -= logS
+	}
+	if k.has(0) {
+		lp -= float64(n) * logSqrt2Pi
+	}
+	return lp, true
 }

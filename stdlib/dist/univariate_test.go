@@ -59,6 +59,9 @@ func uniCases() []uniCase {
 		{"gamma", []float64{1.3, 2.5, 1.7}, distuv.Gamma{Alpha: 2.5, Beta: 1.7}},
 		{"gamma", []float64{0.4, 0.6, 2}, distuv.Gamma{Alpha: 0.6, Beta: 2}},
 		{"gamma", []float64{9, 3, 0.9}, distuv.Gamma{Alpha: 3, Beta: 0.9}},
+		{"gamma", []float64{40, 3, 0.9}, distuv.Gamma{Alpha: 3, Beta: 0.9}}, // upper tail: Q < 1e-8
+		{"inv_gamma", []float64{0.05, 3, 2}, distuv.InverseGamma{Alpha: 3, Beta: 2}},
+		{"chi_square", []float64{0.3, 12}, distuv.ChiSquared{K: 12}},
 		{"inv_gamma", []float64{0.8, 3, 2}, distuv.InverseGamma{Alpha: 3, Beta: 2}},
 		{"weibull", []float64{1.1, 1.8, 1.4}, distuv.Weibull{K: 1.8, Lambda: 1.4}},
 		{"beta", []float64{0.35, 2.5, 1.5}, distuv.Beta{Alpha: 2.5, Beta: 1.5}},
@@ -75,6 +78,9 @@ func uniCases() []uniCase {
 		{"binomial_logit", []float64{3, 10, -0.6}, distuv.Binomial{N: 10, P: invLogitT(-0.6)}},
 		{"poisson", []float64{4, 3.2}, distuv.Poisson{Lambda: 3.2}},
 		{"poisson", []float64{0, 0.5}, distuv.Poisson{Lambda: 0.5}},
+		{"poisson", []float64{31, 20}, distuv.Poisson{Lambda: 20}},
+		{"binomial", []float64{48, 50, 0.7}, distuv.Binomial{N: 50, P: 0.7}},
+		{"neg_binomial_2", []float64{40, 12, 0.8}, negBin2(12, 0.8)},
 		{"poisson_log", []float64{4, math.Log(3.2)}, distuv.Poisson{Lambda: 3.2}},
 		{"neg_binomial_2", []float64{5, 3.5, 2.2}, negBin2(3.5, 2.2)},
 		{"neg_binomial_2_log", []float64{5, math.Log(3.5), 2.2}, negBin2(3.5, 2.2)},
@@ -316,3 +322,20 @@ func TestOneNode(t *testing.T) {
 	}
 }
 
+// TestIntOutcomes checks int and array[] int arguments of continuous
+// families (promoted to real), which take the generic loop.
+func TestIntOutcomes(t *testing.T) {
+	m := registered()
+	for _, fam := range []string{"normal", "cauchy", "logistic"} {
+		for _, suffix := range []string{"_lpdf", "_lupdf", "_lcdf"} {
+			c := newContext(1)
+			name := fam + suffix
+			mu := stdlib.RealValue(c.Tape.Var(0.5))
+			got := call(t, m, c, name, intsV(1, 2, -3), mu, intV(2))
+			want := call(t, m, c, name, vecV(c, 1, 2, -3), mu, realV(c, 2))
+			if !close(got, want, 1e-14) {
+				t.Errorf("%s with int arguments = %.15g, with reals %.15g", name, got, want)
+			}
+		}
+	}
+}
