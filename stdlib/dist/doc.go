@@ -76,8 +76,10 @@
 // argument, the outcome included (for truncation). Derivatives of the
 // regularized incomplete beta and gamma functions with respect to their
 // shape parameters (student_t in nu, beta, gamma, inv_gamma, chi_square)
-// use series (see incBetaDerivs and gammaPDerivA); where a series would
-// cancel badly (beta with both shapes above 15, gamma-type lccdf below
-// 1e-8) they fall back to Richardson-extrapolated central differences.
+// are summed term by term from the hypergeometric series of the
+// incomplete beta function and the power series of the incomplete gamma
+// function; where a series would cancel badly (beta with both shapes above
+// 15, a gamma-type upper tail below 1e-8) they fall back to
+// Richardson-extrapolated central differences of gonum's mathext values.
 // neg_binomial_2's cdf sums the pmf, O(n) in the outcome.
 package dist
