@@ -10,6 +10,7 @@ import (
 // Argument specifications shared by the continuous families.
 var (
 	yAny     = argSpec{"y", "random variable", notNaN}
+	yFinite  = argSpec{"y", "random variable", finite}
 	yNonneg  = argSpec{"y", "random variable", nonnegative}
 	muLoc    = argSpec{"mu", "location", finite}
 	sigScale = argSpec{"sigma", "scale", positiveFinite}
@@ -284,7 +285,7 @@ func continuousFamilies() []*univariate {
 			},
 		},
 		{
-			name: "double_exponential", args: []argSpec{yAny, muLoc, sigScale},
+			name: "double_exponential", args: []argSpec{yFinite, muLoc, sigScale},
 			lp: func(x vec, k keep) (float64, vec) {
 				y, mu, s := x[0], x[1], x[2]
 				lp := 0.0
@@ -316,7 +317,7 @@ func continuousFamilies() []*univariate {
 			},
 		},
 		{
-			name: "logistic", args: []argSpec{yAny, muLoc, sigScale},
+			name: "logistic", args: []argSpec{yFinite, muLoc, sigScale},
 			lp: func(x vec, k keep) (float64, vec) {
 				y, mu, s := x[0], x[1], x[2]
 				z := (y - mu) / s
@@ -487,7 +488,7 @@ func continuousFamilies() []*univariate {
 			rng: func(r *rand.Rand, p vec) (float64, error) { return p[1] / stdGamma(r, p[0]), nil },
 		},
 		{
-			name: "weibull", args: []argSpec{yAny, shapeA, sigScale},
+			name: "weibull", args: []argSpec{yFinite, shapeA, sigScale},
 			lp: func(x vec, k keep) (float64, vec) {
 				y, a, s := x[0], x[1], x[2]
 				if y < 0 {

@@ -63,7 +63,9 @@
 // math library: an error where Stan checks the outcome (exponential,
 // lognormal and chi_square need y ≥ 0, beta y in [0, 1], bernoulli n in
 // {0, 1}, binomial 0 ≤ n ≤ N, the other discrete families n ≥ 0,
-// categorical y in 1:K, dirichlet a simplex), and a log density of -Inf
+// categorical y in 1:K, dirichlet a simplex; y must be finite for
+// double_exponential, logistic and weibull and not NaN elsewhere), and a
+// log density of -Inf
 // (with zero partials) where Stan returns LOG_ZERO: uniform outside
 // [alpha, beta], gamma and weibull for y < 0, inv_gamma for y ≤ 0,
 // lognormal at y = 0, and half_normal (shm) for y < 0. The cdfs accept the
