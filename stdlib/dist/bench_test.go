@@ -136,3 +136,30 @@ func BenchmarkGammaLcdf(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBernoulliLogitVectorized1000 measures the generic element loop:
+// n ~ bernoulli_logit(alpha) with a vector alpha parameter.
+func BenchmarkBernoulliLogitVectorized1000(b *testing.B) {
+	m := registered()
+	_, alpha := regression(1000)
+	ns := make([]int, len(alpha))
+	for i := range ns {
+		ns[i] = i % 2
+	}
+	tp := autodiff.NewTape()
+	c := &stdlib.Context{Tape: tp, Propto: true}
+	f := m["bernoulli_logit_lpmf"]
+	args := []stdlib.Value{intsV(ns...), {}}
+	b.ReportAllocs()
+	for b.Loop() {
+		tp.Reset()
+		args[1] = stdlib.ADValue(tp.VarVec(alpha))
+		v, err := f(c, args, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tp.Gradient(v.AD); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

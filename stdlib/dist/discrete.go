@@ -111,15 +111,24 @@ func discreteFamilies() []*univariate {
 			name: "bernoulli_logit", discrete: true, args: []argSpec{{"n", "outcome", binary}, {"alpha", "logit-scaled probability", notNaN}},
 			lp: func(x vec, k keep) (float64, vec) {
 				n, a := x[0], x[1]
+				// One exponential: e = exp(-|a|) gives log(1 + e^±a) and
+				// inv_logit(a).
+				e := math.Exp(-math.Abs(a))
+				l := math.Log1p(e)
+				p := 1 / (1 + e)
+				if a < 0 {
+					p = e / (1 + e)
+				}
 				lp := 0.0
 				if k.has(a1) {
-					if n == 1 {
-						lp = -log1pExp(-a)
+					// log inv_logit(a) if n = 1, log(1 - inv_logit(a)) if 0.
+					if (n == 1) == (a >= 0) {
+						lp = -l
 					} else {
-						lp = -log1pExp(a)
+						lp = -l - math.Abs(a)
 					}
 				}
-				return lp, vec{0, n - invLogit(a)}
+				return lp, vec{0, n - p}
 			},
 			rng: func(r *rand.Rand, p vec) (float64, error) {
 				if r.Float64() < invLogit(p[0]) {
