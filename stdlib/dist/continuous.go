@@ -431,7 +431,7 @@ func continuousFamilies() []*univariate {
 				if k.has(a0 | a2) {
 					lp -= b * y
 				}
-				return lp, vec{(a-1)/y - b, -digamma(a) + math.Log(b) + ly, a/b - y}
+				return lp, vec{safeDiv(a-1, y) - b, -digamma(a) + math.Log(b) + ly, a/b - y}
 			},
 			lcdf: func(x vec) (float64, vec) {
 				y, a, b := x[0], x[1], x[2]
@@ -509,7 +509,7 @@ func continuousFamilies() []*univariate {
 				if k.has(a0 | a1 | a2) {
 					lp -= u
 				}
-				return lp, vec{(a-1)/y - a*u/y, 1/a + lys - u*lys, -a/s + a*u/s}
+				return lp, vec{safeDiv(a-1, y) - safeDiv(a*u, y), 1/a + lys - u*lys, -a/s + a*u/s}
 			},
 			lcdf: func(x vec) (float64, vec) {
 				y, a, s := x[0], x[1], x[2]
@@ -553,7 +553,7 @@ func continuousFamilies() []*univariate {
 					lp += multiplyLog(b-1, 1-y)
 				}
 				pab := digamma(a + b)
-				return lp, vec{(a-1)/y - (b-1)/(1-y), pab - digamma(a) + math.Log(y), pab - digamma(b) + math.Log1p(-y)}
+				return lp, vec{safeDiv(a-1, y) - safeDiv(b-1, 1-y), pab - digamma(a) + math.Log(y), pab - digamma(b) + math.Log1p(-y)}
 			},
 			lcdf:  func(x vec) (float64, vec) { return betaLcdf(x[0], x[1], x[2], false) },
 			lccdf: func(x vec) (float64, vec) { return betaLcdf(x[0], x[1], x[2], true) },
@@ -622,7 +622,7 @@ func continuousFamilies() []*univariate {
 				if k.has(a0) {
 					lp -= y / 2
 				}
-				return lp, vec{(nu/2-1)/y - 0.5, -0.5*ln2 - 0.5*digamma(nu/2) + 0.5*math.Log(y)}
+				return lp, vec{safeDiv(nu/2-1, y) - 0.5, -0.5*ln2 - 0.5*digamma(nu/2) + 0.5*math.Log(y)}
 			},
 			lcdf: func(x vec) (float64, vec) {
 				v, da, dx := gammaLcdf(x[1]/2, x[0]/2, false)

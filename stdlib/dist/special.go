@@ -65,6 +65,15 @@ func logPhiDeriv(z float64) float64 {
 	return math.Exp(-0.5*z*z - logSqrt2Pi - logPhi(z))
 }
 
+// safeDiv returns a/b, 0 when a = 0: the derivative of multiplyLog(a, b)
+// in b, finite at the boundary b = 0 where the term vanishes.
+func safeDiv(a, b float64) float64 {
+	if a == 0 {
+		return 0
+	}
+	return a / b
+}
+
 // multiplyLog returns a log b, 0 when a = b = 0.
 func multiplyLog(a, b float64) float64 {
 	if a == 0 && b == 0 {

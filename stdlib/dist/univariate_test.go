@@ -339,3 +339,60 @@ func TestIntOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundaryOutcomes checks densities at the edge of their support where
+// the term (a-1) log y vanishes: finite values and partials.
+func TestBoundaryOutcomes(t *testing.T) {
+	m := registered()
+	for _, tc := range []struct {
+		name string
+		x    []float64
+		want float64
+	}{
+		{"gamma_lpdf", []float64{0, 1, 2}, math.Log(2)},        // exponential(2) at 0
+		{"chi_square_lpdf", []float64{0, 2}, -math.Log(2)},     // exponential(1/2) at 0
+		{"beta_lpdf", []float64{0, 1, 3}, math.Log(3)},         // 3(1-y)^2 at 0
+		{"beta_lpdf", []float64{1, 2, 1}, math.Log(2)},         // 2y at 1
+		{"weibull_lpdf", []float64{0, 1, 0.5}, math.Log(2)},    // exponential(2) at 0
+		{"gamma_lpdf", []float64{-1, 1, 2}, math.Inf(-1)},      // outside the support
+		{"uniform_lpdf", []float64{2, 0, 1}, math.Inf(-1)},     // outside the support
+		{"half_normal_lpdf", []float64{-0.1, 1}, math.Inf(-1)}, // outside the support
+		{"inv_gamma_lpdf", []float64{0, 1, 1}, math.Inf(-1)},   // y ≤ 0
+		{"lognormal_lpdf", []float64{0, 0, 1}, math.Inf(-1)},   // y = 0
+		{"poisson_lpmf", []float64{2, 0}, math.Inf(-1)},        // zero rate
+		{"binomial_lpmf", []float64{3, 5, 0}, math.Inf(-1)},    // θ = 0
+		{"binomial_lpmf", []float64{0, 5, 0}, 0},               // θ = 0, n = 0
+	} {
+		tp := autodiff.NewTape()
+		fam := stdlib.Builtins().Lookup(tc.name).Family
+		args := make([]stdlib.Value, len(tc.x))
+		for k, x := range tc.x {
+			if isIntArg(fam, k) {
+				args[k] = intV(int(x))
+			} else {
+				args[k] = stdlib.RealValue(tp.Var(x))
+			}
+		}
+		v, err := m[tc.name](&stdlib.Context{Tape: tp}, args, nil)
+		if err != nil {
+			t.Errorf("%s%v: %v", tc.name, tc.x, err)
+			continue
+		}
+		got := tp.Scalar(v.AD)
+		if !close(got, tc.want, 1e-12) {
+			t.Errorf("%s%v = %g, want %g", tc.name, tc.x, got, tc.want)
+		}
+		if err := tp.Gradient(v.AD); err != nil {
+			t.Fatal(err)
+		}
+		g := make([]float64, tp.NumVars())
+		if err := tp.VarGrad(g); err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range g[:1] {
+			if math.IsNaN(d) || math.IsInf(d, 0) && !math.IsInf(tc.want, -1) {
+				t.Errorf("%s%v: partial %d = %g", tc.name, tc.x, i, d)
+			}
+		}
+	}
+}
