@@ -64,7 +64,7 @@ func studentTLcdf(t, nu float64) (v, dt, dnu float64) {
 	t2 := t * t
 	x := nu / (nu + t2)
 	a, b := nu/2, 0.5
-	half := 0.5 * mathext.RegIncBeta(a, b, x) // P(T ≤ -|t|)
+	half := 0.5 * regIncBeta(a, b, x) // P(T ≤ -|t|)
 	var f float64
 	if t < 0 {
 		f = half
@@ -101,10 +101,10 @@ func gammaLcdf(a, x float64, upper bool) (v, da, dx float64) {
 	dPa := gammaPDerivA(a, x)
 	dPx := math.Exp((a-1)*math.Log(x) - x - lgamma(a))
 	if upper {
-		q := mathext.GammaIncRegComp(a, x)
+		q := gammaQ(a, x)
 		return math.Log(q), -dPa / q, -dPx / q
 	}
-	p := mathext.GammaIncReg(a, x)
+	p := gammaP(a, x)
 	return math.Log(p), dPa / p, dPx / p
 }
 
@@ -119,9 +119,9 @@ func betaLcdf(y, a, b float64, upper bool) (float64, vec) {
 	}
 	var f float64
 	if upper {
-		f = mathext.RegIncBeta(b, a, 1-y)
+		f = regIncBeta(b, a, 1-y)
 	} else {
-		f = mathext.RegIncBeta(a, b, y)
+		f = regIncBeta(a, b, y)
 	}
 	pdf := math.Exp((a-1)*math.Log(y) + (b-1)*math.Log1p(-y) - mathext.Lbeta(a, b))
 	da, db := incBetaDerivs(a, b, y)

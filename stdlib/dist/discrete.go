@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -166,7 +165,7 @@ func discreteFamilies() []*univariate {
 				if n >= bn {
 					return 0, vec{}
 				}
-				f := mathext.RegIncBeta(bn-n, n+1, 1-th)
+				f := regIncBeta(bn-n, n+1, 1-th)
 				lf := math.Log(f)
 				return lf, vec{0, 0, -bn * math.Exp(binomialLogPMF(n, bn-1, th)-lf)}
 			},
@@ -175,7 +174,7 @@ func discreteFamilies() []*univariate {
 				if n >= bn {
 					return inf, vec{}
 				}
-				f := mathext.RegIncBeta(n+1, bn-n, th)
+				f := regIncBeta(n+1, bn-n, th)
 				lf := math.Log(f)
 				return lf, vec{0, 0, bn * math.Exp(binomialLogPMF(n, bn-1, th)-lf)}
 			},
@@ -223,7 +222,7 @@ func discreteFamilies() []*univariate {
 			// P(X ≤ n) = Q(n+1, λ); dP/dλ = -pmf(n; λ).
 			lcdf: func(x vec) (float64, vec) {
 				n, l := x[0], x[1]
-				f := mathext.GammaIncRegComp(n+1, l)
+				f := gammaQ(n+1, l)
 				lf := math.Log(f)
 				return lf, vec{0, -math.Exp(multiplyLog(n, l) - l - lgamma(n+1) - lf)}
 			},
@@ -232,7 +231,7 @@ func discreteFamilies() []*univariate {
 				if l == 0 {
 					return inf, vec{}
 				}
-				f := mathext.GammaIncReg(n+1, l)
+				f := gammaP(n+1, l)
 				lf := math.Log(f)
 				return lf, vec{0, math.Exp(multiplyLog(n, l) - l - lgamma(n+1) - lf)}
 			},
@@ -292,7 +291,7 @@ func discreteFamilies() []*univariate {
 			lccdf: func(x vec) (float64, vec) {
 				n, mu, ph := x[0], x[1], x[2]
 				lf, dmu, dphi := nb2Lcdf(n, mu, ph)
-				q := mathext.RegIncBeta(n+1, ph, mu/(mu+ph))
+				q := regIncBeta(n+1, ph, mu/(mu+ph))
 				f := math.Exp(lf)
 				return math.Log(q), vec{0, -f * dmu / q, -f * dphi / q}
 			},
