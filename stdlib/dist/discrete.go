@@ -41,9 +41,23 @@ func nb2Log(n, mu, phi float64) (v, dmu, dphi float64) {
 	return v, dmu, dphi
 }
 
-// nb2Lcdf returns log P(X ≤ n) for neg_binomial_2 by summing the pmf, and
-// its partials with respect to mu and phi.
+// nb2SumLimit is the largest outcome whose neg_binomial_2 cdf is summed
+// term by term; above it the incomplete beta function is used.
+const nb2SumLimit = 1000
+
+// nb2Lcdf returns log P(X ≤ n) for neg_binomial_2 and its partials with
+// respect to mu and phi: by summing the pmf for n ≤ nb2SumLimit, else from
+// P(X ≤ n) = I_p(phi, n+1) with p = phi/(mu+phi).
 func nb2Lcdf(n, mu, phi float64) (v, dmu, dphi float64) {
+	if n > nb2SumLimit {
+		p := phi / (mu + phi)
+		f := regIncBeta(phi, n+1, p)
+		da, _ := incBetaDerivs(phi, n+1, p)
+		// ∂I/∂p, the beta(phi, n+1) density at p.
+		dp := math.Exp((phi-1)*math.Log(p) + n*math.Log1p(-p) - lbeta(phi, n+1))
+		s := (mu + phi) * (mu + phi)
+		return math.Log(f), -dp * phi / s / f, (da + dp*mu/s) / f
+	}
 	// Accumulate in log space relative to the largest term seen.
 	lmax := math.Inf(-1)
 	var s, smu, sphi float64

@@ -83,5 +83,6 @@
 // function; where a series would cancel badly (beta with both shapes above
 // 15, a gamma-type upper tail below 1e-8) they fall back to
 // Richardson-extrapolated central differences of gonum's mathext values.
-// neg_binomial_2's cdf sums the pmf, O(n) in the outcome.
+// neg_binomial_2's cdf sums the pmf up to n = 1000 and uses the
+// incomplete beta function above.
 package dist

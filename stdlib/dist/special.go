@@ -20,6 +20,8 @@ func lgamma(x float64) float64 {
 
 func digamma(x float64) float64 { return mathext.Digamma(x) }
 
+func lbeta(a, b float64) float64 { return mathext.Lbeta(a, b) }
+
 // log1pExp returns log(1 + e^x) without overflow.
 func log1pExp(x float64) float64 {
 	if x > 0 {

@@ -81,6 +81,8 @@ func uniCases() []uniCase {
 		{"poisson", []float64{31, 20}, distuv.Poisson{Lambda: 20}},
 		{"binomial", []float64{48, 50, 0.7}, distuv.Binomial{N: 50, P: 0.7}},
 		{"neg_binomial_2", []float64{40, 12, 0.8}, negBin2(12, 0.8)},
+		{"neg_binomial_2", []float64{1500, 1400, 30}, negBin2(1400, 30)}, // cdf from the incomplete beta
+		{"neg_binomial_2", []float64{1300, 1400, 3.5}, negBin2(1400, 3.5)},
 		{"poisson_log", []float64{4, math.Log(3.2)}, distuv.Poisson{Lambda: 3.2}},
 		{"neg_binomial_2", []float64{5, 3.5, 2.2}, negBin2(3.5, 2.2)},
 		{"neg_binomial_2_log", []float64{5, math.Log(3.5), 2.2}, negBin2(3.5, 2.2)},
