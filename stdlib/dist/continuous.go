@@ -10,6 +10,7 @@ import (
 // Argument specifications shared by the continuous families.
 var (
 	yAny     = argSpec{"y", "random variable", notNaN}
+	yFinite  = argSpec{"y", "random variable", finite}
 	yNonneg  = argSpec{"y", "random variable", nonnegative}
 	muLoc    = argSpec{"mu", "location", finite}
 	sigScale = argSpec{"sigma", "scale", positiveFinite}
@@ -63,7 +64,7 @@ func studentTLcdf(t, nu float64) (v, dt, dnu float64) {
 	t2 := t * t
 	x := nu / (nu + t2)
 	a, b := nu/2, 0.5
-	half := 0.5 * mathext.RegIncBeta(a, b, x) // P(T ≤ -|t|)
+	half := 0.5 * regIncBeta(a, b, x) // P(T ≤ -|t|)
 	var f float64
 	if t < 0 {
 		f = half
@@ -100,10 +101,10 @@ func gammaLcdf(a, x float64, upper bool) (v, da, dx float64) {
 	dPa := gammaPDerivA(a, x)
 	dPx := math.Exp((a-1)*math.Log(x) - x - lgamma(a))
 	if upper {
-		q := mathext.GammaIncRegComp(a, x)
+		q := gammaQ(a, x)
 		return math.Log(q), -dPa / q, -dPx / q
 	}
-	p := mathext.GammaIncReg(a, x)
+	p := gammaP(a, x)
 	return math.Log(p), dPa / p, dPx / p
 }
 
@@ -118,9 +119,9 @@ func betaLcdf(y, a, b float64, upper bool) (float64, vec) {
 	}
 	var f float64
 	if upper {
-		f = mathext.RegIncBeta(b, a, 1-y)
+		f = regIncBeta(b, a, 1-y)
 	} else {
-		f = mathext.RegIncBeta(a, b, y)
+		f = regIncBeta(a, b, y)
 	}
 	pdf := math.Exp((a-1)*math.Log(y) + (b-1)*math.Log1p(-y) - mathext.Lbeta(a, b))
 	da, db := incBetaDerivs(a, b, y)
@@ -188,8 +189,9 @@ func continuousFamilies() []*univariate {
 				}
 				return lp, vec{-z / s, z / s, (z*z - 1) / s}
 			},
-			lcdf:  locScale(stdNormalLcdf),
-			lccdf: locScale(mirror(stdNormalLcdf)),
+			fastNormal: true,
+			lcdf:       locScale(stdNormalLcdf),
+			lccdf:      locScale(mirror(stdNormalLcdf)),
 			rng: func(r *rand.Rand, p vec) (float64, error) {
 				return p[0] + p[1]*r.NormFloat64(), nil
 			},
@@ -283,7 +285,7 @@ func continuousFamilies() []*univariate {
 			},
 		},
 		{
-			name: "double_exponential", args: []argSpec{yAny, muLoc, sigScale},
+			name: "double_exponential", args: []argSpec{yFinite, muLoc, sigScale},
 			lp: func(x vec, k keep) (float64, vec) {
 				y, mu, s := x[0], x[1], x[2]
 				lp := 0.0
@@ -315,7 +317,7 @@ func continuousFamilies() []*univariate {
 			},
 		},
 		{
-			name: "logistic", args: []argSpec{yAny, muLoc, sigScale},
+			name: "logistic", args: []argSpec{yFinite, muLoc, sigScale},
 			lp: func(x vec, k keep) (float64, vec) {
 				y, mu, s := x[0], x[1], x[2]
 				z := (y - mu) / s
@@ -429,7 +431,7 @@ func continuousFamilies() []*univariate {
 				if k.has(a0 | a2) {
 					lp -= b * y
 				}
-				return lp, vec{(a-1)/y - b, -digamma(a) + math.Log(b) + ly, a/b - y}
+				return lp, vec{safeDiv(a-1, y) - b, -digamma(a) + math.Log(b) + ly, a/b - y}
 			},
 			lcdf: func(x vec) (float64, vec) {
 				y, a, b := x[0], x[1], x[2]
@@ -486,7 +488,7 @@ func continuousFamilies() []*univariate {
 			rng: func(r *rand.Rand, p vec) (float64, error) { return p[1] / stdGamma(r, p[0]), nil },
 		},
 		{
-			name: "weibull", args: []argSpec{yAny, shapeA, sigScale},
+			name: "weibull", args: []argSpec{yFinite, shapeA, sigScale},
 			lp: func(x vec, k keep) (float64, vec) {
 				y, a, s := x[0], x[1], x[2]
 				if y < 0 {
@@ -507,7 +509,7 @@ func continuousFamilies() []*univariate {
 				if k.has(a0 | a1 | a2) {
 					lp -= u
 				}
-				return lp, vec{(a-1)/y - a*u/y, 1/a + lys - u*lys, -a/s + a*u/s}
+				return lp, vec{safeDiv(a-1, y) - safeDiv(a*u, y), 1/a + lys - u*lys, -a/s + a*u/s}
 			},
 			lcdf: func(x vec) (float64, vec) {
 				y, a, s := x[0], x[1], x[2]
@@ -551,7 +553,7 @@ func continuousFamilies() []*univariate {
 					lp += multiplyLog(b-1, 1-y)
 				}
 				pab := digamma(a + b)
-				return lp, vec{(a-1)/y - (b-1)/(1-y), pab - digamma(a) + math.Log(y), pab - digamma(b) + math.Log1p(-y)}
+				return lp, vec{safeDiv(a-1, y) - safeDiv(b-1, 1-y), pab - digamma(a) + math.Log(y), pab - digamma(b) + math.Log1p(-y)}
 			},
 			lcdf:  func(x vec) (float64, vec) { return betaLcdf(x[0], x[1], x[2], false) },
 			lccdf: func(x vec) (float64, vec) { return betaLcdf(x[0], x[1], x[2], true) },
@@ -620,7 +622,7 @@ func continuousFamilies() []*univariate {
 				if k.has(a0) {
 					lp -= y / 2
 				}
-				return lp, vec{(nu/2-1)/y - 0.5, -0.5*ln2 - 0.5*digamma(nu/2) + 0.5*math.Log(y)}
+				return lp, vec{safeDiv(nu/2-1, y) - 0.5, -0.5*ln2 - 0.5*digamma(nu/2) + 0.5*math.Log(y)}
 			},
 			lcdf: func(x vec) (float64, vec) {
 				v, da, dx := gammaLcdf(x[1]/2, x[0]/2, false)
@@ -675,4 +677,80 @@ func continuousFamilies() []*univariate {
 			rng: func(r *rand.Rand, p vec) (float64, error) { return p[0] * math.Abs(r.NormFloat64()), nil },
 		},
 	}
+}
+
+// values returns the values of a real or int-scalar argument as a slice
+// with its stride (0 for a scalar), using buf for an int scalar; ok is
+// false for an int array.
+func (a *arg) values(buf *[1]float64) (v []float64, stride int, ok bool) {
+	switch {
+	case a.f != nil:
+		return a.f, a.stride, true
+	case a.ints != nil:
+		return nil, 0, false
+	}
+	buf[0] = a.c
+	return buf[:], 0, true
+}
+
+// normalFast is normal_lpdf's loop: the same terms and partials as its
+// element function, with log σ and 1/σ computed once for a scalar σ. It
+// reports false for int-array arguments, left to the generic loop.
+func normalFast(as []arg, n int, k keep, ds *[4][]float64) (float64, bool) {
+	var by, bm, bs [1]float64
+	y, sy, ok1 := as[0].values(&by)
+	mu, sm, ok2 := as[1].values(&bm)
+	sig, ss, ok3 := as[2].values(&bs)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	dy, dm, dsg := ds[0], ds[1], ds[2]
+	var quad, logS float64
+	if ss == 0 {
+		inv := 1 / sig[0]
+		for i := 0; i < n; i++ {
+			z := (y[i*sy] - mu[i*sm]) * inv
+			quad += z * z
+			g := z * inv
+			if dy != nil {
+				dy[i*sy] -= g
+			}
+			if dm != nil {
+				dm[i*sm] += g
+			}
+			if dsg != nil {
+				dsg[0] += (z*z - 1) * inv
+			}
+		}
+		logS = float64(n) * math.Log(sig[0])
+	} else {
+		for i := 0; i < n; i++ {
+			s := sig[i]
+			inv := 1 / s
+			z := (y[i*sy] - mu[i*sm]) * inv
+			quad += z * z
+			logS += math.Log(s)
+			g := z * inv
+			if dy != nil {
+				dy[i*sy] -= g
+			}
+			if dm != nil {
+				dm[i*sm] += g
+			}
+			if dsg != nil {
+				dsg[i] += (z*z - 1) * inv
+			}
+		}
+	}
+	lp := 0.0
+	if k.has(a0 | a1 | a2) {
+		lp -= 0.5 * quad
+	}
+	if k.has(a2) {
+		lp -= logS
+	}
+	if k.has(0) {
+		lp -= float64(n) * logSqrt2Pi
+	}
+	return lp, true
 }

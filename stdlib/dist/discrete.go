@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -42,9 +41,23 @@ func nb2Log(n, mu, phi float64) (v, dmu, dphi float64) {
 	return v, dmu, dphi
 }
 
-// nb2Lcdf returns log P(X ≤ n) for neg_binomial_2 by summing the pmf, and
-// its partials with respect to mu and phi.
+// nb2SumLimit is the largest outcome whose neg_binomial_2 cdf is summed
+// term by term; above it the incomplete beta function is used.
+const nb2SumLimit = 1000
+
+// nb2Lcdf returns log P(X ≤ n) for neg_binomial_2 and its partials with
+// respect to mu and phi: by summing the pmf for n ≤ nb2SumLimit, else from
+// P(X ≤ n) = I_p(phi, n+1) with p = phi/(mu+phi).
 func nb2Lcdf(n, mu, phi float64) (v, dmu, dphi float64) {
+	if n > nb2SumLimit {
+		p := phi / (mu + phi)
+		f := regIncBeta(phi, n+1, p)
+		da, _ := incBetaDerivs(phi, n+1, p)
+		// ∂I/∂p, the beta(phi, n+1) density at p.
+		dp := math.Exp((phi-1)*math.Log(p) + n*math.Log1p(-p) - lbeta(phi, n+1))
+		s := (mu + phi) * (mu + phi)
+		return math.Log(f), -dp * phi / s / f, (da + dp*mu/s) / f
+	}
 	// Accumulate in log space relative to the largest term seen.
 	lmax := math.Inf(-1)
 	var s, smu, sphi float64
@@ -111,15 +124,24 @@ func discreteFamilies() []*univariate {
 			name: "bernoulli_logit", discrete: true, args: []argSpec{{"n", "outcome", binary}, {"alpha", "logit-scaled probability", notNaN}},
 			lp: func(x vec, k keep) (float64, vec) {
 				n, a := x[0], x[1]
+				// One exponential: e = exp(-|a|) gives log(1 + e^±a) and
+				// inv_logit(a).
+				e := math.Exp(-math.Abs(a))
+				l := math.Log1p(e)
+				p := 1 / (1 + e)
+				if a < 0 {
+					p = e / (1 + e)
+				}
 				lp := 0.0
 				if k.has(a1) {
-					if n == 1 {
-						lp = -log1pExp(-a)
+					// log inv_logit(a) if n = 1, log(1 - inv_logit(a)) if 0.
+					if (n == 1) == (a >= 0) {
+						lp = -l
 					} else {
-						lp = -log1pExp(a)
+						lp = -l - math.Abs(a)
 					}
 				}
-				return lp, vec{0, n - invLogit(a)}
+				return lp, vec{0, n - p}
 			},
 			rng: func(r *rand.Rand, p vec) (float64, error) {
 				if r.Float64() < invLogit(p[0]) {
@@ -157,7 +179,7 @@ func discreteFamilies() []*univariate {
 				if n >= bn {
 					return 0, vec{}
 				}
-				f := mathext.RegIncBeta(bn-n, n+1, 1-th)
+				f := regIncBeta(bn-n, n+1, 1-th)
 				lf := math.Log(f)
 				return lf, vec{0, 0, -bn * math.Exp(binomialLogPMF(n, bn-1, th)-lf)}
 			},
@@ -166,7 +188,7 @@ func discreteFamilies() []*univariate {
 				if n >= bn {
 					return inf, vec{}
 				}
-				f := mathext.RegIncBeta(n+1, bn-n, th)
+				f := regIncBeta(n+1, bn-n, th)
 				lf := math.Log(f)
 				return lf, vec{0, 0, bn * math.Exp(binomialLogPMF(n, bn-1, th)-lf)}
 			},
@@ -214,7 +236,7 @@ func discreteFamilies() []*univariate {
 			// P(X ≤ n) = Q(n+1, λ); dP/dλ = -pmf(n; λ).
 			lcdf: func(x vec) (float64, vec) {
 				n, l := x[0], x[1]
-				f := mathext.GammaIncRegComp(n+1, l)
+				f := gammaQ(n+1, l)
 				lf := math.Log(f)
 				return lf, vec{0, -math.Exp(multiplyLog(n, l) - l - lgamma(n+1) - lf)}
 			},
@@ -223,7 +245,7 @@ func discreteFamilies() []*univariate {
 				if l == 0 {
 					return inf, vec{}
 				}
-				f := mathext.GammaIncReg(n+1, l)
+				f := gammaP(n+1, l)
 				lf := math.Log(f)
 				return lf, vec{0, math.Exp(multiplyLog(n, l) - l - lgamma(n+1) - lf)}
 			},
@@ -283,7 +305,7 @@ func discreteFamilies() []*univariate {
 			lccdf: func(x vec) (float64, vec) {
 				n, mu, ph := x[0], x[1], x[2]
 				lf, dmu, dphi := nb2Lcdf(n, mu, ph)
-				q := mathext.RegIncBeta(n+1, ph, mu/(mu+ph))
+				q := regIncBeta(n+1, ph, mu/(mu+ph))
 				f := math.Exp(lf)
 				return math.Log(q), vec{0, -f * dmu / q, -f * dphi / q}
 			},

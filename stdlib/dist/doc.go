@@ -63,7 +63,9 @@
 // math library: an error where Stan checks the outcome (exponential,
 // lognormal and chi_square need y ≥ 0, beta y in [0, 1], bernoulli n in
 // {0, 1}, binomial 0 ≤ n ≤ N, the other discrete families n ≥ 0,
-// categorical y in 1:K, dirichlet a simplex), and a log density of -Inf
+// categorical y in 1:K, dirichlet a simplex; y must be finite for
+// double_exponential, logistic and weibull and not NaN elsewhere), and a
+// log density of -Inf
 // (with zero partials) where Stan returns LOG_ZERO: uniform outside
 // [alpha, beta], gamma and weibull for y < 0, inv_gamma for y ≤ 0,
 // lognormal at y = 0, and half_normal (shm) for y < 0. The cdfs accept the
@@ -76,8 +78,11 @@
 // argument, the outcome included (for truncation). Derivatives of the
 // regularized incomplete beta and gamma functions with respect to their
 // shape parameters (student_t in nu, beta, gamma, inv_gamma, chi_square)
-// use series (see incBetaDerivs and gammaPDerivA); where a series would
-// cancel badly (beta with both shapes above 15, gamma-type lccdf below
-// 1e-8) they fall back to Richardson-extrapolated central differences.
-// neg_binomial_2's cdf sums the pmf, O(n) in the outcome.
+// are summed term by term from the hypergeometric series of the
+// incomplete beta function and the power series of the incomplete gamma
+// function; where a series would cancel badly (beta with both shapes above
+// 15, a gamma-type upper tail below 1e-8) they fall back to
+// Richardson-extrapolated central differences of gonum's mathext values.
+// neg_binomial_2's cdf sums the pmf up to n = 1000 and uses the
+// incomplete beta function above.
 package dist

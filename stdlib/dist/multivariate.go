@@ -134,6 +134,9 @@ func multiNormal(c *stdlib.Context, fn string, args []stdlib.Value, propto, chol
 	if err := checkVectorsFinite(t, fn, "location", "mu", mus, muSingle); err != nil {
 		return stdlib.Value{}, err
 	}
+	if k == 0 || n == 0 {
+		return stdlib.RealValue(t.Const(0)), nil // no elements, as Stan
+	}
 	// Factor: lower-triangular lf with Σ = lf lf'.
 	sv := t.Val(sm)
 	lf := make([]float64, k*k)
@@ -541,6 +544,11 @@ func multiNormalRng(c *stdlib.Context, fn string, args []stdlib.Value, cholesky 
 		return stdlib.Value{}, err
 	}
 	sv := t.Val(sm)
+	for i, x := range sv {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return stdlib.Value{}, errorf(fn, "%s[%d,%d] = %s must be finite", matName, i/k+1, i%k+1, fmtNum(x))
+		}
+	}
 	lf := make([]float64, k*k)
 	if cholesky {
 		for i := 0; i < k; i++ {
@@ -548,7 +556,7 @@ func multiNormalRng(c *stdlib.Context, fn string, args []stdlib.Value, cholesky 
 				lf[i*k+j] = sv[i*k+j]
 			}
 		}
-	} else {
+	} else if k > 0 {
 		for i := 0; i < k; i++ {
 			for j := 0; j < i; j++ {
 				if a, b := sv[i*k+j], sv[j*k+i]; math.Abs(a-b) > symmetryTol*math.Max(1, math.Abs(a)) {

@@ -42,6 +42,17 @@ func cholLower(sigma []float64, k int) []float64 {
 
 func TestMultiNormalValues(t *testing.T) {
 	m := registered()
+	// No elements: 0, as Stan.
+	{
+		c := newContext(1)
+		empty := vecV(c)
+		if got := call(t, m, c, "multi_normal_lpdf", empty, empty, stdlib.ADValue(c.Tape.NewConst(autodiff.MatrixShape(0, 0), nil))); got != 0 {
+			t.Errorf("multi_normal_lpdf over K = 0: %g, want 0", got)
+		}
+		if got := call(t, m, c, "multi_normal_cholesky_lpdf", vecArr(c.Tape), vecV(c, 1, 2), matV(c, 2, 1, 0, 0, 1)); got != 0 {
+			t.Errorf("multi_normal_cholesky_lpdf over no vectors: %g, want 0", got)
+		}
+	}
 	ref, ok := distmv.NewNormal(mu3, mat.NewSymDense(3, append([]float64(nil), sigma3...)), nil)
 	if !ok {
 		t.Fatal("reference covariance not positive definite")

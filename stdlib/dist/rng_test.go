@@ -149,12 +149,14 @@ func TestRNGShapes(t *testing.T) {
 	check("std_normal_rng", []stdlib.Value{intV(5)}, lang.VectorType, 5)
 	check("std_normal_rng", []stdlib.Value{intV(0)}, lang.VectorType, 0)
 	check("normal_rng", []stdlib.Value{vecV(c), realV(c, 1)}, lang.VectorType, 0)
-	u := check("uniform_rng", []stdlib.Value{intV(1000)}, lang.VectorType, 1000)
+	u := check("uniform_rng", []stdlib.Value{intV(nDraws)}, lang.VectorType, nDraws)
 	for _, x := range tp.Val(u.AD) {
 		if x < 0 || x >= 1 {
 			t.Fatalf("uniform_rng(n) draw %g outside [0, 1)", x)
 		}
 	}
+	unit := closedForm{cdf: func(x float64) float64 { return math.Max(0, math.Min(1, x)) }, mean: 0.5, variance: 1.0 / 12}
+	moments(t, "uniform_rng(n)", append([]float64(nil), tp.Val(u.AD)...), unit, 0.3)
 	w := check("uniform_rng", []stdlib.Value{realV(c, 2), realV(c, 3)}, lang.RealType, 1)
 	if x := tp.Scalar(w.AD); x < 2 || x >= 3 {
 		t.Errorf("uniform_rng(2, 3) = %g", x)

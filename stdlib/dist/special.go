@@ -20,6 +20,8 @@ func lgamma(x float64) float64 {
 
 func digamma(x float64) float64 { return mathext.Digamma(x) }
 
+func lbeta(a, b float64) float64 { return mathext.Lbeta(a, b) }
+
 // log1pExp returns log(1 + e^x) without overflow.
 func log1pExp(x float64) float64 {
 	if x > 0 {
@@ -65,6 +67,15 @@ func logPhiDeriv(z float64) float64 {
 	return math.Exp(-0.5*z*z - logSqrt2Pi - logPhi(z))
 }
 
+// safeDiv returns a/b, 0 when a = 0: the derivative of multiplyLog(a, b)
+// in b, finite at the boundary b = 0 where the term vanishes.
+func safeDiv(a, b float64) float64 {
+	if a == 0 {
+		return 0
+	}
+	return a / b
+}
+
 // multiplyLog returns a log b, 0 when a = b = 0.
 func multiplyLog(a, b float64) float64 {
 	if a == 0 && b == 0 {
@@ -90,7 +101,7 @@ func incBetaDerivs(a, b, x float64) (da, db float64) {
 	if math.Min(a, b) > 15 {
 		var g [2]float64
 		autodiff.NumericGradient(func(p []float64) float64 {
-			return mathext.RegIncBeta(p[0], p[1], x)
+			return regIncBeta(p[0], p[1], x)
 		}, []float64{a, b}, g[:])
 		return g[0], g[1]
 	}
@@ -138,10 +149,10 @@ func gammaPDerivA(a, x float64) float64 {
 	if x <= 0 {
 		return 0
 	}
-	if mathext.GammaIncRegComp(a, x) < 1e-8 {
+	if gammaQ(a, x) < 1e-8 {
 		var g [1]float64
 		autodiff.NumericGradient(func(p []float64) float64 {
-			return mathext.GammaIncRegComp(p[0], x)
+			return gammaQ(p[0], x)
 		}, []float64{a}, g[:])
 		return -g[0]
 	}
@@ -161,4 +172,47 @@ func gammaPDerivA(a, x float64) float64 {
 		psi += 1 / (a + fn + 1)
 	}
 	return sum
+}
+
+// The regularized incomplete beta and gamma functions, defined for every
+// input: gonum's mathext panics outside its domain, and user input can
+// reach these with NaN, infinite or extreme values.
+
+// regIncBeta returns I_x(a, b), NaN for invalid arguments.
+func regIncBeta(a, b, x float64) float64 {
+	switch {
+	case math.IsNaN(a) || math.IsNaN(b) || math.IsNaN(x) || !(a > 0) || !(b > 0) || math.IsInf(a, 1) || math.IsInf(b, 1):
+		return math.NaN()
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	return mathext.RegIncBeta(a, b, x)
+}
+
+// gammaP returns P(a, x), NaN for invalid arguments.
+func gammaP(a, x float64) float64 {
+	switch {
+	case math.IsNaN(a) || math.IsNaN(x) || !(a > 0) || math.IsInf(a, 1):
+		return math.NaN()
+	case x <= 0:
+		return 0
+	case math.IsInf(x, 1):
+		return 1
+	}
+	return mathext.GammaIncReg(a, x)
+}
+
+// gammaQ returns Q(a, x) = 1 - P(a, x), NaN for invalid arguments.
+func gammaQ(a, x float64) float64 {
+	switch {
+	case math.IsNaN(a) || math.IsNaN(x) || !(a > 0) || math.IsInf(a, 1):
+		return math.NaN()
+	case x <= 0:
+		return 1
+	case math.IsInf(x, 1):
+		return 0
+	}
+	return mathext.GammaIncRegComp(a, x)
 }

@@ -43,6 +43,9 @@ type univariate struct {
 	// its partials are those of the full density. Outcomes outside the
 	// support give -Inf.
 	lp func(x vec, k keep) (float64, vec)
+	// fastNormal selects normalFast, a specialized loop for lp (a direct
+	// call, so that the arguments stay on the stack).
+	fastNormal bool
 	// lcdf and lccdf are log P(Y ≤ y) and log P(Y > y).
 	lcdf, lccdf func(x vec) (float64, vec)
 	// cross checks a relation between two arguments at one element (n ≤ N,
@@ -132,7 +135,11 @@ func (f *univariate) density(c *stdlib.Context, fn string, vals []stdlib.Value, 
 			empty = true
 		}
 	}
-	if !empty {
+	fast := false
+	if !empty && m == modeLP && f.fastNormal {
+		total, fast = normalFast(as, n, kp, &ds)
+	}
+	if !empty && !fast {
 		for i := 0; i < n; i++ {
 			var x vec
 			for k := range as {

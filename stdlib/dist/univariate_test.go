@@ -59,6 +59,9 @@ func uniCases() []uniCase {
 		{"gamma", []float64{1.3, 2.5, 1.7}, distuv.Gamma{Alpha: 2.5, Beta: 1.7}},
 		{"gamma", []float64{0.4, 0.6, 2}, distuv.Gamma{Alpha: 0.6, Beta: 2}},
 		{"gamma", []float64{9, 3, 0.9}, distuv.Gamma{Alpha: 3, Beta: 0.9}},
+		{"gamma", []float64{40, 3, 0.9}, distuv.Gamma{Alpha: 3, Beta: 0.9}}, // upper tail: Q < 1e-8
+		{"inv_gamma", []float64{0.05, 3, 2}, distuv.InverseGamma{Alpha: 3, Beta: 2}},
+		{"chi_square", []float64{0.3, 12}, distuv.ChiSquared{K: 12}},
 		{"inv_gamma", []float64{0.8, 3, 2}, distuv.InverseGamma{Alpha: 3, Beta: 2}},
 		{"weibull", []float64{1.1, 1.8, 1.4}, distuv.Weibull{K: 1.8, Lambda: 1.4}},
 		{"beta", []float64{0.35, 2.5, 1.5}, distuv.Beta{Alpha: 2.5, Beta: 1.5}},
@@ -75,6 +78,11 @@ func uniCases() []uniCase {
 		{"binomial_logit", []float64{3, 10, -0.6}, distuv.Binomial{N: 10, P: invLogitT(-0.6)}},
 		{"poisson", []float64{4, 3.2}, distuv.Poisson{Lambda: 3.2}},
 		{"poisson", []float64{0, 0.5}, distuv.Poisson{Lambda: 0.5}},
+		{"poisson", []float64{31, 20}, distuv.Poisson{Lambda: 20}},
+		{"binomial", []float64{48, 50, 0.7}, distuv.Binomial{N: 50, P: 0.7}},
+		{"neg_binomial_2", []float64{40, 12, 0.8}, negBin2(12, 0.8)},
+		{"neg_binomial_2", []float64{1500, 1400, 30}, negBin2(1400, 30)}, // cdf from the incomplete beta
+		{"neg_binomial_2", []float64{1300, 1400, 3.5}, negBin2(1400, 3.5)},
 		{"poisson_log", []float64{4, math.Log(3.2)}, distuv.Poisson{Lambda: 3.2}},
 		{"neg_binomial_2", []float64{5, 3.5, 2.2}, negBin2(3.5, 2.2)},
 		{"neg_binomial_2_log", []float64{5, math.Log(3.5), 2.2}, negBin2(3.5, 2.2)},
@@ -316,3 +324,77 @@ func TestOneNode(t *testing.T) {
 	}
 }
 
+// TestIntOutcomes checks int and array[] int arguments of continuous
+// families (promoted to real), which take the generic loop.
+func TestIntOutcomes(t *testing.T) {
+	m := registered()
+	for _, fam := range []string{"normal", "cauchy", "logistic"} {
+		for _, suffix := range []string{"_lpdf", "_lupdf", "_lcdf"} {
+			c := newContext(1)
+			name := fam + suffix
+			mu := stdlib.RealValue(c.Tape.Var(0.5))
+			got := call(t, m, c, name, intsV(1, 2, -3), mu, intV(2))
+			want := call(t, m, c, name, vecV(c, 1, 2, -3), mu, realV(c, 2))
+			if !close(got, want, 1e-14) {
+				t.Errorf("%s with int arguments = %.15g, with reals %.15g", name, got, want)
+			}
+		}
+	}
+}
+
+// TestBoundaryOutcomes checks densities at the edge of their support where
+// the term (a-1) log y vanishes: finite values and partials.
+func TestBoundaryOutcomes(t *testing.T) {
+	m := registered()
+	for _, tc := range []struct {
+		name string
+		x    []float64
+		want float64
+	}{
+		{"gamma_lpdf", []float64{0, 1, 2}, math.Log(2)},        // exponential(2) at 0
+		{"chi_square_lpdf", []float64{0, 2}, -math.Log(2)},     // exponential(1/2) at 0
+		{"beta_lpdf", []float64{0, 1, 3}, math.Log(3)},         // 3(1-y)^2 at 0
+		{"beta_lpdf", []float64{1, 2, 1}, math.Log(2)},         // 2y at 1
+		{"weibull_lpdf", []float64{0, 1, 0.5}, math.Log(2)},    // exponential(2) at 0
+		{"gamma_lpdf", []float64{-1, 1, 2}, math.Inf(-1)},      // outside the support
+		{"uniform_lpdf", []float64{2, 0, 1}, math.Inf(-1)},     // outside the support
+		{"half_normal_lpdf", []float64{-0.1, 1}, math.Inf(-1)}, // outside the support
+		{"inv_gamma_lpdf", []float64{0, 1, 1}, math.Inf(-1)},   // y ≤ 0
+		{"lognormal_lpdf", []float64{0, 0, 1}, math.Inf(-1)},   // y = 0
+		{"poisson_lpmf", []float64{2, 0}, math.Inf(-1)},        // zero rate
+		{"binomial_lpmf", []float64{3, 5, 0}, math.Inf(-1)},    // θ = 0
+		{"binomial_lpmf", []float64{0, 5, 0}, 0},               // θ = 0, n = 0
+	} {
+		tp := autodiff.NewTape()
+		fam := stdlib.Builtins().Lookup(tc.name).Family
+		args := make([]stdlib.Value, len(tc.x))
+		for k, x := range tc.x {
+			if isIntArg(fam, k) {
+				args[k] = intV(int(x))
+			} else {
+				args[k] = stdlib.RealValue(tp.Var(x))
+			}
+		}
+		v, err := m[tc.name](&stdlib.Context{Tape: tp}, args, nil)
+		if err != nil {
+			t.Errorf("%s%v: %v", tc.name, tc.x, err)
+			continue
+		}
+		got := tp.Scalar(v.AD)
+		if !close(got, tc.want, 1e-12) {
+			t.Errorf("%s%v = %g, want %g", tc.name, tc.x, got, tc.want)
+		}
+		if err := tp.Gradient(v.AD); err != nil {
+			t.Fatal(err)
+		}
+		g := make([]float64, tp.NumVars())
+		if err := tp.VarGrad(g); err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range g[:1] {
+			if math.IsNaN(d) || math.IsInf(d, 0) && !math.IsInf(tc.want, -1) {
+				t.Errorf("%s%v: partial %d = %g", tc.name, tc.x, i, d)
+			}
+		}
+	}
+}
