@@ -3,6 +3,7 @@ package models_test
 
 import (
 	"encoding/csv"
+	"github.com/shmlang/shm/internal/shared"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,15 +15,6 @@ import (
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 )
-
-func shared(t *testing.T, parts ...string) string {
-	t.Helper()
-	p := filepath.Join(append([]string{"..", "..", "shared"}, parts...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared/ must sit beside the repository: %v", err)
-	}
-	return p
-}
 
 func bind(t testing.TB, model string, files []string, sets ...string) *runtime.Model {
 	t.Helper()
@@ -63,7 +55,7 @@ func bind(t testing.TB, model string, files []string, sets ...string) *runtime.M
 // log density and its gradient with shared/testdata/expA/reference.csv
 // (an independent implementation) to 1e-8 relative.
 func TestExpAPotentialMatchesReference(t *testing.T) {
-	f, err := os.Open(shared(t, "testdata", "expA", "reference.csv"))
+	f, err := os.Open(shared.Path(t, "testdata", "expA", "reference.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +69,9 @@ func TestExpAPotentialMatchesReference(t *testing.T) {
 		col[name] = i
 	}
 	files := []string{
-		shared(t, "testdata", "expA", "data.csv"),
-		shared(t, "testdata", "expA", "crn_z.csv"),
-		shared(t, "testdata", "expA", "meta.csv"),
+		shared.Path(t, "testdata", "expA", "data.csv"),
+		shared.Path(t, "testdata", "expA", "crn_z.csv"),
+		shared.Path(t, "testdata", "expA", "meta.csv"),
 	}
 	for _, row := range rows[1:] {
 		num := func(name string) float64 {
@@ -131,7 +123,7 @@ func TestExpAPotentialMatchesReference(t *testing.T) {
 // gradient as the same potential with the six noise vectors that crn drew
 // passed as data.
 func TestExpACRNEqualsNoiseAsData(t *testing.T) {
-	y := shared(t, "testdata", "expA", "data.csv")
+	y := shared.Path(t, "testdata", "expA", "data.csv")
 	crnModel := bind(t, "expA.shm", []string{y}, "lambda=1")
 	dc, err := crnModel.NewDensity()
 	if err != nil {

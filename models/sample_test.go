@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"github.com/shmlang/shm/internal/shared"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -123,7 +124,7 @@ func readColumn(t *testing.T, path string) []float64 {
 // sigma with those of the exact posterior, computed by integrating the
 // unnormalized density on a fine grid.
 func TestExpALikelihoodMatchesNumericalPosterior(t *testing.T) {
-	dataFile := shared(t, "testdata", "expA", "data.csv")
+	dataFile := shared.Path(t, "testdata", "expA", "data.csv")
 	ys := readColumn(t, dataFile)
 	ybar, s := meanSD(ys)
 	n := float64(len(ys))

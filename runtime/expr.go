@@ -222,7 +222,6 @@ func (ev *evaluator) call(e *ir.Call) (stdlib.Value, error) {
 }
 
 func (ev *evaluator) binary(e *ir.Binary) (stdlib.Value, error) {
-	t := ev.tape()
 	// && and || short-circuit, as in Stan.
 	if e.Op == "&&" || e.Op == "||" {
 		l, err := ev.truth(e.Left)
@@ -242,25 +241,6 @@ func (ev *evaluator) binary(e *ir.Binary) (stdlib.Value, error) {
 	r, err := ev.expr(e.Right)
 	if err != nil {
 		return r, err
-	}
-	if l.Type == lang.IntType && r.Type == lang.IntType {
-		a, b := l.Int, r.Int
-		switch e.Op {
-		case "+":
-			return stdlib.IntValue(a + b), nil
-		case "-":
-			return stdlib.IntValue(a - b), nil
-		case "*":
-			return stdlib.IntValue(a * b), nil
-		case "/", "%/%", "%":
-			if b == 0 {
-				return stdlib.Value{}, ev.errorf(e.Position(), "integer division by zero")
-			}
-			if e.Op == "%" {
-				return stdlib.IntValue(a % b), nil
-			}
-			return stdlib.IntValue(a / b), nil
-		}
 	}
 	switch e.Op {
 	case "==", "!=", "<", "<=", ">", ">=":
@@ -282,9 +262,37 @@ func (ev *evaluator) binary(e *ir.Binary) (stdlib.Value, error) {
 		}
 		return boolValue(ok), nil
 	}
+	return ev.arith(e.Position(), e.Op, l, r)
+}
+
+// arith computes l op r for an arithmetic operator (also the op of a
+// compound assignment): int arithmetic in Go, everything else on the tape,
+// with * the matrix product between linear-algebra values. The result
+// keeps l's array type and sizes when l is an array.
+func (ev *evaluator) arith(p lang.Pos, op string, l, r stdlib.Value) (stdlib.Value, error) {
+	t := ev.tape()
+	if l.Type == lang.IntType && r.Type == lang.IntType {
+		a, b := l.Int, r.Int
+		switch op {
+		case "+":
+			return stdlib.IntValue(a + b), nil
+		case "-":
+			return stdlib.IntValue(a - b), nil
+		case "*":
+			return stdlib.IntValue(a * b), nil
+		case "/", "%/%", "%":
+			if b == 0 {
+				return stdlib.Value{}, ev.errorf(p, "integer division by zero")
+			}
+			if op == "%" {
+				return stdlib.IntValue(a % b), nil
+			}
+			return stdlib.IntValue(a / b), nil
+		}
+	}
 	a, b := ev.toAD(l), ev.toAD(r)
 	var out autodiff.Value
-	switch e.Op {
+	switch op {
 	case "+":
 		out = t.Add(a, b)
 	case "-":
@@ -303,14 +311,14 @@ func (ev *evaluator) binary(e *ir.Binary) (stdlib.Value, error) {
 		if r.Type.IsScalar() {
 			out = t.Div(a, b)
 		} else {
-			inv, err := ev.callImpl(e.Position(), "inverse", []stdlib.Value{r}, nil, false)
+			inv, err := ev.callImpl(p, "inverse", []stdlib.Value{r}, nil, false)
 			if err != nil {
 				return inv, err
 			}
 			out = t.MatMul(a, inv.AD)
 		}
 	case "\\":
-		inv, err := ev.callImpl(e.Position(), "inverse", []stdlib.Value{l}, nil, false)
+		inv, err := ev.callImpl(p, "inverse", []stdlib.Value{l}, nil, false)
 		if err != nil {
 			return inv, err
 		}
@@ -318,14 +326,14 @@ func (ev *evaluator) binary(e *ir.Binary) (stdlib.Value, error) {
 	case "^", ".^":
 		out = t.Pow(a, b)
 	default:
-		return stdlib.Value{}, ev.errorf(e.Position(), "operator %s is not implemented for %s and %s", e.Op, l.Type, r.Type)
+		return stdlib.Value{}, ev.errorf(p, "operator %s is not implemented for %s and %s", op, l.Type, r.Type)
 	}
 	if err := t.Err(); err != nil {
-		return stdlib.Value{}, ev.errorf(e.Position(), "%s: %v", e.Op, err)
+		return stdlib.Value{}, ev.errorf(p, "%s: %v", op, err)
 	}
 	v := stdlib.ADValue(out)
-	if want := e.Type(); want.Dims > 0 {
-		v.Type, v.Dims = want, l.Dims
+	if l.Type.Dims > 0 {
+		v.Type, v.Dims = l.Type.Promoted(), l.Dims
 	}
 	return v, nil
 }

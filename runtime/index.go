@@ -408,48 +408,7 @@ func (ev *evaluator) readIndexed(a *ir.Assign) (stdlib.Value, error) {
 
 // compound computes cur op rhs for x op= rhs.
 func (ev *evaluator) compound(a *ir.Assign, cur, rhs stdlib.Value) (stdlib.Value, error) {
-	op := a.Op[:len(a.Op)-1]
-	if cur.Type == lang.IntType && rhs.Type == lang.IntType {
-		switch op {
-		case "+":
-			return stdlib.IntValue(cur.Int + rhs.Int), nil
-		case "-":
-			return stdlib.IntValue(cur.Int - rhs.Int), nil
-		case "*":
-			return stdlib.IntValue(cur.Int * rhs.Int), nil
-		case "/":
-			if rhs.Int == 0 {
-				return cur, ev.errorf(a.Pos, "integer division by zero")
-			}
-			return stdlib.IntValue(cur.Int / rhs.Int), nil
-		}
-	}
-	t := ev.tape()
-	x, y := ev.toAD(cur), ev.toAD(rhs)
-	var out autodiff.Value
-	switch op {
-	case "+":
-		out = t.Add(x, y)
-	case "-":
-		out = t.Sub(x, y)
-	case "*":
-		if cur.Type.Base.IsLinalg() && rhs.Type.Base.IsLinalg() {
-			out = t.MatMul(x, y)
-		} else {
-			out = t.Mul(x, y)
-		}
-	case "/":
-		out = t.Div(x, y)
-	case ".*":
-		out = t.Mul(x, y)
-	case "./":
-		out = t.Div(x, y)
-	}
-	v := stdlib.ADValue(out)
-	if cur.Type.Dims > 0 {
-		v.Type, v.Dims = cur.Type, cur.Dims
-	}
-	return v, nil
+	return ev.arith(a.Pos, a.Op[:len(a.Op)-1], cur, rhs)
 }
 
 // storeIndexed assigns rhs to cur[sels] of variable a.Var.

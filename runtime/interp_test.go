@@ -19,7 +19,7 @@ func runTD(t *testing.T, body string) (string, error) {
 		t.Fatalf("%v\nin\n%s", errs, src)
 	}
 	var out strings.Builder
-	_, err := Bind(m, &data.Set{}, Options{Impls: testImpls(), Print: &out})
+	_, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), Print: &out})
 	return out.String(), err
 }
 
@@ -43,6 +43,8 @@ func TestInterpreter(t *testing.T) {
 		{"compound", `vector[2] v = [1, 2]'; v *= 3; v[1] += 1; real r = 2; r /= 4; int k = 7; k -= 2; print(v, r, k);`, "[4, 6]0.55"},
 		{"2d arrays", `array[2, 3] real a; for (i in 1:2) for (j in 1:3) a[i, j] = 10 * i + j; print(a[2], a[1, 3], a[:, 2]);`, "[21, 22, 23]13[12, 22]"},
 		{"int arrays", `array[3] int a = {3, 1, 2}; a[2] = 7; print(a, a[{3, 1}]);`, "[3, 7, 2][2, 3]"},
+		{"division by matrices", `matrix[2, 2] M = [[2, 0], [0, 4]]; vector[2] b = [2, 4]'; print(M \ b, b' / M);`, "[1, 1][1, 1]"},
+		{"array arithmetic through loops", `array[3] real a = {1, 2, 3}; real s = 0; for (i in 1:3) s += a[i] ^ 2; print(s);`, "14"},
 		{"nested blocks", `real x = 1; { real y = x + 1; print(y); }`, "2"},
 	}
 	for _, tt := range tests {

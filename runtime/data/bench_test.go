@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"fmt"
+	"github.com/shmlang/shm/internal/shared"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,20 +51,5 @@ func BenchmarkReadCSVMatrix(b *testing.B) {
 	}
 }
 
-// benchShared finds ../shared next to the repository root.
-func benchShared(b *testing.B) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			b.Fatal("no go.mod above the benchmark's directory")
-		}
-		dir = parent
-	}
-}
+// benchShared returns ../shared beside the repository root.
+func benchShared(b *testing.B) string { return shared.Path(b) }

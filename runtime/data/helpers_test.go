@@ -1,9 +1,8 @@
 package data
 
 import (
+	"github.com/shmlang/shm/internal/shared"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -98,27 +97,5 @@ func checkInvariants(t testing.TB, v *Value) {
 	}
 }
 
-// sharedDir returns ../shared next to the repository root (the folder
-// holding go.mod), failing the test if it is missing.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		t.Fatalf("shared data folder missing: %v", err)
-	}
-	return shared
-}
+// sharedDir returns ../shared beside the repository root.
+func sharedDir(t *testing.T) string { return shared.Path(t) }

@@ -2,6 +2,7 @@ package ot
 
 import (
 	"encoding/json"
+	"github.com/shmlang/shm/internal/shared"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,31 +62,6 @@ func flatten(a [][]float64) []float64 {
 		out = append(out, row...)
 	}
 	return out
-}
-
-// testdataDir returns ../shared/testdata/sinkhorn relative to the folder
-// holding go.mod (the repository root).
-func testdataDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find go.mod above the package directory")
-		}
-		dir = parent
-	}
-	td := filepath.Join(dir, "..", "shared", "testdata", "sinkhorn")
-	if _, err := os.Stat(td); err != nil {
-		t.Fatalf("reference vectors not found: %v (expected shared/testdata/sinkhorn beside the repository root)", err)
-	}
-	return td
 }
 
 func loadRefs(t testing.TB) []*refFile {
@@ -240,3 +216,6 @@ func kernelConfigs() []kernelConfig {
 	}
 	return cs
 }
+
+// testdataDir returns ../shared/testdata/sinkhorn beside the repository root.
+func testdataDir(t testing.TB) string { return shared.Path(t, "testdata", "sinkhorn") }

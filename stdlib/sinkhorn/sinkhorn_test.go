@@ -2,6 +2,7 @@ package sinkhorn
 
 import (
 	"encoding/json"
+	"github.com/shmlang/shm/internal/shared"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,30 +13,6 @@ import (
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
 )
-
-// sharedDir returns ../shared beside the repository root.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		t.Fatalf("shared/ must sit beside the repository: %v", err)
-	}
-	return shared
-}
 
 type reference struct {
 	Inputs struct {
@@ -90,7 +67,7 @@ func named(t *autodiff.Tape, r *reference, la, lb autodiff.Value, grad string) [
 // the tape node, with every input a variable, and compares the value and
 // the gradients the tape reports with the file's (unrolled and envelope).
 func TestReferenceThroughTape(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "testdata", "sinkhorn", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "testdata", "sinkhorn"), "*.json"))
 	if len(files) < 13 {
 		t.Fatalf("found %d reference files", len(files))
 	}
