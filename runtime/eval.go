@@ -28,6 +28,10 @@ type evaluator struct {
 	// crnLog, when non-nil, records the noise drawn inside each crn call:
 	// crnLog[call ID][replicate] holds the draws in order.
 	crnLog  [][][]float64
+	// args is a stack of call arguments, reused across calls so that
+	// evaluating a call allocates nothing; a call pushes its arguments and
+	// pops them when it returns.
+	args []stdlib.Value
 	crnCall int // ID of the crn call being evaluated
 	crnRep  int // replicate being evaluated
 	// checkBounds is set while executing a block whose block-level
@@ -288,15 +292,17 @@ func (ev *evaluator) tilde(s *ir.Tilde) error {
 	if err != nil {
 		return err
 	}
-	args := make([]stdlib.Value, 0, len(s.Args)+1)
-	args = append(args, lhs)
+	base := len(ev.args)
+	defer func() { ev.args = ev.args[:base] }()
+	ev.args = append(ev.args, lhs)
 	for _, a := range s.Args {
 		v, err := ev.expr(a)
 		if err != nil {
 			return err
 		}
-		args = append(args, v)
+		ev.args = append(ev.args, v)
 	}
+	args := ev.args[base:]
 	lp, err := ev.callImpl(s.Pos, s.Func.Name, args, nil, true)
 	if err != nil {
 		return err

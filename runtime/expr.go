@@ -192,14 +192,16 @@ func (ev *evaluator) call(e *ir.Call) (stdlib.Value, error) {
 	if e.Func.Name == "target" {
 		return stdlib.RealValue(ev.targetSum()), nil
 	}
-	args := make([]stdlib.Value, len(e.Args))
-	for i, a := range e.Args {
+	base := len(ev.args)
+	defer func() { ev.args = ev.args[:base] }()
+	for _, a := range e.Args {
 		v, err := ev.expr(a)
 		if err != nil {
 			return v, err
 		}
-		args[i] = v
+		ev.args = append(ev.args, v)
 	}
+	args := ev.args[base:]
 	var named []stdlib.Value
 	if len(e.Named) > 0 {
 		named = make([]stdlib.Value, len(e.Named))
