@@ -58,6 +58,9 @@ func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
 			return v, err
 		}
 		ad := ev.toAD(v)
+		if ev.crnValues != nil && ad.Len() == 1 {
+			ev.crnValues[e.ID] = append(ev.crnValues[e.ID], t.Scalar(ad))
+		}
 		if r == 0 {
 			first, sum = v, ad
 			continue

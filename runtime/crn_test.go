@@ -91,3 +91,40 @@ model {
 		t.Errorf("got %g, want %g", got, want)
 	}
 }
+
+func TestCRNStats(t *testing.T) {
+	bm := bindSource(t, `
+parameters { real mu; }
+model {
+  target += -crn(4, (normal_rng(mu, 1) - 1)^2, seed = 9);
+}`, nil)
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := d.CRNStats([]float64{0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stats) != 1 || stats[0].K != 4 {
+		t.Fatalf("stats %+v", stats)
+	}
+	var vals []float64
+	for k := 0; k < 4; k++ {
+		z := crnStream(9, k).NormFloat64()
+		vals = append(vals, math.Pow(0.5+z-1, 2))
+	}
+	mean := (vals[0] + vals[1] + vals[2] + vals[3]) / 4
+	ss := 0.0
+	for _, v := range vals {
+		ss += (v - mean) * (v - mean)
+	}
+	if math.Abs(stats[0].Mean-mean) > 1e-12 || math.Abs(stats[0].VarMean-ss/12) > 1e-12 {
+		t.Errorf("got mean %g var %g, want %g %g", stats[0].Mean, stats[0].VarMean, mean, ss/12)
+	}
+	// The point given by its columns unconstrains to itself.
+	theta, err := bm.UnconstrainColumns(map[string]float64{"mu": 0.5})
+	if err != nil || theta[0] != 0.5 {
+		t.Errorf("UnconstrainColumns: %v %v", theta, err)
+	}
+}

@@ -273,3 +273,43 @@ func (d *Density) CRNNoise(theta []float64) ([][][]float64, error) {
 	}
 	return d.ev.crnLog, nil
 }
+
+// CRNStat describes the Monte Carlo error of one crn(...) call at a point:
+// the paper's estimator of the variance of the averaged loss,
+// Var̂[S̄_K] = Σ_k (S_k − S̄_K)² / (K (K − 1)).
+type CRNStat struct {
+	Call *ir.CRN
+	K    int
+	Mean float64 // S̄_K
+	// VarMean is Var̂[S̄_K]; NaN for K = 1.
+	VarMean float64
+}
+
+// CRNStats evaluates the model once at theta and returns, for each crn
+// call with a scalar body, the mean of its K replicates and the estimated
+// variance of that mean.
+func (d *Density) CRNStats(theta []float64) ([]CRNStat, error) {
+	d.ev.crnValues = make([][]float64, len(d.m.IR.CRNs))
+	defer func() { d.ev.crnValues = nil }()
+	if _, err := d.eval(theta); err != nil {
+		return nil, err
+	}
+	var out []CRNStat
+	for id, vals := range d.ev.crnValues {
+		if len(vals) == 0 {
+			continue
+		}
+		k := float64(len(vals))
+		mean := 0.0
+		for _, v := range vals {
+			mean += v
+		}
+		mean /= k
+		ss := 0.0
+		for _, v := range vals {
+			ss += (v - mean) * (v - mean)
+		}
+		out = append(out, CRNStat{Call: d.m.IR.CRNs[id], K: len(vals), Mean: mean, VarMean: ss / (k * (k - 1))})
+	}
+	return out, nil
+}

@@ -32,7 +32,10 @@ type evaluator struct {
 	// evaluating a call allocates nothing; a call pushes its arguments and
 	// pops them when it returns.
 	args []stdlib.Value
-	crnCall int // ID of the crn call being evaluated
+	// crnValues, when non-nil, records each replicate's value of every
+	// scalar crn call: crnValues[call ID][replicate].
+	crnValues [][]float64
+	crnCall   int // ID of the crn call being evaluated
 	crnRep  int // replicate being evaluated
 	// checkBounds is set while executing a block whose block-level
 	// declarations have constraints to check at the end (transformed

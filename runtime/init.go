@@ -15,6 +15,30 @@ import (
 // unconstrained scale with rng, as Stan does; rng may be nil only when
 // every parameter is given.
 func (m *Model) Unconstrain(init *data.Set, rng *rand.Rand, radius float64) ([]float64, error) {
+	return m.unconstrain(func(name string) (*data.Value, bool) { return init.Lookup(name) }, rng, radius)
+}
+
+// UnconstrainColumns returns the unconstrained point whose constrained
+// parameters are given by output column (as Model.Columns names them):
+// for example the posterior means of the parameter columns.
+func (m *Model) UnconstrainColumns(byColumn map[string]float64) ([]float64, error) {
+	values := map[string]*data.Value{}
+	for _, e := range m.Layout.Entries {
+		v := &data.Value{Name: e.Decl.Var.Name, Dims: e.Dims, Data: make([]float64, e.Size)}
+		order := stanOrder(e.Dims)
+		for j, col := range e.Columns {
+			x, ok := byColumn[col]
+			if !ok {
+				return nil, fmt.Errorf("no value for column %s", col)
+			}
+			v.Data[order[j]] = x
+		}
+		values[v.Name] = v
+	}
+	return m.unconstrain(func(name string) (*data.Value, bool) { v, ok := values[name]; return v, ok }, nil, 0)
+}
+
+func (m *Model) unconstrain(lookup func(string) (*data.Value, bool), rng *rand.Rand, radius float64) ([]float64, error) {
 	d, err := m.NewDensity()
 	if err != nil {
 		return nil, err
@@ -27,7 +51,7 @@ func (m *Model) Unconstrain(init *data.Set, rng *rand.Rand, radius float64) ([]f
 		decl := e.Decl
 		name := decl.Var.Name
 		var u []float64
-		iv, given := init.Lookup(name)
+		iv, given := lookup(name)
 		b, err := ev.evalBounds(decl)
 		if err != nil {
 			return nil, err

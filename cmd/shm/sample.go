@@ -84,6 +84,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	if err := diag.WriteSummary(stdout, fit); err != nil {
 		return report(stderr, err)
 	}
+	if err := crnReport(stdout, pos[0], pos[1:], &f, fit); err != nil {
+		return report(stderr, err)
+	}
 	return 0
 }
 
