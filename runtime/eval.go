@@ -27,7 +27,7 @@ type evaluator struct {
 	runSeed  uint64
 	// crnLog, when non-nil, records the noise drawn inside each crn call:
 	// crnLog[call ID][replicate] holds the draws in order.
-	crnLog  [][][]float64
+	crnLog [][][]float64
 	// args is a stack of call arguments, reused across calls so that
 	// evaluating a call allocates nothing; a call pushes its arguments and
 	// pops them when it returns.
@@ -36,7 +36,7 @@ type evaluator struct {
 	// scalar crn call: crnValues[call ID][replicate].
 	crnValues [][]float64
 	crnCall   int // ID of the crn call being evaluated
-	crnRep  int // replicate being evaluated
+	crnRep    int // replicate being evaluated
 	// checkBounds is set while executing a block whose block-level
 	// declarations have constraints to check at the end (transformed
 	// parameters, generated quantities).
