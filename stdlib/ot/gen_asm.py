@@ -332,6 +332,67 @@ emit(['VEXTRACTF128 $1, Y13, X0',
       'RET'])
 w('')
 
+# func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
+w('// func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)')
+w('TEXT ·expWeighted2AVX2(SB), NOSPLIT, $0-136')
+emit(['MOVQ a_base+0(FP), SI',
+      'MOVQ a_len+8(FP), CX',
+      'MOVQ q_base+24(FP), DX',
+      'MOVQ colSum_base+48(FP), DI',
+      'MOVQ colGrad_base+72(FP), R8',
+      'MOVSD p0+96(FP), X0',
+      'MOVHPD p1+104(FP), X0',
+      'VINSERTF128 $1, X0, Y0, Y15',
+      'VBROADCASTSD r+112(FP), Y14',
+      'MOVQ mode+120(FP), BX',
+      'MOVQ sums+128(FP), AX',
+      'VXORPD Y13, Y13, Y13',
+      'VXORPD Y12, Y12, Y12',
+      'SHRQ $2, CX'])
+w('ewloop:')
+emit(['CMPQ CX, $1', 'JLT ewdone',
+      'VMOVUPD 0(SI), Y0',
+      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'),
+      'VMAXPD %s, Y0, Y0' % K('low')])
+emit(A)
+emit(['VANDPD Y7, Y5, Y5',
+      'VADDPD Y5, Y13, Y13',
+      'VMOVUPD 0(DX), Y1',
+      'VMOVUPD 32(DX), Y2',
+      'VSUBPD Y1, Y15, Y1',
+      'VSUBPD Y2, Y15, Y2',
+      'VPERMPD $0x50, Y5, Y3',
+      'VPERMPD $0xfa, Y5, Y4',
+      'VFMADD231PD Y3, Y1, Y12',
+      'VFMADD231PD Y4, Y2, Y12',
+      'TESTQ $1, BX', 'JEQ ewnocs',
+      'VMOVUPD 0(DI), Y6',
+      'VFMADD231PD Y5, Y14, Y6',
+      'VMOVUPD Y6, 0(DI)'])
+w('ewnocs:')
+emit(['TESTQ $2, BX', 'JEQ ewnocg',
+      'VMULPD Y14, Y3, Y3',
+      'VMULPD Y14, Y4, Y4',
+      'VMOVUPD 0(R8), Y6',
+      'VFMADD231PD Y3, Y1, Y6',
+      'VMOVUPD Y6, 0(R8)',
+      'VMOVUPD 32(R8), Y0',
+      'VFMADD231PD Y4, Y2, Y0',
+      'VMOVUPD Y0, 32(R8)'])
+w('ewnocg:')
+emit(['ADDQ $32, SI', 'ADDQ $64, DX', 'ADDQ $32, DI', 'ADDQ $64, R8', 'SUBQ $1, CX', 'JMP ewloop'])
+w('ewdone:')
+emit(['VEXTRACTF128 $1, Y13, X0',
+      'VADDPD X0, X13, X0',
+      'VHADDPD X0, X0, X0',
+      'MOVSD X0, 0(AX)',
+      'VEXTRACTF128 $1, Y12, X1',
+      'VADDPD X1, X12, X1',
+      'MOVUPD X1, 8(AX)',
+      'VZEROUPPER',
+      'RET'])
+w('')
+
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')
 emit(['MOVL eaxArg+0(FP), AX', 'MOVL ecxArg+4(FP), CX', 'CPUID',

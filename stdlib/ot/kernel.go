@@ -360,3 +360,45 @@ func (k kern) weighted(buf, p, q []float64, r float64, rowGrad, colSum, colGrad 
 	}
 	return s
 }
+
+// expWeighted is k.exp followed by k.weighted, fused into one pass over the
+// arguments in args when k.simd, d = 2 and mx = max(args) ≤ expHigh (so no
+// argument needs math.Exp). ebuf is scratch for the other cases.
+func (k kern) expWeighted(args, ebuf []float64, mx float64, p, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
+	nc := len(args)
+	if !k.simd || len(p) != 2 || nc < 4 || !(mx <= expHigh) {
+		k.exp(ebuf[:nc], args)
+		return k.weighted(ebuf[:nc], p, q, r, rowGrad, colSum, colGrad)
+	}
+	n4 := nc &^ 3
+	mode := 0
+	var cs, cg []float64
+	if colSum != nil {
+		mode |= 1
+		cs = colSum[:n4]
+	}
+	if colGrad != nil {
+		mode |= 2
+		cg = colGrad[:2*n4]
+	}
+	var sums [3]float64
+	expWeighted2AVX2(args[:n4], q[:2*n4], cs, cg, p[0], p[1], r, mode, &sums)
+	if rowGrad != nil {
+		rowGrad[0] += sums[1]
+		rowGrad[1] += sums[2]
+	}
+	s := sums[0]
+	if n4 < nc {
+		var csT, cgT []float64
+		if colSum != nil {
+			csT = colSum[n4:nc]
+		}
+		if colGrad != nil {
+			cgT = colGrad[2*n4 : 2*nc]
+		}
+		e := ebuf[n4:nc]
+		expInto(e, args[n4:])
+		s += weightedRow(e, p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
+	}
+	return s
+}

@@ -47,6 +47,13 @@ func subMaxAVX2(buf, v, kt []float64) float64
 //go:noescape
 func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
 
+// expWeighted2AVX2 is weighted2AVX2 applied to e_j = e^a[j] (0 below
+// expLow), computed on the fly. The arguments must not exceed expHigh nor be
+// NaN.
+//
+//go:noescape
+func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)

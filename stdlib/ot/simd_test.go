@@ -198,3 +198,55 @@ func TestSIMDArgs1AndSubMax(t *testing.T) {
 		}
 	}
 }
+
+func TestSIMDExpWeighted(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(47, 48))
+	for _, n := range []int{1, 4, 6, 8, 13, 64, 257} {
+		a := make([]float64, n)
+		q := make([]float64, 2*n)
+		for i := range a {
+			a[i] = -40 * rng.Float64()
+			if i%9 == 2 {
+				a[i] = -800 // below expLow: weight 0
+			}
+		}
+		for i := range q {
+			q[i] = rng.NormFloat64()
+		}
+		p := []float64{0.4, -1.1}
+		r := 1.7
+		mx := math.Inf(-1)
+		for _, v := range a {
+			mx = max(mx, v)
+		}
+		for mode := 0; mode < 4; mode++ {
+			var cs1, cs2, cg1, cg2 []float64
+			if mode&1 != 0 {
+				cs1, cs2 = make([]float64, n), make([]float64, n)
+			}
+			if mode&2 != 0 {
+				cg1, cg2 = make([]float64, 2*n), make([]float64, 2*n)
+			}
+			rg1, rg2 := []float64{0, 0}, []float64{0, 0}
+			e := make([]float64, n)
+			expInto(e, a)
+			s1 := weightedRow(e, p, q, r, rg1, cs1, cg1)
+			s2 := kern{simd: true}.expWeighted(a, make([]float64, n), mx, p, q, r, rg2, cs2, cg2)
+			const tol = 1e-13
+			if math.Abs(s1-s2) > tol*math.Abs(s1) {
+				t.Errorf("n=%d mode=%d: sum %v vs %v", n, mode, s2, s1)
+			}
+			checkArray(t, "rowGrad", rg2, rg1, tol)
+			if cs1 != nil {
+				checkArray(t, "colSum", cs2, cs1, tol)
+			}
+			if cg1 != nil {
+				checkArray(t, "colGrad", cg2, cg1, tol)
+			}
+		}
+	}
+}

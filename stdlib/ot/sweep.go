@@ -124,13 +124,12 @@ func (e *engine) block(w, b int) {
 		if job.s != nil {
 			s = job.s[i]
 		}
-		k.args(buf, p, cols, u, job.invEps, s)
-		k.exp(ebuf, buf)
+		mx := k.args(buf, p, cols, u, job.invEps, s)
 		var rg []float64
 		if job.rowGrad != nil {
 			rg = job.rowGrad[i*d : i*d+d]
 		}
-		sum := k.weighted(ebuf, p, cols, r, rg, colSum, colGrad)
+		sum := k.expWeighted(buf, ebuf, mx, p, cols, r, rg, colSum, colGrad)
 		for k := range rg {
 			rg[k] *= r
 		}
