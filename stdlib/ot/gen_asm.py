@@ -40,8 +40,24 @@ for i, (name, b) in enumerate(consts):
 w('GLOBL expk<>(SB), RODATA|NOPTR, $%d' % (32 * len(consts)))
 w('')
 
+# Constants currently held in registers (name -> register); the others are
+# read from memory. Loads of constants bound the exponential's throughput
+# (two load ports), so every kernel keeps as many as its free registers allow.
+inreg = {}
+
 def K(name):
+    if name in inreg:
+        return inreg[name]
     return 'expk<>+%d(SB)' % off[name]
+
+def load_consts(regs):
+    """Assigns constants to registers and emits their loads."""
+    inreg.clear()
+    order = ['roundc', 'log2e', 'bias', 'low', 'one', 'ln2hi', 'ln2lo', 'c2', 'c4']
+    for name, reg in zip(order, regs):
+        emit(['VMOVUPD expk<>+%d(SB), %s' % (off[name], reg)])
+    for name, reg in zip(order, regs):
+        inreg[name] = reg
 
 def exp_body(x, t):
     """x: register holding the (clamped) argument; result in t[4].
@@ -94,42 +110,25 @@ emit(['MOVQ buf_base+0(FP), SI',
       'MOVQ buf_len+8(FP), CX',
       'VBROADCASTSD mx+24(FP), Y15',
       'VXORPD Y14, Y14, Y14',
-      'VXORPD Y13, Y13, Y13',
       'SHRQ $2, CX'])
-w('sumloop2:')
-emit(['CMPQ CX, $2', 'JLT sumloop1',
-      'VMOVUPD 0(SI), Y0',
-      'VMOVUPD 32(SI), Y7',
-      'VSUBPD Y15, Y0, Y0',
-      'VSUBPD Y15, Y7, Y7',
-      'VMAXPD %s, Y0, Y0' % K('low'),
-      'VMAXPD %s, Y7, Y7' % K('low')])
-A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
-B = exp_body('Y7', ['Y8', 'Y9', 'Y10', 'Y11', 'Y12', 'Y0'])
-# interleave the two lanes' instruction streams (B uses Y0 as its last temp
-# only after A's result in Y5 is no longer needing Y0... keep them
-# sequential to stay safe: A fully, add, then B).
-emit(A)
-emit(['VADDPD Y5, Y14, Y14'])
-emit(B)
-emit(['VADDPD Y12, Y13, Y13',
-      'ADDQ $64, SI', 'SUBQ $2, CX', 'JMP sumloop2'])
+load_consts(['Y7', 'Y8', 'Y9', 'Y10', 'Y11', 'Y12', 'Y13'])
 w('sumloop1:')
 emit(['CMPQ CX, $1', 'JLT sumdone',
       'VMOVUPD 0(SI), Y0',
       'VSUBPD Y15, Y0, Y0',
       'VMAXPD %s, Y0, Y0' % K('low')])
-emit(A)
-emit(['VADDPD Y5, Y14, Y14'])
+emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
+emit(['VADDPD Y5, Y14, Y14',
+      'ADDQ $32, SI', 'SUBQ $1, CX', 'JMP sumloop1'])
 w('sumdone:')
-emit(['VADDPD Y13, Y14, Y14',
-      'VEXTRACTF128 $1, Y14, X0',
+emit(['VEXTRACTF128 $1, Y14, X0',
       'VADDPD X0, X14, X0',
       'VHADDPD X0, X0, X0',
       'VZEROUPPER',
       'MOVSD X0, ret+32(FP)',
       'RET'])
 w('')
+inreg.clear()
 
 # func expAVX2(dst, src []float64) (bad bool)
 w('// func expAVX2(dst, src []float64) bool')
@@ -139,6 +138,8 @@ emit(['MOVQ dst_base+0(FP), DI',
       'MOVQ src_len+32(FP), CX',
       'VXORPD Y15, Y15, Y15',
       'SHRQ $2, CX'])
+load_consts(['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14'])
+A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
 w('exploop:')
 emit(['CMPQ CX, $1', 'JLT expdone',
       'VMOVUPD 0(SI), Y0',
@@ -158,6 +159,7 @@ emit(['VMOVMSKPD Y15, AX',
       'SETNE ret+48(FP)',
       'RET'])
 w('')
+inreg.clear()
 
 # func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64
 w('// func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64')
@@ -349,6 +351,8 @@ emit(['MOVQ a_base+0(FP), SI',
       'VXORPD Y13, Y13, Y13',
       'VXORPD Y12, Y12, Y12',
       'SHRQ $2, CX'])
+load_consts(['Y8', 'Y9', 'Y10', 'Y11'])
+A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
 w('ewloop:')
 emit(['CMPQ CX, $1', 'JLT ewdone',
       'VMOVUPD 0(SI), Y0',
@@ -392,6 +396,7 @@ emit(['VEXTRACTF128 $1, Y13, X0',
       'VZEROUPPER',
       'RET'])
 w('')
+inreg.clear()
 
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')
