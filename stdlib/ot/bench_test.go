@@ -341,3 +341,32 @@ func BenchmarkUnrolledMemory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrune compares the forward row with and without pruning, on the
+// benchmark problem (eps = 0.05) and with a small eps (1e-3, like the paper's
+// Experiment A where most terms are far below each row's maximum).
+func BenchmarkPrune(b *testing.B) {
+	if !haveSIMD {
+		b.Skip("pruning is in the SIMD kernel")
+	}
+	const n = 1024
+	x, y, _, lb := benchProblem(n)
+	buf := make([]float64, n)
+	var sink float64
+	for _, eps := range []float64{0.05, 1e-3} {
+		for _, noPrune := range []bool{true, false} {
+			b.Run(fmt.Sprintf("eps=%g/pruned=%v", eps, !noPrune), func(b *testing.B) {
+				k := kern{simd: true, noPrune: noPrune}
+				for b.Loop() {
+					for i := 0; i < 64; i++ {
+						sink += k.lseRow(buf, x[2*i:2*i+2], y, lb, 1/eps)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(64*n), "ns/term")
+			})
+		}
+	}
+	if math.IsNaN(sink) {
+		b.Fatal("NaN")
+	}
+}

@@ -103,29 +103,36 @@ def emit(lines):
     for l in lines:
         w('\t' + l)
 
-# func sumExpAVX2(buf []float64, mx float64) float64
-w('// func sumExpAVX2(buf []float64, mx float64) float64')
-w('TEXT ·sumExpAVX2(SB), NOSPLIT, $0-40')
+# func sumExpAVX2(buf []float64, mx, thr float64) float64
+w('// func sumExpAVX2(buf []float64, mx, thr float64) float64')
+w('TEXT ·sumExpAVX2(SB), NOSPLIT, $0-48')
 emit(['MOVQ buf_base+0(FP), SI',
       'MOVQ buf_len+8(FP), CX',
       'VBROADCASTSD mx+24(FP), Y15',
       'VXORPD Y14, Y14, Y14',
       'SHRQ $2, CX'])
 load_consts(['Y7', 'Y8', 'Y9', 'Y10', 'Y11', 'Y12', 'Y13'])
+# All registers are taken: the threshold is read from the frame.
 w('sumloop1:')
 emit(['CMPQ CX, $1', 'JLT sumdone',
       'VMOVUPD 0(SI), Y0',
       'VSUBPD Y15, Y0, Y0',
+      'VBROADCASTSD thr+32(FP), Y1',
+      'VCMPPD $1, Y1, Y0, Y1',  # x < thr (false for NaN)
+      'VMOVMSKPD Y1, AX',
+      'CMPQ AX, $15',
+      'JEQ sumskip',
       'VMAXPD %s, Y0, Y0' % K('low')])
 emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
-emit(['VADDPD Y5, Y14, Y14',
-      'ADDQ $32, SI', 'SUBQ $1, CX', 'JMP sumloop1'])
+emit(['VADDPD Y5, Y14, Y14'])
+w('sumskip:')
+emit(['ADDQ $32, SI', 'SUBQ $1, CX', 'JMP sumloop1'])
 w('sumdone:')
 emit(['VEXTRACTF128 $1, Y14, X0',
       'VADDPD X0, X14, X0',
       'VHADDPD X0, X0, X0',
       'VZEROUPPER',
-      'MOVSD X0, ret+32(FP)',
+      'MOVSD X0, ret+40(FP)',
       'RET'])
 w('')
 inreg.clear()

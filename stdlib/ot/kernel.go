@@ -242,15 +242,35 @@ func expInto(dst, src []float64) {
 
 // kern selects the kernels: the AVX2 + FMA assembly (simd) or pure Go. The
 // pure-Go kernels are the reference the assembly is tested against.
-type kern struct{ simd bool }
+type kern struct {
+	simd    bool
+	noPrune bool // disable pruning (for measurements and tests)
+}
 
-// sumExp is sumExpShift, vectorized when k.simd.
+// Pruning of the forward sum (SIMD path). A group of four terms is skipped
+// when every x_j = buf[j] − mx is below pruneBelow. The sum has a term equal
+// to 1 (the maximum), so it is ≥ 1 and half its last bit is ≥ 2^-53. The
+// skipped terms add up to less than m·e^pruneBelow = m·1.9e-22, below 2^-53
+// as long as m ≤ pruneMaxLen = 2^19: the pruned sum differs from the full
+// one by less than half an ulp (one more rounding). Longer rows are not
+// pruned. Only the forward log-sum-exp is pruned: a column sum of the
+// backward pass may consist of tiny terms only, so there no such bound holds.
+const (
+	pruneBelow  = -50.0
+	pruneMaxLen = 1 << 19
+)
+
+// sumExp is sumExpShift, vectorized (and pruned) when k.simd.
 func (k kern) sumExp(buf []float64, mx float64) float64 {
 	if !k.simd || len(buf) < 4 {
 		return sumExpShift(buf, mx)
 	}
+	thr := math.Inf(-1)
+	if !k.noPrune && len(buf) <= pruneMaxLen {
+		thr = pruneBelow
+	}
 	n4 := len(buf) &^ 3
-	s := sumExpAVX2(buf[:n4], mx)
+	s := sumExpAVX2(buf[:n4], mx, thr)
 	if n4 < len(buf) {
 		s += sumExpShift(buf[n4:], mx)
 	}

@@ -90,8 +90,8 @@ DATA expk<>+656(SB)/8, $0xfff0000000000000 // neginf
 DATA expk<>+664(SB)/8, $0xfff0000000000000 // neginf
 GLOBL expk<>(SB), RODATA|NOPTR, $672
 
-// func sumExpAVX2(buf []float64, mx float64) float64
-TEXT ·sumExpAVX2(SB), NOSPLIT, $0-40
+// func sumExpAVX2(buf []float64, mx, thr float64) float64
+TEXT ·sumExpAVX2(SB), NOSPLIT, $0-48
 	MOVQ buf_base+0(FP), SI
 	MOVQ buf_len+8(FP), CX
 	VBROADCASTSD mx+24(FP), Y15
@@ -109,6 +109,11 @@ sumloop1:
 	JLT sumdone
 	VMOVUPD 0(SI), Y0
 	VSUBPD Y15, Y0, Y0
+	VBROADCASTSD thr+32(FP), Y1
+	VCMPPD $1, Y1, Y0, Y1
+	VMOVMSKPD Y1, AX
+	CMPQ AX, $15
+	JEQ sumskip
 	VMAXPD Y10, Y0, Y0
 	VMOVUPD Y7, Y1
 	VFMADD231PD Y8, Y0, Y1
@@ -140,6 +145,7 @@ sumloop1:
 	VADDPD Y11, Y5, Y5
 	VMULPD Y1, Y5, Y5
 	VADDPD Y5, Y14, Y14
+sumskip:
 	ADDQ $32, SI
 	SUBQ $1, CX
 	JMP sumloop1
@@ -148,7 +154,7 @@ sumdone:
 	VADDPD X0, X14, X0
 	VHADDPD X0, X0, X0
 	VZEROUPPER
-	MOVSD X0, ret+32(FP)
+	MOVSD X0, ret+40(FP)
 	RET
 
 // func expAVX2(dst, src []float64) bool

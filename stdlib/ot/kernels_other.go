@@ -5,7 +5,7 @@ package ot
 // haveSIMD is false: only the pure-Go kernels exist on this platform.
 const haveSIMD = false
 
-func sumExpAVX2(buf []float64, mx float64) float64 { panic("ot: no SIMD kernels") }
+func sumExpAVX2(buf []float64, mx, thr float64) float64 { panic("ot: no SIMD kernels") }
 
 func expAVX2(dst, src []float64) bool { panic("ot: no SIMD kernels") }
 

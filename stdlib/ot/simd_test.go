@@ -30,7 +30,7 @@ func TestSIMDKernels(t *testing.T) {
 		for _, v := range buf[:n4] {
 			want += math.Exp(max(v, expLow))
 		}
-		got := sumExpAVX2(buf, 0)
+		got := sumExpAVX2(buf, 0, math.Inf(-1))
 		if math.Abs(got-want) > 4e-16*float64(n4+1)*want {
 			t.Errorf("n=%d: sumExpAVX2 = %.17g, want %.17g", n, got, want)
 		}
@@ -247,6 +247,33 @@ func TestSIMDExpWeighted(t *testing.T) {
 			if cg1 != nil {
 				checkArray(t, "colGrad", cg2, cg1, tol)
 			}
+		}
+	}
+}
+
+// TestPruningBound checks that the pruned sum stays within half an ulp
+// (plus the rounding of the accumulation) of the unpruned one, on rows whose
+// terms are mostly far below the maximum, and that groups are skipped only
+// when all four terms are below the threshold.
+func TestPruningBound(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(49, 50))
+	for _, n := range []int{4, 8, 64, 1000, 4096} {
+		buf := make([]float64, n)
+		for i := range buf {
+			buf[i] = -120 * rng.Float64() // ~60 % of the terms below −50
+			if i%13 == 0 {
+				buf[i] = -55 + 10*rng.Float64() // straddling the threshold
+			}
+		}
+		buf[rng.IntN(n)] = 0
+		full := kern{simd: true, noPrune: true}.sumExp(buf, 0)
+		pruned := kern{simd: true}.sumExp(buf, 0)
+		if math.Abs(pruned-full) > 4*0x1p-52*full {
+			t.Errorf("n=%d: pruned %.17g, full %.17g", n, pruned, full)
 		}
 	}
 }
