@@ -63,6 +63,9 @@
 // later evaluations allocate nothing. Each log-sum-exp row is computed with a
 // fast exponential (at most 2 ulps from math.Exp, see fastExp) in two passes
 // (arguments and maximum, then the shifted sum with four accumulators).
+// In the AVX2 forward sum, groups of four terms below e^-50 of the row's
+// maximum are skipped, which provably changes the sum by less than half an
+// ulp (rows of at most 2^19 terms; see pruneBelow).
 // Large problems are split across goroutines by blocks of rows. The block
 // partition depends only on the problem size, every row is computed by one
 // goroutine, and column sums are reduced over blocks in a fixed order, so
