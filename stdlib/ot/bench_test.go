@@ -10,11 +10,11 @@ import (
 )
 
 // Benchmarks. "ns/term" is nanoseconds per kernel term, a term being one
-// (i, j) pair of one sweep over the n×m kernel: a forward OT evaluation has
-// 2·T·n·m terms; a forward+backward (unrolled) evaluation has 6·T·n·m (the
-// backward pass sweeps twice per iteration, and a backward term costs about
-// as much as a forward one) — the fwd+bwd ns/term figure divides by 2·T·n·m,
-// i.e. it is per forward term, including its backward share.
+// (i, j) pair of one sweep over the n×m kernel. A forward OT evaluation has
+// 2·T·n·m terms (two sweeps per iteration). A forward+backward (unrolled)
+// evaluation sweeps 4·T·n·m terms (two more per iteration backward); its
+// ns/term figure still divides by 2·T·n·m, i.e. it is the cost per forward
+// term including that term's share of the backward pass.
 //
 //	go test -run '^$' -bench . ./stdlib/ot/
 //	OT_BENCH_LARGE=1 go test -run '^$' -bench 'n=4096' -benchtime 1x ./stdlib/ot/
@@ -335,8 +335,38 @@ func BenchmarkUnrolledMemory(b *testing.B) {
 					w.Close()
 				}
 				b.ReportMetric(float64(total), "bytes")
-				b.ReportMetric(float64(total)/float64(T*2*n*8), "bytes/(8·T·(n+m))")
+				// What is left after the potentials' history 8·T·(n+m): constant in T.
+				b.ReportMetric(float64(total)-float64(8*T*2*n), "bytes-8T(n+m)")
 			})
 		}
+	}
+}
+
+// BenchmarkPrune compares the forward row with and without pruning, on the
+// benchmark problem (eps = 0.05) and with a small eps (1e-3, like the paper's
+// Experiment A where most terms are far below each row's maximum).
+func BenchmarkPrune(b *testing.B) {
+	if !haveSIMD {
+		b.Skip("pruning is in the SIMD kernel")
+	}
+	const n = 1024
+	x, y, _, lb := benchProblem(n)
+	buf := make([]float64, n)
+	var sink float64
+	for _, eps := range []float64{0.05, 1e-3} {
+		for _, noPrune := range []bool{true, false} {
+			b.Run(fmt.Sprintf("eps=%g/pruned=%v", eps, !noPrune), func(b *testing.B) {
+				k := kern{simd: true, noPrune: noPrune}
+				for b.Loop() {
+					for i := 0; i < 64; i++ {
+						sink += k.lseRow(buf, x[2*i:2*i+2], y, lb, 1/eps)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(64*n), "ns/term")
+			})
+		}
+	}
+	if math.IsNaN(sink) {
+		b.Fatal("NaN")
 	}
 }

@@ -40,8 +40,24 @@ for i, (name, b) in enumerate(consts):
 w('GLOBL expk<>(SB), RODATA|NOPTR, $%d' % (32 * len(consts)))
 w('')
 
+# Constants currently held in registers (name -> register); the others are
+# read from memory. Loads of constants bound the exponential's throughput
+# (two load ports), so every kernel keeps as many as its free registers allow.
+inreg = {}
+
 def K(name):
+    if name in inreg:
+        return inreg[name]
     return 'expk<>+%d(SB)' % off[name]
+
+def load_consts(regs):
+    """Assigns constants to registers and emits their loads."""
+    inreg.clear()
+    order = ['roundc', 'log2e', 'bias', 'low', 'one', 'ln2hi', 'ln2lo', 'c2', 'c4']
+    for name, reg in zip(order, regs):
+        emit(['VMOVUPD expk<>+%d(SB), %s' % (off[name], reg)])
+    for name, reg in zip(order, regs):
+        inreg[name] = reg
 
 def exp_body(x, t):
     """x: register holding the (clamped) argument; result in t[4].
@@ -87,49 +103,39 @@ def emit(lines):
     for l in lines:
         w('\t' + l)
 
-# func sumExpAVX2(buf []float64, mx float64) float64
-w('// func sumExpAVX2(buf []float64, mx float64) float64')
-w('TEXT ·sumExpAVX2(SB), NOSPLIT, $0-40')
+# func sumExpAVX2(buf []float64, mx, thr float64) float64
+w('// func sumExpAVX2(buf []float64, mx, thr float64) float64')
+w('TEXT ·sumExpAVX2(SB), NOSPLIT, $0-48')
 emit(['MOVQ buf_base+0(FP), SI',
       'MOVQ buf_len+8(FP), CX',
       'VBROADCASTSD mx+24(FP), Y15',
       'VXORPD Y14, Y14, Y14',
-      'VXORPD Y13, Y13, Y13',
       'SHRQ $2, CX'])
-w('sumloop2:')
-emit(['CMPQ CX, $2', 'JLT sumloop1',
-      'VMOVUPD 0(SI), Y0',
-      'VMOVUPD 32(SI), Y7',
-      'VSUBPD Y15, Y0, Y0',
-      'VSUBPD Y15, Y7, Y7',
-      'VMAXPD %s, Y0, Y0' % K('low'),
-      'VMAXPD %s, Y7, Y7' % K('low')])
-A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
-B = exp_body('Y7', ['Y8', 'Y9', 'Y10', 'Y11', 'Y12', 'Y0'])
-# interleave the two lanes' instruction streams (B uses Y0 as its last temp
-# only after A's result in Y5 is no longer needing Y0... keep them
-# sequential to stay safe: A fully, add, then B).
-emit(A)
-emit(['VADDPD Y5, Y14, Y14'])
-emit(B)
-emit(['VADDPD Y12, Y13, Y13',
-      'ADDQ $64, SI', 'SUBQ $2, CX', 'JMP sumloop2'])
+load_consts(['Y7', 'Y8', 'Y9', 'Y10', 'Y11', 'Y12', 'Y13'])
+# All registers are taken: the threshold is read from the frame.
 w('sumloop1:')
 emit(['CMPQ CX, $1', 'JLT sumdone',
       'VMOVUPD 0(SI), Y0',
       'VSUBPD Y15, Y0, Y0',
+      'VBROADCASTSD thr+32(FP), Y1',
+      'VCMPPD $1, Y1, Y0, Y1',  # x < thr (false for NaN)
+      'VMOVMSKPD Y1, AX',
+      'CMPQ AX, $15',
+      'JEQ sumskip',
       'VMAXPD %s, Y0, Y0' % K('low')])
-emit(A)
+emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
 emit(['VADDPD Y5, Y14, Y14'])
+w('sumskip:')
+emit(['ADDQ $32, SI', 'SUBQ $1, CX', 'JMP sumloop1'])
 w('sumdone:')
-emit(['VADDPD Y13, Y14, Y14',
-      'VEXTRACTF128 $1, Y14, X0',
+emit(['VEXTRACTF128 $1, Y14, X0',
       'VADDPD X0, X14, X0',
       'VHADDPD X0, X0, X0',
       'VZEROUPPER',
-      'MOVSD X0, ret+32(FP)',
+      'MOVSD X0, ret+40(FP)',
       'RET'])
 w('')
+inreg.clear()
 
 # func expAVX2(dst, src []float64) (bad bool)
 w('// func expAVX2(dst, src []float64) bool')
@@ -139,6 +145,8 @@ emit(['MOVQ dst_base+0(FP), DI',
       'MOVQ src_len+32(FP), CX',
       'VXORPD Y15, Y15, Y15',
       'SHRQ $2, CX'])
+load_consts(['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14'])
+A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
 w('exploop:')
 emit(['CMPQ CX, $1', 'JLT expdone',
       'VMOVUPD 0(SI), Y0',
@@ -158,6 +166,7 @@ emit(['VMOVMSKPD Y15, AX',
       'SETNE ret+48(FP)',
       'RET'])
 w('')
+inreg.clear()
 
 # func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64
 w('// func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64')
@@ -331,6 +340,70 @@ emit(['VEXTRACTF128 $1, Y13, X0',
       'VZEROUPPER',
       'RET'])
 w('')
+
+# func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
+w('// func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)')
+w('TEXT ·expWeighted2AVX2(SB), NOSPLIT, $0-136')
+emit(['MOVQ a_base+0(FP), SI',
+      'MOVQ a_len+8(FP), CX',
+      'MOVQ q_base+24(FP), DX',
+      'MOVQ colSum_base+48(FP), DI',
+      'MOVQ colGrad_base+72(FP), R8',
+      'MOVSD p0+96(FP), X0',
+      'MOVHPD p1+104(FP), X0',
+      'VINSERTF128 $1, X0, Y0, Y15',
+      'VBROADCASTSD r+112(FP), Y14',
+      'MOVQ mode+120(FP), BX',
+      'MOVQ sums+128(FP), AX',
+      'VXORPD Y13, Y13, Y13',
+      'VXORPD Y12, Y12, Y12',
+      'SHRQ $2, CX'])
+load_consts(['Y8', 'Y9', 'Y10', 'Y11'])
+A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
+w('ewloop:')
+emit(['CMPQ CX, $1', 'JLT ewdone',
+      'VMOVUPD 0(SI), Y0',
+      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'),
+      'VMAXPD %s, Y0, Y0' % K('low')])
+emit(A)
+emit(['VANDPD Y7, Y5, Y5',
+      'VADDPD Y5, Y13, Y13',
+      'VMOVUPD 0(DX), Y1',
+      'VMOVUPD 32(DX), Y2',
+      'VSUBPD Y1, Y15, Y1',
+      'VSUBPD Y2, Y15, Y2',
+      'VPERMPD $0x50, Y5, Y3',
+      'VPERMPD $0xfa, Y5, Y4',
+      'VFMADD231PD Y3, Y1, Y12',
+      'VFMADD231PD Y4, Y2, Y12',
+      'TESTQ $1, BX', 'JEQ ewnocs',
+      'VMOVUPD 0(DI), Y6',
+      'VFMADD231PD Y5, Y14, Y6',
+      'VMOVUPD Y6, 0(DI)'])
+w('ewnocs:')
+emit(['TESTQ $2, BX', 'JEQ ewnocg',
+      'VMULPD Y14, Y3, Y3',
+      'VMULPD Y14, Y4, Y4',
+      'VMOVUPD 0(R8), Y6',
+      'VFMADD231PD Y3, Y1, Y6',
+      'VMOVUPD Y6, 0(R8)',
+      'VMOVUPD 32(R8), Y0',
+      'VFMADD231PD Y4, Y2, Y0',
+      'VMOVUPD Y0, 32(R8)'])
+w('ewnocg:')
+emit(['ADDQ $32, SI', 'ADDQ $64, DX', 'ADDQ $32, DI', 'ADDQ $64, R8', 'SUBQ $1, CX', 'JMP ewloop'])
+w('ewdone:')
+emit(['VEXTRACTF128 $1, Y13, X0',
+      'VADDPD X0, X13, X0',
+      'VHADDPD X0, X0, X0',
+      'MOVSD X0, 0(AX)',
+      'VEXTRACTF128 $1, Y12, X1',
+      'VADDPD X1, X12, X1',
+      'MOVUPD X1, 8(AX)',
+      'VZEROUPPER',
+      'RET'])
+w('')
+inreg.clear()
 
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')

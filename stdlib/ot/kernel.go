@@ -242,15 +242,35 @@ func expInto(dst, src []float64) {
 
 // kern selects the kernels: the AVX2 + FMA assembly (simd) or pure Go. The
 // pure-Go kernels are the reference the assembly is tested against.
-type kern struct{ simd bool }
+type kern struct {
+	simd    bool
+	noPrune bool // disable pruning (for measurements and tests)
+}
 
-// sumExp is sumExpShift, vectorized when k.simd.
+// Pruning of the forward sum (SIMD path). A group of four terms is skipped
+// when every x_j = buf[j] − mx is below pruneBelow. The sum has a term equal
+// to 1 (the maximum), so it is ≥ 1 and half its last bit is ≥ 2^-53. The
+// skipped terms add up to less than m·e^pruneBelow = m·1.9e-22, below 2^-53
+// as long as m ≤ pruneMaxLen = 2^19: the pruned sum differs from the full
+// one by less than half an ulp (one more rounding). Longer rows are not
+// pruned. Only the forward log-sum-exp is pruned: a column sum of the
+// backward pass may consist of tiny terms only, so there no such bound holds.
+const (
+	pruneBelow  = -50.0
+	pruneMaxLen = 1 << 19
+)
+
+// sumExp is sumExpShift, vectorized (and pruned) when k.simd.
 func (k kern) sumExp(buf []float64, mx float64) float64 {
 	if !k.simd || len(buf) < 4 {
 		return sumExpShift(buf, mx)
 	}
+	thr := math.Inf(-1)
+	if !k.noPrune && len(buf) <= pruneMaxLen {
+		thr = pruneBelow
+	}
 	n4 := len(buf) &^ 3
-	s := sumExpAVX2(buf[:n4], mx)
+	s := sumExpAVX2(buf[:n4], mx, thr)
 	if n4 < len(buf) {
 		s += sumExpShift(buf[n4:], mx)
 	}
@@ -357,6 +377,48 @@ func (k kern) weighted(buf, p, q []float64, r float64, rowGrad, colSum, colGrad 
 			cgT = colGrad[2*n4 : 2*nc]
 		}
 		s += weightedRow(buf[n4:], p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
+	}
+	return s
+}
+
+// expWeighted is k.exp followed by k.weighted, fused into one pass over the
+// arguments in args when k.simd, d = 2 and mx = max(args) ≤ expHigh (so no
+// argument needs math.Exp). ebuf is scratch for the other cases.
+func (k kern) expWeighted(args, ebuf []float64, mx float64, p, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
+	nc := len(args)
+	if !k.simd || len(p) != 2 || nc < 4 || !(mx <= expHigh) {
+		k.exp(ebuf[:nc], args)
+		return k.weighted(ebuf[:nc], p, q, r, rowGrad, colSum, colGrad)
+	}
+	n4 := nc &^ 3
+	mode := 0
+	var cs, cg []float64
+	if colSum != nil {
+		mode |= 1
+		cs = colSum[:n4]
+	}
+	if colGrad != nil {
+		mode |= 2
+		cg = colGrad[:2*n4]
+	}
+	var sums [3]float64
+	expWeighted2AVX2(args[:n4], q[:2*n4], cs, cg, p[0], p[1], r, mode, &sums)
+	if rowGrad != nil {
+		rowGrad[0] += sums[1]
+		rowGrad[1] += sums[2]
+	}
+	s := sums[0]
+	if n4 < nc {
+		var csT, cgT []float64
+		if colSum != nil {
+			csT = colSum[n4:nc]
+		}
+		if colGrad != nil {
+			cgT = colGrad[2*n4 : 2*nc]
+		}
+		e := ebuf[n4:nc]
+		expInto(e, args[n4:])
+		s += weightedRow(e, p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
 	}
 	return s
 }

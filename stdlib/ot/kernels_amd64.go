@@ -47,15 +47,23 @@ func subMaxAVX2(buf, v, kt []float64) float64
 //go:noescape
 func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
 
+// expWeighted2AVX2 is weighted2AVX2 applied to e_j = e^a[j] (0 below
+// expLow), computed on the fly. The arguments must not exceed expHigh nor be
+// NaN.
+//
+//go:noescape
+func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)
 
 // sumExpAVX2 returns Σ e^(max(buf[j] − mx, expLow)) over the first
-// len(buf) &^ 3 elements (the clamp as in sumExpShift).
+// len(buf) &^ 3 elements (the clamp as in sumExpShift), skipping every group
+// of four consecutive elements whose buf[j] − mx are all below thr.
 //
 //go:noescape
-func sumExpAVX2(buf []float64, mx float64) float64
+func sumExpAVX2(buf []float64, mx, thr float64) float64
 
 // expAVX2 writes e^src[j] into dst[j] for the first len(src) &^ 3 elements:
 // 0 below expLow, the polynomial exponential up to expHigh. It reports

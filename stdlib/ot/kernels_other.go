@@ -5,7 +5,7 @@ package ot
 // haveSIMD is false: only the pure-Go kernels exist on this platform.
 const haveSIMD = false
 
-func sumExpAVX2(buf []float64, mx float64) float64 { panic("ot: no SIMD kernels") }
+func sumExpAVX2(buf []float64, mx, thr float64) float64 { panic("ot: no SIMD kernels") }
 
 func expAVX2(dst, src []float64) bool { panic("ot: no SIMD kernels") }
 
@@ -22,3 +22,7 @@ func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64 {
 }
 
 func subMaxAVX2(buf, v, kt []float64) float64 { panic("ot: no SIMD kernels") }
+
+func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64) {
+	panic("ot: no SIMD kernels")
+}

@@ -30,7 +30,7 @@ func TestSIMDKernels(t *testing.T) {
 		for _, v := range buf[:n4] {
 			want += math.Exp(max(v, expLow))
 		}
-		got := sumExpAVX2(buf, 0)
+		got := sumExpAVX2(buf, 0, math.Inf(-1))
 		if math.Abs(got-want) > 4e-16*float64(n4+1)*want {
 			t.Errorf("n=%d: sumExpAVX2 = %.17g, want %.17g", n, got, want)
 		}
@@ -195,6 +195,85 @@ func TestSIMDArgs1AndSubMax(t *testing.T) {
 		v[n/2] = math.NaN()
 		if m := (kern{simd: true}).subMax(b2, v, kt); !math.IsNaN(m) {
 			t.Errorf("n=%d: NaN gave max %v", n, m)
+		}
+	}
+}
+
+func TestSIMDExpWeighted(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(47, 48))
+	for _, n := range []int{1, 4, 6, 8, 13, 64, 257} {
+		a := make([]float64, n)
+		q := make([]float64, 2*n)
+		for i := range a {
+			a[i] = -40 * rng.Float64()
+			if i%9 == 2 {
+				a[i] = -800 // below expLow: weight 0
+			}
+		}
+		for i := range q {
+			q[i] = rng.NormFloat64()
+		}
+		p := []float64{0.4, -1.1}
+		r := 1.7
+		mx := math.Inf(-1)
+		for _, v := range a {
+			mx = max(mx, v)
+		}
+		for mode := 0; mode < 4; mode++ {
+			var cs1, cs2, cg1, cg2 []float64
+			if mode&1 != 0 {
+				cs1, cs2 = make([]float64, n), make([]float64, n)
+			}
+			if mode&2 != 0 {
+				cg1, cg2 = make([]float64, 2*n), make([]float64, 2*n)
+			}
+			rg1, rg2 := []float64{0, 0}, []float64{0, 0}
+			e := make([]float64, n)
+			expInto(e, a)
+			s1 := weightedRow(e, p, q, r, rg1, cs1, cg1)
+			s2 := kern{simd: true}.expWeighted(a, make([]float64, n), mx, p, q, r, rg2, cs2, cg2)
+			const tol = 1e-13
+			if math.Abs(s1-s2) > tol*math.Abs(s1) {
+				t.Errorf("n=%d mode=%d: sum %v vs %v", n, mode, s2, s1)
+			}
+			checkArray(t, "rowGrad", rg2, rg1, tol)
+			if cs1 != nil {
+				checkArray(t, "colSum", cs2, cs1, tol)
+			}
+			if cg1 != nil {
+				checkArray(t, "colGrad", cg2, cg1, tol)
+			}
+		}
+	}
+}
+
+// TestPruningBound checks that the pruned sum stays within half an ulp
+// (plus the rounding of the accumulation) of the unpruned one, on rows whose
+// terms are mostly far below the maximum, and that groups are skipped only
+// when all four terms are below the threshold.
+func TestPruningBound(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(49, 50))
+	for _, n := range []int{4, 8, 64, 1000, 4096} {
+		buf := make([]float64, n)
+		for i := range buf {
+			buf[i] = -120 * rng.Float64() // ~60 % of the terms below −50
+			if i%13 == 0 {
+				buf[i] = -55 + 10*rng.Float64() // straddling the threshold
+			}
+		}
+		buf[rng.IntN(n)] = 0
+		full := kern{simd: true, noPrune: true}.sumExp(buf, 0)
+		pruned := kern{simd: true}.sumExp(buf, 0)
+		if math.Abs(pruned-full) > 4*0x1p-52*full {
+			t.Errorf("n=%d: pruned %.17g, full %.17g", n, pruned, full)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import "math"
 //	colSum[j]       = Σ_i r[i]·e_ij             (if wantColSum)
 //	colGrad[j,k]    = Σ_i r[i]·e_ij (row_ik − col_jk) (if wantColGrad)
 //
-// Rows with r[i] == 0 are skipped when out and rowGrad are nil.
+// Rows with r[i] == 0 are skipped when out is nil.
 type sweepJob struct {
 	weighted    bool
 	rows, cols  []float64
@@ -116,23 +116,22 @@ func (e *engine) block(w, b int) {
 		if job.r != nil {
 			r = job.r[i]
 		}
-		if r == 0 && job.out == nil && job.rowGrad == nil {
-			continue
+		if r == 0 && job.out == nil {
+			continue // contributes nothing (rowGrad was cleared)
 		}
 		p := job.rows[i*d : i*d+d]
 		s := 0.0
 		if job.s != nil {
 			s = job.s[i]
 		}
-		k.args(buf, p, cols, u, job.invEps, s)
-		k.exp(ebuf, buf)
+		mx := k.args(buf, p, cols, u, job.invEps, s)
 		var rg []float64
 		if job.rowGrad != nil {
 			rg = job.rowGrad[i*d : i*d+d]
 		}
-		sum := k.weighted(ebuf, p, cols, r, rg, colSum, colGrad)
-		for k := range rg {
-			rg[k] *= r
+		sum := k.expWeighted(buf, ebuf, mx, p, cols, r, rg, colSum, colGrad)
+		for c := range rg {
+			rg[c] *= r
 		}
 		if job.out != nil {
 			job.out[i] = sum
