@@ -7,4 +7,8 @@ require (
 	gonum.org/v1/gonum v0.17.0
 )
 
-require golang.org/x/tools v0.30.0 // indirect
+require (
+	github.com/chzyer/readline v1.5.1 // indirect
+	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/tools v0.30.0 // indirect
+)
