@@ -67,15 +67,8 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	r := &repl{
-		stdout:   stdout,
-		stderr:   stderr,
-		seed:     *seed,
-		progress: isTerminal(stderr),
-	}
+	r := newRepl(stdout, stderr, *seed)
 	r.state.sets = sets
-	r.session = runtime.NewSession(nil, builtins(), r.seed, stdout)
-	r.baseNames = len(r.session.Names())
 	failed := false
 	if len(pos) > 0 {
 		if err := r.load(pos[0], pos[1:]); err != nil {
@@ -124,6 +117,15 @@ type modelState struct {
 	files []string
 	sets  []string
 	bound *runtime.Model // nil while data are missing
+}
+
+// newRepl returns a session without a model; random draws use seed.
+func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
+	r := &repl{stdout: stdout, stderr: stderr, seed: seed, progress: isTerminal(stderr)}
+	r.session = runtime.NewSession(nil, builtins(), seed, stdout)
+	r.baseNames = len(r.session.Names())
+	r.updateCompletions()
+	return r
 }
 
 // script runs commands read line by line from in, printing no prompt. It
@@ -235,7 +237,9 @@ func (r *repl) exec(line string) error {
 	case ":write":
 		return r.cmdWrite(rest)
 	case ":names":
-		fmt.Fprintln(r.stdout, strings.Join(r.session.Names(), " "))
+		names := slices.Clone(r.session.Names())
+		sort.Strings(names)
+		fmt.Fprintln(r.stdout, strings.Join(names, " "))
 		return nil
 	}
 	return fmt.Errorf("unknown command %s (:help lists the commands)", name)
