@@ -69,6 +69,12 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	r := newRepl(stdout, stderr, *seed)
 	r.state.sets = sets
+	tty, _ := stdin.(*os.File)
+	interactive := tty != nil && readline.IsTerminal(int(tty.Fd()))
+	if interactive {
+		r.color = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+		fmt.Fprintln(stdout, `shm repl: ":help" lists the commands, Ctrl-D leaves`)
+	}
 	failed := false
 	if len(pos) > 0 {
 		if err := r.load(pos[0], pos[1:]); err != nil {
@@ -80,9 +86,8 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		failed = true
 	}
 	r.updateCompletions()
-	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
-		r.color = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-		if err := r.interactive(f); err != nil {
+	if interactive {
+		if err := r.interactive(tty); err != nil {
 			fmt.Fprintf(stderr, "shm repl: %v\n", err)
 			return 1
 		}
@@ -176,7 +181,6 @@ func (r *repl) interactive(tty *os.File) error {
 		return err
 	}
 	defer rl.Close()
-	fmt.Fprintln(r.stdout, `shm repl: ":help" lists the commands, Ctrl-D leaves`)
 	for {
 		line, err := rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
