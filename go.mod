@@ -4,7 +4,11 @@ go 1.26
 
 require (
 	github.com/alecthomas/participle/v2 v2.1.4
+	github.com/chzyer/readline v1.5.1
 	gonum.org/v1/gonum v0.17.0
 )
 
-require golang.org/x/tools v0.30.0 // indirect
+require (
+	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/tools v0.30.0 // indirect
+)

@@ -5,6 +5,7 @@
 //	shm check model.shm                 check a model; print its parameters
 //	shm sample model.shm data.csv       sample with NUTS (Stan CSV + summary)
 //	shm diagnose model.shm data.csv     gradient against finite differences
+//	shm repl model.shm data.csv         explore interactively
 //
 // Run "shm help" for the list of commands.
 package main
@@ -19,6 +20,12 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run executes the command line args, reading os.Stdin, and returns the
+// exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	return runWithInput(args, os.Stdin, stdout, stderr)
+}
+
 const usage = `shm: probabilistic programming with Sinkhorn losses
 
 Usage:
@@ -28,11 +35,14 @@ Usage:
   shm diagnose model.shm [data...] [--init ...]
                            compare the gradient with finite differences
   shm summary FILES...     summary table of Stan CSV files
+  shm repl [model.shm] [data...] [--seed N] [--set name=value]
+                           interactive session (":help" lists its commands)
   shm help                 show this help
 `
 
-// run executes the command line args and returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+// runWithInput executes the command line args with the given standard
+// input and returns the exit status.
+func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -46,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdDiagnose(args[1:], stdout, stderr)
 	case "summary":
 		return cmdSummary(args[1:], stdout, stderr)
+	case "repl":
+		return cmdRepl(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

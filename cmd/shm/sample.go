@@ -129,12 +129,7 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	if err := os.MkdirAll(f.output, 0o755); err != nil {
 		return nil, err
 	}
-	cfg := nuts.DefaultConfig()
-	cfg.NumWarmup, cfg.NumSamples, cfg.Thin = f.warmup, f.samples, f.thin
-	cfg.MaxDepth, cfg.Delta, cfg.SaveWarmup = f.maxDepth, f.delta, f.saveWarmup
-	if f.metric == "dense" {
-		cfg.Metric = nuts.Dense
-	}
+	cfg := f.nutsConfig()
 	var mu sync.Mutex // serializes progress lines
 	cfg.Progress = func(p nuts.Progress) {
 		if f.refresh <= 0 || (p.Iteration%f.refresh != 0 && p.Iteration != p.Total && p.Iteration != 1) {
@@ -148,31 +143,75 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 		fmt.Fprintf(stderr, "Chain %d Iteration: %*d / %d [%3d%%]  (%s)\n", p.Chain, len(fmt.Sprint(p.Total)), p.Iteration, p.Total, 100*p.Iteration/max(p.Total, 1), phase)
 		mu.Unlock()
 	}
-	name := bm.IR.Name
 	paths := make([]string, f.chains)
-	errs := make([]error, f.chains)
-	sem := make(chan struct{}, f.parallel)
-	var wg sync.WaitGroup
 	for i := range paths {
-		chain := i + 1
-		paths[i] = filepath.Join(f.output, fmt.Sprintf("%s-%d.csv", name, chain))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs[i] = runChain(ctx, bm, cfg, f, files, initSet, chain, paths[i])
-		}()
+		paths[i] = chainPath(f.output, bm.IR.Name, i+1)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	create := func(header *stancsv.Config, columns []string) (chainOutput, error) {
+		header.OutputFile = paths[header.ID-1]
+		w, err := stancsv.Create(header.OutputFile, header, columns)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	if err := runChains(ctx, bm, cfg, f, files, initSet, create); err != nil {
 		return nil, err
 	}
 	return paths, nil
 }
 
-// runChain runs one chain and writes its Stan CSV file.
-func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, chain int, path string) error {
+// chainPath is the Stan CSV file of one chain in dir.
+func chainPath(dir, model string, chain int) string {
+	return filepath.Join(dir, fmt.Sprintf("%s-%d.csv", model, chain))
+}
+
+// nutsConfig returns the sampler configuration the flags ask for.
+func (f *sampleFlags) nutsConfig() nuts.Config {
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples, cfg.Thin = f.warmup, f.samples, f.thin
+	cfg.MaxDepth, cfg.Delta, cfg.SaveWarmup = f.maxDepth, f.delta, f.saveWarmup
+	if f.metric == "dense" {
+		cfg.Metric = nuts.Dense
+	}
+	return cfg
+}
+
+// chainOutput receives one chain's output in the order runChain produces
+// it; *stancsv.Writer is one. Abort after Close does nothing.
+type chainOutput interface {
+	WriteAdaptation(stepSize float64, dense bool, dim int, invMetric []float64) error
+	WriteRow(values []float64) error
+	WriteTiming(warmup, sampling time.Duration) error
+	Close() error
+	Abort()
+}
+
+// openChainOutput opens the output of the chain header.ID; it may set the
+// header's OutputFile.
+type openChainOutput func(header *stancsv.Config, columns []string) (chainOutput, error)
+
+// runChains runs f.chains chains of bm, at most f.parallel at once, each
+// into the output open gives it.
+func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, open openChainOutput) error {
+	errs := make([]error, f.chains)
+	sem := make(chan struct{}, f.parallel)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = runChain(ctx, bm, cfg, f, files, initSet, i+1, open)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runChain runs one chain and writes its output.
+func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, chain int, open openChainOutput) error {
 	d, err := bm.NewDensity()
 	if err != nil {
 		return err
@@ -195,9 +234,9 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 		Kappa: cfg.Kappa, T0: cfg.T0, InitBuffer: cfg.InitBuffer, TermBuffer: cfg.TermBuffer,
 		Window: cfg.BaseWindow, MaxDepth: cfg.MaxDepth, Metric: cfg.Metric.String(), StepSize: cfg.StepSize,
 		NumChains: f.chains, ID: chain, DataFiles: files, Init: initText, Seed: f.seed,
-		OutputFile: path, Refresh: f.refresh, SigFigs: f.sigFigs,
+		Refresh: f.refresh, SigFigs: f.sigFigs,
 	}
-	w, err := stancsv.Create(path, header, bm.Columns())
+	w, err := open(header, bm.Columns())
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,1007 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/chzyer/readline"
+
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/diag"
+	"github.com/shmlang/shm/runtime/nuts"
+	"github.com/shmlang/shm/runtime/stancsv"
+	"github.com/shmlang/shm/stdlib"
+)
+
+const replHelp = `Lines are statements or expressions of the language, evaluated with the
+model's data and transformed data in scope:
+  mean(y)    resolution(y)    m = mean(y)    print(m);
+Commands:
+  :load [model.shm [data...]]  load or reload a model (and replace its data files)
+  :data [file...]              replace the data files (no file: list them)
+  :set [name=value]            set a data value, as --set (no value: list them)
+  :lp name=value,...           log density and gradient at a point (or :lp init.json)
+  :sample [flags]              sample with NUTS; flags as "shm sample" (Ctrl-C stops)
+  :summary                     summary table of the last run
+  :draws name                  quantiles and histogram of one column of the last run
+  :write dir                   write the last run as Stan CSV files
+  :names                       names in scope
+  :help                        this help
+  :quit                        leave (also Ctrl-D)
+`
+
+// replCommands are the command names, for completion and help.
+var replCommands = []string{":data", ":draws", ":help", ":load", ":lp", ":names", ":quit", ":sample", ":set", ":summary", ":write"}
+
+// errQuit is returned by :quit.
+var errQuit = errors.New("quit")
+
+// cmdRepl implements "shm repl [model.shm] [data...]". On a terminal it
+// reads lines with readline (editing, history, completion); otherwise it
+// reads commands line by line and prints only their results, and its exit
+// status is 1 if any command failed.
+func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("repl", stderr)
+	seed := fs.Uint64("seed", 1, "random seed of the session and of transformed data")
+	var sets stringList
+	fs.Var(&sets, "set", "data value name=value (repeatable)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	r := newRepl(stdout, stderr, *seed)
+	r.state.sets = sets
+	tty, _ := stdin.(*os.File)
+	interactive := tty != nil && readline.IsTerminal(int(tty.Fd()))
+	if interactive {
+		r.color = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+		fmt.Fprintln(stdout, `shm repl: ":help" lists the commands, Ctrl-D leaves`)
+	}
+	failed := false
+	if len(pos) > 0 {
+		if err := r.load(pos[0], pos[1:]); err != nil {
+			r.printError("", err)
+			failed = true
+		}
+	} else if len(sets) > 0 {
+		r.printError("", errors.New("--set needs a model"))
+		failed = true
+	}
+	r.updateCompletions()
+	if interactive {
+		if err := r.interactive(tty); err != nil {
+			fmt.Fprintf(stderr, "shm repl: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if !r.script(stdin) || failed {
+		return 1
+	}
+	return 0
+}
+
+// repl is the state of one session.
+type repl struct {
+	stdout, stderr io.Writer
+	color          bool // colour error messages
+	progress       bool // show a progress line while sampling
+	seed           uint64
+
+	state     modelState
+	session   *runtime.Session
+	baseNames int // names in a fresh session: more are session variables
+	last      *sampleRun
+
+	mu          sync.Mutex // guards completions, read by readline's goroutine
+	completions completions
+}
+
+// modelState is the loaded model and the data it is bound to.
+type modelState struct {
+	path  string
+	model *ir.Model // checked; nil before the first :load
+	files []string
+	sets  []string
+	bound *runtime.Model // nil while data are missing
+}
+
+// newRepl returns a session without a model; random draws use seed.
+func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
+	r := &repl{stdout: stdout, stderr: stderr, seed: seed, progress: isTerminal(stderr)}
+	r.session = runtime.NewSession(nil, builtins(), seed, stdout)
+	r.baseNames = len(r.session.Names())
+	r.updateCompletions()
+	return r
+}
+
+// script runs commands read line by line from in, printing no prompt. It
+// reports whether every command succeeded.
+func (r *repl) script(in io.Reader) bool {
+	ok := true
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		err := r.exec(sc.Text())
+		if errors.Is(err, errQuit) {
+			return ok
+		}
+		if err != nil {
+			r.printError(fmt.Sprintf("input line %d: ", n), err)
+			ok = false
+		}
+	}
+	if err := sc.Err(); err != nil {
+		r.printError("", err)
+		return false
+	}
+	return ok
+}
+
+// interactive runs the readline loop on the terminal tty until :quit or
+// end of input.
+func (r *repl) interactive(tty *os.File) error {
+	cfg := &readline.Config{
+		Prompt:            "shm> ",
+		AutoComplete:      r,
+		HistorySearchFold: true,
+		Stdin:             readline.NewCancelableStdin(tty),
+		Stdout:            r.stdout,
+		Stderr:            r.stderr,
+	}
+	if r.color {
+		cfg.Prompt = "\x1b[1;34mshm>\x1b[0m "
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		dir = filepath.Join(dir, "shm")
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			cfg.HistoryFile = filepath.Join(dir, "repl_history")
+		}
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	for {
+		line, err := rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			continue
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = r.exec(line)
+		if errors.Is(err, errQuit) {
+			return nil
+		}
+		if err != nil {
+			r.printError("", err)
+		}
+	}
+}
+
+// exec runs one input line.
+func (r *repl) exec(line string) error {
+	defer r.updateCompletions()
+	text := strings.TrimSpace(line)
+	if text == "" || strings.HasPrefix(text, "#") || strings.HasPrefix(text, "//") {
+		return nil
+	}
+	if !strings.HasPrefix(text, ":") {
+		out, err := r.session.Eval(line)
+		if out != "" {
+			fmt.Fprintln(r.stdout, out)
+		}
+		return err
+	}
+	name, rest, _ := strings.Cut(text, " ")
+	rest = strings.TrimSpace(rest)
+	switch name {
+	case ":quit", ":q", ":exit":
+		return errQuit
+	case ":help", ":h", ":?":
+		fmt.Fprint(r.stdout, replHelp)
+		return nil
+	case ":load":
+		return r.cmdLoad(rest)
+	case ":data":
+		return r.cmdData(rest)
+	case ":set":
+		return r.cmdSet(rest)
+	case ":lp":
+		return r.cmdLP(rest)
+	case ":sample":
+		return r.cmdSample(rest)
+	case ":summary":
+		return r.cmdSummary()
+	case ":draws":
+		return r.cmdDraws(rest)
+	case ":write":
+		return r.cmdWrite(rest)
+	case ":names":
+		names := slices.Clone(r.session.Names())
+		sort.Strings(names)
+		fmt.Fprintln(r.stdout, strings.Join(names, " "))
+		return nil
+	}
+	return fmt.Errorf("unknown command %s (:help lists the commands)", name)
+}
+
+// printError prints err to stderr after prefix: a list of errors (those
+// of the checker, with their positions and source lines) one per line
+// after a line of its own, another error on the same line as "error: ".
+func (r *repl) printError(prefix string, err error) {
+	var text string
+	var list interface{ Unwrap() []error }
+	if errors.As(err, &list) {
+		var msgs []string
+		if prefix != "" {
+			msgs = append(msgs, strings.TrimSuffix(prefix, " "))
+		}
+		for _, e := range list.Unwrap() {
+			msgs = append(msgs, e.Error())
+		}
+		text = strings.Join(msgs, "\n")
+	} else {
+		text = prefix + "error: " + err.Error()
+	}
+	if r.color {
+		text = "\x1b[31m" + text + "\x1b[0m"
+	}
+	fmt.Fprintln(r.stderr, text)
+}
+
+// load checks the model at path and binds it to the data files (the
+// current ones when files is empty).
+func (r *repl) load(path string, files []string) error {
+	m, err := checkModel(path)
+	if err != nil {
+		return err
+	}
+	next := r.state
+	next.path, next.model = path, m
+	if len(files) > 0 {
+		next.files = files
+	}
+	if err := r.rebind(next); err != nil {
+		return err
+	}
+	r.describeModel()
+	return nil
+}
+
+// rebind binds next's model to its data and makes it the current state,
+// with a fresh session. When a bound model is current and binding fails,
+// nothing changes; when none is, next is kept unbound, so that data can
+// be given one :data or :set at a time.
+func (r *repl) rebind(next modelState) error {
+	bm, err := r.bind(next, r.seed, nil, r.stdout)
+	if err != nil {
+		if r.state.bound == nil {
+			next.bound = nil
+			r.state = next
+			return fmt.Errorf("%s is checked but not bound to data: %w", next.path, err)
+		}
+		return fmt.Errorf("%w (nothing changed)", err)
+	}
+	for _, w := range bm.Warnings {
+		fmt.Fprintf(r.stderr, "warning: %s\n", w)
+	}
+	if len(r.session.Names()) > r.baseNames {
+		fmt.Fprintln(r.stderr, "note: session variables cleared")
+	}
+	next.bound = bm
+	r.state = next
+	r.session = runtime.NewSession(bm, builtins(), r.seed, r.stdout)
+	r.baseNames = len(r.session.Names())
+	return nil
+}
+
+// bind binds st's model to its data files and values plus extra values;
+// print() in transformed data writes to print.
+func (r *repl) bind(st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
+	set, err := loadData(st.files, append(slices.Clone(st.sets), extra...))
+	if err != nil {
+		return nil, err
+	}
+	return runtime.Bind(st.model, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: st.files})
+}
+
+// describeModel prints the loaded model's parameters.
+func (r *repl) describeModel() {
+	m := r.state.model
+	fmt.Fprintf(r.stdout, "model %s: %d parameter(s), %d unconstrained coordinate(s)\n", m.Name, len(m.Params), r.state.bound.Dim())
+	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
+	for _, d := range m.Params {
+		constraint := d.ConstraintText
+		if constraint == "" {
+			constraint = "unconstrained"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Var.Name, d.ShapeText, constraint)
+	}
+	tw.Flush()
+}
+
+func (r *repl) cmdLoad(rest string) error {
+	args := splitFields(rest)
+	if len(args) == 0 {
+		if r.state.model == nil {
+			return errors.New("usage: :load model.shm [data...]")
+		}
+		return r.load(r.state.path, nil)
+	}
+	return r.load(args[0], args[1:])
+}
+
+func (r *repl) cmdData(rest string) error {
+	files := splitFields(rest)
+	if len(files) == 0 {
+		fmt.Fprintf(r.stdout, "data files: %s\n", strings.Join(r.state.files, " "))
+		return nil
+	}
+	if r.state.model == nil {
+		return errors.New("no model loaded (:load model.shm)")
+	}
+	next := r.state
+	next.files = files
+	return r.rebind(next)
+}
+
+func (r *repl) cmdSet(rest string) error {
+	if rest == "" {
+		for _, s := range r.state.sets {
+			fmt.Fprintln(r.stdout, s)
+		}
+		return nil
+	}
+	if _, err := data.ParseSet(rest); err != nil {
+		return err
+	}
+	if r.state.model == nil {
+		return errors.New("no model loaded (:load model.shm)")
+	}
+	next := r.state
+	next.sets = append(slices.Clone(next.sets), rest)
+	return r.rebind(next)
+}
+
+// boundModel returns the current bound model or explains why there is
+// none.
+func (r *repl) boundModel() (*runtime.Model, error) {
+	switch {
+	case r.state.model == nil:
+		return nil, errors.New("no model loaded (:load model.shm [data...])")
+	case r.state.bound == nil:
+		return nil, fmt.Errorf("%s is not bound to data (:data file..., :set name=value)", r.state.path)
+	}
+	return r.state.bound, nil
+}
+
+// cmdLP prints the log density and its gradient on the unconstrained
+// scale at a point given as name=value pairs, as "shm diagnose" does.
+func (r *repl) cmdLP(rest string) error {
+	bm, err := r.boundModel()
+	if err != nil {
+		return err
+	}
+	point := &data.Set{}
+	if strings.HasSuffix(strings.ToLower(rest), ".json") {
+		if point, err = loadInit(rest); err != nil {
+			return err
+		}
+	} else if rest != "" {
+		for _, part := range splitTopLevel(rest) {
+			v, err := data.ParseSet(strings.TrimSpace(part))
+			if err != nil {
+				return err
+			}
+			point.AddSet(v)
+		}
+	}
+	var missing []string
+	for _, e := range bm.Layout.Entries {
+		if _, ok := point.Lookup(e.Decl.Var.Name); !ok {
+			missing = append(missing, e.Decl.Var.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("no value for %s (usage: :lp name=value,...)", strings.Join(missing, ", "))
+	}
+	if extra := point.Unused(); len(extra) > 0 {
+		return fmt.Errorf("%s is not a parameter", extra[0].Name)
+	}
+	theta, err := bm.Unconstrain(point, rand.New(rand.NewPCG(r.seed, 0x1a17)), 2)
+	if err != nil {
+		return err
+	}
+	d, err := bm.NewDensity()
+	if err != nil {
+		return err
+	}
+	grad := make([]float64, len(theta))
+	lp, err := d.LogDensityGrad(theta, grad)
+	if err != nil {
+		return err
+	}
+	d.Jacobian = false
+	lpConstrained, err := d.LogDensity(theta)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.stdout, "lp = %.6g (unconstrained, with the log-Jacobian; %.6g without)\n", lp, lpConstrained)
+	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  coordinate\tunconstrained\tgradient")
+	for _, e := range bm.Layout.Entries {
+		for k := range e.Size {
+			label := fmt.Sprintf("%s.u%d", e.Decl.Var.Name, k+1)
+			if len(e.Columns) == e.Size {
+				label = e.Columns[k]
+			}
+			i := e.Offset + k
+			fmt.Fprintf(tw, "  %s\t%.6g\t%.6g\n", label, theta[i], grad[i])
+		}
+	}
+	return tw.Flush()
+}
+
+// sampleRun is a finished run kept in memory.
+type sampleRun struct {
+	model  string
+	seed   uint64
+	chains []*chainRecord
+	fit    *diag.Fit
+}
+
+// chainRecord keeps one chain's output in memory; it is a chainOutput.
+type chainRecord struct {
+	header    stancsv.Config
+	columns   []string
+	adapted   bool
+	stepSize  float64
+	dense     bool
+	dim       int
+	invMetric []float64
+	rows      [][]float64
+	timed     bool
+	warmup    time.Duration
+	sampling  time.Duration
+}
+
+func (c *chainRecord) WriteAdaptation(stepSize float64, dense bool, dim int, invMetric []float64) error {
+	c.adapted, c.stepSize, c.dense, c.dim = true, stepSize, dense, dim
+	c.invMetric = slices.Clone(invMetric)
+	return nil
+}
+
+func (c *chainRecord) WriteRow(values []float64) error {
+	c.rows = append(c.rows, slices.Clone(values))
+	return nil
+}
+
+func (c *chainRecord) WriteTiming(warmup, sampling time.Duration) error {
+	c.timed, c.warmup, c.sampling = true, warmup, sampling
+	return nil
+}
+
+func (c *chainRecord) Close() error { return nil }
+func (c *chainRecord) Abort()       {}
+
+// replay writes the recorded chain to w and closes it.
+func (c *chainRecord) replay(w *stancsv.Writer) error {
+	defer w.Abort()
+	if c.adapted {
+		if err := w.WriteAdaptation(c.stepSize, c.dense, c.dim, c.invMetric); err != nil {
+			return err
+		}
+	}
+	for _, row := range c.rows {
+		if err := w.WriteRow(row); err != nil {
+			return err
+		}
+	}
+	if c.timed {
+		if err := w.WriteTiming(c.warmup, c.sampling); err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// toFit gathers the chains as "shm summary" reads them from Stan CSV
+// files, so that the summary is the one of the files :write writes.
+func (s *sampleRun) toFit() (*diag.Fit, error) {
+	files := make([]*stancsv.File, len(s.chains))
+	for i, c := range s.chains {
+		var buf bytes.Buffer
+		w, err := stancsv.NewStream(&buf, &c.header, c.columns)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.replay(w); err != nil {
+			return nil, err
+		}
+		if files[i], err = stancsv.Read(&buf); err != nil {
+			return nil, err
+		}
+	}
+	return stancsv.ToFit(files)
+}
+
+// write writes one Stan CSV file per chain into dir and returns their
+// paths.
+func (s *sampleRun) write(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, c := range s.chains {
+		h := c.header
+		h.OutputFile = chainPath(dir, s.model, h.ID)
+		w, err := stancsv.Create(h.OutputFile, &h, c.columns)
+		if err != nil {
+			return paths, err
+		}
+		if err := c.replay(w); err != nil {
+			return paths, err
+		}
+		paths = append(paths, h.OutputFile)
+	}
+	return paths, nil
+}
+
+// cmdSample runs NUTS in memory with the flags of "shm sample" (except
+// that --output, off by default, writes the files once the run is
+// complete). Ctrl-C stops the run and keeps the previous one.
+func (r *repl) cmdSample(rest string) error {
+	if _, err := r.boundModel(); err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet(":sample", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f sampleFlags
+	f.register(fs)
+	f.output = ""
+	fs.Lookup("output").DefValue = ""
+	pos, err := parseArgs(fs, splitFields(rest))
+	if err != nil {
+		return fmt.Errorf(":sample: %v", err)
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf(":sample: unexpected argument %q (the model and data are those loaded)", pos[0])
+	}
+	seedGiven := false
+	fs.Visit(func(fl *flag.Flag) { seedGiven = seedGiven || fl.Name == "seed" })
+	if err := f.validate(); err != nil {
+		return fmt.Errorf(":sample: %v", err)
+	}
+	if !seedGiven {
+		f.seed = uint64(time.Now().UnixNano()) & (1<<31 - 1)
+	}
+	bm, err := r.bind(r.state, f.seed, f.sets, r.stderr)
+	if err != nil {
+		return err
+	}
+	initSet, err := loadInit(f.init)
+	if err != nil {
+		return err
+	}
+	cfg := f.nutsConfig()
+	var bar *progressLine
+	if r.progress {
+		bar = newProgressLine(r.stderr, f.chains)
+		cfg.Progress = bar.update
+	}
+	run := &sampleRun{model: bm.IR.Name, seed: f.seed, chains: make([]*chainRecord, f.chains)}
+	record := func(header *stancsv.Config, columns []string) (chainOutput, error) {
+		c := &chainRecord{header: *header, columns: columns}
+		run.chains[header.ID-1] = c
+		return c, nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err = runChains(ctx, bm, cfg, &f, r.state.files, initSet, record)
+	if bar != nil {
+		bar.clear()
+	}
+	if ctx.Err() != nil {
+		return errors.New("sampling interrupted; no draws kept from this run")
+	}
+	if err != nil {
+		return err
+	}
+	if run.fit, err = run.toFit(); err != nil {
+		return err
+	}
+	r.last = run
+	fmt.Fprintf(r.stdout, "%d chain(s) × %d draws (seed %d); :summary, :draws name, :write dir\n", f.chains, len(run.fit.Chains[0].Draws), f.seed)
+	if f.output != "" {
+		return r.writeRun(f.output)
+	}
+	return nil
+}
+
+func (r *repl) lastRun() (*sampleRun, error) {
+	if r.last == nil {
+		return nil, errors.New("no run yet (:sample)")
+	}
+	return r.last, nil
+}
+
+func (r *repl) cmdSummary() error {
+	run, err := r.lastRun()
+	if err != nil {
+		return err
+	}
+	return diag.WriteSummary(r.stdout, run.fit)
+}
+
+func (r *repl) cmdWrite(rest string) error {
+	args := splitFields(rest)
+	if len(args) != 1 {
+		return errors.New("usage: :write dir")
+	}
+	if _, err := r.lastRun(); err != nil {
+		return err
+	}
+	return r.writeRun(args[0])
+}
+
+func (r *repl) writeRun(dir string) error {
+	paths, err := r.last.write(dir)
+	for _, p := range paths {
+		fmt.Fprintf(r.stdout, "wrote %s\n", p)
+	}
+	return err
+}
+
+// columnName turns "s[1,2]" into Stan's column name "s.1.2".
+func columnName(s string) string {
+	s = strings.TrimSpace(s)
+	if name, idx, ok := strings.Cut(s, "["); ok {
+		idx = strings.TrimSuffix(strings.TrimSpace(idx), "]")
+		parts := strings.Split(idx, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		return strings.TrimSpace(name) + "." + strings.Join(parts, ".")
+	}
+	return s
+}
+
+// cmdDraws prints the quantiles and a text histogram of one column.
+func (r *repl) cmdDraws(rest string) error {
+	run, err := r.lastRun()
+	if err != nil {
+		return err
+	}
+	if rest == "" {
+		return errors.New("usage: :draws name (a column such as mu or s.1)")
+	}
+	name := columnName(rest)
+	j := slices.Index(run.fit.Columns, name)
+	if j < 0 {
+		var cols []string
+		for _, c := range run.fit.Columns {
+			if strings.HasPrefix(c, name+".") {
+				cols = append(cols, c)
+			}
+		}
+		if len(cols) > 0 {
+			return fmt.Errorf("%s has %d columns (%s): choose one", name, len(cols), strings.Join(head(cols, 6), ", "))
+		}
+		return fmt.Errorf("no column %s in the last run", name)
+	}
+	var x []float64
+	chains := run.fit.Column(j)
+	for _, c := range chains {
+		for _, v := range c {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				x = append(x, v)
+			}
+		}
+	}
+	total := 0
+	for _, c := range chains {
+		total += len(c)
+	}
+	fmt.Fprintf(r.stdout, "%s: %d draws from %d chain(s)", name, total, len(chains))
+	if n := total - len(x); n > 0 {
+		fmt.Fprintf(r.stdout, ", %d not finite (left out)", n)
+	}
+	fmt.Fprintln(r.stdout)
+	if len(x) == 0 {
+		return nil
+	}
+	writeDraws(r.stdout, x)
+	return nil
+}
+
+// head returns the first n elements of s, with "…" when there are more.
+func head(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(slices.Clone(s[:n]), "…")
+}
+
+// drawQuantiles are the probabilities :draws reports.
+var drawQuantiles = []float64{0.05, 0.25, 0.5, 0.75, 0.95}
+
+// writeDraws prints the mean, sd, quantiles and a histogram of x (finite,
+// not empty).
+func writeDraws(w io.Writer, x []float64) {
+	mean, sd := meanSD(x)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "\tmean\tsd\t")
+	for _, p := range drawQuantiles {
+		fmt.Fprintf(tw, "%g%%\t", 100*p)
+	}
+	fmt.Fprintf(tw, "\n\t%.4g\t%.4g\t", mean, sd)
+	for _, p := range drawQuantiles {
+		fmt.Fprintf(tw, "%.4g\t", diag.Quantile(x, p))
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	edges, counts := histogram(x, 12)
+	most := slices.Max(counts)
+	const width = 40
+	tw = tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	for i, n := range counts {
+		bar := strings.Repeat("#", int(math.Round(float64(width*n)/float64(most))))
+		if n > 0 && bar == "" {
+			bar = "."
+		}
+		fmt.Fprintf(tw, "  %.4g\t%s\t%d\n", edges[i], bar, n)
+	}
+	tw.Flush()
+}
+
+// meanSD returns the mean and sample standard deviation of x.
+func meanSD(x []float64) (mean, sd float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	if len(x) < 2 {
+		return mean, math.NaN()
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(x)-1))
+}
+
+// histogram counts x in bins equal-width bins from its minimum to its
+// maximum (the last bin includes the maximum) and returns each bin's
+// lower edge and count. Constant x gives one bin.
+func histogram(x []float64, bins int) (edges []float64, counts []int) {
+	lo, hi := slices.Min(x), slices.Max(x)
+	if lo == hi {
+		return []float64{lo}, []int{len(x)}
+	}
+	width := (hi - lo) / float64(bins)
+	counts = make([]int, bins)
+	for _, v := range x {
+		k := int((v - lo) / width)
+		counts[min(max(k, 0), bins-1)]++
+	}
+	edges = make([]float64, bins)
+	for i := range edges {
+		edges[i] = lo + float64(i)*width
+	}
+	return edges, counts
+}
+
+// progressLine shows the progress of all chains on one terminal line.
+type progressLine struct {
+	mu      sync.Mutex
+	w       io.Writer
+	done    []int
+	total   []int
+	warmup  []bool
+	percent int
+}
+
+func newProgressLine(w io.Writer, chains int) *progressLine {
+	return &progressLine{w: w, done: make([]int, chains), total: make([]int, chains), warmup: make([]bool, chains), percent: -1}
+}
+
+func (p *progressLine) update(pr nuts.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := pr.Chain - 1
+	p.done[i], p.total[i], p.warmup[i] = pr.Iteration, pr.Total, pr.Warmup
+	done, total := 0, 0
+	for k := range p.done {
+		done += p.done[k]
+		total += max(p.total[k], pr.Total)
+	}
+	percent := 100 * done / max(total, 1)
+	if percent == p.percent {
+		return
+	}
+	p.percent = percent
+	phase := "sampling"
+	if slices.Contains(p.warmup, true) {
+		phase = "warmup"
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%d chain(s): %3d%% (%s; Ctrl-C stops)", len(p.done), percent, phase)
+}
+
+func (p *progressLine) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.w, "\r\x1b[K")
+}
+
+// splitFields splits a command's arguments at spaces outside single or
+// double quotes, which are removed.
+func splitFields(s string) []string {
+	var fields []string
+	var b strings.Builder
+	inField := false
+	var quote rune
+	for _, c := range s {
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			b.WriteRune(c)
+		case c == '"' || c == '\'':
+			quote, inField = c, true
+		case c == ' ' || c == '\t':
+			if inField {
+				fields = append(fields, b.String())
+				b.Reset()
+				inField = false
+			}
+		default:
+			b.WriteRune(c)
+			inField = true
+		}
+	}
+	if inField {
+		fields = append(fields, b.String())
+	}
+	return fields
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && readline.IsTerminal(int(f.Fd()))
+}
+
+// completions are the words offered by tab completion.
+type completions struct {
+	idents  []string // built-ins, distributions, names in scope, parameters
+	columns []string // columns of the last run
+	flags   []string // flags of :sample
+}
+
+// updateCompletions refreshes the words completion offers after a
+// command.
+func (r *repl) updateCompletions() {
+	t := stdlib.Builtins()
+	idents := append(t.Names(), t.FamilyNames()...)
+	idents = append(idents, r.session.Names()...)
+	if r.state.model != nil {
+		for _, d := range r.state.model.Params {
+			idents = append(idents, d.Var.Name)
+		}
+	}
+	sort.Strings(idents)
+	var c completions
+	c.idents = slices.Compact(idents)
+	if r.last != nil {
+		c.columns = r.last.fit.Columns
+	}
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	new(sampleFlags).register(fs)
+	fs.VisitAll(func(f *flag.Flag) { c.flags = append(c.flags, "--"+f.Name) })
+	r.mu.Lock()
+	r.completions = c
+	r.mu.Unlock()
+}
+
+// Do implements readline.AutoCompleter: it completes the word before pos
+// with commands, file names (after :load, :data, :write), columns (after
+// :draws), flags (after :sample) or identifiers.
+func (r *repl) Do(line []rune, pos int) ([][]rune, int) {
+	r.mu.Lock()
+	c := r.completions
+	r.mu.Unlock()
+	text := string(line[:pos])
+	trimmed := strings.TrimLeft(text, " \t")
+	if strings.HasPrefix(trimmed, ":") && !strings.ContainsAny(trimmed, " \t") {
+		return complete(replCommands, trimmed)
+	}
+	cmd := ""
+	if strings.HasPrefix(trimmed, ":") {
+		cmd, _, _ = strings.Cut(trimmed, " ")
+	}
+	word := text[strings.LastIndexAny(text, " \t")+1:]
+	switch cmd {
+	case ":load", ":data", ":write":
+		return completeFile(word)
+	case ":draws":
+		return complete(c.columns, word)
+	case ":sample":
+		if strings.HasPrefix(word, "-") {
+			return complete(c.flags, "--"+strings.TrimLeft(word, "-"))
+		}
+		return nil, 0
+	}
+	start := len(text)
+	for start > 0 && isIdentByte(text[start-1]) {
+		start--
+	}
+	return complete(c.idents, text[start:])
+}
+
+func isIdentByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
+
+// complete returns the rest of each word that starts with prefix.
+func complete(words []string, prefix string) ([][]rune, int) {
+	var out [][]rune
+	for _, w := range words {
+		if strings.HasPrefix(w, prefix) {
+			out = append(out, []rune(w[len(prefix):]))
+		}
+	}
+	return out, len([]rune(prefix))
+}
+
+// completeFile completes a file name; directories end in a slash.
+func completeFile(word string) ([][]rune, int) {
+	dir, base := filepath.Split(word)
+	entries, err := os.ReadDir(orDefault(dir, "."))
+	if err != nil {
+		return nil, 0
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".") {
+			continue
+		}
+		if e.IsDir() {
+			name += "/"
+		}
+		names = append(names, name)
+	}
+	return complete(names, base)
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
