@@ -50,11 +50,17 @@ func NewSession(m *Model, impls stdlib.Impls, seed uint64, out io.Writer) *Sessi
 func (s *Session) Names() []string { return s.check.Names() }
 
 // Eval runs one line: statements ("x = mean(y);", "print(x);") or a bare
-// expression, whose value it returns formatted compactly. A line that
-// defines a variable returns "name = value".
+// expression, whose value it returns formatted compactly (6 significant
+// digits). A line that defines a variable returns "name = value". Error
+// positions name the line "<line K>", K counting the calls.
 func (s *Session) Eval(line string) (string, error) {
 	s.line++
-	file := fmt.Sprintf("<line %d>", s.line)
+	return s.EvalAt(fmt.Sprintf("<line %d>", s.line), line)
+}
+
+// EvalAt is Eval with the name error positions use for the line, such as
+// "session.txt:12" for line 12 of a script.
+func (s *Session) EvalAt(file, line string) (string, error) {
 	src := lang.NewSource(file, line)
 	trimmed := strings.TrimSpace(line)
 	if trimmed == "" {
@@ -112,7 +118,10 @@ func (s *Session) grow() {
 // formatCompact renders a value for the REPL: scalars as numbers, long
 // containers as head … tail with their shape.
 func (ev *evaluator) formatCompact(v stdlib.Value) string {
-	if v.Type.Dims == 0 && v.Type.Base.IsScalar() || v.Type.Base == lang.String {
+	switch {
+	case v.Type == lang.RealType:
+		return fmt.Sprintf("%.6g", ev.tape().Scalar(v.AD))
+	case v.Type.Dims == 0 && v.Type.Base.IsScalar() || v.Type.Base == lang.String:
 		return ev.format(v)
 	}
 	t := ev.tape()
