@@ -5,6 +5,11 @@ go 1.26
 require (
 	github.com/alecthomas/participle/v2 v2.1.4
 	gonum.org/v1/gonum v0.17.0
+	gorgonia.org/cu v0.9.6
 )
 
-require golang.org/x/tools v0.30.0 // indirect
+require (
+	github.com/google/uuid v1.1.1 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	golang.org/x/tools v0.30.0 // indirect
+)

@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-//go:generate sh -c "${NVCC:-nvcc} -ccbin g++-12 -allow-unsupported-compiler -arch=compute_80 -ptx -o kernels/sinkhorn.ptx kernels/sinkhorn.cu"
+//go:generate sh kernels/genptx.sh
 
 // kernel identifies one kernel of kernels/sinkhorn.cu.
 type kernel int

@@ -24,6 +24,7 @@
 // KMAX is the number of coordinates whose gradient sums one pass keeps in
 // registers; larger dimensions are processed in groups of KMAX.
 #define KMAX 8
+static_assert(KMAX >= 3, "the kernels specialized for d = 1, 2, 3 make one pass");
 
 __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -147,9 +148,10 @@ __device__ __forceinline__ void wrowBody(const double *rows, const double *cols,
 	// handles up to KMAX coordinates and the first one also the sum.
 	const int64_t kend = pgrad ? nd : 1;
 	for (int64_t k0 = 0; k0 < kend; k0 += KMAX) {
-		const int64_t kn = pgrad ? min64(KMAX, nd - k0) : 0;
-		double g[KMAX];
-		for (int64_t k = 0; k < KMAX; k++) {
+		// With D > 0 (D ≤ KMAX) there is one pass and the sums stay in registers.
+		const int64_t kn = D > 0 ? D : min64(KMAX, nd - k0);
+		double g[D > 0 ? D : KMAX];
+		for (int64_t k = 0; k < kn; k++) {
 			g[k] = 0;
 		}
 		for (int64_t j = j0; j < j1; j++) {
@@ -159,13 +161,7 @@ __device__ __forceinline__ void wrowBody(const double *rows, const double *cols,
 			if (k0 == 0) {
 				sum += e;
 			}
-			if (D > 0 && D <= KMAX) {
-				if (pgrad) {
-					for (int64_t k = 0; k < D; k++) {
-						g[k] += e * (p[k] - q[k]);
-					}
-				}
-			} else {
+			if (pgrad) {
 				for (int64_t k = 0; k < kn; k++) {
 					g[k] += e * (p[k0 + k] - q[k0 + k]);
 				}
@@ -221,9 +217,9 @@ __device__ __forceinline__ void wcolBody(const double *rows, const double *cols,
 	double sum = 0;
 	const int64_t kend = pgrad ? nd : 1;
 	for (int64_t k0 = 0; k0 < kend; k0 += KMAX) {
-		const int64_t kn = pgrad ? min64(KMAX, nd - k0) : 0;
-		double g[KMAX];
-		for (int64_t k = 0; k < KMAX; k++) {
+		const int64_t kn = D > 0 ? D : min64(KMAX, nd - k0);
+		double g[D > 0 ? D : KMAX];
+		for (int64_t k = 0; k < kn; k++) {
 			g[k] = 0;
 		}
 		for (int64_t i = i0; i < i1; i++) {
@@ -237,13 +233,7 @@ __device__ __forceinline__ void wcolBody(const double *rows, const double *cols,
 			if (k0 == 0) {
 				sum += re;
 			}
-			if (D > 0 && D <= KMAX) {
-				if (pgrad) {
-					for (int64_t k = 0; k < D; k++) {
-						g[k] += re * (p[k] - q[k]);
-					}
-				}
-			} else {
+			if (pgrad) {
 				for (int64_t k = 0; k < kn; k++) {
 					g[k] += re * (p[k0 + k] - q[k0 + k]);
 				}
