@@ -38,7 +38,18 @@ type engine struct {
 	memLen int // its length in float64s
 	lay    layout
 	host   []float64 // staging buffer for the upload and the download
+
+	// guard, when positive (tests only), leaves that many float64s after
+	// every buffer and fills the whole allocation with the NaN guardBits
+	// before each evaluation; after it, checkGuards reports a gap that was
+	// written. A kernel that reads outside its buffer or reads memory that
+	// was not written first then gets NaN.
+	guard   int
+	scratch []float64
 }
+
+// guardBits is the NaN the allocation is filled with in guard mode.
+const guardBits = 0x7ff4_dead_beef_0bad
 
 func newEngine(x executor, d int) *engine {
 	return &engine{x: x, d: max(d, 1), minChunk: defaultMinChunk}
@@ -58,6 +69,7 @@ type layout struct {
 	vp1, vp2               ptr // partials of the dual value
 
 	inLen, outLen, total int
+	gaps                 []int // offsets of the guard gaps (guard mode)
 }
 
 // numScalars is the number of scalar slots: three per problem.
@@ -73,21 +85,26 @@ func (e *engine) plan(base ptr, n, m, iters int, hist bool) layout {
 	take := func(size int) ptr {
 		p := base.at(off)
 		off += size
+		if e.guard > 0 {
+			l.gaps = append(l.gaps, off)
+			off += e.guard
+		}
 		return p
 	}
+	// The inputs and the outputs are each one block, copied at once.
 	l.inLen = (n+m)*d + n + m
-	l.in = base.at(off)
-	l.x = take(n * d)
-	l.y = take(m * d)
-	l.la = take(n)
-	l.lb = take(m)
+	l.in = take(l.inLen)
+	l.x = l.in
+	l.y = l.x.at(n * d)
+	l.la = l.y.at(m * d)
+	l.lb = l.la.at(n)
 	l.outLen = numScalars + (n+m)*d + n + m
-	l.out = base.at(off)
-	l.scal = take(numScalars)
-	l.gx = take(n * d)
-	l.gy = take(m * d)
-	l.gla = take(n)
-	l.glb = take(m)
+	l.out = take(l.outLen)
+	l.scal = l.out
+	l.gx = l.scal.at(numScalars)
+	l.gy = l.gx.at(n * d)
+	l.gla = l.gy.at(m * d)
+	l.glb = l.gla.at(n)
 	if hist {
 		l.fHist = take(iters * k)
 		l.gHist = take((iters + 1) * k)
@@ -419,6 +436,15 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 			return err
 		}
 		L := &e.lay
+		if e.guard > 0 {
+			e.scratch = grow(e.scratch, e.memLen)
+			for i := range e.scratch {
+				e.scratch[i] = math.Float64frombits(guardBits)
+			}
+			if err := l.upload(e.mem, e.scratch); err != nil {
+				return err
+			}
+		}
 		e.host = grow(e.host, max(L.inLen, L.outLen))
 		in := e.host[:0]
 		in = append(in, ev.x...)
@@ -452,6 +478,9 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 		if err := l.download(e.host[:L.outLen], L.out); err != nil {
 			return fmt.Errorf("cuda: download: %w", err)
 		}
+		if e.guard > 0 {
+			return e.checkGuards(l)
+		}
 		return nil
 	})
 	if err != nil {
@@ -476,6 +505,21 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 		out(ev.grad.LogB, L.glb, m)
 	}
 	return vals, nil
+}
+
+// checkGuards reports the first guard gap a kernel wrote into.
+func (e *engine) checkGuards(l launcher) error {
+	if err := l.download(e.scratch[:e.memLen], e.mem); err != nil {
+		return err
+	}
+	for _, g := range e.lay.gaps {
+		for k := g; k < g+e.guard; k++ {
+			if b := math.Float64bits(e.scratch[k]); b != guardBits {
+				return fmt.Errorf("cuda: guard word %d after the buffer ending at offset %d was overwritten (%#x)", k-g, g, b)
+			}
+		}
+	}
+	return nil
 }
 
 // pick returns p when the gradient slice is wanted, else 0.

@@ -19,6 +19,7 @@ func hostBackend(t *testing.T, bin string, d, minChunk int) (backend, *engine, *
 	h := startHostKernels(t, bin)
 	e := newEngine(h, d)
 	e.minChunk = minChunk
+	e.guard = 7
 	b := backend{
 		divergence: func(x, y, la, lb []float64, opt ot.Options, grad *ot.Grad) (ot.Result, error) {
 			return e.divergence(x, y, la, lb, opt, nil, grad)
@@ -29,7 +30,9 @@ func hostBackend(t *testing.T, bin string, d, minChunk int) (backend, *engine, *
 }
 
 // TestHostKernels runs the kernels of sinkhorn.cu, compiled as host C++,
-// through the engine (the orchestration the GPU runs) and compares every
+// through the engine (the orchestration the GPU runs), in guard mode (a
+// read outside a buffer or of memory not written first gives NaN, a write
+// outside a buffer is reported), and compares every
 // value and gradient with package ot to 1e-12 relative, and with the
 // reference vectors at their own tolerance. Small problems also run with
 // reductions split in chunks of 2, so that the combination of partial
