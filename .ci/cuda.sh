@@ -4,7 +4,8 @@
 #     with ../shared/tools/cuda-kit.sh into a cache folder, unless it is
 #     already there (~858 MB download, ~82 MB kept);
 #  2. compile the .cu sources with nvcc (needs g++-12; skipped with a message
-#     without it);
+#     without it), and assemble the committed PTX with ptxas for sm_80 and
+#     sm_90;
 #  3. go vet with the cuda tag, and compile and link the test binaries of
 #     the packages that use gorgonia.org/cu (they are not run: a cuda-tagged
 #     binary exits at start without a GPU);
@@ -23,7 +24,8 @@ cd "$(dirname "$0")/.."
 kit=${SHM_CUDA_KIT:-${XDG_CACHE_HOME:-$HOME/.cache}/shm-cudakit}
 root=$kit/root
 nvcc=$root/usr/lib/nvidia-cuda-toolkit/bin/nvcc
-if [ ! -f "$root/usr/include/cuda.h" ] || [ ! -f "$root/usr/lib/x86_64-linux-gnu/stubs/libcuda.so" ] || [ ! -x "$nvcc" ]; then
+if [ ! -f "$root/usr/include/cuda.h" ] || [ ! -f "$root/usr/lib/x86_64-linux-gnu/stubs/libcuda.so" ] ||
+  [ ! -x "$nvcc" ] || [ ! -x "$root/usr/bin/ptxas" ]; then
   echo "cuda.sh: fetching the CUDA kit into $kit"
   rm -rf "$kit"
   bash ../shared/tools/cuda-kit.sh "$kit" >/dev/null
@@ -43,6 +45,11 @@ if command -v g++-12 >/dev/null; then
 else
   echo "cuda.sh: g++-12 not found (nvcc 11.8 needs it): not compiling the kernels with nvcc"
 fi
+# The committed PTX assembles for Ampere (sm_80) and Hopper (sm_90), as the
+# driver's JIT will do.
+for arch in sm_80 sm_90; do
+  "$root/usr/bin/ptxas" -arch="$arch" -o "$tmp/sinkhorn_$arch.cubin" stdlib/ot/cuda/kernels/sinkhorn.ptx
+done
 
 # The cuda build compiles, vets and links.
 go vet -tags cuda ./...
