@@ -37,8 +37,8 @@ func hostBackend(t *testing.T, bin string, d, minChunk int) (backend, *engine, *
 // reference vectors at their own tolerance. Small problems also run with
 // reductions split in chunks of 2, so that the combination of partial
 // results is exercised, and with subsets of the gradients and a cached y–y
-// term; the two 256×256 grid files (a few seconds each) check the values
-// and all gradients in both modes once.
+// term; the two 256×256 grid files (a few seconds each) check the
+// divergence and all its gradients in both modes once.
 func TestHostKernels(t *testing.T) {
 	bin := buildHostKernels(t)
 	cases := append(referenceCases(t), generatedCases()...)
