@@ -126,10 +126,6 @@ func options(t *autodiff.Tape, named []stdlib.Value, fn string) (ot.Options, err
 	return opt, nil
 }
 
-// cudaAvailable reports whether a CUDA backend is compiled in and usable.
-// The CPU build has none.
-func cudaAvailable() bool { return false }
-
 // chainState is a chain's Sinkhorn working memory.
 type chainState struct {
 	ws    *ot.Workspace

@@ -1,0 +1,228 @@
+//go:build cuda
+
+package cuda
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/shmlang/shm/stdlib/ot"
+	"gorgonia.org/cu"
+)
+
+// ptxModule is kernels/sinkhorn.cu compiled by `go generate` for compute
+// capability 8.0; the driver JIT-compiles it for the GPU at hand.
+//
+//go:embed kernels/sinkhorn.ptx
+var ptxModule string
+
+// Available reports whether the CUDA driver sees at least one device.
+//
+// In a binary built with the cuda tag, gorgonia.org/cu's initialization has
+// already called cuInit and exited the process if that failed (no driver,
+// or no device), so a running process normally gets true.
+func Available() bool {
+	n, err := cu.NumDevices()
+	return err == nil && n > 0
+}
+
+// ErrClosed is returned by the methods of a closed Device and of its
+// workspaces.
+var ErrClosed = errors.New("cuda: device closed")
+
+// Device is one GPU with a context and the loaded kernels. The CUDA driver
+// binds a context to an OS thread, so all the device's work runs on one
+// goroutine locked to its thread; the evaluations of the workspaces of one
+// Device are serialized. A Device is safe for concurrent use.
+type Device struct {
+	name string
+	fns  [numKernels]cu.Function
+
+	mu     sync.Mutex // held during an evaluation; guards closed
+	closed bool
+	work   chan func()
+	done   chan error
+}
+
+// Open creates a context on the GPU with the given ordinal (0 for the
+// first) and loads the kernels.
+func Open(ordinal int) (*Device, error) {
+	d := &Device{work: make(chan func()), done: make(chan error, 1)}
+	ready := make(chan error)
+	go d.serve(ordinal, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// serve owns the context: it creates it on its locked thread, runs the
+// work sent by exec, and destroys the context when the device is closed.
+// It never unlocks the thread, which therefore exits with the goroutine.
+func (d *Device) serve(ordinal int, ready chan<- error) {
+	runtime.LockOSThread()
+	dev, err := cu.GetDevice(ordinal)
+	if err != nil {
+		ready <- fmt.Errorf("cuda: device %d: %w", ordinal, err)
+		return
+	}
+	if d.name, err = dev.Name(); err != nil {
+		ready <- fmt.Errorf("cuda: device %d: %w", ordinal, err)
+		return
+	}
+	ctx, err := dev.MakeContext(cu.SchedAuto)
+	if err != nil {
+		ready <- fmt.Errorf("cuda: creating a context on %s: %w", d.name, err)
+		return
+	}
+	mod, err := cu.LoadData(ptxModule)
+	if err != nil {
+		ctx.Destroy()
+		ready <- fmt.Errorf("cuda: loading the kernels on %s: %w", d.name, err)
+		return
+	}
+	for k := range numKernels {
+		if d.fns[k], err = mod.Function(k.name()); err != nil {
+			mod.Unload()
+			ctx.Destroy()
+			ready <- fmt.Errorf("cuda: kernel %s: %w", k.name(), err)
+			return
+		}
+	}
+	close(ready)
+	for f := range d.work {
+		f()
+	}
+	d.done <- errors.Join(mod.Unload(), ctx.Destroy())
+}
+
+// Name returns the GPU's name as the driver reports it.
+func (d *Device) Name() string { return d.name }
+
+// Close destroys the device's context, which frees the device memory of
+// its workspaces. Later calls return ErrClosed.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	d.closed = true
+	close(d.work)
+	return <-d.done
+}
+
+// exec runs f on the device's thread.
+func (d *Device) exec(f func(l launcher) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	errc := make(chan error, 1)
+	d.work <- func() { errc <- f(gpu{d}) }
+	return <-errc
+}
+
+// gpu is the launcher of a Device; its methods run on the device's thread.
+type gpu struct{ d *Device }
+
+func (g gpu) alloc(n int) (ptr, error) {
+	p, err := cu.MemAlloc(int64(8 * max(n, 1)))
+	return ptr(p), err
+}
+
+func (g gpu) free(p ptr) error { return cu.MemFree(cu.DevicePtr(p)) }
+
+func (g gpu) upload(dst ptr, src []float64) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return cu.MemcpyHtoD(cu.DevicePtr(dst), unsafe.Pointer(&src[0]), int64(8*len(src)))
+}
+
+// download copies from the device after every kernel launched before it
+// has finished (the copy is synchronous on the default stream), and
+// reports the errors of those kernels.
+func (g gpu) download(dst []float64, src ptr) error {
+	if len(dst) == 0 {
+		return cu.Synchronize()
+	}
+	return cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), cu.DevicePtr(src), int64(8*len(dst)))
+}
+
+// launch queues the kernel on the default stream. Every argument is one
+// 8-byte word, which is what gorgonia.org/cu's Launch copies.
+func (g gpu) launch(k kernel, gridX, gridY, blockX int, args []uint64) error {
+	var params [16]unsafe.Pointer
+	if len(args) > len(params) {
+		return fmt.Errorf("%d arguments, at most %d", len(args), len(params))
+	}
+	for i := range args {
+		params[i] = unsafe.Pointer(&args[i])
+	}
+	return g.d.fns[k].Launch(gridX, gridY, 1, blockX, 1, 1, 0, cu.NoStream, params[:len(args)])
+}
+
+// Workspace runs Sinkhorn evaluations of points of one dimension on a
+// Device, with package ot's API and conventions. It owns device memory,
+// allocated at the first evaluation and grown when a larger problem comes;
+// Close frees it. It is not safe for concurrent use; give each goroutine
+// (chain) its own (their evaluations are serialized on the Device).
+type Workspace struct {
+	dev *Device
+	e   *engine
+}
+
+// NewWorkspace returns a workspace for points of dimension dim on d.
+func (d *Device) NewWorkspace(dim int) *Workspace {
+	return &Workspace{dev: d, e: newEngine(d, dim)}
+}
+
+// Dim returns the dimension of the points.
+func (w *Workspace) Dim() int { return w.e.d }
+
+// Close frees the workspace's device memory; the workspace stays usable.
+func (w *Workspace) Close() error { return w.dev.exec(w.e.release) }
+
+// Divergence is ot.Workspace.Divergence on the GPU: the debiased Sinkhorn
+// divergence between (x, logA) and (y, logB), with its gradient written into
+// grad (nil for none). If yy is non-nil the y–y problem is taken from it.
+func (w *Workspace) Divergence(x, y, logA, logB []float64, opt ot.Options, yy *SelfTerm, grad *ot.Grad) (ot.Result, error) {
+	var s *selfTerm
+	if yy != nil {
+		s = &yy.s
+	}
+	return w.e.divergence(x, y, logA, logB, opt, s, grad)
+}
+
+// OT is ot.Workspace.OT on the GPU: the entropic OT value after opt.Iters
+// iterations (with the unbalanced constant eps·m_a·m_b), with its gradient
+// written into grad.
+func (w *Workspace) OT(x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, error) {
+	return w.e.ot(x, y, logA, logB, opt, grad)
+}
+
+// SelfTerm is ot.Workspace.SelfTerm on the GPU: the y–y problem of the
+// divergence, computed once for use with Divergence while y and log_b do
+// not change.
+func (w *Workspace) SelfTerm(y, logB []float64, opt ot.Options) (*SelfTerm, error) {
+	s, err := w.e.selfTerm(y, logB, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &SelfTerm{s: *s}, nil
+}
+
+// SelfTerm is a cached y–y problem (ot.SelfTerm for the GPU).
+type SelfTerm struct{ s selfTerm }
+
+// Value returns OT_yy with the README's convention.
+func (s *SelfTerm) Value() float64 { return s.s.value() }
+
+// Mass returns m_b.
+func (s *SelfTerm) Mass() float64 { return s.s.mass }

@@ -1,0 +1,161 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/shmlang/shm/stdlib/ot"
+)
+
+// The tests and benchmarks of this file need an NVIDIA GPU: they are built
+// only with the cuda tag, and such a test binary exits at start (in
+// gorgonia.org/cu's initialization) on a machine without one.
+
+// gpuRtol is the agreement required between the GPU and package ot (issue
+// 7: 1e-9 relative). The GPU's exp and its fused multiply-adds round
+// differently from package ot's kernels.
+const gpuRtol = 1e-9
+
+func openDevice(t testing.TB) *Device {
+	t.Helper()
+	d, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func gpuBackend(w *Workspace) backend {
+	return backend{
+		divergence: func(x, y, la, lb []float64, opt ot.Options, grad *ot.Grad) (ot.Result, error) {
+			return w.Divergence(x, y, la, lb, opt, nil, grad)
+		},
+		ot: w.OT,
+	}
+}
+
+// TestGPU compares the GPU's values and gradients (both modes) with package
+// ot to 1e-9 relative, and with the reference vectors at their tolerance.
+func TestGPU(t *testing.T) {
+	dev := openDevice(t)
+	t.Logf("device: %s", dev.Name())
+	for _, c := range append(referenceCases(t), generatedCases()...) {
+		t.Run(c.name, func(t *testing.T) {
+			w := dev.NewWorkspace(c.d)
+			defer w.Close()
+			compareWithCPU(t, c, gpuBackend(w), gpuRtol, true)
+
+			// A cached y–y term gives the uncached divergence.
+			st, err := w.SelfTerm(c.y, c.lb, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g1, g2 := fullGrad(c.n(), c.m(), c.d), fullGrad(c.n(), c.m(), c.d)
+			want, err := w.Divergence(c.x, c.y, c.la, c.lb, c.opt, nil, g1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := w.Divergence(c.x, c.y, c.la, c.lb, c.opt, st, g2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scale := max(math.Abs(want.OTxy), math.Abs(want.OTxx), math.Abs(want.OTyy))
+			checkRel(t, "cached divergence", got.Divergence, want.Divergence, scale, gpuRtol)
+			checkRel(t, "cached term", st.Value(), want.OTyy, scale, gpuRtol)
+			checkArrayRel(t, "cached grad X", g2.X, g1.X, gpuRtol)
+			checkArrayRel(t, "cached grad LogA", g2.LogA, g1.LogA, gpuRtol)
+		})
+	}
+}
+
+// TestGPUClosed checks that a closed device refuses work.
+func TestGPUClosed(t *testing.T) {
+	d, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.NewWorkspace(1)
+	if _, err := w.OT([]float64{0}, []float64{1}, []float64{0}, []float64{0}, ot.Options{Eps: 1, Balanced: true, Iters: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.OT([]float64{0}, []float64{1}, []float64{0}, []float64{0}, ot.Options{Eps: 1, Balanced: true, Iters: 2}, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("OT on a closed device: %v, want ErrClosed", err)
+	}
+	if err := d.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Close: %v, want ErrClosed", err)
+	}
+}
+
+// benchProblem returns n uniform points in the unit square for each
+// measure, with uniform weights.
+func benchProblem(n int) (x, y, la, lb []float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x = make([]float64, 2*n)
+	y = make([]float64, 2*n)
+	for i := range x {
+		x[i] = rng.Float64()
+		y[i] = 0.3 + rng.Float64()
+	}
+	la = make([]float64, n)
+	lb = make([]float64, n)
+	for i := range la {
+		la[i] = -math.Log(float64(n))
+		lb[i] = la[i]
+	}
+	return x, y, la, lb
+}
+
+// BenchmarkDivergence compares package ot (all cores) and the GPU on the
+// debiased divergence with n = m points in 2-D, T = 80, balanced,
+// eps = 0.01: forward (value only) and forward+backward (value and the
+// unrolled gradients of x and log_a). Run with -benchtime 1x for the large
+// sizes; the CPU at n = 16384 takes tens of seconds per evaluation.
+func BenchmarkDivergence(b *testing.B) {
+	dev := openDevice(b)
+	b.Logf("device: %s", dev.Name())
+	opt := ot.Options{Eps: 0.01, Balanced: true, Iters: 80}
+	for _, n := range []int{256, 1024, 4096, 16384} {
+		x, y, la, lb := benchProblem(n)
+		for _, backward := range []bool{false, true} {
+			pass := "forward"
+			if backward {
+				pass = "backward"
+			}
+			grad := func() *ot.Grad {
+				if !backward {
+					return nil
+				}
+				return &ot.Grad{X: make([]float64, 2*n), LogA: make([]float64, n)}
+			}
+			b.Run("cpu/n="+strconv.Itoa(n)+"/"+pass, func(b *testing.B) {
+				w := ot.NewWorkspace(n, n, 2)
+				defer w.Close()
+				g := grad()
+				for b.Loop() {
+					if _, err := w.Divergence(x, y, la, lb, opt, nil, g); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("cuda/n="+strconv.Itoa(n)+"/"+pass, func(b *testing.B) {
+				w := dev.NewWorkspace(2)
+				defer w.Close()
+				g := grad()
+				for b.Loop() {
+					if _, err := w.Divergence(x, y, la, lb, opt, nil, g); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

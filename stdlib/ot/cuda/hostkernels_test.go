@@ -1,0 +1,203 @@
+package cuda
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// hostKernels is a launcher backed by the kernels of sinkhorn.cu compiled
+// as host C++ (kernels/hostkernels.cpp), running in a child process.
+type hostKernels struct {
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	w        *bufio.Writer
+	r        *bufio.Reader
+	stderr   bytes.Buffer
+	index    [numKernels]uint64 // position of each kernel in the server's table
+	buf      []byte
+	launches int
+}
+
+// buildHostKernels compiles kernels/hostkernels.cpp with g++ into a
+// temporary folder and returns the program's path. It skips the test when
+// g++ is not installed.
+func buildHostKernels(t testing.TB) string {
+	t.Helper()
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ is not installed: the host-compiled kernels cannot be built")
+	}
+	bin := filepath.Join(t.TempDir(), "hostkernels")
+	// -ffp-contract=off: no fused multiply-adds, like Go on amd64, whatever
+	// the architecture.
+	cmd := exec.Command(gxx, "-std=c++17", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror",
+		"-o", bin, filepath.Join("kernels", "hostkernels.cpp"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("compiling the host kernels: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startHostKernels starts the program built by buildHostKernels and checks
+// that its kernel table matches this package's (names and arities).
+func startHostKernels(t testing.TB, bin string) *hostKernels {
+	t.Helper()
+	h := &hostKernels{cmd: exec.Command(bin)}
+	h.cmd.Stderr = &h.stderr
+	var err error
+	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.close() })
+	h.w = bufio.NewWriterSize(h.stdin, 1<<16)
+	h.r = bufio.NewReaderSize(stdout, 1<<16)
+	for k := range h.index {
+		h.index[k] = math.MaxUint64
+	}
+	for pos := uint64(0); ; pos++ {
+		line, err := h.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the kernel table: %v (%s)", err, h.failure())
+		}
+		f := strings.Fields(line)
+		if len(f) == 1 && f[0] == "ready" {
+			break
+		}
+		if len(f) != 3 || f[0] != "kernel" {
+			t.Fatalf("unexpected line %q from the host kernels", line)
+		}
+		k := kernelByName(f[1])
+		if k < 0 {
+			t.Fatalf("the host kernels have %s, which this package does not know", f[1])
+		}
+		if a, _ := strconv.Atoi(f[2]); a != k.arity() {
+			t.Fatalf("kernel %s takes %d arguments in sinkhorn.cu, %d in kernels.go", f[1], a, k.arity())
+		}
+		h.index[k] = pos
+	}
+	for k, pos := range h.index {
+		if pos == math.MaxUint64 {
+			t.Fatalf("the host kernels lack %s", kernel(k).name())
+		}
+	}
+	return h
+}
+
+func kernelByName(name string) kernel {
+	for k := range numKernels {
+		if k.name() == name {
+			return k
+		}
+	}
+	return -1
+}
+
+// failure returns the server's exit status and error output after a failed
+// read or write.
+func (h *hostKernels) failure() string {
+	h.stdin.Close()
+	err := h.cmd.Wait()
+	return fmt.Sprintf("host kernels: %v: %s", err, strings.TrimSpace(h.stderr.String()))
+}
+
+func (h *hostKernels) close() {
+	if h.cmd.ProcessState != nil {
+		return
+	}
+	h.word(6)
+	h.w.Flush()
+	h.stdin.Close()
+	h.cmd.Wait()
+}
+
+func (h *hostKernels) word(v uint64) {
+	h.buf = binary.LittleEndian.AppendUint64(h.buf[:0], v)
+	h.w.Write(h.buf)
+}
+
+func (h *hostKernels) readWords(dst []uint64) error {
+	if err := h.w.Flush(); err != nil {
+		return errors.New(h.failure())
+	}
+	for i := range dst {
+		var b [8]byte
+		if _, err := io.ReadFull(h.r, b[:]); err != nil {
+			return errors.New(h.failure())
+		}
+		dst[i] = binary.LittleEndian.Uint64(b[:])
+	}
+	return nil
+}
+
+func (h *hostKernels) exec(f func(l launcher) error) error { return f(h) }
+
+func (h *hostKernels) alloc(n int) (ptr, error) {
+	h.word(1)
+	h.word(uint64(n))
+	var p [1]uint64
+	if err := h.readWords(p[:]); err != nil {
+		return 0, err
+	}
+	return ptr(p[0]), nil
+}
+
+func (h *hostKernels) free(p ptr) error {
+	h.word(2)
+	h.word(uint64(p))
+	return nil
+}
+
+func (h *hostKernels) upload(dst ptr, src []float64) error {
+	h.word(3)
+	h.word(uint64(dst))
+	h.word(uint64(len(src)))
+	for _, v := range src {
+		h.word(math.Float64bits(v))
+	}
+	return nil
+}
+
+func (h *hostKernels) download(dst []float64, src ptr) error {
+	h.word(4)
+	h.word(uint64(src))
+	h.word(uint64(len(dst)))
+	w := make([]uint64, len(dst))
+	if err := h.readWords(w); err != nil {
+		return err
+	}
+	for i, v := range w {
+		dst[i] = math.Float64frombits(v)
+	}
+	return nil
+}
+
+func (h *hostKernels) launch(k kernel, gridX, gridY, blockX int, args []uint64) error {
+	h.launches++
+	h.word(5)
+	h.word(h.index[k])
+	h.word(uint64(gridX))
+	h.word(uint64(gridY))
+	h.word(uint64(blockX))
+	h.word(uint64(len(args)))
+	for _, a := range args {
+		h.word(a)
+	}
+	return nil
+}
