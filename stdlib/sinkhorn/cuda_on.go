@@ -2,10 +2,56 @@
 
 package sinkhorn
 
-import "github.com/shmlang/shm/stdlib/ot/cuda"
+import (
+	"github.com/shmlang/shm/stdlib"
+	"github.com/shmlang/shm/stdlib/ot"
+	"github.com/shmlang/shm/stdlib/ot/cuda"
+)
 
 // cudaAvailable reports whether a CUDA backend is compiled in and usable:
 // in a build with the cuda tag, whether the driver sees a device. (Such a
 // binary does not start at all without a driver and a device: see package
 // cuda.)
 func cudaAvailable() bool { return cuda.Available() }
+
+// autoThreshold is the number of kernel terms (n·m) from which backend =
+// "auto" uses the GPU. It is a guess until measured on a GPU: one
+// evaluation launches about 1000 kernels (3000 with the unrolled
+// gradient), which small problems cannot amortize.
+const autoThreshold = 1024 * 1024
+
+// gpuState is a chain's GPU device and workspace.
+type gpuState struct {
+	dev *cuda.Device
+	ws  *cuda.Workspace
+}
+
+const gpuKey = "sinkhorn.cuda"
+
+// onGPU runs the divergence (k = divergence) or the raw OT value on the
+// GPU when backend asks for it ("cuda", or "auto" for large problems with
+// a device present). used is false when the CPU must do the work.
+func onGPU(c *stdlib.Context, k kind, backend string, d int, x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, bool, error) {
+	large := len(logA)*len(logB) >= autoThreshold
+	if backend != "cuda" && !(backend == "auto" && large && cuda.Available()) {
+		return 0, false, nil
+	}
+	s, _ := c.State[gpuKey].(*gpuState)
+	if s == nil {
+		dev, err := cuda.Open(0)
+		if err != nil {
+			return 0, true, err
+		}
+		s = &gpuState{dev: dev}
+		c.State[gpuKey] = s
+	}
+	if s.ws == nil || s.ws.Dim() != d {
+		s.ws = s.dev.NewWorkspace(d)
+	}
+	if k == divergence {
+		res, err := s.ws.Divergence(x, y, logA, logB, opt, nil, grad)
+		return res.Divergence, true, err
+	}
+	v, err := s.ws.OT(x, y, logA, logB, opt, grad)
+	return v, true, err
+}

@@ -88,9 +88,11 @@ func logWeights(t *autodiff.Tape, v stdlib.Value, n int, name, fn string) (autod
 	return v.AD, nil
 }
 
-// options reads the named settings.
-func options(t *autodiff.Tape, named []stdlib.Value, fn string) (ot.Options, error) {
+// options reads the named settings, and the backend ("auto", "cpu" or
+// "cuda").
+func options(t *autodiff.Tape, named []stdlib.Value, fn string) (ot.Options, string, error) {
 	opt := ot.Options{Iters: 100, Balanced: true}
+	backend := "auto"
 	scalar := func(v stdlib.Value) float64 {
 		if v.Type == lang.IntType {
 			return float64(v.Int)
@@ -98,32 +100,35 @@ func options(t *autodiff.Tape, named []stdlib.Value, fn string) (ot.Options, err
 		return t.Scalar(v.AD)
 	}
 	if len(named) <= argBackend || named[argEps].Type.IsBad() {
-		return opt, fmt.Errorf("%s: eps = ... is required", fn)
+		return opt, backend, fmt.Errorf("%s: eps = ... is required", fn)
 	}
 	opt.Eps = scalar(named[argEps])
 	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 1) {
-		return opt, fmt.Errorf("%s: eps must be positive and finite, got %g", fn, opt.Eps)
+		return opt, backend, fmt.Errorf("%s: eps must be positive and finite, got %g", fn, opt.Eps)
 	}
 	if v := named[argIters]; !v.Type.IsBad() {
 		opt.Iters = v.Int
 		if opt.Iters < 1 {
-			return opt, fmt.Errorf("%s: iters must be at least 1, got %d", fn, opt.Iters)
+			return opt, backend, fmt.Errorf("%s: iters must be at least 1, got %d", fn, opt.Iters)
 		}
 	}
 	if v := named[argRho]; !v.Type.IsBad() {
 		opt.Rho = scalar(v)
 		opt.Balanced = false
 		if !(opt.Rho > 0) || math.IsInf(opt.Rho, 1) {
-			return opt, fmt.Errorf("%s: rho must be positive and finite, got %g (omit rho for the balanced divergence)", fn, opt.Rho)
+			return opt, backend, fmt.Errorf("%s: rho must be positive and finite, got %g (omit rho for the balanced divergence)", fn, opt.Rho)
 		}
 	}
 	if v := named[argGrad]; !v.Type.IsBad() && v.Str == "envelope" {
 		opt.Grad = ot.GradEnvelope
 	}
-	if v := named[argBackend]; !v.Type.IsBad() && v.Str == "cuda" && !cudaAvailable() {
-		return opt, fmt.Errorf(`%s: backend = "cuda" needs shm built with the cuda tag and a GPU; use "auto" or "cpu"`, fn)
+	if v := named[argBackend]; !v.Type.IsBad() {
+		backend = v.Str
 	}
-	return opt, nil
+	if backend == "cuda" && !cudaAvailable() {
+		return opt, backend, fmt.Errorf(`%s: backend = "cuda" needs shm built with the cuda tag and a GPU; use "auto" or "cpu"`, fn)
+	}
+	return opt, backend, nil
 }
 
 // chainState is a chain's Sinkhorn working memory.
@@ -187,7 +192,7 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	if d != dy {
 		return stdlib.Value{}, fmt.Errorf("%s: x has points of dimension %d, y of dimension %d", fn, d, dy)
 	}
-	opt, err := options(t, named, fn)
+	opt, backend, err := options(t, named, fn)
 	if err != nil {
 		return stdlib.Value{}, err
 	}
@@ -222,14 +227,18 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 		gp = grad
 	}
 	xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
-	var value float64
-	if k == divergence {
+	value, used, err := onGPU(c, k, backend, d, xv, yv, lav, lbv, opt, gp)
+	switch {
+	case err != nil:
+		return stdlib.Value{}, fmt.Errorf("%s (cuda): %v", fn, err)
+	case used:
+	case k == divergence:
 		res, err := s.ws.Divergence(xv, yv, lav, lbv, opt, yy, gp)
 		if err != nil {
 			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
 		}
 		value = res.Divergence
-	} else {
+	default:
 		if value, err = s.ws.OT(xv, yv, lav, lbv, opt, gp); err != nil {
 			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
 		}
