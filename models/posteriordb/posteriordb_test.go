@@ -24,6 +24,11 @@
 //
 //	SHM_POSTERIORDB=full go test -v -run TestPosteriordb -timeout 120m ./models/posteriordb/
 //
+// In the full mode a posterior's run stops after SHM_POSTERIORDB_TIMEOUT
+// (default 30m), which fails the test unless the posterior is a known
+// failure. SHM_POSTERIORDB_PROGRESS=1 logs every chain's progress every 100
+// iterations (useful with -v for the slow ones).
+//
 // Posteriors known not to meet the check are listed in knownFailures; in the
 // full mode they still run and their numbers are logged, and the test checks
 // the symptom given as the reason (divergences for the centred eight schools).
@@ -81,6 +86,9 @@ var posteriors = []posterior{
 // knownFailures are the posteriors that are not expected to pass the
 // comparison with Stan's default settings, with the reason (see README.md).
 var knownFailures = map[string]string{
+	"arma-arma11": "with seed 20251125 chain 3 starts at theta = 1.39 (|theta| > 1: the MA recursion explodes, lp = -1.6e56) " +
+		"and is trapped on a ridge where the adapted step size is 1e-28 and every iteration hits tree depth 10; see README.md",
+	"diamonds-diamonds":                    "too slow for this machine: about 1-1.5 s per iteration per chain (trees of depth 9-10); see README.md",
 	"eight_schools-eight_schools_centered": "funnel: divergent transitions with adapt_delta 0.8, small tau under-explored",
 }
 
@@ -93,13 +101,26 @@ var expectDivergences = map[string]bool{
 // runSettings are the chain lengths of one mode.
 type runSettings struct {
 	chains, warmup, samples int
+	// timeout stops a posterior's run (0: no limit).
+	timeout time.Duration
 }
 
-func settings() (runSettings, bool) {
-	if os.Getenv("SHM_POSTERIORDB") == "full" {
-		return runSettings{chains: 4, warmup: 1000, samples: 1000}, true
+// settings returns the mode's chain lengths; in the full mode each
+// posterior's run stops after SHM_POSTERIORDB_TIMEOUT (a Go duration,
+// default 30m).
+func settings(t testing.TB) (runSettings, bool) {
+	if os.Getenv("SHM_POSTERIORDB") != "full" {
+		return runSettings{chains: 2, warmup: 300, samples: 300}, false
 	}
-	return runSettings{chains: 2, warmup: 300, samples: 300}, false
+	s := runSettings{chains: 4, warmup: 1000, samples: 1000, timeout: 30 * time.Minute}
+	if v := os.Getenv("SHM_POSTERIORDB_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("SHM_POSTERIORDB_TIMEOUT: %v", err)
+		}
+		s.timeout = d
+	}
+	return s, true
 }
 
 // sharedDir returns ../shared/posteriordb relative to the repository root.
@@ -228,40 +249,77 @@ func TestCSVName(t *testing.T) {
 }
 
 // run samples a bound model in memory and returns the fit (sampler columns
-// then the model's columns) and the wall time of the whole run.
-func run(t testing.TB, bm *runtime.Model, s runSettings, seed uint64) (*diag.Fit, time.Duration) {
+// then the model's columns) and the wall time of the whole run. When the
+// run takes longer than s.timeout (if set) it is stopped and the error,
+// a *timeoutError, tells how far every chain got.
+func run(t testing.TB, bm *runtime.Model, s runSettings, seed uint64) (*diag.Fit, time.Duration, error) {
 	t.Helper()
+	start := time.Now()
+	ctx := context.Background()
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
 	cfg := nuts.DefaultConfig()
 	cfg.NumWarmup, cfg.NumSamples = s.warmup, s.samples
+	logProgress := os.Getenv("SHM_POSTERIORDB_PROGRESS") != ""
+	var mu sync.Mutex
+	done := make([]int, s.chains+1) // iterations finished, by chain id
+	cfg.Progress = func(p nuts.Progress) {
+		mu.Lock()
+		done[p.Chain] = p.Iteration
+		mu.Unlock()
+		if logProgress && p.Iteration%100 == 0 {
+			t.Logf("chain %d: iteration %d / %d at %.0fs", p.Chain, p.Iteration, p.Total, time.Since(start).Seconds())
+		}
+	}
 	cols := append(stancsv.SamplerColumns(), bm.Columns()...)
 	fit := &diag.Fit{Model: bm.IR.Name, Columns: cols, Chains: make([]diag.Chain, s.chains)}
 	errs := make([]error, s.chains)
-	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range s.chains {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fit.Chains[i], errs[i] = runChain(bm, cfg, seed, i+1)
+			fit.Chains[i], errs[i] = runChain(ctx, bm, cfg, seed, i+1)
 		}()
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	if ctx.Err() != nil {
+		return nil, wall, &timeoutError{after: wall, total: s.warmup + s.samples, done: done[1:]}
+	}
 	for _, err := range errs {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	return fit, wall
+	return fit, wall, nil
+}
+
+// timeoutError reports a run stopped at its time limit.
+type timeoutError struct {
+	after time.Duration
+	total int   // iterations per chain
+	done  []int // iterations finished by each chain
+}
+
+func (e *timeoutError) Error() string {
+	parts := make([]string, len(e.done))
+	for i, n := range e.done {
+		parts[i] = fmt.Sprintf("chain %d: %d", i+1, n)
+	}
+	return fmt.Sprintf("stopped after %.0fs; iterations done of %d: %s", e.after.Seconds(), e.total, strings.Join(parts, ", "))
 }
 
 // runChain runs one chain and converts its draws to output rows.
-func runChain(bm *runtime.Model, cfg nuts.Config, seed uint64, id int) (diag.Chain, error) {
+func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, seed uint64, id int) (diag.Chain, error) {
 	d, err := bm.NewDensity()
 	if err != nil {
 		return diag.Chain{}, err
 	}
-	res, err := nuts.Sample(context.Background(), d, cfg, seed, id)
+	res, err := nuts.Sample(ctx, d, cfg, seed, id)
 	if err != nil {
 		return diag.Chain{}, fmt.Errorf("chain %d: %w", id, err)
 	}
@@ -337,7 +395,7 @@ func compare(t testing.TB, ref *reference, fit *diag.Fit, rows []diag.Summary) [
 // TestPosteriordb samples every posterior (only the cheap ones unless
 // SHM_POSTERIORDB=full) and compares it with the reference.
 func TestPosteriordb(t *testing.T) {
-	s, full := settings()
+	s, full := settings(t)
 	dir := sharedDir(t)
 	for _, p := range posteriors {
 		t.Run(p.name, func(t *testing.T) {
@@ -346,7 +404,16 @@ func TestPosteriordb(t *testing.T) {
 			}
 			bm := bind(t, p.name+".shm", filepath.Join(dir, p.name, "data.json"))
 			ref := readReference(t, filepath.Join(dir, p.name, "reference.json"))
-			fit, wall := run(t, bm, s, 20251125)
+			fit, wall, err := run(t, bm, s, 20251125)
+			known, isKnown := knownFailures[p.name]
+			if err != nil {
+				t.Logf("RESULT %s chains=%d warmup=%d samples=%d wall=%.2fs status=timeout (%v)", p.name, s.chains, s.warmup, s.samples, wall.Seconds(), err)
+				if !isKnown {
+					t.Fatal(err)
+				}
+				t.Logf("known failure (%s)", known)
+				return
+			}
 			rows, err := diag.Summarize(fit)
 			if err != nil {
 				t.Fatal(err)
@@ -370,7 +437,6 @@ func TestPosteriordb(t *testing.T) {
 					minESSps = math.Min(minESSps, r.ESSBulkPerSec)
 				}
 			}
-			known, isKnown := knownFailures[p.name]
 			status := "pass"
 			if nFail > 0 {
 				status = "FAIL"

@@ -141,13 +141,16 @@ func TestExactPosteriorSmall(t *testing.T) {
 // same tolerances as TestPosteriordb (the reference's own error is zero).
 // Its RESULT line gives the wall time and ESS/s asked for by issue 4.
 func TestRegression(t *testing.T) {
-	s, _ := settings()
+	s, _ := settings(t)
 	r := makeRegression(1000, 10, 20251125)
 	path := filepath.Join(t.TempDir(), "regression.json")
 	r.write(t, path)
 	exact := exactPosterior(t, r)
 	bm := bind(t, "regression.shm", path)
-	fit, wall := run(t, bm, s, 20251125)
+	fit, wall, err := run(t, bm, s, 20251125)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rows, err := diag.Summarize(fit)
 	if err != nil {
 		t.Fatal(err)
