@@ -88,7 +88,7 @@ var posteriors = []posterior{
 var knownFailures = map[string]string{
 	"arma-arma11": "with seed 20251125 chain 3 starts at theta = 1.39 (|theta| > 1: the MA recursion explodes, lp = -1.6e56) " +
 		"and is trapped on a ridge where the adapted step size is 1e-28 and every iteration hits tree depth 10; see README.md",
-	"diamonds-diamonds":                    "too slow for this machine: about 1-1.5 s per iteration per chain (trees of depth 9-10); see README.md",
+	"diamonds-diamonds":                    "too slow for a 2-core machine: about 2.2 s per iteration per chain (4 chains on 2 loaded cores, trees of depth 9-10); see README.md",
 	"eight_schools-eight_schools_centered": "funnel: divergent transitions with adapt_delta 0.8, small tau under-explored",
 }
 
