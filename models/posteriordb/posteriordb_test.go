@@ -16,8 +16,8 @@
 // parameters and when NUTS draws are antithetic (bulk ESS above the number of
 // draws, but not for the squared deviations that decide the sd).
 //
-// By default (go test) only the cheap posteriors run, with 2 chains of 300
-// warmup and 300 sampling iterations; the tolerances come from the measured
+// By default (go test) only the cheap posteriors run, with 4 chains of 500
+// warmup and 500 sampling iterations; the tolerances come from the measured
 // Monte Carlo errors of that short run, so they are wider but still those of
 // the same test. With SHM_POSTERIORDB=full every posterior runs with 4 chains
 // of 1000 warmup and 1000 sampling iterations, as issue 4 asks:
@@ -110,7 +110,7 @@ type runSettings struct {
 // default 30m).
 func settings(t testing.TB) (runSettings, bool) {
 	if os.Getenv("SHM_POSTERIORDB") != "full" {
-		return runSettings{chains: 2, warmup: 300, samples: 300}, false
+		return runSettings{chains: 4, warmup: 500, samples: 500}, false
 	}
 	s := runSettings{chains: 4, warmup: 1000, samples: 1000, timeout: 30 * time.Minute}
 	if v := os.Getenv("SHM_POSTERIORDB_TIMEOUT"); v != "" {
