@@ -111,7 +111,6 @@ func (d *Density) setParams(u autodiff.Value, jacobian bool) error {
 // constraints.
 func (d *Density) transformedParams() error {
 	ev := d.ev
-	ev.block = lang.TransformedParametersBlock
 	if _, err := ev.execAll(d.m.IR.TransformedParams); err != nil {
 		return err
 	}
@@ -170,7 +169,6 @@ func (d *Density) eval(theta []float64) (autodiff.Value, error) {
 	if err := d.transformedParams(); err != nil {
 		return u, err
 	}
-	d.ev.block = lang.ModelBlock
 	if _, err := d.ev.execAll(d.m.IR.ModelBlock); err != nil {
 		return u, err
 	}
@@ -200,7 +198,6 @@ func (d *Density) Draw(dst []float64, theta []float64, rng *rand.Rand) ([]float6
 	for _, o := range d.m.tpOut {
 		dst = d.appendStanOrder(dst, o.decl.Var, o.dims)
 	}
-	ev.block = lang.GeneratedQuantitiesBlock
 	ev.ctx.RNG = rng
 	defer func() { ev.ctx.RNG = nil }()
 	if _, err := ev.execAll(d.m.IR.Generated); err != nil {

@@ -15,7 +15,6 @@ import (
 // evaluator interprets IR statements and expressions on one tape.
 type evaluator struct {
 	file   string
-	model  *ir.Model
 	impls  stdlib.Impls
 	ctx    stdlib.Context
 	frame  []slot
@@ -37,16 +36,11 @@ type evaluator struct {
 	crnValues [][]float64
 	crnCall   int // ID of the crn call being evaluated
 	crnRep    int // replicate being evaluated
-	// checkBounds is set while executing a block whose block-level
-	// declarations have constraints to check at the end (transformed
-	// parameters, generated quantities).
-	block lang.BlockKind
 }
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
 	ev := &evaluator{
 		file:  file,
-		model: m,
 		impls: impls,
 		ctx:   stdlib.Context{Tape: tape, State: map[string]any{}},
 		print: print,

@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"math"
-
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
@@ -346,9 +344,6 @@ func boolValue(b bool) stdlib.Value {
 	}
 	return stdlib.IntValue(0)
 }
-
-// nan is the value of an unassigned real.
-var nan = math.NaN()
 
 // singleElement is the allocation-free path of indexing for the common
 // case of one element selected by int indices from a real container, an

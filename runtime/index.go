@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/shmlang/shm/autodiff"
@@ -313,7 +314,7 @@ func (ev *evaluator) defaultValue(typ lang.Type, dims []int) stdlib.Value {
 	}
 	data := make([]float64, shape.Len())
 	for i := range data {
-		data[i] = nan
+		data[i] = math.NaN() // the value of an unassigned real, as in Stan
 	}
 	v := stdlib.Value{Type: typ, AD: t.NewConst(shape, data)}
 	if typ.Dims > 0 {

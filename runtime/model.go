@@ -7,7 +7,6 @@ import (
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
-	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/stdlib"
 )
@@ -57,7 +56,6 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {
 		return nil, err
 	}
-	ev.block = lang.TransformedDataBlock
 	if _, err := ev.execAll(m.TransformedData); err != nil {
 		return nil, fmt.Errorf("transformed data: %w", err)
 	}

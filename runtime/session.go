@@ -34,7 +34,6 @@ func NewSession(m *Model, impls stdlib.Impls, seed uint64, out io.Writer) *Sessi
 	ev := newEvaluator(file, irm, impls, tape, out)
 	ev.ctx.RNG = rand.New(rand.NewPCG(seed, 0x5e55))
 	ev.runSeed = seed
-	ev.block = lang.TransformedDataBlock
 	if m != nil {
 		for i, sl := range m.frame {
 			if sl.set {
