@@ -23,15 +23,26 @@ const maxNesting = 256
 // be used from several goroutines.
 type Parser struct {
 	grammar *participle.Parser[pProgram]
+	stmts   *participle.Parser[pStmtList]
+	exprs   *participle.Parser[pExpr]
 }
 
-// New compiles the grammar.
+// New compiles the grammars (whole programs, statement lists and single
+// expressions).
 func New() (*Parser, error) {
 	g, err := newGrammar()
 	if err != nil {
 		return nil, fmt.Errorf("parser: building grammar: %w", err)
 	}
-	return &Parser{grammar: g}, nil
+	sg, err := newStmtGrammar()
+	if err != nil {
+		return nil, fmt.Errorf("parser: building grammar: %w", err)
+	}
+	eg, err := newExprGrammar()
+	if err != nil {
+		return nil, fmt.Errorf("parser: building grammar: %w", err)
+	}
+	return &Parser{grammar: g, stmts: sg, exprs: eg}, nil
 }
 
 // Parse parses one .shm file. It returns the program built from the

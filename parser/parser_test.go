@@ -302,18 +302,22 @@ func TestErrorCap(t *testing.T) {
 }
 
 func TestParseStmtsAndExpr(t *testing.T) {
-	stmts, errs := ParseStmts("line", "real x = mean(y); x += 1;")
+	p, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts, errs := p.ParseStmts("line", "real x = mean(y); x += 1;")
 	if len(errs) > 0 || len(stmts) != 2 {
 		t.Fatalf("got %d statements, errors %v", len(stmts), errs)
 	}
-	e, errs := ParseExpr("line", "sinkhorn(y, y + 0.1, eps = 0.01, iters = 80)")
+	e, errs := p.ParseExpr("line", "sinkhorn(y, y + 0.1, eps = 0.01, iters = 80)")
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if c, ok := e.(*lang.Call); !ok || len(c.Named) != 2 {
 		t.Fatalf("got %#v", e)
 	}
-	if _, errs := ParseExpr("line", "mean(y"); len(errs) != 1 {
+	if _, errs := p.ParseExpr("line", "mean(y"); len(errs) != 1 {
 		t.Fatalf("want one error, got %v", errs)
 	}
 }

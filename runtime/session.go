@@ -16,6 +16,7 @@ import (
 // Session evaluates expressions and statements one line at a time with a
 // bound model's data and transformed data in scope, for the REPL.
 type Session struct {
+	parse *parser.Parser
 	check *ir.Session
 	ev    *evaluator
 	line  int
@@ -60,12 +61,19 @@ func (s *Session) Eval(line string) (string, error) {
 // EvalAt is Eval with the name error positions use for the line, such as
 // "session.txt:12" for line 12 of a script.
 func (s *Session) EvalAt(file, line string) (string, error) {
+	if s.parse == nil {
+		p, err := parser.New()
+		if err != nil {
+			return "", err
+		}
+		s.parse = p
+	}
 	src := lang.NewSource(file, line)
 	trimmed := strings.TrimSpace(line)
 	if trimmed == "" {
 		return "", nil
 	}
-	if e, errs := parser.ParseExpr(file, trimmed); len(errs) == 0 {
+	if e, errs := s.parse.ParseExpr(file, trimmed); len(errs) == 0 {
 		x, errs := s.check.CheckExpr(e, src)
 		if len(errs) > 0 {
 			return "", errs
@@ -83,7 +91,7 @@ func (s *Session) EvalAt(file, line string) (string, error) {
 	if !strings.HasSuffix(trimmed, ";") && !strings.HasSuffix(trimmed, "}") {
 		trimmed += ";"
 	}
-	stmts, errs := parser.ParseStmts(file, trimmed)
+	stmts, errs := s.parse.ParseStmts(file, trimmed)
 	if len(errs) > 0 {
 		return "", errs
 	}
