@@ -5,7 +5,7 @@
 // Usage:
 //
 //	go run ./models/gen expB --seed 1 --out DIR
-//	go run ./models/gen expC --seed 1 --out DIR
+//	go run ./models/gen expC --seed 1 --out DIR [--jitter 0.05]
 //	go run ./models/gen expD --seed 1 --out DIR [--cifar ../shared/cifar10/images.bin] [--first 0 --count 64]
 //	go run ./models/gen expD-eval --truth DIR/truth.csv RUNDIR...
 //
@@ -14,7 +14,8 @@
 //
 // expC writes DIR/data.csv: the Gaussian pulse with timing jitter
 // (N = 128, baseline* = 0, amp* = 1, t0* = 0.5, width* = 0.05,
-// sigma* = 0.02, jitter scale 0.05), columns t, y.
+// sigma* = 0.02, jitter scale 0.05), columns t, y. --jitter 0 gives the
+// jitter-free data of the paper's sanity check of the likelihood model.
 //
 // expD writes, for each chosen CIFAR-10 test image, DIR/img<index>.json
 // (array[3] matrix[32, 32] img with values in [0, 1], and array[3]

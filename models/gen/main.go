@@ -20,7 +20,7 @@ func main() {
 
 const usage = `usage:
   gen expB --seed S --out DIR
-  gen expC --seed S --out DIR
+  gen expC --seed S --out DIR [--jitter 0.05]
   gen expD --seed S --out DIR [--cifar FILE] [--first I] [--count N]
   gen expD-eval --truth FILE RUNDIR...`
 
@@ -36,6 +36,7 @@ func run(args []string, stdout io.Writer) error {
 	first := fs.Int("first", 0, "first image index (expD)")
 	count := fs.Int("count", 64, "number of images (expD)")
 	truth := fs.String("truth", "", "truth.csv written by expD (expD-eval)")
+	jitter := fs.Float64("jitter", defaultPulse.Jitter, "timing jitter scale (expC; 0 gives the paper's jitter-free check)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,7 +56,9 @@ func run(args []string, stdout io.Writer) error {
 			return writeColumns(w, []string{"y.1", "y.2"}, pts[0], pts[1])
 		})
 	case "expC":
-		t, y := pulse(defaultPulse, *seed)
+		settings := defaultPulse
+		settings.Jitter = *jitter
+		t, y := pulse(settings, *seed)
 		return writeFile(filepath.Join(*out, "data.csv"), func(w io.Writer) error {
 			return writeColumns(w, []string{"t", "y"}, t, y)
 		})
