@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// chi2Quantile2 holds quantiles of the chi-square distribution with two
+// degrees of freedom: -2 log(1 - p).
+func chi2Quantile2(p float64) float64 { return -2 * math.Log1p(-p) }
+
+// chainDraws are the (dx, dy) draws and the divergence flags of one chain.
+type chainDraws struct {
+	DX, DY    []float64
+	Divergent int
+}
+
+// readChain reads dx, dy and divergent__ from a Stan CSV file.
+func readChain(path string) (chainDraws, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return chainDraws{}, err
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return chainDraws{}, err
+	}
+	rows, err := csv.NewReader(strings.NewReader(strings.Join(lines, "\n"))).ReadAll()
+	if err != nil {
+		return chainDraws{}, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(rows) < 2 {
+		return chainDraws{}, fmt.Errorf("%s: no draws", path)
+	}
+	col := map[string]int{}
+	for i, n := range rows[0] {
+		col[n] = i
+	}
+	for _, n := range []string{"dx", "dy", "divergent__"} {
+		if _, ok := col[n]; !ok {
+			return chainDraws{}, fmt.Errorf("%s: no column %s", path, n)
+		}
+	}
+	var d chainDraws
+	for _, r := range rows[1:] {
+		x, err1 := strconv.ParseFloat(r[col["dx"]], 64)
+		y, err2 := strconv.ParseFloat(r[col["dy"]], 64)
+		if err1 != nil || err2 != nil {
+			return chainDraws{}, fmt.Errorf("%s: bad draw %v", path, r)
+		}
+		d.DX, d.DY = append(d.DX, x), append(d.DY, y)
+		if r[col["divergent__"]] == "1" {
+			d.Divergent++
+		}
+	}
+	return d, nil
+}
+
+// median returns the median of xs (the mean of the two middle values for
+// an even count).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// quantile returns the p-quantile of xs by linear interpolation between
+// order statistics (numpy's default).
+func quantile(xs []float64, p float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	h := p * float64(len(s)-1)
+	lo := int(math.Floor(h))
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+}
+
+// chainMetrics are the per-chain quantities behind the paper's table.
+type chainMetrics struct {
+	Covered95 bool    // truth inside the Gaussian 95% credible ellipse
+	Err       float64 // ‖componentwise posterior median − truth‖
+	Area90    float64 // area of the Gaussian 90% ellipse
+	Divergent int
+	Draws     int
+}
+
+// metrics computes chainMetrics for one chain and the true offset.
+func metrics(d chainDraws, dx, dy float64) chainMetrics {
+	n := float64(len(d.DX))
+	var mx, my float64
+	for i := range d.DX {
+		mx += d.DX[i]
+		my += d.DY[i]
+	}
+	mx, my = mx/n, my/n
+	var sxx, syy, sxy float64
+	for i := range d.DX {
+		a, b := d.DX[i]-mx, d.DY[i]-my
+		sxx += a * a
+		syy += b * b
+		sxy += a * b
+	}
+	sxx, syy, sxy = sxx/(n-1), syy/(n-1), sxy/(n-1)
+	det := sxx*syy - sxy*sxy
+	a, b := dx-mx, dy-my
+	maha := (syy*a*a - 2*sxy*a*b + sxx*b*b) / det
+	return chainMetrics{
+		Covered95: maha <= chi2Quantile2(0.95),
+		Err:       math.Hypot(median(d.DX)-dx, median(d.DY)-dy),
+		Area90:    math.Pi * chi2Quantile2(0.90) * math.Sqrt(math.Max(det, 0)),
+		Divergent: d.Divergent,
+		Draws:     len(d.DX),
+	}
+}
+
+// evalD prints the Experiment D metrics of the runs in dirs (each named
+// img<index>, holding one Stan CSV file per chain).
+func evalD(truthPath string, dirs []string, w io.Writer) error {
+	f, err := os.Open(truthPath)
+	if err != nil {
+		return err
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %v", truthPath, err)
+	}
+	truth := map[int][2]float64{}
+	for _, r := range rows[1:] {
+		idx, _ := strconv.Atoi(r[0])
+		dx, _ := strconv.ParseFloat(r[3], 64)
+		dy, _ := strconv.ParseFloat(r[4], 64)
+		truth[idx] = [2]float64{dx, dy}
+	}
+	var all []chainMetrics
+	fmt.Fprintln(w, "image,chain,dx_true,dy_true,covered95,error,area90,divergent")
+	for _, dir := range dirs {
+		var idx int
+		if _, err := fmt.Sscanf(filepath.Base(dir), "img%d", &idx); err != nil {
+			return fmt.Errorf("%s: run folders must be named img<index>", dir)
+		}
+		tv, ok := truth[idx]
+		if !ok {
+			return fmt.Errorf("%s: image %d is not in %s", dir, idx, truthPath)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+		if len(files) == 0 {
+			return fmt.Errorf("%s: no Stan CSV files", dir)
+		}
+		for k, file := range files {
+			d, err := readChain(file)
+			if err != nil {
+				return err
+			}
+			m := metrics(d, tv[0], tv[1])
+			all = append(all, m)
+			fmt.Fprintf(w, "%d,%d,%.4f,%.4f,%t,%.4f,%.4f,%d\n", idx, k+1, tv[0], tv[1], m.Covered95, m.Err, m.Area90, m.Divergent)
+		}
+	}
+	var cov, far, div, divChains, draws float64
+	var errs, areas []float64
+	for _, m := range all {
+		if m.Covered95 {
+			cov++
+		}
+		if m.Err > 4 {
+			far++
+		}
+		div += float64(m.Divergent)
+		if m.Divergent > 0 {
+			divChains++
+		}
+		draws += float64(m.Draws)
+		errs = append(errs, m.Err)
+		areas = append(areas, m.Area90)
+	}
+	n := float64(len(all))
+	fmt.Fprintf(w, "\nchains %d: cov2D(0.95) %.3f | med err %.3f | P90 err %.3f | err>4 %.1f%% | med A2D(0.90) %.2f | chains with divergences %.1f%% (%.2f%% of draws)\n",
+		len(all), cov/n, median(errs), quantile(errs, 0.9), 100*far/n, median(areas), 100*divChains/n, 100*div/draws)
+	return nil
+}

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// cifarPath is the shared CIFAR-10 sample, beside the repository.
+func cifarPath(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "cifar10", "images.bin")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("shared/ must sit beside the repository: %v", err)
+	}
+	return p
+}
+
+// TestGeneratorsDeterministic runs each generator twice with the same
+// seed into two folders and compares every file byte for byte; a third
+// run with another seed must differ.
+func TestGeneratorsDeterministic(t *testing.T) {
+	cifar := cifarPath(t)
+	for _, exp := range []string{"expB", "expC", "expD"} {
+		t.Run(exp, func(t *testing.T) {
+			gen := func(seed string) map[string][]byte {
+				dir := t.TempDir()
+				args := []string{exp, "--seed", seed, "--out", dir}
+				if exp == "expD" {
+					args = append(args, "--cifar", cifar, "--first", "30", "--count", "3")
+				}
+				if err := run(args, os.Stdout); err != nil {
+					t.Fatal(err)
+				}
+				files := map[string][]byte{}
+				entries, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
+					b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					files[e.Name()] = b
+				}
+				return files
+			}
+			a, b, c := gen("7"), gen("7"), gen("8")
+			if len(a) == 0 || len(a) != len(b) {
+				t.Fatalf("runs wrote %d and %d files", len(a), len(b))
+			}
+			differs := false
+			for name, content := range a {
+				if !bytes.Equal(content, b[name]) {
+					t.Errorf("%s differs between two runs with the same seed", name)
+				}
+				if !bytes.Equal(content, c[name]) {
+					differs = true
+				}
+			}
+			if !differs {
+				t.Error("seeds 7 and 8 gave identical files")
+			}
+		})
+	}
+}
+
+// TestSpiralSizeAndMoments checks Experiment B's size and that the mean
+// radius matches E[c] = c0 + kappa pi turns (sd of c over the sample is
+// kappa 2 pi turns / sqrt(12); the noise adds a bias of order sigma²/c).
+func TestSpiralSizeAndMoments(t *testing.T) {
+	s := defaultSpiral
+	if s.N != 160 || s.C0 != 0.30 || s.Kappa != 0.15 || s.Sigma != 0.08 || s.Turns != 3 {
+		t.Fatalf("settings %+v are not the paper's", s)
+	}
+	y := spiral(s, 1)
+	if len(y[0]) != 160 || len(y[1]) != 160 {
+		t.Fatalf("sizes %d, %d, want 160", len(y[0]), len(y[1]))
+	}
+	var r float64
+	for i := range y[0] {
+		r += math.Hypot(y[0][i], y[1][i])
+	}
+	r /= 160
+	want := s.C0 + s.Kappa*math.Pi*s.Turns
+	se := s.Kappa * 2 * math.Pi * s.Turns / math.Sqrt(12) / math.Sqrt(160)
+	if math.Abs(r-want) > 4*se {
+		t.Errorf("mean radius %.4f, want %.4f ± %.4f", r, want, 4*se)
+	}
+}
+
+// TestPulseSizeAndResiduals checks Experiment C's size and that the
+// timing and vertical residuals have the paper's scales.
+func TestPulseSizeAndResiduals(t *testing.T) {
+	s := defaultPulse
+	tt, y := pulse(s, 1)
+	if len(tt) != s.N || len(y) != s.N || s.N != 128 {
+		t.Fatalf("sizes %d, %d, want 128", len(tt), len(y))
+	}
+	var st, sy float64
+	for i := range tt {
+		u := float64(i) / float64(s.N-1)
+		st += (tt[i] - u) * (tt[i] - u)
+		// Residual from the pulse written out directly.
+		f := 0 + 1*math.Exp(-0.5*math.Pow((u-0.5)/0.05, 2))
+		sy += (y[i] - f) * (y[i] - f)
+	}
+	st, sy = math.Sqrt(st/float64(s.N)), math.Sqrt(sy/float64(s.N))
+	// The sd estimate from 128 draws has relative sd 1/sqrt(256).
+	if math.Abs(st/0.05-1) > 4/16.0 {
+		t.Errorf("timing jitter sd %.4f, want 0.05", st)
+	}
+	if math.Abs(sy/0.02-1) > 4/16.0 {
+		t.Errorf("vertical noise sd %.4f, want 0.02", sy)
+	}
+}
+
+// TestTruncNormal checks the offsets' bound and their sd against the
+// truncated normal's closed form: var = sd² (1 − 2 b φ(b) / (2Φ(b) − 1))
+// with b = bound / sd.
+func TestTruncNormal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 20000
+	var s2 float64
+	for range n {
+		x := truncNormal(rng, 4, 8)
+		if math.Abs(x) > 8 {
+			t.Fatalf("draw %g outside [-8, 8]", x)
+		}
+		s2 += x * x
+	}
+	b := 2.0
+	phi := math.Exp(-b*b/2) / math.Sqrt(2*math.Pi)
+	Phi := 0.5 * math.Erfc(-b/math.Sqrt2)
+	want := 16 * (1 - 2*b*phi/(2*Phi-1))
+	if got := s2 / n; math.Abs(got/want-1) > 0.05 {
+		t.Errorf("variance %.4f, want %.4f", got, want)
+	}
+}
+
+// TestBilinearWindow checks the window against hand-computed cases: an
+// integer centre shift is an exact crop, a half-pixel shift averages two
+// pixels, and pixels outside the image count as 0.
+func TestBilinearWindow(t *testing.T) {
+	const H, W = 5, 6
+	img := make([]float64, H*W)
+	for i := range img {
+		img[i] = float64(i*i%17) + 1
+	}
+	at := func(r, c int) float64 { return img[(r-1)*W+c-1] } // 1-based
+	// A 2×2 window centred at (2.5, 3.5) covers rows 2..3 and cols 3..4.
+	got := bilinearWindow(img, H, W, 2.5, 3.5, 2, 2)
+	want := []float64{at(2, 3), at(2, 4), at(3, 3), at(3, 4)}
+	if !slices.Equal(got, want) {
+		t.Errorf("integer crop %v, want %v", got, want)
+	}
+	// Shift right by half a pixel: each entry averages two columns.
+	got = bilinearWindow(img, H, W, 2.5, 4, 2, 2)
+	want = []float64{(at(2, 3) + at(2, 4)) / 2, (at(2, 4) + at(2, 5)) / 2, (at(3, 3) + at(3, 4)) / 2, (at(3, 4) + at(3, 5)) / 2}
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("half shift [%d] = %g, want %g", i, got[i], want[i])
+		}
+	}
+	// A 1×1 window at (0.5, 1): between row 0 (outside) and row 1.
+	got = bilinearWindow(img, H, W, 0.5, 1, 1, 1)
+	if w := at(1, 1) / 2; math.Abs(got[0]-w) > 1e-12 {
+		t.Errorf("edge pixel %g, want %g", got[0], w)
+	}
+}
+
+// TestBlur checks the blur: a constant image stays constant (the kernel
+// is renormalized at the edges), and an interior pixel is the weighted
+// mean written out by hand.
+func TestBlur(t *testing.T) {
+	const h, w = 4, 5
+	c := slices.Repeat([]float64{3}, h*w)
+	for i, v := range blur(c, h, w, 3, 1.5) {
+		if math.Abs(v-3) > 1e-12 {
+			t.Fatalf("constant image: pixel %d = %g", i, v)
+		}
+	}
+	img := make([]float64, h*w)
+	img[1*w+2] = 1 // a single bright pixel at (1, 2), 0-based
+	out := blur(img, h, w, 3, 1.5)
+	e1, e2 := math.Exp(-1/4.5), math.Exp(-2/4.5)
+	norm := 1 + 4*e1 + 4*e2
+	for _, c := range []struct {
+		i, j int
+		want float64
+	}{{1, 2, 1 / norm}, {1, 3, e1 / norm}, {2, 3, e2 / norm}, {3, 2, 0}} {
+		if got := out[c.i*w+c.j]; math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("pixel (%d, %d) = %g, want %g", c.i, c.j, got, c.want)
+		}
+	}
+	// At the corner (0, 0) only 4 kernel pixels are inside.
+	img = make([]float64, h*w)
+	img[0] = 1
+	if got, want := blur(img, h, w, 3, 1.5)[0], 1/(1+2*e1+e2); math.Abs(got-want) > 1e-12 {
+		t.Errorf("corner = %g, want %g", got, want)
+	}
+}
+
+// TestDecodeCIFAR checks the decoder on the shared file: 200 records, the
+// labels of the first images as listed in labels.csv, values in [0, 1].
+func TestDecodeCIFAR(t *testing.T) {
+	raw, err := os.ReadFile(cifarPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imgs, err := decodeCIFAR(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imgs) != 200 {
+		t.Fatalf("%d images, want 200", len(imgs))
+	}
+	// Labels of the first rows of shared/cifar10/labels.csv.
+	want := readLabels(t, 5)
+	for i, l := range want {
+		if imgs[i].Label != l {
+			t.Errorf("image %d: label %d, labels.csv says %d", i, imgs[i].Label, l)
+		}
+	}
+	if imgs[0].Pix[0][0] != float64(raw[1])/255 || imgs[0].Pix[2][1023] != float64(raw[cifarRecord-1])/255 {
+		t.Errorf("first R pixel %g, want %d/255", imgs[0].Pix[0][0], raw[1])
+	}
+	if _, err := decodeCIFAR(raw[:100]); err == nil {
+		t.Error("a truncated file decoded without error")
+	}
+}
+
+func readLabels(t *testing.T, n int) []int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(cifarPath(t)), "labels.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(b, []byte("\n"))[1:]
+	out := make([]int, n)
+	for i := range n {
+		fields := bytes.Split(lines[i], []byte(","))
+		out[i] = int(fields[1][0] - '0')
+	}
+	return out
+}
+
+// TestWindowProblemSizes checks Experiment D's problem: offsets inside
+// [-8, 8], 16×16 targets per channel, and independence of an image's
+// offset from the other images generated.
+func TestWindowProblemSizes(t *testing.T) {
+	raw, err := os.ReadFile(cifarPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imgs, err := decodeCIFAR(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for idx := range 64 {
+		p := windowProblem(imgs[idx], idx, defaultWindow, 1)
+		if math.Abs(p.DX) > 8 || math.Abs(p.DY) > 8 {
+			t.Errorf("image %d: offset (%g, %g) outside [-8, 8]", idx, p.DX, p.DY)
+		}
+		for c := range 3 {
+			if len(p.Target[c]) != 256 {
+				t.Fatalf("image %d channel %d: %d target pixels, want 256", idx, c, len(p.Target[c]))
+			}
+		}
+		q := windowProblem(imgs[idx], idx, defaultWindow, 1)
+		if p.DX != q.DX || p.DY != q.DY {
+			t.Errorf("image %d: offsets differ between two calls", idx)
+		}
+	}
+}
+
+// TestMetrics checks the Experiment D metrics on draws with a known
+// covariance: the χ²₂ quantiles, the ellipse area and the coverage test.
+func TestMetrics(t *testing.T) {
+	if got := chi2Quantile2(0.95); math.Abs(got-5.991464547107979) > 1e-12 {
+		t.Errorf("chi2(0.95) = %.15g", got)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var d chainDraws
+	for range 20000 {
+		d.DX = append(d.DX, 1+0.5*rng.NormFloat64())
+		d.DY = append(d.DY, -2+2*rng.NormFloat64())
+	}
+	// Truth at (1, -2 + 2·2.3): Mahalanobis² = 2.3² = 5.29 < 5.99.
+	m := metrics(d, 1, -2+2*2.3)
+	if !m.Covered95 {
+		t.Error("a point at Mahalanobis distance 2.3 is outside the 95% ellipse")
+	}
+	if m2 := metrics(d, 1, -2+2*2.6); m2.Covered95 {
+		t.Error("a point at Mahalanobis distance 2.6 is inside the 95% ellipse")
+	}
+	wantArea := math.Pi * chi2Quantile2(0.9) * 0.5 * 2
+	if math.Abs(m.Area90/wantArea-1) > 0.03 {
+		t.Errorf("area %.4f, want %.4f", m.Area90, wantArea)
+	}
+	if math.Abs(m.Err-2*2.3) > 0.05 {
+		t.Errorf("median error %.4f, want about %.4f", m.Err, 2*2.3)
+	}
+	if got := quantile([]float64{4, 1, 3, 2}, 0.9); math.Abs(got-3.7) > 1e-12 {
+		t.Errorf("quantile = %g, want 3.7", got)
+	}
+	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("median = %g, want 2.5", got)
+	}
+}

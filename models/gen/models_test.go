@@ -1,0 +1,217 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/data"
+)
+
+// bindModel checks a model (path, or source text when src is not empty)
+// and binds it to data files and name=value settings.
+func bindModel(t testing.TB, path, src string, files []string, sets ...string) *runtime.Model {
+	t.Helper()
+	if src == "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = string(b)
+	}
+	m, errs := ir.CheckSource(path, src)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	set := &data.Set{}
+	for _, f := range files {
+		vals, err := data.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := set.AddFile(vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range sets {
+		v, err := data.ParseSet(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set.AddSet(v)
+	}
+	bm, err := runtime.Bind(m, set, runtime.Options{Impls: runtime.Builtins(), Seed: 1, DataFiles: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bm
+}
+
+// modelCase is a shipped model, its data and an unconstrained point
+// near the truth away from kinks (bilinear interpolation has kinks at
+// integer offsets).
+type modelCase struct {
+	name  string
+	model string
+	data  []string
+	sets  []string
+	theta []float64
+}
+
+func modelCases(t testing.TB) []modelCase {
+	dir := t.TempDir()
+	if err := run([]string{"expD", "--seed", "1", "--out", dir, "--cifar", cifarPath(t), "--first", "0", "--count", "1"}, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(dir, "img000.json")
+	logit := func(x, lo, hi float64) float64 { p := (x - lo) / (hi - lo); return math.Log(p / (1 - p)) }
+	return []modelCase{
+		{"B", "../expB/expB.shm", []string{"../expB/data/data.csv"}, []string{"lambda=2.4837"}, []float64{math.Log(0.3), math.Log(0.15)}},
+		{"C-likelihood", "../expC/expC_likelihood.shm", []string{"../expC/data/data.csv"}, nil,
+			[]float64{0.01, math.Log(0.9), logit(0.5, 0, 1), math.Log(0.06), math.Log(0.05)}},
+		{"C-sinkhorn", "../expC/expC.shm", []string{"../expC/data/data.csv"}, []string{"lambda=1"},
+			[]float64{0.01, math.Log(0.9), logit(0.5, 0, 1), math.Log(0.06), math.Log(0.03)}},
+		{"D-balanced", "../expD/expD_balanced.shm", []string{img}, []string{"lambda=0.5"}, []float64{logit(6.3, -8, 8), logit(3.2, -8, 8)}},
+		{"D-unbalanced", "../expD/expD_unbalanced.shm", []string{img}, []string{"lambda=0.5"}, []float64{logit(6.3, -8, 8), logit(3.2, -8, 8)}},
+	}
+}
+
+// TestModelGradients compares each shipped model's gradient with central
+// finite differences of its log density.
+func TestModelGradients(t *testing.T) {
+	for _, c := range modelCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := bindModel(t, c.model, "", c.data, c.sets...).NewDensity()
+			if err != nil {
+				t.Fatal(err)
+			}
+			grad := make([]float64, len(c.theta))
+			if _, err := d.LogDensityGrad(c.theta, grad); err != nil {
+				t.Fatal(err)
+			}
+			const h = 1e-5
+			for i := range c.theta {
+				up, down := append([]float64(nil), c.theta...), append([]float64(nil), c.theta...)
+				up[i] += h
+				down[i] -= h
+				lu, err := d.LogDensity(up)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ld, err := d.LogDensity(down)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fd := (lu - ld) / (2 * h)
+				if math.Abs(grad[i]-fd) > 1e-5*math.Max(1, math.Abs(fd)) {
+					t.Errorf("coordinate %d: gradient %.10g, finite difference %.10g", i, grad[i], fd)
+				}
+			}
+		})
+	}
+}
+
+// TestTargetMatchesRuntime checks that the generator's target window is
+// what shm's window_bilinear and gaussian_blur compute from the same
+// image and offset, so the models' simulator and the data agree.
+func TestTargetMatchesRuntime(t *testing.T) {
+	raw, err := os.ReadFile(cifarPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imgs, err := decodeCIFAR(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const idx = 5
+	p := windowProblem(imgs[idx], idx, defaultWindow, 1)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "img.json")
+	if err := writeFile(file, p.writeJSON); err != nil {
+		t.Fatal(err)
+	}
+	const src = `
+data {
+  array[3] matrix[32, 32] img;
+  array[3] matrix[16, 16] obs;
+  real dx;
+  real dy;
+}
+parameters { real a; }
+model { a ~ normal(0, 1); }
+generated quantities {
+  matrix[16, 16] w1 = gaussian_blur(window_bilinear(img[1] / 255, 16.5 + dy, 16.5 + dx, 16, 16), 3, 1.5);
+  matrix[16, 16] w3 = gaussian_blur(window_bilinear(img[3] / 255, 16.5 + dy, 16.5 + dx, 16, 16), 3, 1.5);
+}`
+	bm := bindModel(t, "target.shm", src, []string{file}, "dx="+fmtFloat(p.DX), "dy="+fmtFloat(p.DY))
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := d.Draw(nil, []float64{0}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := bm.Columns()
+	checked := 0
+	for k, name := range cols {
+		w, i, j, ok := splitColumn(name)
+		if !ok {
+			continue
+		}
+		var ch int
+		switch w {
+		case "w1":
+			ch = 0
+		case "w3":
+			ch = 2
+		default:
+			continue
+		}
+		want := p.Target[ch][(i-1)*16+j-1]
+		if math.Abs(row[k]-want) > 1e-12 {
+			t.Errorf("%s = %.15g, generator %.15g", name, row[k], want)
+		}
+		checked++
+	}
+	if checked != 2*256 {
+		t.Fatalf("checked %d pixels, want 512 (columns %v…)", checked, cols[:min(5, len(cols))])
+	}
+}
+
+// splitColumn splits a Stan column name such as "w1.3.4" into its base
+// and its two indices.
+func splitColumn(name string) (base string, i, j int, ok bool) {
+	parts := strings.Split(name, ".")
+	if len(parts) != 3 {
+		return "", 0, 0, false
+	}
+	i, err1 := strconv.Atoi(parts[1])
+	j, err2 := strconv.Atoi(parts[2])
+	return parts[0], i, j, err1 == nil && err2 == nil
+}
+
+// BenchmarkGradient measures one gradient (one leapfrog step) of each
+// shipped model at its test point.
+func BenchmarkGradient(b *testing.B) {
+	for _, c := range modelCases(b) {
+		b.Run(c.name, func(b *testing.B) {
+			d, err := bindModel(b, c.model, "", c.data, c.sets...).NewDensity()
+			if err != nil {
+				b.Fatal(err)
+			}
+			grad := make([]float64, len(c.theta))
+			for b.Loop() {
+				if _, err := d.LogDensityGrad(c.theta, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
