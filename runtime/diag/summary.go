@@ -220,7 +220,7 @@ func WriteSummary(w io.Writer, f *Fit) error {
 	}
 	row := func(r Summary) []string {
 		return []string{r.Name, fmtNum(r.Mean), fmtNum(r.MCSE), fmtNum(r.SD), fmtNum(r.Q5), fmtNum(r.Q50), fmtNum(r.Q95),
-			fmtCount(r.ESSBulk), fmtCount(r.ESSTail), fmtCount(r.ESSBulkPerSec), fmtRhat(r.Rhat)}
+			fmtCount(r.ESSBulk), fmtCount(r.ESSTail), fmtRate(r.ESSBulkPerSec), fmtRhat(r.Rhat)}
 	}
 	for _, j := range samplerRows {
 		cells = append(cells, row(rows[j]))
@@ -337,6 +337,15 @@ func fmtCount(v float64) string {
 		return fmtNum(v)
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// fmtRate prints a rate such as ESS per second: whole numbers from 10 up,
+// three significant digits below (a slow model's 0.17 must not print as 0).
+func fmtRate(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v >= 10 {
+		return fmtCount(v)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func fmtRhat(v float64) string {

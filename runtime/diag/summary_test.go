@@ -148,3 +148,18 @@ func TestSummaryDegenerate(t *testing.T) {
 		t.Error("no error for a short row")
 	}
 }
+
+func TestFmtRate(t *testing.T) {
+	tests := []struct {
+		v    float64
+		want string
+	}{{0.1703, "0.17"}, {2.456, "2.46"}, {933.6, "934"}, {10, "10"}}
+	for _, tt := range tests {
+		if got := fmtRate(tt.v); got != tt.want {
+			t.Errorf("fmtRate(%g) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+	if got := fmtRate(math.NaN()); got != fmtNum(math.NaN()) {
+		t.Errorf("fmtRate(NaN) = %q", got)
+	}
+}
