@@ -26,22 +26,9 @@ func bind(t testing.TB, model string, files []string, sets ...string) *runtime.M
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	set := &data.Set{}
-	for _, f := range files {
-		vals, err := data.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := set.AddFile(vals); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, s := range sets {
-		v, err := data.ParseSet(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		set.AddSet(v)
+	set, err := data.Load(files, sets)
+	if err != nil {
+		t.Fatal(err)
 	}
 	bm, err := runtime.Bind(m, set, runtime.Options{Impls: runtime.Builtins(), Seed: 1, DataFiles: files})
 	if err != nil {

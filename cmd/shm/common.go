@@ -81,28 +81,6 @@ func checkModel(path string) (*ir.Model, error) {
 	return m, nil
 }
 
-// loadData reads data files and --set values into one set.
-func loadData(files, sets []string) (*data.Set, error) {
-	set := &data.Set{}
-	for _, f := range files {
-		vals, err := data.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		if err := set.AddFile(vals); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range sets {
-		v, err := data.ParseSet(s)
-		if err != nil {
-			return nil, err
-		}
-		set.AddSet(v)
-	}
-	return set, nil
-}
-
 // loadInit reads --init: a JSON file, or name=value pairs separated by
 // commas ("mu=1,sigma=2").
 func loadInit(arg string) (*data.Set, error) {
@@ -153,7 +131,7 @@ func bindModel(path string, files, sets []string, seed uint64, print io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	set, err := loadData(files, sets)
+	set, err := data.Load(files, sets)
 	if err != nil {
 		return nil, err
 	}

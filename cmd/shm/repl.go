@@ -322,7 +322,7 @@ func (r *repl) rebind(next modelState) error {
 // bind binds st's model to its data files and values plus extra values;
 // print() in transformed data writes to print.
 func (r *repl) bind(st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
-	set, err := loadData(st.files, append(slices.Clone(st.sets), extra...))
+	set, err := data.Load(st.files, append(slices.Clone(st.sets), extra...))
 	if err != nil {
 		return nil, err
 	}

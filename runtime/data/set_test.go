@@ -1,6 +1,8 @@
 package data
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -209,5 +211,31 @@ func TestValueWithoutSource(t *testing.T) {
 	var s Set
 	if err := s.AddFile([]*Value{v, v}); err == nil || err.Error() != "x is given twice: in x and in x" {
 		t.Errorf("AddFile error = %v", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "d.csv")
+	if err := os.WriteFile(csv, []byte("y\n1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := Load([]string{csv}, []string{"lambda=0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, ok := set.Lookup("y")
+	if !ok || len(y.Data) != 2 {
+		t.Fatalf("y: %v %v", y, ok)
+	}
+	l, ok := set.Lookup("lambda")
+	if !ok || l.Data[0] != 0.5 {
+		t.Fatalf("lambda: %v %v", l, ok)
+	}
+	if _, err := Load([]string{filepath.Join(dir, "missing.csv")}, nil); err == nil {
+		t.Error("missing file accepted")
+	}
+	if _, err := Load(nil, []string{"novalue"}); err == nil {
+		t.Error("bad --set accepted")
 	}
 }
