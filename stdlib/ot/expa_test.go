@@ -2,6 +2,7 @@ package ot
 
 import (
 	"encoding/csv"
+	"github.com/shmlang/shm/internal/shared"
 	"math"
 	"os"
 	"path/filepath"
@@ -40,7 +41,7 @@ func readCSV(t *testing.T, path string) map[string][]float64 {
 // independent implementation (rstan), to 1e-8 relative. It also checks
 // Resolution against the file's h.
 func TestExperimentAPotential(t *testing.T) {
-	dir := filepath.Join(filepath.Dir(testdataDir(t)), "expA")
+	dir := shared.Path(t, "testdata", "expA")
 	y := readCSV(t, filepath.Join(dir, "data.csv"))["y"]
 	z := readCSV(t, filepath.Join(dir, "crn_z.csv"))
 	ref := readCSV(t, filepath.Join(dir, "reference.csv"))

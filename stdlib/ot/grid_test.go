@@ -27,7 +27,7 @@ func TestGridReferenceVectors(t *testing.T) {
 			w := NewWorkspace(n, n, 2)
 			defer w.Close()
 			gr := &Grad{LogA: make([]float64, n), LogB: make([]float64, n)}
-			res, err := w.GridDivergence(g, in.LogA, in.LogB, r.options(GradUnrolled), nil, gr)
+			res, err := w.GridDivergence(g, in.LogA, in.LogB, refOptions(r, GradUnrolled), nil, gr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,25 +42,25 @@ func TestGridReferenceVectors(t *testing.T) {
 			checkArray(t, "g_xy", gg, ex.Gxy, rt)
 
 			genv := &Grad{LogA: make([]float64, n)}
-			if _, err := w.GridDivergence(g, in.LogA, in.LogB, r.options(GradEnvelope), nil, genv); err != nil {
+			if _, err := w.GridDivergence(g, in.LogA, in.LogB, refOptions(r, GradEnvelope), nil, genv); err != nil {
 				t.Fatal(err)
 			}
 			checkArray(t, "envelope_grad_log_a", genv.LogA, ex.EnvelopeGradLogA, rt)
 
 			got := &Grad{LogA: make([]float64, n)}
-			v, err := w.GridOT(g, in.LogA, in.LogB, r.options(GradUnrolled), got)
+			v, err := w.GridOT(g, in.LogA, in.LogB, refOptions(r, GradUnrolled), got)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkScalar(t, "sinkhorn_ot", v, ex.OTxy, r)
 			checkArray(t, "ot_xy_grad_log_a", got.LogA, ex.OTxyGradLogA, rt)
 
-			st, err := w.GridSelfTerm(g, in.LogB, r.options(GradUnrolled))
+			st, err := w.GridSelfTerm(g, in.LogB, refOptions(r, GradUnrolled))
 			if err != nil {
 				t.Fatal(err)
 			}
 			gc := &Grad{LogA: make([]float64, n)}
-			res2, err := w.GridDivergence(g, in.LogA, in.LogB, r.options(GradUnrolled), st, gc)
+			res2, err := w.GridDivergence(g, in.LogA, in.LogB, refOptions(r, GradUnrolled), st, gc)
 			if err != nil {
 				t.Fatal(err)
 			}

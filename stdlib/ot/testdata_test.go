@@ -1,54 +1,17 @@
 package ot
 
 import (
-	"encoding/json"
 	"github.com/shmlang/shm/internal/shared"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
 // refFile is one reference vector of shared/testdata/sinkhorn.
-type refFile struct {
-	Name   string `json:"name"`
-	Inputs struct {
-		X        [][]float64 `json:"x"`
-		Y        [][]float64 `json:"y"`
-		LogA     []float64   `json:"log_a"`
-		LogB     []float64   `json:"log_b"`
-		Eps      float64     `json:"eps"`
-		Rho      *float64    `json:"rho"`
-		T        int         `json:"T"`
-		Balanced bool        `json:"balanced"`
-	} `json:"inputs"`
-	Expected struct {
-		OTxy             float64     `json:"ot_xy"`
-		OTxx             float64     `json:"ot_xx"`
-		OTyy             float64     `json:"ot_yy"`
-		MassA            float64     `json:"mass_a"`
-		MassB            float64     `json:"mass_b"`
-		Divergence       float64     `json:"divergence"`
-		GradX            [][]float64 `json:"grad_x"`
-		GradY            [][]float64 `json:"grad_y"`
-		GradLogA         []float64   `json:"grad_log_a"`
-		GradLogB         []float64   `json:"grad_log_b"`
-		EnvelopeGradX    [][]float64 `json:"envelope_grad_x"`
-		EnvelopeGradLogA []float64   `json:"envelope_grad_log_a"`
-		OTxyGradX        [][]float64 `json:"ot_xy_grad_x"`
-		OTxyGradLogA     []float64   `json:"ot_xy_grad_log_a"`
-		Fxy              []float64   `json:"f_xy"`
-		Gxy              []float64   `json:"g_xy"`
-		PlanXY           [][]float64 `json:"plan_xy"`
-	} `json:"expected"`
-	Tolerance struct {
-		ValueRtol  float64 `json:"value_rtol"`
-		ValueScale float64 `json:"value_scale"`
-		GradRtol   float64 `json:"grad_rtol"`
-	} `json:"tolerance"`
-}
+type refFile = shared.SinkhornRef
 
-func (r *refFile) options(mode GradMode) Options {
+// refOptions returns the options of a reference vector with the given
+// gradient mode.
+func refOptions(r *refFile, mode GradMode) Options {
 	o := Options{Eps: r.Inputs.Eps, Balanced: r.Inputs.Balanced, Iters: r.Inputs.T, Grad: mode}
 	if r.Inputs.Rho != nil {
 		o.Rho = *r.Inputs.Rho
@@ -56,38 +19,9 @@ func (r *refFile) options(mode GradMode) Options {
 	return o
 }
 
-func flatten(a [][]float64) []float64 {
-	var out []float64
-	for _, row := range a {
-		out = append(out, row...)
-	}
-	return out
-}
+func flatten(a [][]float64) []float64 { return shared.Flatten(a) }
 
-func loadRefs(t testing.TB) []*refFile {
-	t.Helper()
-	dir := testdataDir(t)
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no JSON files in %s", dir)
-	}
-	var refs []*refFile
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := new(refFile)
-		if err := json.Unmarshal(data, r); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		refs = append(refs, r)
-	}
-	return refs
-}
+func loadRefs(t testing.TB) []*refFile { return shared.SinkhornRefs(t) }
 
 func checkScalar(t *testing.T, what string, got, want float64, r *refFile) {
 	t.Helper()
@@ -131,7 +65,7 @@ func TestReferenceVectors(t *testing.T) {
 				w.SetParallelThreshold(1) // exercise the parallel path too
 				// Divergence, unrolled.
 				gr := &Grad{X: make([]float64, n*d), Y: make([]float64, m*d), LogA: make([]float64, n), LogB: make([]float64, m)}
-				res, err := w.Divergence(x, y, in.LogA, in.LogB, r.options(GradUnrolled), nil, gr)
+				res, err := w.Divergence(x, y, in.LogA, in.LogB, refOptions(r, GradUnrolled), nil, gr)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -152,7 +86,7 @@ func TestReferenceVectors(t *testing.T) {
 
 				// Envelope.
 				genv := &Grad{X: make([]float64, n*d), LogA: make([]float64, n)}
-				res2, err := w.Divergence(x, y, in.LogA, in.LogB, r.options(GradEnvelope), nil, genv)
+				res2, err := w.Divergence(x, y, in.LogA, in.LogB, refOptions(r, GradEnvelope), nil, genv)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -164,7 +98,7 @@ func TestReferenceVectors(t *testing.T) {
 
 				// Raw OT.
 				got := &Grad{X: make([]float64, n*d), LogA: make([]float64, n)}
-				v, err := w.OT(x, y, in.LogA, in.LogB, r.options(GradUnrolled), got)
+				v, err := w.OT(x, y, in.LogA, in.LogB, refOptions(r, GradUnrolled), got)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -173,12 +107,12 @@ func TestReferenceVectors(t *testing.T) {
 				checkArray(t, "ot_xy_grad_log_a", got.LogA, ex.OTxyGradLogA, rt)
 
 				// Cached y–y term.
-				st, err := w.SelfTerm(y, in.LogB, r.options(GradUnrolled))
+				st, err := w.SelfTerm(y, in.LogB, refOptions(r, GradUnrolled))
 				if err != nil {
 					t.Fatal(err)
 				}
 				gc := &Grad{X: make([]float64, n*d), LogA: make([]float64, n)}
-				res3, err := w.Divergence(x, y, in.LogA, in.LogB, r.options(GradUnrolled), st, gc)
+				res3, err := w.Divergence(x, y, in.LogA, in.LogB, refOptions(r, GradUnrolled), st, gc)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -189,7 +123,7 @@ func TestReferenceVectors(t *testing.T) {
 				checkArray(t, "grad_log_a (cached y–y)", gc.LogA, ex.GradLogA, rt)
 
 				if ex.PlanXY != nil {
-					plan, err := w.Plan(x, y, in.LogA, in.LogB, r.options(GradUnrolled), nil)
+					plan, err := w.Plan(x, y, in.LogA, in.LogB, refOptions(r, GradUnrolled), nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -216,6 +150,3 @@ func kernelConfigs() []kernelConfig {
 	}
 	return cs
 }
-
-// testdataDir returns ../shared/testdata/sinkhorn beside the repository root.
-func testdataDir(t testing.TB) string { return shared.Path(t, "testdata", "sinkhorn") }

@@ -1,11 +1,8 @@
 package sinkhorn
 
 import (
-	"encoding/json"
 	"github.com/shmlang/shm/internal/shared"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,40 +11,9 @@ import (
 	"github.com/shmlang/shm/stdlib"
 )
 
-type reference struct {
-	Inputs struct {
-		X, Y     [][]float64
-		LogA     []float64 `json:"log_a"`
-		LogB     []float64 `json:"log_b"`
-		Eps      float64
-		Rho      *float64
-		T        int
-		Balanced bool
-	}
-	Expected struct {
-		Divergence float64
-		OTxy       float64     `json:"ot_xy"`
-		GradX      [][]float64 `json:"grad_x"`
-		GradY      [][]float64 `json:"grad_y"`
-		GradLogA   []float64   `json:"grad_log_a"`
-		GradLogB   []float64   `json:"grad_log_b"`
-		EnvGradX   [][]float64 `json:"envelope_grad_x"`
-		OTxyGradX  [][]float64 `json:"ot_xy_grad_x"`
-	}
-	Tolerance struct {
-		ValueRtol  float64 `json:"value_rtol"`
-		ValueScale float64 `json:"value_scale"`
-		GradRtol   float64 `json:"grad_rtol"`
-	}
-}
+type reference = shared.SinkhornRef
 
-func flat(a [][]float64) []float64 {
-	var out []float64
-	for _, r := range a {
-		out = append(out, r...)
-	}
-	return out
-}
+func flat(a [][]float64) []float64 { return shared.Flatten(a) }
 
 // named builds the named-argument list of sinkhorn for a reference.
 func named(t *autodiff.Tape, r *reference, la, lb autodiff.Value, grad string) []stdlib.Value {
@@ -67,22 +33,14 @@ func named(t *autodiff.Tape, r *reference, la, lb autodiff.Value, grad string) [
 // the tape node, with every input a variable, and compares the value and
 // the gradients the tape reports with the file's (unrolled and envelope).
 func TestReferenceThroughTape(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "testdata", "sinkhorn"), "*.json"))
-	if len(files) < 13 {
-		t.Fatalf("found %d reference files", len(files))
+	refs := shared.SinkhornRefs(t)
+	if len(refs) < 13 {
+		t.Fatalf("found %d reference files", len(refs))
 	}
 	impls := stdlib.Impls{}
 	Register(impls)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r reference
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatal(err)
-			}
+	for _, r := range refs {
+		t.Run(r.Name, func(t *testing.T) {
 			d := len(r.Inputs.X[0])
 			for _, mode := range []string{"unrolled", "envelope"} {
 				tape := autodiff.NewTape()
@@ -90,7 +48,7 @@ func TestReferenceThroughTape(t *testing.T) {
 				x := tape.NewVar(autodiff.MatrixShape(len(r.Inputs.X), d), flat(r.Inputs.X))
 				y := tape.NewVar(autodiff.MatrixShape(len(r.Inputs.Y), d), flat(r.Inputs.Y))
 				la, lb := tape.VarVec(r.Inputs.LogA), tape.VarVec(r.Inputs.LogB)
-				v, err := impls["sinkhorn"](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, named(tape, &r, la, lb, mode))
+				v, err := impls["sinkhorn"](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, named(tape, r, la, lb, mode))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +77,7 @@ func TestReferenceThroughTape(t *testing.T) {
 					check("grad_log_a", tape.Adj(la), r.Expected.GradLogA)
 					check("grad_log_b", tape.Adj(lb), r.Expected.GradLogB)
 				} else {
-					check("envelope_grad_x", tape.Adj(x), flat(r.Expected.EnvGradX))
+					check("envelope_grad_x", tape.Adj(x), flat(r.Expected.EnvelopeGradX))
 				}
 			}
 		})

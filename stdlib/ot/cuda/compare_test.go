@@ -1,11 +1,8 @@
 package cuda
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/shmlang/shm/internal/shared"
@@ -17,46 +14,9 @@ import (
 // shared/testdata/sinkhorn and on a few generated problems.
 
 // refFile is one reference vector of shared/testdata/sinkhorn.
-type refFile struct {
-	Name   string `json:"name"`
-	Inputs struct {
-		X        [][]float64 `json:"x"`
-		Y        [][]float64 `json:"y"`
-		LogA     []float64   `json:"log_a"`
-		LogB     []float64   `json:"log_b"`
-		Eps      float64     `json:"eps"`
-		Rho      *float64    `json:"rho"`
-		T        int         `json:"T"`
-		Balanced bool        `json:"balanced"`
-	} `json:"inputs"`
-	Expected struct {
-		OTxy             float64     `json:"ot_xy"`
-		OTxx             float64     `json:"ot_xx"`
-		OTyy             float64     `json:"ot_yy"`
-		Divergence       float64     `json:"divergence"`
-		GradX            [][]float64 `json:"grad_x"`
-		GradY            [][]float64 `json:"grad_y"`
-		GradLogA         []float64   `json:"grad_log_a"`
-		GradLogB         []float64   `json:"grad_log_b"`
-		EnvelopeGradX    [][]float64 `json:"envelope_grad_x"`
-		EnvelopeGradLogA []float64   `json:"envelope_grad_log_a"`
-		OTxyGradX        [][]float64 `json:"ot_xy_grad_x"`
-		OTxyGradLogA     []float64   `json:"ot_xy_grad_log_a"`
-	} `json:"expected"`
-	Tolerance struct {
-		ValueRtol  float64 `json:"value_rtol"`
-		ValueScale float64 `json:"value_scale"`
-		GradRtol   float64 `json:"grad_rtol"`
-	} `json:"tolerance"`
-}
+type refFile = shared.SinkhornRef
 
-func flatten(a [][]float64) []float64 {
-	var out []float64
-	for _, row := range a {
-		out = append(out, row...)
-	}
-	return out
-}
+func flatten(a [][]float64) []float64 { return shared.Flatten(a) }
 
 // testCase is one problem: inputs and options (Grad is set per check).
 type testCase struct {
@@ -74,24 +34,8 @@ func (c *testCase) m() int { return len(c.lb) }
 // referenceCases loads every JSON file of shared/testdata/sinkhorn.
 func referenceCases(t testing.TB) []*testCase {
 	t.Helper()
-	dir := shared.Path(t, "testdata", "sinkhorn")
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no JSON files in %s", dir)
-	}
 	var cases []*testCase
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := new(refFile)
-		if err := json.Unmarshal(data, r); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
+	for _, r := range shared.SinkhornRefs(t) {
 		in := &r.Inputs
 		c := &testCase{name: r.Name, x: flatten(in.X), y: flatten(in.Y), la: in.LogA, lb: in.LogB, ref: r,
 			opt: ot.Options{Eps: in.Eps, Balanced: in.Balanced, Iters: in.T}}
