@@ -142,6 +142,7 @@ type chainState struct {
 type selfEntry struct {
 	y, logB []float64
 	opt     ot.Options
+	grid    bool // computed by the separable grid path
 	term    *ot.SelfTerm
 }
 
@@ -161,21 +162,28 @@ func state(c *stdlib.Context, n, m, d int) *chainState {
 }
 
 // selfTerm returns the cached y–y term for constant y and log_b, computing
-// it on first use.
-func (s *chainState) selfTerm(y, logB []float64, opt ot.Options) (*ot.SelfTerm, error) {
+// it on first use (with the separable path when g is a grid).
+func (s *chainState) selfTerm(y, logB []float64, opt ot.Options, g ot.Grid) (*ot.SelfTerm, error) {
+	onGrid := g.N() > 0
 	for _, e := range s.cache {
-		if e.opt == opt && slices.Equal(e.y, y) && slices.Equal(e.logB, logB) {
+		if e.opt == opt && e.grid == onGrid && slices.Equal(e.y, y) && slices.Equal(e.logB, logB) {
 			return e.term, nil
 		}
 	}
-	term, err := s.ws.SelfTerm(y, logB, opt)
+	var term *ot.SelfTerm
+	var err error
+	if onGrid {
+		term, err = s.ws.GridSelfTerm(g, logB, opt)
+	} else {
+		term, err = s.ws.SelfTerm(y, logB, opt)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if len(s.cache) >= 8 {
 		s.cache = s.cache[1:]
 	}
-	s.cache = append(s.cache, selfEntry{y: slices.Clone(y), logB: slices.Clone(logB), opt: opt, term: term})
+	s.cache = append(s.cache, selfEntry{y: slices.Clone(y), logB: slices.Clone(logB), opt: opt, grid: onGrid, term: term})
 	return term, nil
 }
 
@@ -214,9 +222,18 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 		s.plan = p
 		return stdlib.ADValue(t.NewConst(autodiff.MatrixShape(n, m), p)), nil
 	}
+	// Both supports fixed and the same regular grid: the cost separates
+	// and the separable path (O(H·W·(H+W)) per half-iteration instead of
+	// O((H·W)²)) gives the same result, unless the GPU is asked for.
+	var g ot.Grid
+	if backend != "cuda" && d == 2 && n == m && x.IsConst() && y.IsConst() {
+		if xv := t.Val(x); slices.Equal(xv, t.Val(y)) {
+			g, _ = unitGrid(xv)
+		}
+	}
 	var yy *ot.SelfTerm
 	if k == divergence && y.IsConst() && lb.IsConst() {
-		if yy, err = s.selfTerm(t.Val(y), t.Val(lb), opt); err != nil {
+		if yy, err = s.selfTerm(t.Val(y), t.Val(lb), opt, g); err != nil {
 			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
 		}
 	}
@@ -227,11 +244,25 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 		gp = grad
 	}
 	xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
-	value, used, err := onGPU(c, k, backend, d, xv, yv, lav, lbv, opt, gp)
+	var value float64
+	used := false
+	if g.N() == 0 {
+		value, used, err = onGPU(c, k, backend, d, xv, yv, lav, lbv, opt, gp)
+	}
 	switch {
 	case err != nil:
 		return stdlib.Value{}, fmt.Errorf("%s (cuda): %v", fn, err)
 	case used:
+	case g.N() > 0 && k == divergence:
+		res, err := s.ws.GridDivergence(g, lav, lbv, opt, yy, gp)
+		if err != nil {
+			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		}
+		value = res.Divergence
+	case g.N() > 0:
+		if value, err = s.ws.GridOT(g, lav, lbv, opt, gp); err != nil {
+			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		}
 	case k == divergence:
 		res, err := s.ws.Divergence(xv, yv, lav, lbv, opt, yy, gp)
 		if err != nil {
@@ -245,6 +276,32 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	}
 	p.Out()[0] = value
 	return stdlib.RealValue(p.Value()), nil
+}
+
+// unitGrid reports whether the n×2 row-major points pts are a regular
+// H×W grid with unit spacing in row-major order, (r0 + i, c0 + j) for
+// point i·W + j (as grid_points makes them, any common shift), and
+// returns its shape. A grid of one row or one column is not reported (the
+// dense path is as fast).
+func unitGrid(pts []float64) (ot.Grid, bool) {
+	n := len(pts) / 2
+	if n < 4 {
+		return ot.Grid{}, false
+	}
+	r0, c0 := pts[0], pts[1]
+	w := 1
+	for w < n && pts[2*w] == r0 {
+		w++
+	}
+	if w < 2 || n%w != 0 || n/w < 2 {
+		return ot.Grid{}, false
+	}
+	for k := range n {
+		if pts[2*k] != r0+float64(k/w) || pts[2*k+1] != c0+float64(k%w) {
+			return ot.Grid{}, false
+		}
+	}
+	return ot.Grid{H: n / w, W: w}, true
 }
 
 // resolution is the median distance from each point to its nearest other

@@ -1,14 +1,17 @@
 package sinkhorn
 
 import (
-	"github.com/shmlang/shm/internal/shared"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
+	"github.com/shmlang/shm/stdlib/ot"
 )
 
 type reference = shared.SinkhornRef
@@ -164,6 +167,124 @@ func TestErrors(t *testing.T) {
 		_, err := impls["sinkhorn"](c, []stdlib.Value{x, y}, n)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestGridPathThroughTape checks that sinkhorn and sinkhorn_ot on two
+// copies of one unit grid (which take the separable path) give the value
+// and log-weight gradients of the same problem with the points listed in
+// a shuffled order (which takes the dense path).
+func TestGridPathThroughTape(t *testing.T) {
+	impls := stdlib.Impls{}
+	Register(impls)
+	const h, w = 5, 6
+	n := h * w
+	pts := make([]float64, 0, 2*n)
+	for r := range h {
+		for c := range w {
+			pts = append(pts, 1.5+float64(r), -2+float64(c))
+		}
+	}
+	if g, ok := unitGrid(pts); !ok || g != (ot.Grid{H: h, W: w}) {
+		t.Fatalf("unitGrid = %v, %v; want %d×%d", g, ok, h, w)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	perm := rng.Perm(n)
+	shuffled := make([]float64, 2*n)
+	for i, p := range perm {
+		shuffled[2*i], shuffled[2*i+1] = pts[2*p], pts[2*p+1]
+	}
+	if _, ok := unitGrid(shuffled); ok {
+		t.Fatal("shuffled points detected as a grid")
+	}
+	la, lb := make([]float64, n), make([]float64, n)
+	for i := range la {
+		la[i] = math.Log(0.05 + rng.Float64())
+		lb[i] = math.Log(0.05 + rng.Float64())
+	}
+	normalize := func(v []float64) {
+		m := math.Inf(-1)
+		for _, x := range v {
+			m = math.Max(m, x)
+		}
+		s := 0.0
+		for _, x := range v {
+			s += math.Exp(x - m)
+		}
+		for i := range v {
+			v[i] -= m + math.Log(s)
+		}
+	}
+	normalize(la)
+	normalize(lb)
+	permute := func(v []float64) []float64 {
+		out := make([]float64, n)
+		for i, p := range perm {
+			out[i] = v[p]
+		}
+		return out
+	}
+	eval := func(fn string, rho float64, p, a, b []float64) (float64, []float64) {
+		tape := autodiff.NewTape()
+		c := &stdlib.Context{Tape: tape, State: map[string]any{}}
+		x := tape.NewConst(autodiff.MatrixShape(n, 2), p)
+		y := tape.NewConst(autodiff.MatrixShape(n, 2), p)
+		lav := tape.VarVec(a)
+		nm := make([]stdlib.Value, argBackend+1)
+		nm[argEps] = stdlib.RealValue(tape.Const(0.8))
+		nm[argIters] = stdlib.IntValue(25)
+		if rho > 0 {
+			nm[argRho] = stdlib.RealValue(tape.Const(rho))
+		}
+		nm[argLogA] = stdlib.ADValue(lav)
+		nm[argLogB] = stdlib.ADValue(tape.ConstVec(b))
+		v, err := impls[fn](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, nm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tape.Gradient(v.AD); err != nil {
+			t.Fatal(err)
+		}
+		return tape.Scalar(v.AD), slices.Clone(tape.Adj(lav))
+	}
+	for _, fn := range []string{"sinkhorn", "sinkhorn_ot"} {
+		for _, rho := range []float64{0, 10} {
+			vg, gg := eval(fn, rho, pts, la, lb)
+			vd, gd := eval(fn, rho, shuffled, permute(la), permute(lb))
+			if math.Abs(vg-vd) > 1e-12*math.Max(1, math.Abs(vd)) {
+				t.Errorf("%s rho=%g: grid %.17g, dense %.17g", fn, rho, vg, vd)
+			}
+			gg = permute(gg)
+			for i := range gd {
+				if math.Abs(gg[i]-gd[i]) > 1e-10*math.Max(1, math.Abs(gd[i])) {
+					t.Errorf("%s rho=%g: d/dlog_a[%d] grid %.17g, dense %.17g", fn, rho, i, gg[i], gd[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+func TestUnitGrid(t *testing.T) {
+	tests := []struct {
+		name string
+		pts  []float64
+		want ot.Grid
+		ok   bool
+	}{
+		{"2x2", []float64{1, 1, 1, 2, 2, 1, 2, 2}, ot.Grid{H: 2, W: 2}, true},
+		{"3x2 shifted", []float64{0.5, 7, 0.5, 8, 1.5, 7, 1.5, 8, 2.5, 7, 2.5, 8}, ot.Grid{H: 3, W: 2}, true},
+		{"column major", []float64{1, 1, 2, 1, 1, 2, 2, 2}, ot.Grid{}, false},
+		{"spacing 2", []float64{0, 0, 0, 2, 2, 0, 2, 2}, ot.Grid{}, false},
+		{"one row", []float64{0, 0, 0, 1, 0, 2, 0, 3}, ot.Grid{}, false},
+		{"ragged", []float64{0, 0, 0, 1, 0, 2, 1, 0, 1, 1}, ot.Grid{}, false},
+		{"too few", []float64{0, 0, 0, 1}, ot.Grid{}, false},
+	}
+	for _, tt := range tests {
+		g, ok := unitGrid(tt.pts)
+		if g != tt.want || ok != tt.ok {
+			t.Errorf("%s: unitGrid = %v, %v; want %v, %v", tt.name, g, ok, tt.want, tt.ok)
 		}
 	}
 }
