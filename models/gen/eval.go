@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -10,46 +9,31 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/shmlang/shm/runtime/stancsv"
 )
 
 // chi2Quantile2 holds quantiles of the chi-square distribution with two
 // degrees of freedom: -2 log(1 - p).
 func chi2Quantile2(p float64) float64 { return -2 * math.Log1p(-p) }
 
-// chainDraws are the (dx, dy) draws and the divergence flags of one chain.
+// chainDraws are the (dx, dy) draws, the divergence count and the wall
+// time (warmup + sampling, seconds; 0 when the file has none) of one chain.
 type chainDraws struct {
 	DX, DY    []float64
 	Divergent int
+	Seconds   float64
 }
 
-// readChain reads dx, dy and divergent__ from a Stan CSV file.
+// readChain reads dx, dy, divergent__ and the elapsed times from a Stan
+// CSV file.
 func readChain(path string) (chainDraws, error) {
-	f, err := os.Open(path)
+	f, err := stancsv.ReadFile(path)
 	if err != nil {
 		return chainDraws{}, err
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
-			lines = append(lines, l)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return chainDraws{}, err
-	}
-	rows, err := csv.NewReader(strings.NewReader(strings.Join(lines, "\n"))).ReadAll()
-	if err != nil {
-		return chainDraws{}, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(rows) < 2 {
-		return chainDraws{}, fmt.Errorf("%s: no draws", path)
 	}
 	col := map[string]int{}
-	for i, n := range rows[0] {
+	for i, n := range f.Columns {
 		col[n] = i
 	}
 	for _, n := range []string{"dx", "dy", "divergent__"} {
@@ -57,17 +41,19 @@ func readChain(path string) (chainDraws, error) {
 			return chainDraws{}, fmt.Errorf("%s: no column %s", path, n)
 		}
 	}
+	rows := f.SamplingDraws()
+	if len(rows) < 2 {
+		return chainDraws{}, fmt.Errorf("%s: %d draws, need at least 2", path, len(rows))
+	}
 	var d chainDraws
-	for _, r := range rows[1:] {
-		x, err1 := strconv.ParseFloat(r[col["dx"]], 64)
-		y, err2 := strconv.ParseFloat(r[col["dy"]], 64)
-		if err1 != nil || err2 != nil {
-			return chainDraws{}, fmt.Errorf("%s: bad draw %v", path, r)
-		}
-		d.DX, d.DY = append(d.DX, x), append(d.DY, y)
-		if r[col["divergent__"]] == "1" {
+	for _, r := range rows {
+		d.DX, d.DY = append(d.DX, r[col["dx"]]), append(d.DY, r[col["dy"]])
+		if r[col["divergent__"]] == 1 {
 			d.Divergent++
 		}
+	}
+	if f.HasTiming {
+		d.Seconds = f.WarmupSeconds + f.SamplingSeconds
 	}
 	return d, nil
 }
@@ -104,6 +90,7 @@ type chainMetrics struct {
 	Area90    float64 // area of the Gaussian 90% ellipse
 	Divergent int
 	Draws     int
+	Seconds   float64 // wall time of the chain (warmup + sampling)
 }
 
 // metrics computes chainMetrics for one chain and the true offset.
@@ -132,6 +119,7 @@ func metrics(d chainDraws, dx, dy float64) chainMetrics {
 		Area90:    math.Pi * chi2Quantile2(0.90) * math.Sqrt(math.Max(det, 0)),
 		Divergent: d.Divergent,
 		Draws:     len(d.DX),
+		Seconds:   d.Seconds,
 	}
 }
 
@@ -155,7 +143,7 @@ func evalD(truthPath string, dirs []string, w io.Writer) error {
 		truth[idx] = [2]float64{dx, dy}
 	}
 	var all []chainMetrics
-	fmt.Fprintln(w, "image,chain,dx_true,dy_true,covered95,error,area90,divergent")
+	fmt.Fprintln(w, "image,chain,dx_true,dy_true,covered95,error,area90,divergent,seconds")
 	for _, dir := range dirs {
 		var idx int
 		if _, err := fmt.Sscanf(filepath.Base(dir), "img%d", &idx); err != nil {
@@ -176,11 +164,11 @@ func evalD(truthPath string, dirs []string, w io.Writer) error {
 			}
 			m := metrics(d, tv[0], tv[1])
 			all = append(all, m)
-			fmt.Fprintf(w, "%d,%d,%.4f,%.4f,%t,%.4f,%.4f,%d\n", idx, k+1, tv[0], tv[1], m.Covered95, m.Err, m.Area90, m.Divergent)
+			fmt.Fprintf(w, "%d,%d,%.4f,%.4f,%t,%.4f,%.4f,%d,%.1f\n", idx, k+1, tv[0], tv[1], m.Covered95, m.Err, m.Area90, m.Divergent, m.Seconds)
 		}
 	}
 	var cov, far, div, divChains, draws float64
-	var errs, areas []float64
+	var errs, areas, secs []float64
 	for _, m := range all {
 		if m.Covered95 {
 			cov++
@@ -195,9 +183,10 @@ func evalD(truthPath string, dirs []string, w io.Writer) error {
 		draws += float64(m.Draws)
 		errs = append(errs, m.Err)
 		areas = append(areas, m.Area90)
+		secs = append(secs, m.Seconds)
 	}
 	n := float64(len(all))
-	fmt.Fprintf(w, "\nchains %d: cov2D(0.95) %.3f | med err %.3f | P90 err %.3f | err>4 %.1f%% | med A2D(0.90) %.2f | chains with divergences %.1f%% (%.2f%% of draws)\n",
-		len(all), cov/n, median(errs), quantile(errs, 0.9), 100*far/n, median(areas), 100*divChains/n, 100*div/draws)
+	fmt.Fprintf(w, "\nchains %d: cov2D(0.95) %.3f | med err %.3f | P90 err %.3f | err>4 %.1f%% | med A2D(0.90) %.2f | chains with divergences %.1f%% (%.2f%% of draws) | wall time per chain: median %.1f s, max %.1f s\n",
+		len(all), cov/n, median(errs), quantile(errs, 0.9), 100*far/n, median(areas), 100*divChains/n, 100*div/draws, median(secs), slices.Max(secs))
 	return nil
 }

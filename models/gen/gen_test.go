@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -311,5 +313,53 @@ func TestMetrics(t *testing.T) {
 	}
 	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
 		t.Errorf("median = %g, want 2.5", got)
+	}
+}
+
+// TestEvalD runs expD-eval on two hand-written Stan CSV files (one image,
+// two chains) and checks the per-chain rows and the summary line.
+func TestEvalD(t *testing.T) {
+	dir := t.TempDir()
+	truth := "index,label,file,dx,dy\n40,3,img040.json,1.5,-2\n"
+	if err := os.WriteFile(filepath.Join(dir, "truth.csv"), []byte(truth), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "img040")
+	if err := os.Mkdir(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	chain := func(name string, dx, dy []float64, div []int, warm, samp float64) {
+		var b strings.Builder
+		b.WriteString("# model = expD_unbalanced_model\nlp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,dx,dy\n")
+		for i := range dx {
+			fmt.Fprintf(&b, "-1,0.9,0.5,2,3,%d,1,%g,%g\n", div[i], dx[i], dy[i])
+		}
+		fmt.Fprintf(&b, "# \n#  Elapsed Time: %g seconds (Warm-up)\n#                %g seconds (Sampling)\n#                %g seconds (Total)\n# \n", warm, samp, warm+samp)
+		if err := os.WriteFile(filepath.Join(run, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Chain 1 around the truth, chain 2 far away with one divergence.
+	chain("c_1.csv", []float64{1.4, 1.6, 1.5, 1.3, 1.7}, []float64{-1.9, -2.2, -2, -1.8, -2.1}, []int{0, 0, 0, 0, 0}, 10, 5)
+	chain("c_2.csv", []float64{7, 7.2, 6.9, 7.1, 6.8}, []float64{3, 3.1, 2.9, 3.2, 2.8}, []int{0, 1, 0, 0, 0}, 20, 10)
+	var out strings.Builder
+	if err := evalD(filepath.Join(dir, "truth.csv"), []string{run}, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	if want := "40,1,1.5000,-2.0000,true,0.0000,"; !strings.HasPrefix(lines[1], want) || !strings.HasSuffix(lines[1], ",0,15.0") {
+		t.Errorf("chain 1 row %q, want prefix %q and suffix ,0,15.0", lines[1], want)
+	}
+	farErr := math.Hypot(7-1.5, 3+2)
+	if want := fmt.Sprintf("40,2,1.5000,-2.0000,false,%.4f,", farErr); !strings.HasPrefix(lines[2], want) || !strings.HasSuffix(lines[2], ",1,30.0") {
+		t.Errorf("chain 2 row %q, want prefix %q and suffix ,1,30.0", lines[2], want)
+	}
+	for _, want := range []string{"chains 2:", "cov2D(0.95) 0.500", fmt.Sprintf("med err %.3f", farErr/2), "err>4 50.0%", "chains with divergences 50.0% (10.00% of draws)", "median 22.5 s, max 30.0 s"} {
+		if !strings.Contains(lines[4], want) {
+			t.Errorf("summary %q lacks %q", lines[4], want)
+		}
 	}
 }
