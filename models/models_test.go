@@ -3,7 +3,7 @@ package models_test
 
 import (
 	"encoding/csv"
-	"github.com/shmlang/shm/internal/shared"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
@@ -22,7 +23,14 @@ func bind(t testing.TB, model string, files []string, sets ...string) *runtime.M
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, errs := ir.CheckSource(model, string(text))
+	return bindSource(t, model, string(text), files, sets...)
+}
+
+// bindSource is bind for a model given as source text (name is used in
+// error messages).
+func bindSource(t testing.TB, name, src string, files []string, sets ...string) *runtime.Model {
+	t.Helper()
+	m, errs := ir.CheckSource(name, src)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -170,19 +178,29 @@ func TestExpACRNEqualsNoiseAsData(t *testing.T) {
 }
 
 // BenchmarkExpAGradient measures one gradient of Experiment A's
-// potential (K = 6, T = 80, N = 120): the cost of one leapfrog step.
+// potential (T = 80, N = 120) with K = 6 replicates (the shipped model)
+// and with K = 1: the cost of one leapfrog step.
 func BenchmarkExpAGradient(b *testing.B) {
 	y := filepath.Join("..", "..", "shared", "testdata", "expA", "data.csv")
-	bm := bind(b, "expA.shm", []string{y}, "lambda=1")
-	d, err := bm.NewDensity()
+	text, err := os.ReadFile("expA.shm")
 	if err != nil {
 		b.Fatal(err)
 	}
-	theta := []float64{2, math.Log(0.5)}
-	grad := make([]float64, 2)
-	for b.Loop() {
-		if _, err := d.LogDensityGrad(theta, grad); err != nil {
-			b.Fatal(err)
-		}
+	for _, k := range []int{6, 1} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			src := strings.Replace(string(text), "crn(6,", fmt.Sprintf("crn(%d,", k), 1)
+			bm := bindSource(b, "expA.shm", src, []string{y}, "lambda=1")
+			d, err := bm.NewDensity()
+			if err != nil {
+				b.Fatal(err)
+			}
+			theta := []float64{2, math.Log(0.5)}
+			grad := make([]float64, 2)
+			for b.Loop() {
+				if _, err := d.LogDensityGrad(theta, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -25,13 +25,21 @@ func longRuns() bool {
 // the draws of each output column (constrained parameters first).
 func sampleConstrained(t *testing.T, model string, files []string, sets []string, warmup, samples int) map[string][]float64 {
 	t.Helper()
-	bm := bindModel(t, model, "", files, sets...)
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples = warmup, samples
+	return sampleSource(t, model, "", files, sets, cfg)
+}
+
+// sampleSource is sampleConstrained for a model given as source text
+// (when src is not empty) and a sampler configuration. The count of
+// divergent transitions is returned as the column "divergent__".
+func sampleSource(t *testing.T, model, src string, files []string, sets []string, cfg nuts.Config) map[string][]float64 {
+	t.Helper()
+	bm := bindModel(t, model, src, files, sets...)
 	d, err := bm.NewDensity()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := nuts.DefaultConfig()
-	cfg.NumWarmup, cfg.NumSamples = warmup, samples
 	c, err := nuts.NewChain(d, cfg, 1, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +56,11 @@ func sampleConstrained(t *testing.T, model string, files []string, sets []string
 		for i := 0; i < bm.Dim(); i++ {
 			out[cols[i]] = append(out[cols[i]], row[i])
 		}
+		div := 0.0
+		if dr.Divergent {
+			div = 1
+		}
+		out["divergent__"] = append(out["divergent__"], div)
 		return nil
 	}})
 	if err != nil {
