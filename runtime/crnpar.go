@@ -325,7 +325,8 @@ func (rep *replicate) importFrame(ev *evaluator, site *crnSite, in *crnInputs) {
 	rep.vars, rep.elems, rep.cells = rep.vars[:0], rep.elems[:0], rep.cells[:0]
 	leaf := 0
 	for _, i := range site.slots {
-		s := ev.frame[i]
+		sub.frame[i] = ev.frame[i]
+		s := &sub.frame[i]
 		if s.v.Elems != nil {
 			n := len(rep.elems)
 			rep.elems = append(rep.elems, s.v.Elems...)
@@ -351,7 +352,6 @@ func (rep *replicate) importFrame(ev *evaluator, site *crnSite, in *crnInputs) {
 				rep.vars = append(rep.vars, *ad)
 			}
 		})
-		sub.frame[i] = s
 	}
 }
 
