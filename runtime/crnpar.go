@@ -31,8 +31,7 @@ import (
 // crnSite is what the evaluator keeps about a crn call site.
 type crnSite struct {
 	call *ir.CRN
-	// slots are the frame slots the body (with any nested crn) reads,
-	// ascending.
+	// slots are the frame slots the body reads, ascending.
 	slots []int
 	// inline is set for bodies evaluated on the chain's tape: bodies that
 	// are not real scalars, and bodies that read target(), which lives

@@ -43,8 +43,9 @@ type evaluator struct {
 	// needGrad is set when the evaluation's gradient will be computed;
 	// when it is not, replicates skip their backward sweep.
 	needGrad bool
-	// replica marks the sub-evaluator of a crn replicate: crn calls
-	// nested in its body run inline on its tape.
+	// replica marks the sub-evaluator of a crn replicate. The checker
+	// rejects nested crn calls; should one reach a replicate, it runs
+	// inline on the replicate's tape.
 	replica bool
 	// forceInline evaluates every crn call inline on the chain's tape,
 	// as before replicates had their own tapes (for tests).
