@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime/data"
 )
@@ -444,5 +447,70 @@ func TestCRNReplicatesReuseMemory(t *testing.T) {
 	}
 	if rep, in := allocs(false), allocs(true); rep > in {
 		t.Errorf("%g allocations per gradient with replicates, %g inline", rep, in)
+	}
+}
+
+// bindExpA binds Experiment A's model (models/expA.shm, K = 6, T = 80)
+// to its data with lambda = 1.
+func bindExpA(t testing.TB) *Model {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "models", "expA.shm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, errs := ir.CheckSource("expA.shm", string(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	set, err := data.Load([]string{shared.Path(t, "testdata", "expA", "data.csv")}, []string{"lambda=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, err := Bind(m, set, Options{Impls: Builtins(), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bm
+}
+
+// TestCRNExpAWorkers checks Experiment A's gradient with 1 and 2 workers
+// (bitwise) and against the inline evaluation.
+func TestCRNExpAWorkers(t *testing.T) {
+	bm := bindExpA(t)
+	theta := []float64{2, math.Log(0.5)}
+	lp1, g1 := gradAt(t, newCRNDensity(t, bm, 1, false), theta)
+	lp2, g2 := gradAt(t, newCRNDensity(t, bm, 2, false), theta)
+	lpIn, gIn := gradAt(t, newCRNDensity(t, bm, 1, true), theta)
+	if lp1 != lp2 || lp1 != lpIn {
+		t.Errorf("log density %.17g (1 worker), %.17g (2), %.17g (inline)", lp1, lp2, lpIn)
+	}
+	for i := range g1 {
+		if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) || math.Abs(g1[i]-gIn[i]) > 1e-12*math.Max(1, math.Abs(gIn[i])) {
+			t.Errorf("grad[%d]: %.17g (1 worker), %.17g (2), %.17g (inline)", i, g1[i], g2[i], gIn[i])
+		}
+	}
+}
+
+// BenchmarkCRNExpAGradient measures one gradient of Experiment A's
+// potential with the six replicates evaluated by 1 or 2 workers, and
+// inline on the chain's tape (the evaluation before replicates had their
+// own tapes).
+func BenchmarkCRNExpAGradient(b *testing.B) {
+	bm := bindExpA(b)
+	theta := []float64{2, math.Log(0.5)}
+	grad := make([]float64, 2)
+	for _, c := range []struct {
+		name    string
+		workers int
+		inline  bool
+	}{{"inline", 1, true}, {"workers=1", 1, false}, {"workers=2", 2, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			d := newCRNDensity(b, bm, c.workers, c.inline)
+			for b.Loop() {
+				if _, err := d.LogDensityGrad(theta, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
