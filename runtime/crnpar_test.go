@@ -529,3 +529,29 @@ func BenchmarkCRNExpAGradient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCRNCheapBody measures the overhead of the replicate path on a
+// body much cheaper than a Sinkhorn divergence: 100 replicates of
+// mean(exp(a + b · z)) with z of size 10.
+func BenchmarkCRNCheapBody(b *testing.B) {
+	bm := bindCase(b, crnCase{src: `
+parameters { real a; real b; }
+model { target += -crn(100, mean(exp(a + b * std_normal_rng(10)))); }`})
+	theta := []float64{0.3, -0.4}
+	grad := make([]float64, 2)
+	for _, c := range []struct {
+		name    string
+		workers int
+		inline  bool
+	}{{"inline", 1, true}, {"workers=1", 1, false}, {"workers=2", 2, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			d := newCRNDensity(b, bm, c.workers, c.inline)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.LogDensityGrad(theta, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
