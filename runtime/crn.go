@@ -28,8 +28,12 @@ func (ev *evaluator) crnSeed(e *ir.CRN) (uint64, error) {
 
 // crn evaluates crn(K, body): the average of body over K replicates, each
 // drawing its random numbers from its own rewound stream.
+//
+// A scalar body is evaluated replicate by replicate on sub-evaluators with
+// their own tapes (crnReplicates), which may run concurrently; other
+// bodies (vectors, matrices, and bodies that read target()) are evaluated
+// in turn on the chain's tape (crnInline).
 func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
-	t := ev.tape()
 	k, err := ev.intExpr(e.K)
 	if err != nil {
 		return stdlib.Value{}, err
@@ -41,17 +45,34 @@ func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
 	if err != nil {
 		return stdlib.Value{}, err
 	}
-	saved := ev.ctx.RNG
+	if ev.crnLog != nil {
+		ev.crnLog[e.ID] = growReps(ev.crnLog[e.ID], k)
+	}
+	if site := ev.crnSite(e); !site.inline && !ev.replica && !ev.forceInline {
+		return ev.crnReplicates(site, k, seed)
+	}
+	return ev.crnInline(e, k, seed)
+}
+
+// growReps returns reps with at least k replicate entries.
+func growReps(reps [][]float64, k int) [][]float64 {
+	if len(reps) < k {
+		reps = append(reps, make([][]float64, k-len(reps))...)
+	}
+	return reps
+}
+
+// crnInline evaluates the K replicates of crn(K, body) one after the other
+// on the evaluator's own tape.
+func (ev *evaluator) crnInline(e *ir.CRN, k int, seed uint64) (stdlib.Value, error) {
+	t := ev.tape()
+	saved, savedCall, savedRep := ev.ctx.RNG, ev.crnCall, ev.crnRep
 	ev.crnDepth++
-	defer func() { ev.ctx.RNG = saved; ev.crnDepth-- }()
+	defer func() { ev.ctx.RNG, ev.crnCall, ev.crnRep = saved, savedCall, savedRep; ev.crnDepth-- }()
 	var sum autodiff.Value
 	var first stdlib.Value
-	ev.crnCall = e.ID
-	if ev.crnLog != nil && ev.crnLog[e.ID] == nil {
-		ev.crnLog[e.ID] = make([][]float64, k)
-	}
 	for r := 0; r < k; r++ {
-		ev.crnRep = r
+		ev.crnCall, ev.crnRep = e.ID, r
 		ev.ctx.RNG = crnStream(seed, r)
 		v, err := ev.expr(e.Body)
 		if err != nil {

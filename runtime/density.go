@@ -23,6 +23,11 @@ type Density struct {
 	// Jacobian adds the log-Jacobian of the constraining transforms (true
 	// for sampling; false gives the density of the constrained values).
 	Jacobian bool
+	// Workers is the number of replicates of a crn(K, ...) call with a
+	// scalar body evaluated at once, on their own goroutines; 0 or 1
+	// evaluates them one after the other. The value and the gradient are
+	// bitwise the same for every setting.
+	Workers int
 }
 
 // NewDensity returns a Density over the model's unconstrained parameters.
@@ -49,6 +54,7 @@ func (d *Density) Dim() int { return d.m.Layout.Dim }
 func (d *Density) start() {
 	d.tape.Reset()
 	copy(d.ev.frame, d.base)
+	d.ev.workers, d.ev.needGrad = d.Workers, false
 	d.ev.target = d.ev.target[:0]
 }
 
@@ -130,7 +136,7 @@ func (d *Density) transformedParams() error {
 // (including the log-Jacobian when d.Jacobian is set) and writes its
 // gradient into grad.
 func (d *Density) LogDensityGrad(theta, grad []float64) (float64, error) {
-	lp, err := d.eval(theta)
+	lp, err := d.eval(theta, true)
 	if err != nil {
 		return math.Inf(-1), err
 	}
@@ -150,18 +156,21 @@ func (d *Density) LogDensityGrad(theta, grad []float64) (float64, error) {
 // parameters are still recorded as variables, so that ~ statements drop
 // exactly the same constant terms as in LogDensityGrad.
 func (d *Density) LogDensity(theta []float64) (float64, error) {
-	lp, err := d.eval(theta)
+	lp, err := d.eval(theta, false)
 	if err != nil {
 		return math.Inf(-1), err
 	}
 	return d.tape.Scalar(lp), nil
 }
 
-func (d *Density) eval(theta []float64) (autodiff.Value, error) {
+// eval records the log density at theta on the tape; grad says whether
+// its gradient will be computed.
+func (d *Density) eval(theta []float64, grad bool) (autodiff.Value, error) {
 	if len(theta) != d.Dim() {
 		return autodiff.Value{}, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
 	}
 	d.start()
+	d.ev.needGrad = grad
 	u := d.tape.VarVec(theta)
 	if err := d.setParams(u, d.Jacobian); err != nil {
 		return u, err
@@ -265,7 +274,7 @@ func stanOrder(dims []int) []int {
 func (d *Density) CRNNoise(theta []float64) ([][][]float64, error) {
 	d.ev.crnLog = make([][][]float64, len(d.m.IR.CRNs))
 	defer func() { d.ev.crnLog = nil }()
-	if _, err := d.eval(theta); err != nil {
+	if _, err := d.eval(theta, false); err != nil {
 		return nil, err
 	}
 	return d.ev.crnLog, nil
@@ -288,7 +297,7 @@ type CRNStat struct {
 func (d *Density) CRNStats(theta []float64) ([]CRNStat, error) {
 	d.ev.crnValues = make([][]float64, len(d.m.IR.CRNs))
 	defer func() { d.ev.crnValues = nil }()
-	if _, err := d.eval(theta); err != nil {
+	if _, err := d.eval(theta, false); err != nil {
 		return nil, err
 	}
 	var out []CRNStat

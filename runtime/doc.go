@@ -14,4 +14,10 @@
 // keep their elements as separate tape values and are packed into one
 // vector or matrix (one tape node) only when read whole, so that a loop
 // filling a vector costs O(n), not O(n²).
+//
+// The K replicates of crn(K, body) with a scalar body are evaluated on
+// per-replicate sub-evaluators, each with its own tape and built-in state,
+// and enter the chain's tape as one node each carrying the replicate's
+// partial derivatives; Density.Workers of them run at once, on cores the
+// chains leave idle, with a value and gradient that do not depend on it.
 package runtime

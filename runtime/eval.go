@@ -36,6 +36,23 @@ type evaluator struct {
 	crnValues [][]float64
 	crnCall   int // ID of the crn call being evaluated
 	crnRep    int // replicate being evaluated
+	// workers is the number of replicates of a crn call evaluated at
+	// once (0 or 1: one after the other); the result does not depend on
+	// it.
+	workers int
+	// needGrad is set when the evaluation's gradient will be computed;
+	// when it is not, replicates skip their backward sweep.
+	needGrad bool
+	// replica marks the sub-evaluator of a crn replicate. The checker
+	// rejects nested crn calls; should one reach a replicate, it runs
+	// inline on the replicate's tape.
+	replica bool
+	// forceInline evaluates every crn call inline on the chain's tape,
+	// as before replicates had their own tapes (for tests).
+	forceInline bool
+	sites       []*crnSite   // crn call sites by ID
+	reps        []*replicate // replicate sub-evaluators by replicate index
+	inputs      crnInputs    // scratch of crnReplicates
 }
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {

@@ -16,6 +16,11 @@ import (
 // Session evaluates expressions and statements one line at a time with a
 // bound model's data and transformed data in scope, for the REPL.
 type Session struct {
+	// Workers is the number of replicates of a crn(K, ...) call with a
+	// scalar body evaluated at once (0 or 1: one after the other); the
+	// values do not depend on it.
+	Workers int
+
 	parse *parser.Parser
 	check *ir.Session
 	ev    *evaluator
@@ -68,6 +73,7 @@ func (s *Session) EvalAt(file, line string) (string, error) {
 		}
 		s.parse = p
 	}
+	s.ev.workers = s.Workers
 	src := lang.NewSource(file, line)
 	trimmed := strings.TrimSpace(line)
 	if trimmed == "" {

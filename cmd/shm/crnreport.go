@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
@@ -39,6 +40,7 @@ func writeCRNReport(w io.Writer, bm *runtime.Model, fit *diag.Fit, initSet *data
 	if err != nil {
 		return err
 	}
+	d.Workers = goruntime.GOMAXPROCS(0)
 	init, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(seed, 1)), 2)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -50,6 +51,7 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, err)
 	}
+	d.Workers = goruntime.GOMAXPROCS(0)
 	if *noiseFile != "" {
 		noise, err := d.CRNNoise(theta)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -128,6 +129,7 @@ type modelState struct {
 func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
 	r := &repl{stdout: stdout, stderr: stderr, seed: seed, progress: isTerminal(stderr)}
 	r.session = runtime.NewSession(nil, builtins(), seed, stdout)
+	r.session.Workers = goruntime.GOMAXPROCS(0)
 	r.baseNames = len(r.session.Names())
 	r.updateCompletions()
 	return r
@@ -315,6 +317,7 @@ func (r *repl) rebind(next modelState) error {
 	next.bound = bm
 	r.state = next
 	r.session = runtime.NewSession(bm, builtins(), r.seed, r.stdout)
+	r.session.Workers = goruntime.GOMAXPROCS(0)
 	r.baseNames = len(r.session.Names())
 	return nil
 }
@@ -440,6 +443,7 @@ func (r *repl) cmdLP(rest string) error {
 	if err != nil {
 		return err
 	}
+	d.Workers = goruntime.GOMAXPROCS(0)
 	grad := make([]float64, len(theta))
 	lp, err := d.LogDensityGrad(theta, grad)
 	if err != nil {

@@ -216,6 +216,8 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	if err != nil {
 		return err
 	}
+	// The replicates of crn calls use the cores the chains leave idle.
+	d.Workers = max(1, goruntime.GOMAXPROCS(0)/min(f.parallel, f.chains))
 	if f.init != "" {
 		theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(f.seed, uint64(chain))), cfg.InitRadius)
 		if err != nil {
