@@ -182,13 +182,9 @@ func TestExpACRNEqualsNoiseAsData(t *testing.T) {
 // and with K = 1: the cost of one leapfrog step.
 func BenchmarkExpAGradient(b *testing.B) {
 	y := filepath.Join("..", "..", "shared", "testdata", "expA", "data.csv")
-	text, err := os.ReadFile("expA.shm")
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, k := range []int{6, 1} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
-			src := strings.Replace(string(text), "crn(6,", fmt.Sprintf("crn(%d,", k), 1)
+			src := shared.EditedSource(b, "expA.shm", "crn(6,", fmt.Sprintf("crn(%d,", k))
 			bm := bindSource(b, "expA.shm", src, []string{y}, "lambda=1")
 			d, err := bm.NewDensity()
 			if err != nil {

@@ -2,34 +2,13 @@ package models_test
 
 import (
 	"math"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/diag"
 )
-
-// reducedSource returns the source of a shipped model with each old
-// string replaced by its new one (pairs old1, new1, ...), failing when an
-// old string is absent.
-func reducedSource(t *testing.T, path string, pairs ...string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(b)
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !strings.Contains(src, pairs[i]) {
-			t.Fatalf("%s does not contain %q", path, pairs[i])
-		}
-		src = strings.ReplaceAll(src, pairs[i], pairs[i+1])
-	}
-	return src
-}
 
 // TestReducedExpASinkhorn runs Experiment A's balanced Sinkhorn model on
 // a reduced configuration (K = 2 replicates, T = 30 iterations, 2 chains
@@ -43,7 +22,7 @@ func TestReducedExpASinkhorn(t *testing.T) {
 		t.Skip("a reduced experiment run (two minutes of CPU); run without -short")
 	}
 	y := shared.Path(t, "testdata", "expA", "data.csv")
-	src := reducedSource(t, "expA.shm", "crn(6,", "crn(2,", "iters = 80", "iters = 30")
+	src := shared.EditedSource(t, "expA.shm", "crn(6,", "crn(2,", "iters = 80", "iters = 30")
 	dr := draws(t, bindSource(t, "expA-reduced.shm", src, []string{y}, "lambda=1"), 2, 150, 150, 1)
 	for _, p := range []struct {
 		name         string
@@ -85,7 +64,7 @@ func TestExpAUnbalancedApproachesBalanced(t *testing.T) {
 	}
 	unb := map[string]*runtime.Density{}
 	for _, rho := range []string{"1e6", "1e5"} {
-		src := reducedSource(t, "expA_unbalanced.shm", "rho = 1e6", "rho = "+rho)
+		src := shared.EditedSource(t, "expA_unbalanced.shm", "rho = 1e6", "rho = "+rho)
 		d, err := bindSource(t, "expA_unbalanced.shm", src, []string{y}, "lambda=1").NewDensity()
 		if err != nil {
 			t.Fatal(err)

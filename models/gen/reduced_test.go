@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/runtime/nuts"
 )
 
@@ -16,26 +17,6 @@ import (
 // short chain) in the default `go test` run, and check the qualitative
 // result of each experiment. The full-size runs are documented in
 // models/experiments.md.
-
-// reducedSource returns the source of a shipped model with each old
-// string replaced by its new one (pairs old1, new1, old2, new2, ...). It
-// fails when an old string is absent, so that a change to the model
-// cannot silently turn a reduced run into a full one.
-func reducedSource(t *testing.T, path string, pairs ...string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(b)
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !strings.Contains(src, pairs[i]) {
-			t.Fatalf("%s does not contain %q", path, pairs[i])
-		}
-		src = strings.ReplaceAll(src, pairs[i], pairs[i+1])
-	}
-	return src
-}
 
 // skipShort skips a reduced experiment under go test -short: each takes
 // two to five minutes of CPU.
@@ -59,7 +40,7 @@ func countDivergent(draws map[string][]float64) int {
 // with a 90% interval no wider than twice the paper's (0.0329).
 func TestReducedExpB(t *testing.T) {
 	skipShort(t)
-	src := reducedSource(t, "../expB/expB.shm", "int K = 6;", "int K = 2;", "iters = 80", "iters = 30")
+	src := shared.EditedSource(t, "../expB/expB.shm", "int K = 6;", "int K = 2;", "iters = 80", "iters = 30")
 	cfg := nuts.DefaultConfig()
 	cfg.NumWarmup, cfg.NumSamples = 150, 150
 	draws := sampleSource(t, "expB-reduced.shm", src, []string{"../expB/data/data.csv"}, []string{"lambda=2.4837"}, cfg)
@@ -86,7 +67,7 @@ func TestReducedExpB(t *testing.T) {
 // test that must pass on every machine (0.0175 on this one).
 func TestReducedExpCSinkhorn(t *testing.T) {
 	skipShort(t)
-	src := reducedSource(t, "../expC/expC.shm", "crn(6,", "crn(2,", "iters = 80", "iters = 30")
+	src := shared.EditedSource(t, "../expC/expC.shm", "crn(6,", "crn(2,", "iters = 80", "iters = 30")
 	cfg := nuts.DefaultConfig()
 	cfg.NumWarmup, cfg.NumSamples = 150, 150
 	draws := sampleSource(t, "expC-reduced.shm", src, []string{"../expC/data/data.csv"}, []string{"lambda=1"}, cfg)
