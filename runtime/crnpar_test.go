@@ -506,39 +506,11 @@ func TestCRNExpAWorkers(t *testing.T) {
 	}
 }
 
-// BenchmarkCRNExpAGradient measures one gradient of Experiment A's
-// potential with the six replicates evaluated by 1 or 2 workers, and
-// inline on the chain's tape (the evaluation before replicates had their
-// own tapes).
-func BenchmarkCRNExpAGradient(b *testing.B) {
-	bm := bindExpA(b)
-	theta := []float64{2, math.Log(0.5)}
-	grad := make([]float64, 2)
-	for _, c := range []struct {
-		name    string
-		workers int
-		inline  bool
-	}{{"inline", 1, true}, {"workers=1", 1, false}, {"workers=2", 2, false}} {
-		b.Run(c.name, func(b *testing.B) {
-			d := newCRNDensity(b, bm, c.workers, c.inline)
-			for b.Loop() {
-				if _, err := d.LogDensityGrad(theta, grad); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkCRNCheapBody measures the overhead of the replicate path on a
-// body much cheaper than a Sinkhorn divergence: 100 replicates of
-// mean(exp(a + b · z)) with z of size 10.
-func BenchmarkCRNCheapBody(b *testing.B) {
-	bm := bindCase(b, crnCase{src: `
-parameters { real a; real b; }
-model { target += -crn(100, mean(exp(a + b * std_normal_rng(10)))); }`})
-	theta := []float64{0.3, -0.4}
-	grad := make([]float64, 2)
+// benchWorkers measures one gradient of bm at theta with the crn
+// replicates evaluated inline on the chain's tape (the evaluation before
+// replicates had their own tapes) and by 1 or 2 workers.
+func benchWorkers(b *testing.B, bm *Model, theta []float64) {
+	grad := make([]float64, len(theta))
 	for _, c := range []struct {
 		name    string
 		workers int
@@ -554,4 +526,19 @@ model { target += -crn(100, mean(exp(a + b * std_normal_rng(10)))); }`})
 			}
 		})
 	}
+}
+
+// BenchmarkCRNExpAGradient measures one gradient of Experiment A's
+// potential (K = 6, T = 80, N = 120).
+func BenchmarkCRNExpAGradient(b *testing.B) {
+	benchWorkers(b, bindExpA(b), []float64{2, math.Log(0.5)})
+}
+
+// BenchmarkCRNCheapBody measures the overhead of the replicate path on a
+// body much cheaper than a Sinkhorn divergence: 100 replicates of
+// mean(exp(a + b · z)) with z of size 10.
+func BenchmarkCRNCheapBody(b *testing.B) {
+	benchWorkers(b, bindCase(b, crnCase{src: `
+parameters { real a; real b; }
+model { target += -crn(100, mean(exp(a + b * std_normal_rng(10)))); }`}), []float64{0.3, -0.4})
 }
