@@ -11,38 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/internal/modeltest"
 	"github.com/shmlang/shm/internal/shared"
-	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime"
-	"github.com/shmlang/shm/runtime/data"
 )
 
 func bind(t testing.TB, model string, files []string, sets ...string) *runtime.Model {
 	t.Helper()
-	text, err := os.ReadFile(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bindSource(t, model, string(text), files, sets...)
-}
-
-// bindSource is bind for a model given as source text (name is used in
-// error messages).
-func bindSource(t testing.TB, name, src string, files []string, sets ...string) *runtime.Model {
-	t.Helper()
-	m, errs := ir.CheckSource(name, src)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	set, err := data.Load(files, sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bm, err := runtime.Bind(m, set, runtime.Options{Impls: runtime.Builtins(), Seed: 1, DataFiles: files})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bm
+	return modeltest.Bind(t, model, "", files, sets...)
 }
 
 // TestExpAPotentialMatchesReference evaluates Experiment A's potential
@@ -185,7 +161,7 @@ func BenchmarkExpAGradient(b *testing.B) {
 	for _, k := range []int{6, 1} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
 			src := shared.EditedSource(b, "expA.shm", "crn(6,", fmt.Sprintf("crn(%d,", k))
-			bm := bindSource(b, "expA.shm", src, []string{y}, "lambda=1")
+			bm := modeltest.Bind(b, "expA.shm", src, []string{y}, "lambda=1")
 			d, err := bm.NewDensity()
 			if err != nil {
 				b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/shmlang/shm/internal/modeltest"
 	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/diag"
@@ -23,7 +24,7 @@ func TestReducedExpASinkhorn(t *testing.T) {
 	}
 	y := shared.Path(t, "testdata", "expA", "data.csv")
 	src := shared.EditedSource(t, "expA.shm", "crn(6,", "crn(2,", "iters = 80", "iters = 30")
-	dr := draws(t, bindSource(t, "expA-reduced.shm", src, []string{y}, "lambda=1"), 2, 150, 150, 1)
+	dr := draws(t, modeltest.Bind(t, "expA-reduced.shm", src, []string{y}, "lambda=1"), 2, 150, 150, 1)
 	for _, p := range []struct {
 		name         string
 		truth, sd    float64
@@ -65,7 +66,7 @@ func TestExpAUnbalancedApproachesBalanced(t *testing.T) {
 	unb := map[string]*runtime.Density{}
 	for _, rho := range []string{"1e6", "1e5"} {
 		src := shared.EditedSource(t, "expA_unbalanced.shm", "rho = 1e6", "rho = "+rho)
-		d, err := bindSource(t, "expA_unbalanced.shm", src, []string{y}, "lambda=1").NewDensity()
+		d, err := modeltest.Bind(t, "expA_unbalanced.shm", src, []string{y}, "lambda=1").NewDensity()
 		if err != nil {
 			t.Fatal(err)
 		}

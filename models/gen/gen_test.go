@@ -208,9 +208,10 @@ func TestBlur(t *testing.T) {
 	}
 }
 
-// TestDecodeCIFAR checks the decoder on the shared file: 200 records, the
-// labels of the first images as listed in labels.csv, values in [0, 1].
-func TestDecodeCIFAR(t *testing.T) {
+// cifarImages decodes the shared CIFAR-10 sample, returning the file's
+// bytes and its images.
+func cifarImages(t testing.TB) ([]byte, []rgbImage) {
+	t.Helper()
 	raw, err := os.ReadFile(cifarPath(t))
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +220,13 @@ func TestDecodeCIFAR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return raw, imgs
+}
+
+// TestDecodeCIFAR checks the decoder on the shared file: 200 records, the
+// labels of the first images as listed in labels.csv, values in [0, 1].
+func TestDecodeCIFAR(t *testing.T) {
+	raw, imgs := cifarImages(t)
 	if len(imgs) != 200 {
 		t.Fatalf("%d images, want 200", len(imgs))
 	}
@@ -256,14 +264,7 @@ func readLabels(t *testing.T, n int) []int {
 // [-8, 8], 16×16 targets per channel, and independence of an image's
 // offset from the other images generated.
 func TestWindowProblemSizes(t *testing.T) {
-	raw, err := os.ReadFile(cifarPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	imgs, err := decodeCIFAR(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, imgs := cifarImages(t)
 	for idx := range 64 {
 		p := windowProblem(imgs[idx], idx, defaultWindow, 1)
 		if math.Abs(p.DX) > 8 || math.Abs(p.DY) > 8 {

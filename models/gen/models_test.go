@@ -9,36 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shmlang/shm/ir"
-	"github.com/shmlang/shm/runtime"
-	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/internal/modeltest"
 )
-
-// bindModel checks a model (path, or source text when src is not empty)
-// and binds it to data files and name=value settings.
-func bindModel(t testing.TB, path, src string, files []string, sets ...string) *runtime.Model {
-	t.Helper()
-	if src == "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src = string(b)
-	}
-	m, errs := ir.CheckSource(path, src)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	set, err := data.Load(files, sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bm, err := runtime.Bind(m, set, runtime.Options{Impls: runtime.Builtins(), Seed: 1, DataFiles: files})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bm
-}
 
 // modelCase is a shipped model, its data and an unconstrained point
 // near the truth away from kinks (bilinear interpolation has kinks at
@@ -74,7 +46,7 @@ func modelCases(t testing.TB) []modelCase {
 func TestModelGradients(t *testing.T) {
 	for _, c := range modelCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			d, err := bindModel(t, c.model, "", c.data, c.sets...).NewDensity()
+			d, err := modeltest.Bind(t, c.model, "", c.data, c.sets...).NewDensity()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,14 +80,7 @@ func TestModelGradients(t *testing.T) {
 // what shm's window_bilinear and gaussian_blur compute from the same
 // image and offset, so the models' simulator and the data agree.
 func TestTargetMatchesRuntime(t *testing.T) {
-	raw, err := os.ReadFile(cifarPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	imgs, err := decodeCIFAR(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, imgs := cifarImages(t)
 	const idx = 5
 	p := windowProblem(imgs[idx], idx, defaultWindow, 1)
 	dir := t.TempDir()
@@ -136,7 +101,7 @@ generated quantities {
   matrix[16, 16] w1 = gaussian_blur(window_bilinear(img[1] / 255, 16.5 + dy, 16.5 + dx, 16, 16), 3, 1.5);
   matrix[16, 16] w3 = gaussian_blur(window_bilinear(img[3] / 255, 16.5 + dy, 16.5 + dx, 16, 16), 3, 1.5);
 }`
-	bm := bindModel(t, "target.shm", src, []string{file}, "dx="+fmtFloat(p.DX), "dy="+fmtFloat(p.DY))
+	bm := modeltest.Bind(t, "target.shm", src, []string{file}, "dx="+fmtFloat(p.DX), "dy="+fmtFloat(p.DY))
 	d, err := bm.NewDensity()
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +154,7 @@ func splitColumn(name string) (base string, i, j int, ok bool) {
 func BenchmarkGradient(b *testing.B) {
 	for _, c := range modelCases(b) {
 		b.Run(c.name, func(b *testing.B) {
-			d, err := bindModel(b, c.model, "", c.data, c.sets...).NewDensity()
+			d, err := modeltest.Bind(b, c.model, "", c.data, c.sets...).NewDensity()
 			if err != nil {
 				b.Fatal(err)
 			}

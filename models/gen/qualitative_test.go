@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/shmlang/shm/internal/modeltest"
 	"github.com/shmlang/shm/runtime/nuts"
 )
 
@@ -35,7 +36,7 @@ func sampleConstrained(t *testing.T, model string, files []string, sets []string
 // divergent transitions is returned as the column "divergent__".
 func sampleSource(t *testing.T, model, src string, files []string, sets []string, cfg nuts.Config) map[string][]float64 {
 	t.Helper()
-	bm := bindModel(t, model, src, files, sets...)
+	bm := modeltest.Bind(t, model, src, files, sets...)
 	d, err := bm.NewDensity()
 	if err != nil {
 		t.Fatal(err)
