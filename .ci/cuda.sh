@@ -14,26 +14,15 @@
 #     vectors) and the check that the committed PTX was generated from the
 #     current sources, which `go test ./...` also runs.
 # With SHM_CUDA_RUN=1 on a machine with an NVIDIA GPU it also runs the GPU
-# tests (values and gradients against the CPU to 1e-9).
+# tests (values and gradients against the CPU to 1e-9, in package cuda and
+# through the sinkhorn tape node, and the auto backend's threshold).
 #
 # Environment: SHM_CUDA_KIT, the kit's folder (default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/shm-cudakit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-kit=${SHM_CUDA_KIT:-${XDG_CACHE_HOME:-$HOME/.cache}/shm-cudakit}
-root=$kit/root
-nvcc=$root/usr/lib/nvidia-cuda-toolkit/bin/nvcc
-if [ ! -f "$root/usr/include/cuda.h" ] || [ ! -f "$root/usr/lib/x86_64-linux-gnu/stubs/libcuda.so" ] ||
-  [ ! -x "$nvcc" ] || [ ! -x "$root/usr/bin/ptxas" ]; then
-  echo "cuda.sh: fetching the CUDA kit into $kit"
-  rm -rf "$kit"
-  bash ../shared/tools/cuda-kit.sh "$kit" >/dev/null
-fi
-export CGO_ENABLED=1
-export CGO_CFLAGS="-I$root/usr/include"
-export CGO_LDFLAGS="-L$root/usr/lib/x86_64-linux-gnu/stubs"
-export NVCC=$nvcc
+. .ci/cudaenv.sh
 
 # The kernel sources compile for the device. (That the committed PTX was
 # generated from them is TestPTXUpToDate's job: nvcc 11.8's output is not
@@ -63,5 +52,6 @@ go test -count=1 -run 'TestHostKernels|TestInvalidInputs|TestSplit|TestPTXUpToDa
 
 if [ "${SHM_CUDA_RUN:-}" = 1 ]; then
   (cd stdlib/ot/cuda && "$tmp/cuda.test" -test.run 'TestGPU' -test.v)
+  (cd stdlib/sinkhorn && "$tmp/sinkhorn.test" -test.v)
 fi
 echo "cuda.sh: ok"

@@ -15,10 +15,14 @@ import (
 func cudaAvailable() bool { return cuda.Available() }
 
 // autoThreshold is the number of kernel terms (n·m) from which backend =
-// "auto" uses the GPU. It is a guess until measured on a GPU: one
-// evaluation launches about 1000 kernels (3000 with the unrolled
-// gradient), which small problems cannot amortize.
-const autoThreshold = 1024 * 1024
+// "auto" uses the GPU. One evaluation launches about 1000 kernels (3000
+// with the unrolled gradient), about 5 ms of launch overhead that small
+// problems cannot amortize. Measured on an NVIDIA H100 against package ot
+// on 16 Xeon cores (BENCHMARKS.md, "CUDA"), the debiased divergence with
+// its gradient, d = 2, T = 80: the CPU wins at n = m = 64 (8.6 against
+// 12.6 ms), the GPU from n = m = 128 (29 against 13 ms). A CPU with fewer
+// cores only moves the crossover lower.
+const autoThreshold = 128 * 128
 
 // gpuState is a chain's GPU device and workspace.
 type gpuState struct {

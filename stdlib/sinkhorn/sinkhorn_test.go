@@ -162,6 +162,9 @@ func TestErrors(t *testing.T) {
 		{"cuda", func(n []stdlib.Value) { n[argBackend] = stdlib.Value{Type: lang.StringType, Str: "cuda"} }, `backend = "cuda" needs shm built with the cuda tag`},
 	}
 	for _, tt := range tests {
+		if tt.name == "cuda" && cudaAvailable() {
+			continue // a cuda build on a GPU machine: the backend exists
+		}
 		n := base()
 		tt.edit(n)
 		_, err := impls["sinkhorn"](c, []stdlib.Value{x, y}, n)

@@ -123,7 +123,9 @@ func BenchmarkDivergence(b *testing.B) {
 	dev := openDevice(b)
 	b.Logf("device: %s", dev.Name())
 	opt := ot.Options{Eps: 0.01, Balanced: true, Iters: 80}
-	for _, n := range []int{256, 1024, 4096, 16384} {
+	// Issue 7's sizes (256, 1024, 4096, 16384) and the ones between the
+	// small two, where backend = "auto" switches to the GPU.
+	for _, n := range []int{64, 128, 256, 512, 1024, 2048, 4096, 16384} {
 		x, y, la, lb := benchProblem(n)
 		for _, backward := range []bool{false, true} {
 			pass := "forward"
