@@ -9,8 +9,8 @@
 //
 // The GPU API (Open, Device, Workspace, SelfTerm, Available) exists only
 // when the package is built with the cuda build tag, which needs cgo and the
-// CUDA driver header and library (cuda.h, libcuda.so; .ci/cuda.sh shows how
-// to fetch a minimal kit). A binary built with -tags cuda is a GPU binary:
+// CUDA driver header and library (cuda.h, libcuda.so; .ci/cudaenv.sh
+// fetches a minimal kit). A binary built with -tags cuda is a GPU binary:
 // gorgonia.org/cu's package initialization calls cuInit and exits the
 // process when there is no usable driver or device, before main runs. The
 // default build contains no cgo and no CUDA; in it this package only holds
