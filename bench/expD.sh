@@ -11,7 +11,12 @@
 #   FIRST=32 COUNT=32 CHAINS=1 WARMUP=100 SAMPLES=100 JOBS=2 bash bench/expD.sh
 #
 # JOBS runs that many images at once (each with its chains one at a time
-# when JOBS > 1). Results: $OUT/<regime>/img<index>/*.csv and
+# when JOBS > 1). SEED is the sampler's seed: "image" (the default) seeds
+# each image with its index, so that chain k starts from a different point
+# on every image; a number gives every image that seed (SEED=1 reproduces
+# the runs of 2026-11-26 01:10–04:00 in models/expD/results, whose trapped
+# chains were correlated across images for that reason). The data always
+# come from seed 1. Results: $OUT/<regime>/img<index>/*.csv and
 # $OUT/<regime>.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +29,7 @@ samples=${SAMPLES:-256}
 lambda=${LAMBDA:-0.5}
 jobs=${JOBS:-1}
 regimes=${REGIMES:-unbalanced balanced}
+seed=${SEED:-image}
 out=${OUT:-out/expD}
 
 go build -o "$out/shm" ./cmd/shm
@@ -36,12 +42,14 @@ for regime in $regimes; do
   mkdir -p "$out/$regime" "$out/logs"
   seq "$first" $((first + count - 1)) | xargs -P "$jobs" -I{} bash -c '
     img=$(printf "img%03d" "$1")
-    "$2/shm" sample "models/expD/expD_$3.shm" "$2/data/$img.json" --set lambda="$4" --seed 1 \
+    seed=$9
+    if [ "$seed" = image ]; then seed=$1; fi
+    "$2/shm" sample "models/expD/expD_$3.shm" "$2/data/$img.json" --set lambda="$4" --seed "$seed" \
       --chains "$5" --parallel "$6" --warmup "$7" --samples "$8" --adapt-delta 0.75 \
       --output "$2/$3/$img" --refresh 0 >"$2/logs/$3-$img.log" 2>&1 || { echo "$img ($3) failed: see $2/logs/$3-$img.log" >&2; exit 1; }
     echo "$3 $img done" >&2
-  ' _ {} "$out" "$regime" "$lambda" "$chains" "$parallel" "$warmup" "$samples"
+  ' _ {} "$out" "$regime" "$lambda" "$chains" "$parallel" "$warmup" "$samples" "$seed"
   go run ./models/gen expD-eval --truth "$out/data/truth.csv" "$out/$regime"/img[0-9]* >"$out/$regime.txt"
-  echo "== $regime: $count images, $chains chain(s) x ($warmup + $samples), lambda $lambda, $(( $(date +%s) - start )) s wall"
+  echo "== $regime: $count images, $chains chain(s) x ($warmup + $samples), lambda $lambda, seed $seed, $(( $(date +%s) - start )) s wall"
   tail -1 "$out/$regime.txt"
 done
