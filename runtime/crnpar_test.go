@@ -508,14 +508,15 @@ func TestCRNExpAWorkers(t *testing.T) {
 
 // benchWorkers measures one gradient of bm at theta with the crn
 // replicates evaluated inline on the chain's tape (the evaluation before
-// replicates had their own tapes) and by 1 or 2 workers.
+// replicates had their own tapes) and by 1, 2, 3 or 6 workers (6 is
+// Experiment A's K; more workers than cores measure only overhead).
 func benchWorkers(b *testing.B, bm *Model, theta []float64) {
 	grad := make([]float64, len(theta))
 	for _, c := range []struct {
 		name    string
 		workers int
 		inline  bool
-	}{{"inline", 1, true}, {"workers=1", 1, false}, {"workers=2", 2, false}} {
+	}{{"inline", 1, true}, {"workers=1", 1, false}, {"workers=2", 2, false}, {"workers=3", 3, false}, {"workers=6", 6, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			d := newCRNDensity(b, bm, c.workers, c.inline)
 			b.ReportAllocs()
