@@ -5,6 +5,9 @@
 #   bash bench/cuda.sh build DIR   # here: cuda-tagged binaries into DIR
 #   bash bench/cuda.sh run DIR     # on the GPU machine, from the repo root
 #
+# run needs the repository (for the tests' working folders and the model)
+# with ../shared beside it (the reference vectors), not Go.
+#
 # build fetches the CUDA kit if needed (.ci/cudaenv.sh) and writes DIR/shm
 # (built with -tags cuda), DIR/cuda.test and DIR/sinkhorn.test. run
 #  1. prints the GPU (nvidia-smi) and the CPU;
