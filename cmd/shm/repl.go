@@ -614,13 +614,13 @@ func (r *repl) cmdSample(rest string) error {
 	cfg := f.nutsConfig()
 	var bar *progressLine
 	if r.progress {
-		bar = newProgressLine(r.stderr, f.chains)
+		bar = newProgressLine(r.stderr, f.chainID, f.chains)
 		cfg.Progress = bar.update
 	}
 	run := &sampleRun{model: bm.IR.Name, seed: f.seed, chains: make([]*chainRecord, f.chains)}
 	record := func(header *stancsv.Config, columns []string) (chainOutput, error) {
 		c := &chainRecord{header: *header, columns: columns}
-		run.chains[header.ID-1] = c
+		run.chains[header.ID-f.chainID] = c
 		return c, nil
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -823,20 +823,23 @@ func histogram(x []float64, bins int) (edges []float64, counts []int) {
 type progressLine struct {
 	mu      sync.Mutex
 	w       io.Writer
+	first   int // number of the first chain
 	done    []int
 	total   []int
 	warmup  []bool
 	percent int
 }
 
-func newProgressLine(w io.Writer, chains int) *progressLine {
-	return &progressLine{w: w, done: make([]int, chains), total: make([]int, chains), warmup: make([]bool, chains), percent: -1}
+// newProgressLine returns the progress line of chains chains numbered from
+// first.
+func newProgressLine(w io.Writer, first, chains int) *progressLine {
+	return &progressLine{w: w, first: first, done: make([]int, chains), total: make([]int, chains), warmup: make([]bool, chains), percent: -1}
 }
 
 func (p *progressLine) update(pr nuts.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i := pr.Chain - 1
+	i := pr.Chain - p.first
 	p.done[i], p.total[i], p.warmup[i] = pr.Iteration, pr.Total, pr.Warmup
 	done, total := 0, 0
 	for k := range p.done {

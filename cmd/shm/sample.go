@@ -23,16 +23,17 @@ import (
 
 // sampleFlags are the options of "shm sample".
 type sampleFlags struct {
-	chains, warmup, samples, thin, maxDepth, parallel, sigFigs, refresh int
-	seed                                                                uint64
-	delta                                                               float64
-	metric, init, output                                                string
-	sets                                                                stringList
-	saveWarmup                                                          bool
+	chains, chainID, warmup, samples, thin, maxDepth, parallel, sigFigs, refresh int
+	seed                                                                         uint64
+	delta                                                                        float64
+	metric, init, output                                                         string
+	sets                                                                         stringList
+	saveWarmup                                                                   bool
 }
 
 func (f *sampleFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.chains, "chains", 4, "number of chains")
+	fs.IntVar(&f.chainID, "chain-id", 1, "number of the first chain: chains are numbered from it, which names their files and picks their random streams (CmdStan's id)")
 	fs.IntVar(&f.warmup, "warmup", 1000, "warmup iterations per chain")
 	fs.IntVar(&f.samples, "samples", 1000, "sampling iterations per chain")
 	fs.IntVar(&f.thin, "thin", 1, "keep every thin-th draw")
@@ -94,6 +95,8 @@ func (f *sampleFlags) validate() error {
 	switch {
 	case f.chains < 1:
 		return fmt.Errorf("--chains must be at least 1, got %d", f.chains)
+	case f.chainID < 1:
+		return fmt.Errorf("--chain-id must be at least 1, got %d", f.chainID)
 	case f.warmup < 0 || f.samples < 0:
 		return fmt.Errorf("--warmup and --samples must not be negative")
 	case f.thin < 1:
@@ -145,10 +148,10 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	}
 	paths := make([]string, f.chains)
 	for i := range paths {
-		paths[i] = chainPath(f.output, bm.IR.Name, i+1)
+		paths[i] = chainPath(f.output, bm.IR.Name, f.chainID+i)
 	}
 	create := func(header *stancsv.Config, columns []string) (chainOutput, error) {
-		header.OutputFile = paths[header.ID-1]
+		header.OutputFile = paths[header.ID-f.chainID]
 		w, err := stancsv.Create(header.OutputFile, header, columns)
 		if err != nil {
 			return nil, err
@@ -191,8 +194,10 @@ type chainOutput interface {
 // header's OutputFile.
 type openChainOutput func(header *stancsv.Config, columns []string) (chainOutput, error)
 
-// runChains runs f.chains chains of bm, at most f.parallel at once, each
-// into the output open gives it.
+// runChains runs f.chains chains of bm, numbered from f.chainID, at most
+// f.parallel at once, each into the output open gives it. Chain k's initial
+// point, draws and generated quantities depend only on the seed and k, so
+// "--chains 1 --chain-id k" reproduces chain k of a larger run.
 func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, open openChainOutput) error {
 	errs := make([]error, f.chains)
 	sem := make(chan struct{}, f.parallel)
@@ -203,7 +208,7 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[i] = runChain(ctx, bm, cfg, f, files, initSet, i+1, open)
+			errs[i] = runChain(ctx, bm, cfg, f, files, initSet, f.chainID+i, open)
 		}()
 	}
 	wg.Wait()

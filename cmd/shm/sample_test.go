@@ -76,6 +76,66 @@ func TestSampleReproducibleAcrossParallelism(t *testing.T) {
 	}
 }
 
+// TestSampleChainID checks that --chain-id numbers the chains from its
+// value and that "--chains 1 --chain-id k" reproduces chain k of a larger
+// run with the same seed (its draws and adaptation; the header says
+// num_chains = 1), so a run can be split across invocations.
+func TestSampleChainID(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	body := func(path string) (string, string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The draws and the adaptation (step size and inverse metric).
+		var rows []string
+		id, metric := "", false
+		for _, line := range strings.Split(string(b), "\n") {
+			switch {
+			case strings.HasPrefix(line, "# id = "):
+				id = strings.TrimPrefix(line, "# ")
+			case !strings.HasPrefix(line, "#") || strings.HasPrefix(line, "# Step size") || metric:
+				rows = append(rows, line)
+			}
+			metric = strings.HasPrefix(line, "# Diagonal elements")
+		}
+		return strings.Join(rows, "\n"), id
+	}
+	all := filepath.Join(dir, "all")
+	if _, stderr, code := runCmd(t, "sample", model, "--seed", "5", "--chains", "3", "--warmup", "100",
+		"--samples", "50", "--output", all, "--refresh", "0"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	one := filepath.Join(dir, "one")
+	_, stderr, code := runCmd(t, "sample", model, "--seed", "5", "--chains", "1", "--chain-id", "2", "--warmup", "100",
+		"--samples", "50", "--output", one, "--refresh", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "Chain 2 Iteration") || strings.Contains(stderr, "Chain 1 ") {
+		t.Errorf("progress does not number the chain 2:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(one, "op-1.csv")); err == nil {
+		t.Error("--chain-id 2 wrote op-1.csv")
+	}
+	want, wantID := body(filepath.Join(all, "op-2.csv"))
+	got, gotID := body(filepath.Join(one, "op-2.csv"))
+	if got != want {
+		t.Errorf("--chains 1 --chain-id 2 differs from chain 2 of --chains 3:\n%s\n---\n%s", got, want)
+	}
+	if first, _ := body(filepath.Join(all, "op-1.csv")); first == want || strings.Count(want, "\n") < 52 {
+		t.Errorf("chain 2's %d lines are not a distinct chain", strings.Count(want, "\n"))
+	}
+	if gotID != "id = 2" || wantID != "id = 2" {
+		t.Errorf("headers say %q and %q, want id = 2", gotID, wantID)
+	}
+	if _, stderr, code := runCmd(t, "sample", model, "--chain-id", "0"); code != 2 || !strings.Contains(stderr, "--chain-id must be at least 1") {
+		t.Errorf("--chain-id 0: exit %d, %s", code, stderr)
+	}
+}
+
 // TestSampleCRNReproducibleAcrossParallelism checks that a model with
 // crn(...) gives the same draws whether its replicates get the cores the
 // chains leave idle (--parallel 1) or not (--parallel 2).
