@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/stancsv"
 )
 
@@ -17,9 +18,11 @@ import (
 // degrees of freedom: -2 log(1 - p).
 func chi2Quantile2(p float64) float64 { return -2 * math.Log1p(-p) }
 
-// chainDraws are the (dx, dy) draws, the divergence count and the wall
-// time (warmup + sampling, seconds; 0 when the file has none) of one chain.
+// chainDraws are the chain id (the header's "id", 0 when absent), the
+// (dx, dy) draws, the divergence count and the wall time (warmup +
+// sampling, seconds; 0 when the file has none) of one chain.
 type chainDraws struct {
+	ID        int
 	DX, DY    []float64
 	Divergent int
 	Seconds   float64
@@ -46,6 +49,7 @@ func readChain(path string) (chainDraws, error) {
 		return chainDraws{}, fmt.Errorf("%s: %d draws, need at least 2", path, len(rows))
 	}
 	var d chainDraws
+	d.ID, _ = f.Int("id")
 	for _, r := range rows {
 		d.DX, d.DY = append(d.DX, r[col["dx"]]), append(d.DY, r[col["dy"]])
 		if r[col["divergent__"]] == 1 {
@@ -124,7 +128,11 @@ func metrics(d chainDraws, dx, dy float64) chainMetrics {
 }
 
 // evalD prints the Experiment D metrics of the runs in dirs (each named
-// img<index>, holding one Stan CSV file per chain).
+// img<index>, holding one Stan CSV file per chain): a row per chain, the
+// classic split R-hat of each image with at least two chains (the maximum
+// over dx and dy, as the paper's NumPyro summaries compute it), and the
+// summary that the paper's table reports (its per-chain proportions and
+// the share of images with R-hat at most 1.1).
 func evalD(truthPath string, dirs []string, w io.Writer) error {
 	f, err := os.Open(truthPath)
 	if err != nil {
@@ -143,6 +151,11 @@ func evalD(truthPath string, dirs []string, w io.Writer) error {
 		truth[idx] = [2]float64{dx, dy}
 	}
 	var all []chainMetrics
+	type imageRhat struct {
+		idx, chains int
+		rhat        float64
+	}
+	var rhats []imageRhat
 	fmt.Fprintln(w, "image,chain,dx_true,dy_true,covered95,error,area90,divergent,seconds")
 	for _, dir := range dirs {
 		var idx int
@@ -157,14 +170,32 @@ func evalD(truthPath string, dirs []string, w io.Writer) error {
 		if len(files) == 0 {
 			return fmt.Errorf("%s: no Stan CSV files", dir)
 		}
+		var dxs, dys [][]float64
 		for k, file := range files {
 			d, err := readChain(file)
 			if err != nil {
 				return err
 			}
+			if d.ID == 0 {
+				d.ID = k + 1
+			}
 			m := metrics(d, tv[0], tv[1])
 			all = append(all, m)
-			fmt.Fprintf(w, "%d,%d,%.4f,%.4f,%t,%.4f,%.4f,%d,%.1f\n", idx, k+1, tv[0], tv[1], m.Covered95, m.Err, m.Area90, m.Divergent, m.Seconds)
+			dxs, dys = append(dxs, d.DX), append(dys, d.DY)
+			fmt.Fprintf(w, "%d,%d,%.4f,%.4f,%t,%.4f,%.4f,%d,%.1f\n", idx, d.ID, tv[0], tv[1], m.Covered95, m.Err, m.Area90, m.Divergent, m.Seconds)
+		}
+		if len(files) > 1 {
+			rhats = append(rhats, imageRhat{idx, len(files), math.Max(diag.RhatBasic(dxs), diag.RhatBasic(dys))})
+		}
+	}
+	rhatOK := 0
+	if len(rhats) > 0 {
+		fmt.Fprintln(w, "\nimage,chains,split_rhat_max")
+		for _, r := range rhats {
+			fmt.Fprintf(w, "%d,%d,%.3f\n", r.idx, r.chains, r.rhat)
+			if r.rhat <= 1.1 {
+				rhatOK++
+			}
 		}
 	}
 	var cov, far, div, divChains, draws float64
@@ -188,5 +219,8 @@ func evalD(truthPath string, dirs []string, w io.Writer) error {
 	n := float64(len(all))
 	fmt.Fprintf(w, "\nchains %d: cov2D(0.95) %.3f | med err %.3f | P90 err %.3f | err>4 %.1f%% | med A2D(0.90) %.2f | chains with divergences %.1f%% (%.2f%% of draws) | wall time per chain: median %.1f s, max %.1f s\n",
 		len(all), cov/n, median(errs), quantile(errs, 0.9), 100*far/n, median(areas), 100*divChains/n, 100*div/draws, median(secs), slices.Max(secs))
+	if len(rhats) > 0 {
+		fmt.Fprintf(w, "images with at least 2 chains %d: split R-hat max <= 1.1 for %.1f%%\n", len(rhats), 100*float64(rhatOK)/float64(len(rhats)))
+	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shmlang/shm/runtime/diag"
 )
 
 // cifarPath is the shared CIFAR-10 sample, beside the repository.
@@ -348,7 +350,7 @@ func TestEvalD(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 5 {
+	if len(lines) != 9 {
 		t.Fatalf("output:\n%s", out.String())
 	}
 	if want := "40,1,1.5000,-2.0000,true,0.0000,"; !strings.HasPrefix(lines[1], want) || !strings.HasSuffix(lines[1], ",0,15.0") {
@@ -358,9 +360,19 @@ func TestEvalD(t *testing.T) {
 	if want := fmt.Sprintf("40,2,1.5000,-2.0000,false,%.4f,", farErr); !strings.HasPrefix(lines[2], want) || !strings.HasSuffix(lines[2], ",1,30.0") {
 		t.Errorf("chain 2 row %q, want prefix %q and suffix ,1,30.0", lines[2], want)
 	}
+	// The R-hat block: image 40, 2 chains, max over dx and dy of the
+	// classic split R-hat (package diag's, tested there).
+	rDX := diag.RhatBasic([][]float64{{1.4, 1.6, 1.5, 1.3, 1.7}, {7, 7.2, 6.9, 7.1, 6.8}})
+	rDY := diag.RhatBasic([][]float64{{-1.9, -2.2, -2, -1.8, -2.1}, {3, 3.1, 2.9, 3.2, 2.8}})
+	if want := fmt.Sprintf("40,2,%.3f", math.Max(rDX, rDY)); lines[4] != "image,chains,split_rhat_max" || lines[5] != want || !(math.Max(rDX, rDY) > 1.1) {
+		t.Errorf("R-hat block %q, %q; want image,chains,split_rhat_max and %q (> 1.1)", lines[4], lines[5], want)
+	}
 	for _, want := range []string{"chains 2:", "cov2D(0.95) 0.500", fmt.Sprintf("med err %.3f", farErr/2), "err>4 50.0%", "chains with divergences 50.0% (10.00% of draws)", "median 22.5 s, max 30.0 s"} {
-		if !strings.Contains(lines[4], want) {
-			t.Errorf("summary %q lacks %q", lines[4], want)
+		if !strings.Contains(lines[7], want) {
+			t.Errorf("summary %q lacks %q", lines[7], want)
 		}
+	}
+	if want := "images with at least 2 chains 1: split R-hat max <= 1.1 for 0.0%"; lines[8] != want {
+		t.Errorf("R-hat summary %q, want %q", lines[8], want)
 	}
 }
