@@ -23,6 +23,23 @@ consts += [
     ('high', bits(709.0)),
     ('bias', bits(float.fromhex('0x1.8p52')) - 1023),
     ('neginf', bits(float('-inf'))),
+    # The natural logarithm (logAVX2): fdlibm's reduction and polynomial, as
+    # Go's pure-Go math.Log, without fused multiply-adds.
+    ('mantmask', (1 << 52) - 1),
+    ('halfexp', 0x3fe << 52),
+    ('sqrt2h', bits(math.sqrt(2) / 2)),
+    ('two', bits(2.0)),
+    ('half', bits(0.5)),
+    ('kbias', bits(float.fromhex('0x1.8p52')) - 1022),
+    ('minnorm', bits(2.0 ** -1022)),
+    ('maxfloat', bits(1.7976931348623157e308)),
+    ('L1', bits(6.666666666666735130e-01)),
+    ('L2', bits(3.999999999940941908e-01)),
+    ('L3', bits(2.857142874366239149e-01)),
+    ('L4', bits(2.222219843214978396e-01)),
+    ('L5', bits(1.818357216161805012e-01)),
+    ('L6', bits(1.531383769920937332e-01)),
+    ('L7', bits(1.479819860511658591e-01)),
 ]
 off = {}
 out = []
@@ -404,6 +421,69 @@ emit(['VEXTRACTF128 $1, Y13, X0',
       'RET'])
 w('')
 inreg.clear()
+
+# func logAVX2(dst, src []float64) (bad bool)
+w('// func logAVX2(dst, src []float64) bool')
+w('TEXT ·logAVX2(SB), NOSPLIT, $0-49')
+emit(['MOVQ dst_base+0(FP), DI',
+      'MOVQ src_base+24(FP), SI',
+      'MOVQ src_len+32(FP), CX',
+      'VXORPD Y15, Y15, Y15',
+      'SHRQ $2, CX'])
+w('logloop:')
+emit(['CMPQ CX, $1', 'JLT logdone',
+      'VMOVUPD 0(SI), Y0',
+      'VCMPPD $9, %s, Y0, Y1' % K('minnorm'),    # !(x >= 2^-1022): zero, subnormal, negative, NaN
+      'VORPD Y1, Y15, Y15',
+      'VCMPPD $6, %s, Y0, Y1' % K('maxfloat'),   # !(x <= max): +Inf, NaN
+      'VORPD Y1, Y15, Y15',
+      # x = 2^(e-1022) · f1, f1 in [0.5, 1); f1 < sqrt2/2: f1 += f1, e -= 1
+      'VPSRLQ $52, Y0, Y1',
+      'VANDPD %s, Y0, Y2' % K('mantmask'),
+      'VORPD %s, Y2, Y2' % K('halfexp'),
+      'VCMPPD $1, %s, Y2, Y3' % K('sqrt2h'),
+      'VANDPD Y3, Y2, Y4',
+      'VADDPD Y4, Y2, Y2',
+      'VPADDQ Y3, Y1, Y1',
+      'VPADDQ %s, Y1, Y1' % K('kbias'),
+      'VSUBPD %s, Y1, Y5' % K('roundc'),         # k = e - 1022 as a float
+      'VSUBPD %s, Y2, Y6' % K('one'),            # f = f1 - 1
+      'VADDPD %s, Y6, Y7' % K('two'),
+      'VDIVPD Y7, Y6, Y7',                       # s = f / (2 + f)
+      'VMULPD Y7, Y7, Y8',                       # s2
+      'VMULPD Y8, Y8, Y9',                       # s4
+      'VMULPD %s, Y9, Y10' % K('L7'),            # t1 = s2 (L1 + s4 (L3 + s4 (L5 + s4 L7)))
+      'VADDPD %s, Y10, Y10' % K('L5'),
+      'VMULPD Y9, Y10, Y10',
+      'VADDPD %s, Y10, Y10' % K('L3'),
+      'VMULPD Y9, Y10, Y10',
+      'VADDPD %s, Y10, Y10' % K('L1'),
+      'VMULPD Y8, Y10, Y10',
+      'VMULPD %s, Y9, Y11' % K('L6'),            # t2 = s4 (L2 + s4 (L4 + s4 L6))
+      'VADDPD %s, Y11, Y11' % K('L4'),
+      'VMULPD Y9, Y11, Y11',
+      'VADDPD %s, Y11, Y11' % K('L2'),
+      'VMULPD Y9, Y11, Y11',
+      'VADDPD Y11, Y10, Y10',                    # R = t1 + t2
+      'VMULPD %s, Y6, Y11' % K('half'),
+      'VMULPD Y6, Y11, Y11',                     # hfsq = 0.5 f f
+      'VADDPD Y11, Y10, Y10',                    # hfsq + R
+      'VMULPD Y7, Y10, Y10',                     # s (hfsq + R)
+      'VMULPD %s, Y5, Y12' % K('ln2lo'),
+      'VADDPD Y12, Y10, Y10',                    # s (hfsq + R) + k ln2lo
+      'VSUBPD Y10, Y11, Y10',                    # hfsq - (...)
+      'VSUBPD Y6, Y10, Y10',                     # (...) - f
+      'VMULPD %s, Y5, Y12' % K('ln2hi'),
+      'VSUBPD Y10, Y12, Y10',                    # k ln2hi - (...)
+      'VMOVUPD Y10, 0(DI)',
+      'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP logloop'])
+w('logdone:')
+emit(['VMOVMSKPD Y15, AX',
+      'VZEROUPPER',
+      'TESTQ AX, AX',
+      'SETNE ret+48(FP)',
+      'RET'])
+w('')
 
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')

@@ -42,6 +42,9 @@ type gridBufs struct {
 	k1Eps    float64   // the eps k1 was computed for (invEps)
 	at       []float64 // first-pass results, transposed: at[c·H + r']
 	args     []float64 // one line of arguments
+	mxs      []float64 // per output of a line batch: the maximum argument,
+	sums     []float64 // the shifted sum of exponentials,
+	lines    []float64 // and the log-sum-exp
 	lp, ln   []float64 // log of positive and negative parts
 	tp, tn   []float64 // their separable LSEs
 	rowLSE   []float64
@@ -55,6 +58,9 @@ func (e *engine) gridReserve(g Grid) {
 	l := max(g.H, g.W)
 	gb.at = grow(gb.at, n)
 	gb.args = grow(gb.args, l)
+	gb.mxs = grow(gb.mxs, l)
+	gb.sums = grow(gb.sums, l)
+	gb.lines = grow(gb.lines, l)
 	gb.lp = grow(gb.lp, n)
 	gb.ln = grow(gb.ln, n)
 	gb.tp = grow(gb.tp, n)
@@ -79,15 +85,33 @@ func (e *engine) gridTable(invEps float64) {
 	gb.k1Eps = invEps
 }
 
-// lse1 returns LSE_j(v[j] − kt[j]), with kt the slice of the symmetric
-// table that holds (j − i)²/eps at index j, using args as scratch.
-func lse1(k kern, args, v, kt []float64) float64 {
-	args = args[:len(v)]
-	mx := k.subMax(args, v, kt)
-	if math.IsInf(mx, 0) || math.IsNaN(mx) {
-		return mx
+// lseLine sets lse[i] = LSE_j(v[j] − tab[L−1−i+j]) for every i < len(lse),
+// with tab the symmetric table that holds δ²/eps at index L−1+δ: one 1-D
+// pass of the separable log-sum-exp. The logarithms of the shifted sums are
+// taken together, in one vectorized call (they are a third of the pass's
+// time when taken one by one).
+func (e *engine) lseLine(k kern, v, tab []float64, lse []float64) {
+	gb := &e.grid
+	L := len(tab) / 2
+	args := gb.args[:len(v)]
+	mxs, sums := gb.mxs[:len(lse)], gb.sums[:len(lse)]
+	for i := range lse {
+		mx := k.subMax(args, v, tab[L-1-i:])
+		mxs[i] = mx
+		if math.IsInf(mx, 0) || math.IsNaN(mx) {
+			sums[i] = 1
+			continue
+		}
+		sums[i] = k.sumExp(args, mx)
 	}
-	return mx + math.Log(k.sumExp(args, mx))
+	k.log(lse, sums)
+	for i, mx := range mxs {
+		if math.IsInf(mx, 0) || math.IsNaN(mx) {
+			lse[i] = mx
+		} else {
+			lse[i] += mx
+		}
+	}
 }
 
 // gridLSE writes out[k] = scale·LSE_k'(u[k'] − C_kk'·invEps) for all points.
@@ -95,19 +119,20 @@ func (e *engine) gridLSE(u []float64, invEps, scale float64, out []float64) {
 	gb := &e.grid
 	H, W := gb.g.H, gb.g.W
 	e.gridTable(invEps)
-	at, args, tab := gb.at, gb.args, gb.k1
-	L := len(tab) / 2 // tab[L−1+δ] = δ²/eps for −L < δ < L
+	at, tab := gb.at, gb.k1
 	k := kern{simd: e.simd}
 	for r := range H {
-		v := u[r*W : (r+1)*W]
-		for c := range W {
-			at[c*H+r] = lse1(k, args, v, tab[L-1-c:])
+		line := gb.lines[:W]
+		e.lseLine(k, u[r*W:(r+1)*W], tab, line)
+		for c, l := range line {
+			at[c*H+r] = l
 		}
 	}
 	for c := range W {
-		v := at[c*H : (c+1)*H]
-		for r := range H {
-			out[r*W+c] = scale * lse1(k, args, v, tab[L-1-r:])
+		line := gb.lines[:H]
+		e.lseLine(k, at[c*H:(c+1)*H], tab, line)
+		for r, l := range line {
+			out[r*W+c] = scale * l
 		}
 	}
 }

@@ -240,6 +240,57 @@ func expInto(dst, src []float64) {
 	}
 }
 
+// Coefficients of the logarithm's polynomial (fdlibm's, as Go's math.Log).
+const (
+	logL1 = 6.666666666666735130e-01
+	logL2 = 3.999999999940941908e-01
+	logL3 = 2.857142874366239149e-01
+	logL4 = 2.222219843214978396e-01
+	logL5 = 1.818357216161805012e-01
+	logL6 = 1.531383769920937332e-01
+	logL7 = 1.479819860511658591e-01
+)
+
+// logPos is the natural logarithm of a finite positive normal x by the
+// algorithm of Go's pure-Go math.Log (fdlibm: x = 2^k·(1+f) with 1+f in
+// [√2/2, √2), s = f/(2+f), a degree-14 polynomial in s), with every
+// product rounded before it is added (the explicit conversions forbid
+// fused multiply-adds), so that logAVX2 reproduces it bit for bit. Its
+// error is below one ulp.
+func logPos(x float64) float64 {
+	b := math.Float64bits(x)
+	e := int64(b >> 52)
+	f1 := math.Float64frombits(b&(1<<52-1) | 0x3fe<<52)
+	if f1 < math.Sqrt2/2 {
+		f1 += f1
+		e--
+	}
+	k := float64(e - 1022)
+	f := f1 - 1
+	s := f / (2 + f)
+	s2 := s * s
+	s4 := s2 * s2
+	t1 := float64(s2 * (logL1 + float64(s4*(logL3+float64(s4*(logL5+float64(s4*logL7)))))))
+	t2 := float64(s4 * (logL2 + float64(s4*(logL4+float64(s4*logL6)))))
+	r := t1 + t2
+	hfsq := float64(float64(0.5*f) * f)
+	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+r)) + float64(k*ln2Lo))) - f)
+}
+
+// logInto writes log(src[j]) into dst[j]: logPos for finite positive
+// normal numbers, math.Log for the others (zero, subnormals, negative
+// numbers, infinities and NaN).
+func logInto(dst, src []float64) {
+	dst = dst[:len(src)]
+	for j, x := range src {
+		if x >= 0x1p-1022 && x <= math.MaxFloat64 {
+			dst[j] = logPos(x)
+		} else {
+			dst[j] = math.Log(x)
+		}
+	}
+}
+
 // kern selects the kernels: the AVX2 + FMA assembly (simd) or pure Go. The
 // pure-Go kernels are the reference the assembly is tested against.
 type kern struct {
@@ -332,6 +383,21 @@ func (k kern) exp(dst, src []float64) {
 	}
 	if n4 < len(src) {
 		expInto(dst[n4:], src[n4:])
+	}
+}
+
+// log is logInto, vectorized when k.simd (bitwise equal).
+func (k kern) log(dst, src []float64) {
+	if !k.simd || len(src) < 4 {
+		logInto(dst, src)
+		return
+	}
+	n4 := len(src) &^ 3
+	if logAVX2(dst[:n4], src[:n4]) {
+		logInto(dst[:n4], src[:n4])
+	}
+	if n4 < len(src) {
+		logInto(dst[n4:], src[n4:])
 	}
 }
 

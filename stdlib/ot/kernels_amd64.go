@@ -54,6 +54,14 @@ func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int,
 //go:noescape
 func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
 
+// logAVX2 writes logPos(src[j]) into dst[j] for the first len(src) &^ 3
+// elements (bitwise equal results). It reports whether an element was not
+// a finite positive normal number; such elements hold wrong values and must
+// be recomputed.
+//
+//go:noescape
+func logAVX2(dst, src []float64) bool
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)

@@ -88,7 +88,67 @@ DATA expk<>+640(SB)/8, $0xfff0000000000000 // neginf
 DATA expk<>+648(SB)/8, $0xfff0000000000000 // neginf
 DATA expk<>+656(SB)/8, $0xfff0000000000000 // neginf
 DATA expk<>+664(SB)/8, $0xfff0000000000000 // neginf
-GLOBL expk<>(SB), RODATA|NOPTR, $672
+DATA expk<>+672(SB)/8, $0x000fffffffffffff // mantmask
+DATA expk<>+680(SB)/8, $0x000fffffffffffff // mantmask
+DATA expk<>+688(SB)/8, $0x000fffffffffffff // mantmask
+DATA expk<>+696(SB)/8, $0x000fffffffffffff // mantmask
+DATA expk<>+704(SB)/8, $0x3fe0000000000000 // halfexp
+DATA expk<>+712(SB)/8, $0x3fe0000000000000 // halfexp
+DATA expk<>+720(SB)/8, $0x3fe0000000000000 // halfexp
+DATA expk<>+728(SB)/8, $0x3fe0000000000000 // halfexp
+DATA expk<>+736(SB)/8, $0x3fe6a09e667f3bcd // sqrt2h
+DATA expk<>+744(SB)/8, $0x3fe6a09e667f3bcd // sqrt2h
+DATA expk<>+752(SB)/8, $0x3fe6a09e667f3bcd // sqrt2h
+DATA expk<>+760(SB)/8, $0x3fe6a09e667f3bcd // sqrt2h
+DATA expk<>+768(SB)/8, $0x4000000000000000 // two
+DATA expk<>+776(SB)/8, $0x4000000000000000 // two
+DATA expk<>+784(SB)/8, $0x4000000000000000 // two
+DATA expk<>+792(SB)/8, $0x4000000000000000 // two
+DATA expk<>+800(SB)/8, $0x3fe0000000000000 // half
+DATA expk<>+808(SB)/8, $0x3fe0000000000000 // half
+DATA expk<>+816(SB)/8, $0x3fe0000000000000 // half
+DATA expk<>+824(SB)/8, $0x3fe0000000000000 // half
+DATA expk<>+832(SB)/8, $0x4337fffffffffc02 // kbias
+DATA expk<>+840(SB)/8, $0x4337fffffffffc02 // kbias
+DATA expk<>+848(SB)/8, $0x4337fffffffffc02 // kbias
+DATA expk<>+856(SB)/8, $0x4337fffffffffc02 // kbias
+DATA expk<>+864(SB)/8, $0x0010000000000000 // minnorm
+DATA expk<>+872(SB)/8, $0x0010000000000000 // minnorm
+DATA expk<>+880(SB)/8, $0x0010000000000000 // minnorm
+DATA expk<>+888(SB)/8, $0x0010000000000000 // minnorm
+DATA expk<>+896(SB)/8, $0x7fefffffffffffff // maxfloat
+DATA expk<>+904(SB)/8, $0x7fefffffffffffff // maxfloat
+DATA expk<>+912(SB)/8, $0x7fefffffffffffff // maxfloat
+DATA expk<>+920(SB)/8, $0x7fefffffffffffff // maxfloat
+DATA expk<>+928(SB)/8, $0x3fe5555555555593 // L1
+DATA expk<>+936(SB)/8, $0x3fe5555555555593 // L1
+DATA expk<>+944(SB)/8, $0x3fe5555555555593 // L1
+DATA expk<>+952(SB)/8, $0x3fe5555555555593 // L1
+DATA expk<>+960(SB)/8, $0x3fd999999997fa04 // L2
+DATA expk<>+968(SB)/8, $0x3fd999999997fa04 // L2
+DATA expk<>+976(SB)/8, $0x3fd999999997fa04 // L2
+DATA expk<>+984(SB)/8, $0x3fd999999997fa04 // L2
+DATA expk<>+992(SB)/8, $0x3fd2492494229359 // L3
+DATA expk<>+1000(SB)/8, $0x3fd2492494229359 // L3
+DATA expk<>+1008(SB)/8, $0x3fd2492494229359 // L3
+DATA expk<>+1016(SB)/8, $0x3fd2492494229359 // L3
+DATA expk<>+1024(SB)/8, $0x3fcc71c51d8e78af // L4
+DATA expk<>+1032(SB)/8, $0x3fcc71c51d8e78af // L4
+DATA expk<>+1040(SB)/8, $0x3fcc71c51d8e78af // L4
+DATA expk<>+1048(SB)/8, $0x3fcc71c51d8e78af // L4
+DATA expk<>+1056(SB)/8, $0x3fc7466496cb03de // L5
+DATA expk<>+1064(SB)/8, $0x3fc7466496cb03de // L5
+DATA expk<>+1072(SB)/8, $0x3fc7466496cb03de // L5
+DATA expk<>+1080(SB)/8, $0x3fc7466496cb03de // L5
+DATA expk<>+1088(SB)/8, $0x3fc39a09d078c69f // L6
+DATA expk<>+1096(SB)/8, $0x3fc39a09d078c69f // L6
+DATA expk<>+1104(SB)/8, $0x3fc39a09d078c69f // L6
+DATA expk<>+1112(SB)/8, $0x3fc39a09d078c69f // L6
+DATA expk<>+1120(SB)/8, $0x3fc2f112df3e5244 // L7
+DATA expk<>+1128(SB)/8, $0x3fc2f112df3e5244 // L7
+DATA expk<>+1136(SB)/8, $0x3fc2f112df3e5244 // L7
+DATA expk<>+1144(SB)/8, $0x3fc2f112df3e5244 // L7
+GLOBL expk<>(SB), RODATA|NOPTR, $1152
 
 // func sumExpAVX2(buf []float64, mx, thr float64) float64
 TEXT ·sumExpAVX2(SB), NOSPLIT, $0-48
@@ -517,6 +577,70 @@ ewdone:
 	VADDPD X1, X12, X1
 	MOVUPD X1, 8(AX)
 	VZEROUPPER
+	RET
+
+// func logAVX2(dst, src []float64) bool
+TEXT ·logAVX2(SB), NOSPLIT, $0-49
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	VXORPD Y15, Y15, Y15
+	SHRQ $2, CX
+logloop:
+	CMPQ CX, $1
+	JLT logdone
+	VMOVUPD 0(SI), Y0
+	VCMPPD $9, expk<>+864(SB), Y0, Y1
+	VORPD Y1, Y15, Y15
+	VCMPPD $6, expk<>+896(SB), Y0, Y1
+	VORPD Y1, Y15, Y15
+	VPSRLQ $52, Y0, Y1
+	VANDPD expk<>+672(SB), Y0, Y2
+	VORPD expk<>+704(SB), Y2, Y2
+	VCMPPD $1, expk<>+736(SB), Y2, Y3
+	VANDPD Y3, Y2, Y4
+	VADDPD Y4, Y2, Y2
+	VPADDQ Y3, Y1, Y1
+	VPADDQ expk<>+832(SB), Y1, Y1
+	VSUBPD expk<>+32(SB), Y1, Y5
+	VSUBPD expk<>+512(SB), Y2, Y6
+	VADDPD expk<>+768(SB), Y6, Y7
+	VDIVPD Y7, Y6, Y7
+	VMULPD Y7, Y7, Y8
+	VMULPD Y8, Y8, Y9
+	VMULPD expk<>+1120(SB), Y9, Y10
+	VADDPD expk<>+1056(SB), Y10, Y10
+	VMULPD Y9, Y10, Y10
+	VADDPD expk<>+992(SB), Y10, Y10
+	VMULPD Y9, Y10, Y10
+	VADDPD expk<>+928(SB), Y10, Y10
+	VMULPD Y8, Y10, Y10
+	VMULPD expk<>+1088(SB), Y9, Y11
+	VADDPD expk<>+1024(SB), Y11, Y11
+	VMULPD Y9, Y11, Y11
+	VADDPD expk<>+960(SB), Y11, Y11
+	VMULPD Y9, Y11, Y11
+	VADDPD Y11, Y10, Y10
+	VMULPD expk<>+800(SB), Y6, Y11
+	VMULPD Y6, Y11, Y11
+	VADDPD Y11, Y10, Y10
+	VMULPD Y7, Y10, Y10
+	VMULPD expk<>+96(SB), Y5, Y12
+	VADDPD Y12, Y10, Y10
+	VSUBPD Y10, Y11, Y10
+	VSUBPD Y6, Y10, Y10
+	VMULPD expk<>+64(SB), Y5, Y12
+	VSUBPD Y10, Y12, Y10
+	VMOVUPD Y10, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP logloop
+logdone:
+	VMOVMSKPD Y15, AX
+	VZEROUPPER
+	TESTQ AX, AX
+	SETNE ret+48(FP)
 	RET
 
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)

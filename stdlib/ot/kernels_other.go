@@ -23,6 +23,8 @@ func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64 {
 
 func subMaxAVX2(buf, v, kt []float64) float64 { panic("ot: no SIMD kernels") }
 
+func logAVX2(dst, src []float64) bool { panic("ot: no SIMD kernels") }
+
 func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64) {
 	panic("ot: no SIMD kernels")
 }

@@ -3,6 +3,7 @@ package ot
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -275,5 +276,75 @@ func TestPruningBound(t *testing.T) {
 		if math.Abs(pruned-full) > 4*0x1p-52*full {
 			t.Errorf("n=%d: pruned %.17g, full %.17g", n, pruned, full)
 		}
+	}
+}
+
+// ulpDiff returns the distance in units in the last place between two
+// finite floats of the same sign.
+func ulpDiff(a, b float64) uint64 {
+	ia, ib := math.Float64bits(a), math.Float64bits(b)
+	if ia > ib {
+		return ia - ib
+	}
+	return ib - ia
+}
+
+// TestLog checks logInto against math.Log (within one ulp, and equal on
+// the special values), and the AVX2 kernel against logInto bit for bit.
+func TestLog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	var xs []float64
+	for range 20000 {
+		xs = append(xs, 1+15*rng.Float64()) // the sums of lse: [1, n]
+	}
+	for range 20000 {
+		xs = append(xs, math.Exp(1400*rng.Float64()-700)) // every binade
+	}
+	for _, x := range []float64{1, 2, 0.5, 3, 16, math.Sqrt2 / 2, math.Nextafter(math.Sqrt2/2, 0), math.Nextafter(math.Sqrt2/2, 2),
+		math.Sqrt2, math.Nextafter(1, 2), math.Nextafter(1, 0), 0x1p-1022, math.MaxFloat64, math.E, 10, 1e300} {
+		xs = append(xs, x)
+	}
+	special := []float64{0, math.Copysign(0, -1), -1, 0x1p-1074, 0x1p-1030, math.Inf(1), math.Inf(-1), math.NaN()}
+	got := make([]float64, len(xs))
+	logInto(got, xs)
+	for i, x := range xs {
+		if want := math.Log(x); ulpDiff(got[i], want) > 1 && !(want == 0 && got[i] == 0) {
+			t.Fatalf("log(%v) = %v, math.Log %v (%d ulp)", x, got[i], want, ulpDiff(got[i], want))
+		}
+	}
+	sp := make([]float64, len(special))
+	logInto(sp, special)
+	for i, x := range special {
+		if want := math.Log(x); sp[i] != want && !(math.IsNaN(sp[i]) && math.IsNaN(want)) {
+			t.Errorf("log(%v) = %v, math.Log %v", x, sp[i], want)
+		}
+	}
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	// The kernel on every length and alignment, special values mixed in.
+	mixed := append(slices.Clone(xs[:997]), special...)
+	rng.Shuffle(len(mixed), func(i, j int) { mixed[i], mixed[j] = mixed[j], mixed[i] })
+	for _, src := range [][]float64{xs, mixed, xs[:1], xs[:3], xs[:4], xs[1:6], mixed[:7]} {
+		want := make([]float64, len(src))
+		logInto(want, src)
+		v := make([]float64, len(src))
+		kern{simd: true}.log(v, src)
+		for i := range src {
+			if math.Float64bits(v[i]) != math.Float64bits(want[i]) && !(math.IsNaN(v[i]) && math.IsNaN(want[i])) {
+				t.Fatalf("n=%d: simd log(%v) = %v, pure Go %v", len(src), src[i], v[i], want[i])
+			}
+		}
+	}
+	// The kernel reports every element outside its domain.
+	for _, x := range special {
+		src := []float64{1, 2, x, 3}
+		if !logAVX2(make([]float64, 4), src) {
+			t.Errorf("logAVX2 did not report %v", x)
+		}
+	}
+	if logAVX2(make([]float64, 4), []float64{1, 0x1p-1022, math.MaxFloat64, 7}) {
+		t.Error("logAVX2 reported a valid input")
 	}
 }
