@@ -327,7 +327,7 @@ func TestCompletion(t *testing.T) {
 		{"sig", []string{"ma"}},
 		{":sa", []string{"mple"}},
 		{":s", []string{"ample", "et", "ummary"}},
-		{":sample --cha", []string{"ins"}},
+		{":sample --cha", []string{"in-id", "ins"}},
 		{":load " + filepath.Join(dir, "nm"), []string{".json", ".shm", "dir/"}},
 		{":draws m", nil}, // no run yet
 		{"zzz", nil},
