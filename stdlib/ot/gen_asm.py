@@ -120,6 +120,17 @@ def emit(lines):
     for l in lines:
         w('\t' + l)
 
+def bad_epilogue(label):
+    """Ends a kernel of signature (dst, src []float64) bool: returns whether
+    any lane of the flags accumulated in Y15 is set."""
+    w(label + ':')
+    emit(['VMOVMSKPD Y15, AX',
+          'VZEROUPPER',
+          'TESTQ AX, AX',
+          'SETNE ret+48(FP)',
+          'RET'])
+    w('')
+
 # func sumExpAVX2(buf []float64, mx, thr float64) float64
 w('// func sumExpAVX2(buf []float64, mx, thr float64) float64')
 w('TEXT ·sumExpAVX2(SB), NOSPLIT, $0-48')
@@ -176,13 +187,7 @@ emit(A)
 emit(['VANDPD Y7, Y5, Y5',
       'VMOVUPD Y5, 0(DI)',
       'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP exploop'])
-w('expdone:')
-emit(['VMOVMSKPD Y15, AX',
-      'VZEROUPPER',
-      'TESTQ AX, AX',
-      'SETNE ret+48(FP)',
-      'RET'])
-w('')
+bad_epilogue('expdone')
 inreg.clear()
 
 # func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64
@@ -477,13 +482,7 @@ emit(['CMPQ CX, $1', 'JLT logdone',
       'VSUBPD Y10, Y12, Y10',                    # k ln2hi - (...)
       'VMOVUPD Y10, 0(DI)',
       'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP logloop'])
-w('logdone:')
-emit(['VMOVMSKPD Y15, AX',
-      'VZEROUPPER',
-      'TESTQ AX, AX',
-      'SETNE ret+48(FP)',
-      'RET'])
-w('')
+bad_epilogue('logdone')
 
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')
