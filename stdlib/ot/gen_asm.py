@@ -427,6 +427,48 @@ emit(['VEXTRACTF128 $1, Y13, X0',
 w('')
 inreg.clear()
 
+# func kernelSumsAVX2(sums, ev, ekb []float64)
+# sums[i] = Σ_j ev[j]·ekb[m−1−j+i] for the first len(sums) &^ 3 outputs, m =
+# len(ev) ≥ 1, j in order and each product rounded before it is added (as
+# kernelSums): for each j, the broadcast ev[j] times ekb[m−1−j+i : +4] is
+# added to the accumulator of outputs i..i+3. Sixteen outputs at a time
+# (four independent accumulators), then four at a time.
+w('// func kernelSumsAVX2(sums, ev, ekb []float64)')
+w('TEXT ·kernelSumsAVX2(SB), NOSPLIT, $0-72')
+emit(['MOVQ sums_base+0(FP), DI',
+      'MOVQ sums_len+8(FP), CX',
+      'MOVQ ev_base+24(FP), SI',
+      'MOVQ ev_len+32(FP), DX',
+      'MOVQ ekb_base+48(FP), R8',
+      'LEAQ -8(R8)(DX*8), R8',       # &ekb[m−1]: the row of j = 0
+      'SHRQ $2, CX'])                # blocks of four outputs
+w('ks16:')
+emit(['CMPQ CX, $4', 'JLT ks4',
+      'VXORPD Y0, Y0, Y0', 'VXORPD Y1, Y1, Y1', 'VXORPD Y2, Y2, Y2', 'VXORPD Y3, Y3, Y3',
+      'MOVQ R8, R10', 'MOVQ SI, R11', 'MOVQ DX, R12'])
+w('ks16j:')
+emit(['VBROADCASTSD 0(R11), Y4',
+      'VMULPD 0(R10), Y4, Y5', 'VADDPD Y5, Y0, Y0',
+      'VMULPD 32(R10), Y4, Y6', 'VADDPD Y6, Y1, Y1',
+      'VMULPD 64(R10), Y4, Y7', 'VADDPD Y7, Y2, Y2',
+      'VMULPD 96(R10), Y4, Y8', 'VADDPD Y8, Y3, Y3',
+      'ADDQ $8, R11', 'SUBQ $8, R10', 'SUBQ $1, R12', 'JNZ ks16j',
+      'VMOVUPD Y0, 0(DI)', 'VMOVUPD Y1, 32(DI)', 'VMOVUPD Y2, 64(DI)', 'VMOVUPD Y3, 96(DI)',
+      'ADDQ $128, DI', 'ADDQ $128, R8', 'SUBQ $4, CX', 'JMP ks16'])
+w('ks4:')
+emit(['CMPQ CX, $1', 'JLT ksdone',
+      'VXORPD Y0, Y0, Y0',
+      'MOVQ R8, R10', 'MOVQ SI, R11', 'MOVQ DX, R12'])
+w('ks4j:')
+emit(['VBROADCASTSD 0(R11), Y4',
+      'VMULPD 0(R10), Y4, Y5', 'VADDPD Y5, Y0, Y0',
+      'ADDQ $8, R11', 'SUBQ $8, R10', 'SUBQ $1, R12', 'JNZ ks4j',
+      'VMOVUPD Y0, 0(DI)',
+      'ADDQ $32, DI', 'ADDQ $32, R8', 'SUBQ $1, CX', 'JMP ks4'])
+w('ksdone:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+
 # func logAVX2(dst, src []float64) (bad bool)
 w('// func logAVX2(dst, src []float64) bool')
 w('TEXT ·logAVX2(SB), NOSPLIT, $0-49')

@@ -39,7 +39,10 @@ func (g Grid) Points() []float64 {
 type gridBufs struct {
 	g        Grid
 	k1       []float64 // δ²/eps at index L−1+δ, −L < δ < L, L = max(H, W)
-	k1Eps    float64   // the eps k1 was computed for (invEps)
+	ek1      []float64 // e^(−δ²/eps), the same layout
+	k1Eps    float64   // the eps k1 and ek1 were computed for (invEps)
+	byKernel bool      // whether the passes may use ek1 (lseLineKernel)
+	ebuf     []float64 // one line of exponentials
 	at       []float64 // first-pass results, transposed: at[c·H + r']
 	args     []float64 // one line of arguments
 	mxs      []float64 // per output of a line batch: the maximum argument,
@@ -58,6 +61,7 @@ func (e *engine) gridReserve(g Grid) {
 	l := max(g.H, g.W)
 	gb.at = grow(gb.at, n)
 	gb.args = grow(gb.args, l)
+	gb.ebuf = grow(gb.ebuf, l)
 	gb.mxs = grow(gb.mxs, l)
 	gb.sums = grow(gb.sums, l)
 	gb.lines = grow(gb.lines, l)
@@ -68,9 +72,17 @@ func (e *engine) gridReserve(g Grid) {
 	gb.rowLSE = grow(gb.rowLSE, n)
 	if len(gb.k1) != 2*l {
 		gb.k1 = grow(gb.k1, 2*l)
+		gb.ek1 = grow(gb.ek1, 2*l)
 		gb.k1Eps = 0
 	}
 }
+
+// kernelMaxArg bounds δ²/eps over a line for the passes by the kernel
+// e^(−δ²/eps) (lseLineKernel): below it every kernel entry is a normal
+// number and a line's sum, which has a term e^(−δ²/eps)·e^0, is at least
+// e^(−600) ≈ 2.7e-261, far from underflow. Above it the passes take
+// logarithms term by term (lseLine).
+const kernelMaxArg = 600
 
 func (e *engine) gridTable(invEps float64) {
 	gb := &e.grid
@@ -81,8 +93,57 @@ func (e *engine) gridTable(invEps float64) {
 	for i := range gb.k1 {
 		d := i - (l - 1)
 		gb.k1[i] = float64(d*d) * invEps
+		gb.ek1[i] = math.Exp(-gb.k1[i])
 	}
 	gb.k1Eps = invEps
+	gb.byKernel = gb.k1[0] <= kernelMaxArg
+}
+
+// lseLineKernel is lseLine by products with the kernel: with m = max_j v[j],
+//
+//	lse[i] = m + log Σ_j e^(v[j] − m)·ektab[L−1−i+j],
+//
+// ektab holding e^(−δ²/eps) at index L−1+δ. That is len(v) exponentials
+// and len(lse) logarithms per line instead of len(v)·len(lse)
+// exponentials. The caller ensures δ²/eps ≤ kernelMaxArg, so the term of
+// the maximum keeps each sum above e^(−kernelMaxArg): no sum underflows,
+// and a term that underflows is below 2^-1074, under 1e-60 of the sum's
+// last bit. Each sum has positive terms only, so its relative error is a
+// few ulps, as that of the max-shifted sum of lseLine. A line of zero
+// weights (m = −∞) gives −∞. It reports false, having written nothing,
+// when m is +∞ or NaN: lseLine handles those.
+func (e *engine) lseLineKernel(k kern, v, ektab []float64, lse []float64) bool {
+	gb := &e.grid
+	m := math.Inf(-1)
+	for _, x := range v {
+		if x > m {
+			m = x
+		} else if x != x {
+			return false
+		}
+	}
+	if math.IsInf(m, 1) {
+		return false
+	}
+	if math.IsInf(m, -1) {
+		for i := range lse {
+			lse[i] = m
+		}
+		return true
+	}
+	L := len(ektab) / 2
+	args, ev := gb.args[:len(v)], gb.ebuf[:len(v)]
+	for j, x := range v {
+		args[j] = x - m
+	}
+	k.exp(ev, args)
+	sums := gb.sums[:len(lse)]
+	k.kernelSums(sums, ev, ektab[L-len(v):])
+	k.log(lse, sums)
+	for i := range lse {
+		lse[i] += m
+	}
+	return true
 }
 
 // lseLine sets lse[i] = LSE_j(v[j] − tab[L−1−i+j]) for every i < len(lse),
@@ -119,18 +180,23 @@ func (e *engine) gridLSE(u []float64, invEps, scale float64, out []float64) {
 	gb := &e.grid
 	H, W := gb.g.H, gb.g.W
 	e.gridTable(invEps)
-	at, tab := gb.at, gb.k1
+	at := gb.at
 	k := kern{simd: e.simd}
+	pass := func(v, line []float64) {
+		if !gb.byKernel || !e.lseLineKernel(k, v, gb.ek1, line) {
+			e.lseLine(k, v, gb.k1, line)
+		}
+	}
 	for r := range H {
 		line := gb.lines[:W]
-		e.lseLine(k, u[r*W:(r+1)*W], tab, line)
+		pass(u[r*W:(r+1)*W], line)
 		for c, l := range line {
 			at[c*H+r] = l
 		}
 	}
 	for c := range W {
 		line := gb.lines[:H]
-		e.lseLine(k, at[c*H:(c+1)*H], tab, line)
+		pass(at[c*H:(c+1)*H], line)
 		for r, l := range line {
 			out[r*W+c] = scale * l
 		}
@@ -145,41 +211,54 @@ func (e *engine) gridSweep(job sweepJob) {
 		return
 	}
 	gb := &e.grid
+	k := kern{simd: e.simd}
 	if job.out != nil {
 		// Σ_j e^(u_j + s_i − C_ij/eps) = exp(s_i + LSE_j(u_j − C_ij/eps)).
 		e.gridLSE(job.u, job.invEps, 1, gb.rowLSE)
-		for i := range n {
-			s := 0.0
-			if job.s != nil {
-				s = job.s[i]
+		if job.s != nil {
+			for i, s := range job.s[:n] {
+				gb.rowLSE[i] += s
 			}
-			job.out[i] = math.Exp(s + gb.rowLSE[i])
 		}
+		k.exp(job.out[:n], gb.rowLSE[:n])
 	}
 	if job.wantColSum {
 		// Σ_i r_i e^(u_j + s_i − C_ij/eps) = e^(u_j)·(Σ⁺ − Σ⁻), each part a
 		// log-sum-exp of log|r_i| + s_i over the rows of its sign.
-		for i := range n {
+		abs, logAbs := gb.tp[:n], gb.tn[:n]
+		for i := range abs {
+			abs[i] = 1
+			if job.r != nil {
+				abs[i] = math.Abs(job.r[i])
+			}
+		}
+		k.log(logAbs, abs)
+		for i, l := range logAbs {
 			r := 1.0
 			if job.r != nil {
 				r = job.r[i]
 			}
-			s := 0.0
 			if job.s != nil {
-				s = job.s[i]
+				l += job.s[i]
 			}
 			gb.lp[i], gb.ln[i] = math.Inf(-1), math.Inf(-1)
 			if r > 0 {
-				gb.lp[i] = math.Log(r) + s
+				gb.lp[i] = l
 			} else if r < 0 {
-				gb.ln[i] = math.Log(-r) + s
+				gb.ln[i] = l
 			}
 		}
 		e.gridLSE(gb.lp, job.invEps, 1, gb.tp)
 		e.gridLSE(gb.ln, job.invEps, 1, gb.tn)
+		for j, u := range job.u[:n] {
+			gb.lp[j] = u + gb.tp[j]
+			gb.ln[j] = u + gb.tn[j]
+		}
+		k.exp(gb.tp[:n], gb.lp[:n])
+		k.exp(gb.tn[:n], gb.ln[:n])
 		cs := e.colSum[:n]
-		for j := range n {
-			cs[j] = math.Exp(job.u[j]+gb.tp[j]) - math.Exp(job.u[j]+gb.tn[j])
+		for j := range cs {
+			cs[j] = gb.tp[j] - gb.tn[j]
 		}
 	}
 }

@@ -87,6 +87,10 @@ func TestGridMatchesDense(t *testing.T) {
 		{Grid{6, 4}, Options{Eps: 2, Rho: 3, Iters: 15}},
 		{Grid{1, 9}, Options{Eps: 0.5, Rho: 1, Iters: 5}},
 		{Grid{12, 11}, Options{Eps: 1, Rho: 10, Iters: 30}},
+		// (L−1)²/eps = 720 > kernelMaxArg: the passes take logarithms term
+		// by term (lseLine) instead of multiplying by the kernel.
+		{Grid{7, 6}, Options{Eps: 0.05, Rho: 2, Iters: 10}},
+		{Grid{7, 6}, Options{Eps: 0.05, Balanced: true, Iters: 10}},
 	} {
 		n := tc.g.N()
 		la := make([]float64, n)
@@ -136,6 +140,105 @@ func TestGridErrors(t *testing.T) {
 	}
 	if _, err := w.GridDivergence(Grid{0, 2}, nil, nil, o, nil, nil); err == nil {
 		t.Error("empty grid accepted")
+	}
+}
+
+// TestGridKernelPass compares the pass by products with the kernel
+// (lseLineKernel) with the pass that takes a logarithm per term (lseLine),
+// on lines with a wide range of values, zero weights (−∞) and the
+// non-finite values the kernel pass leaves to lseLine, in both kernel
+// variants (AVX2 when available, pure Go).
+func TestGridKernelPass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name   string
+		n      int
+		invEps float64
+		fill   func(v []float64)
+		kernel bool // whether lseLineKernel takes the line
+	}{
+		{"16, eps 1, spread 1", 16, 1, func(v []float64) { randLine(rng, v, 1) }, true},
+		{"16, eps 1, spread 300", 16, 1, func(v []float64) { randLine(rng, v, 300) }, true},
+		{"25, eps 1, offset 1e4", 25, 1, func(v []float64) { randLine(rng, v, 20); addTo(v, 1e4) }, true},
+		{"7, eps 0.1, spread 50", 7, 10, func(v []float64) { randLine(rng, v, 50) }, true},
+		{"5, eps 3", 5, 1.0 / 3, func(v []float64) { randLine(rng, v, 5) }, true},
+		{"1", 1, 1, func(v []float64) { v[0] = 0.7 }, true},
+		{"some zero weights", 16, 1, func(v []float64) {
+			randLine(rng, v, 10)
+			v[0], v[7], v[15] = -inf, -inf, -inf
+		}, true},
+		{"one nonzero weight", 16, 1, func(v []float64) {
+			for j := range v {
+				v[j] = -inf
+			}
+			v[11] = -3
+		}, true},
+		{"all zero weights", 16, 1, func(v []float64) {
+			for j := range v {
+				v[j] = -inf
+			}
+		}, true},
+		{"+Inf", 16, 1, func(v []float64) { randLine(rng, v, 1); v[3] = inf }, false},
+		{"NaN", 16, 1, func(v []float64) { randLine(rng, v, 1); v[9] = math.NaN() }, false},
+	} {
+		for _, simd := range []bool{false, haveSIMD} {
+			n := tc.n
+			e := &engine{simd: simd}
+			e.gridReserve(Grid{n, n})
+			e.gridTable(tc.invEps)
+			if tc.kernel && !e.grid.byKernel {
+				t.Fatalf("%s: (L−1)²/eps = %v, above kernelMaxArg", tc.name, e.grid.k1[0])
+			}
+			k := kern{simd: simd}
+			v := make([]float64, n)
+			want := make([]float64, n)
+			got := make([]float64, n)
+			for range 20 {
+				tc.fill(v)
+				e.lseLine(k, v, e.grid.k1, want)
+				for i := range got {
+					got[i] = 12345
+				}
+				ok := e.lseLineKernel(k, v, e.grid.ek1, got)
+				if ok != tc.kernel {
+					t.Fatalf("%s: lseLineKernel took the line: %v, want %v", tc.name, ok, tc.kernel)
+				}
+				if !ok {
+					if got[0] != 12345 {
+						t.Errorf("%s: lseLineKernel wrote to a line it did not take", tc.name)
+					}
+					continue
+				}
+				scale := 1.0
+				for _, x := range v {
+					if !math.IsInf(x, -1) {
+						scale = max(scale, math.Abs(x))
+					}
+				}
+				for i := range got {
+					if math.IsInf(want[i], -1) && math.IsInf(got[i], -1) {
+						continue
+					}
+					if d := math.Abs(got[i] - want[i]); !(d <= 8e-16*scale) {
+						t.Errorf("%s (simd %v): lse[%d] = %.17g, term by term %.17g (|diff| %.3g, %.3g units of the line's scale)",
+							tc.name, simd, i, got[i], want[i], d, d/scale/0x1p-52)
+					}
+				}
+			}
+		}
+	}
+}
+
+func randLine(rng *rand.Rand, v []float64, spread float64) {
+	for j := range v {
+		v[j] = spread * (2*rng.Float64() - 1)
+	}
+}
+
+func addTo(v []float64, c float64) {
+	for j := range v {
+		v[j] += c
 	}
 }
 

@@ -21,6 +21,9 @@ func expNonPos(x float64) float64 {
 
 // argsRow writes buf[j] = u[j] − C(p, q_j)·invEps + shift for every column
 // point q_j (rows of q, d coordinates each) and returns the maximum of buf.
+// For d ≤ 2 each product is rounded before it is added (the explicit
+// conversions forbid fused multiply-adds, which GOAMD64=v3 would emit), so
+// that the AVX2 kernels reproduce it bit for bit.
 func argsRow(buf, p, q, u []float64, invEps, shift float64) float64 {
 	d := len(p)
 	nc := len(u)
@@ -34,15 +37,15 @@ func argsRow(buf, p, q, u []float64, invEps, shift float64) float64 {
 		for ; j+1 < nc; j += 2 {
 			d0 := p0 - q[j]
 			d1 := p0 - q[j+1]
-			v0 := u[j] - d0*d0*invEps + shift
-			v1 := u[j+1] - d1*d1*invEps + shift
+			v0 := u[j] - float64(float64(d0*d0)*invEps) + shift
+			v1 := u[j+1] - float64(float64(d1*d1)*invEps) + shift
 			buf[j], buf[j+1] = v0, v1
 			m0 = max(m0, v0)
 			m1 = max(m1, v1)
 		}
 		for ; j < nc; j++ {
 			d0 := p0 - q[j]
-			v := u[j] - d0*d0*invEps + shift
+			v := u[j] - float64(float64(d0*d0)*invEps) + shift
 			buf[j] = v
 			m0 = max(m0, v)
 		}
@@ -57,8 +60,8 @@ func argsRow(buf, p, q, u []float64, invEps, shift float64) float64 {
 			a1 := p1 - q[2*j+1]
 			b0 := p0 - q[2*j+2]
 			b1 := p1 - q[2*j+3]
-			v0 := u[j] - (a0*a0+a1*a1)*invEps + shift
-			v1 := u[j+1] - (b0*b0+b1*b1)*invEps + shift
+			v0 := u[j] - float64((float64(a0*a0)+float64(a1*a1))*invEps) + shift
+			v1 := u[j+1] - float64((float64(b0*b0)+float64(b1*b1))*invEps) + shift
 			buf[j], buf[j+1] = v0, v1
 			m0 = max(m0, v0)
 			m1 = max(m1, v1)
@@ -66,7 +69,7 @@ func argsRow(buf, p, q, u []float64, invEps, shift float64) float64 {
 		for ; j < nc; j++ {
 			a0 := p0 - q[2*j]
 			a1 := p1 - q[2*j+1]
-			v := u[j] - (a0*a0+a1*a1)*invEps + shift
+			v := u[j] - float64((float64(a0*a0)+float64(a1*a1))*invEps) + shift
 			buf[j] = v
 			m0 = max(m0, v)
 		}
@@ -291,6 +294,24 @@ func logInto(dst, src []float64) {
 	}
 }
 
+// kernelSums sets sums[i] = Σ_j ev[j]·ekb[m−1−j+i], m = len(ev), adding
+// the terms in the order of j, each product rounded before it is added (so
+// that kernelSumsAVX2 reproduces it bit for bit). With ekb = tab[L−m:] for
+// a table holding a symmetric kernel at index L−1+δ, that is the product of
+// the kernel's Toeplitz matrix with ev. len(ekb) must be at least
+// m + len(sums) − 1.
+func kernelSums(sums, ev, ekb []float64) {
+	m := len(ev)
+	for i := range sums {
+		row := ekb[i : i+m]
+		s := 0.0
+		for j, e := range ev {
+			s += float64(e * row[m-1-j])
+		}
+		sums[i] = s
+	}
+}
+
 // kern selects the kernels: the AVX2 + FMA assembly (simd) or pure Go. The
 // pure-Go kernels are the reference the assembly is tested against.
 type kern struct {
@@ -383,6 +404,20 @@ func (k kern) exp(dst, src []float64) {
 	}
 	if n4 < len(src) {
 		expInto(dst[n4:], src[n4:])
+	}
+}
+
+// kernelSums is kernelSums, vectorized when k.simd (bitwise equal).
+func (k kern) kernelSums(sums, ev, ekb []float64) {
+	n4 := len(sums) &^ 3
+	if !k.simd || n4 == 0 || len(ev) == 0 {
+		kernelSums(sums, ev, ekb)
+		return
+	}
+	_ = ekb[len(ev)+len(sums)-2] // the kernel reads up to here
+	kernelSumsAVX2(sums[:n4], ev, ekb)
+	if n4 < len(sums) {
+		kernelSums(sums[n4:], ev, ekb[n4:])
 	}
 }
 

@@ -62,6 +62,12 @@ func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode i
 //go:noescape
 func logAVX2(dst, src []float64) bool
 
+// kernelSumsAVX2 is kernelSums for the first len(sums) &^ 3 outputs
+// (bitwise equal results); len(ev) ≥ 1.
+//
+//go:noescape
+func kernelSumsAVX2(sums, ev, ekb []float64)
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)

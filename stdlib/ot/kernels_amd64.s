@@ -579,6 +579,71 @@ ewdone:
 	VZEROUPPER
 	RET
 
+// func kernelSumsAVX2(sums, ev, ekb []float64)
+TEXT ·kernelSumsAVX2(SB), NOSPLIT, $0-72
+	MOVQ sums_base+0(FP), DI
+	MOVQ sums_len+8(FP), CX
+	MOVQ ev_base+24(FP), SI
+	MOVQ ev_len+32(FP), DX
+	MOVQ ekb_base+48(FP), R8
+	LEAQ -8(R8)(DX*8), R8
+	SHRQ $2, CX
+ks16:
+	CMPQ CX, $4
+	JLT ks4
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ R8, R10
+	MOVQ SI, R11
+	MOVQ DX, R12
+ks16j:
+	VBROADCASTSD 0(R11), Y4
+	VMULPD 0(R10), Y4, Y5
+	VADDPD Y5, Y0, Y0
+	VMULPD 32(R10), Y4, Y6
+	VADDPD Y6, Y1, Y1
+	VMULPD 64(R10), Y4, Y7
+	VADDPD Y7, Y2, Y2
+	VMULPD 96(R10), Y4, Y8
+	VADDPD Y8, Y3, Y3
+	ADDQ $8, R11
+	SUBQ $8, R10
+	SUBQ $1, R12
+	JNZ ks16j
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, R8
+	SUBQ $4, CX
+	JMP ks16
+ks4:
+	CMPQ CX, $1
+	JLT ksdone
+	VXORPD Y0, Y0, Y0
+	MOVQ R8, R10
+	MOVQ SI, R11
+	MOVQ DX, R12
+ks4j:
+	VBROADCASTSD 0(R11), Y4
+	VMULPD 0(R10), Y4, Y5
+	VADDPD Y5, Y0, Y0
+	ADDQ $8, R11
+	SUBQ $8, R10
+	SUBQ $1, R12
+	JNZ ks4j
+	VMOVUPD Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, R8
+	SUBQ $1, CX
+	JMP ks4
+ksdone:
+	VZEROUPPER
+	RET
+
 // func logAVX2(dst, src []float64) bool
 TEXT ·logAVX2(SB), NOSPLIT, $0-49
 	MOVQ dst_base+0(FP), DI

@@ -28,3 +28,5 @@ func logAVX2(dst, src []float64) bool { panic("ot: no SIMD kernels") }
 func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64) {
 	panic("ot: no SIMD kernels")
 }
+
+func kernelSumsAVX2(sums, ev, ekb []float64) { panic("ot: no SIMD kernels") }
