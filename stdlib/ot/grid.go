@@ -106,9 +106,9 @@ func (e *engine) gridTable(invEps float64) {
 // ektab holding e^(−δ²/eps) at index L−1+δ. That is len(v) exponentials
 // and len(lse) logarithms per line instead of len(v)·len(lse)
 // exponentials. The caller ensures δ²/eps ≤ kernelMaxArg, so the term of
-// the maximum keeps each sum above e^(−kernelMaxArg): no sum underflows,
-// and a term that underflows is below 2^-1074, under 1e-60 of the sum's
-// last bit. Each sum has positive terms only, so its relative error is a
+// the maximum keeps each sum above e^(−kernelMaxArg) ≈ 2.7e-261: no sum
+// underflows, and a term lost to underflow (the exponential returns 0
+// below e^(−708) ≈ 3.3e-308) is under 1e-30 of the sum's last bit. Each sum has positive terms only, so its relative error is a
 // few ulps, as that of the max-shifted sum of lseLine. A line of zero
 // weights (m = −∞) gives −∞. It reports false, having written nothing,
 // when m is +∞ or NaN: lseLine handles those.
