@@ -427,6 +427,264 @@ emit(['VEXTRACTF128 $1, Y13, X0',
 w('')
 inreg.clear()
 
+# func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, sums *[2]float64)
+# The d = 1 version of expWeighted2AVX2: e_j = e^a[j] (0 below expLow),
+# sums[0] = Σ e_j, sums[1] = Σ e_j (p0 − q_j); mode&1: colSum[j] += r·e_j;
+# mode&2: colGrad[j] += r·e_j·(p0 − q_j).
+w('// func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, sums *[2]float64)')
+w('TEXT ·expWeighted1AVX2(SB), NOSPLIT, $0-128')
+emit(['MOVQ a_base+0(FP), SI',
+      'MOVQ a_len+8(FP), CX',
+      'MOVQ q_base+24(FP), DX',
+      'MOVQ colSum_base+48(FP), DI',
+      'MOVQ colGrad_base+72(FP), R8',
+      'VBROADCASTSD p0+96(FP), Y15',
+      'VBROADCASTSD r+104(FP), Y14',
+      'MOVQ mode+112(FP), BX',
+      'MOVQ sums+120(FP), AX',
+      'VXORPD Y13, Y13, Y13',
+      'VXORPD Y12, Y12, Y12',
+      'SHRQ $2, CX'])
+load_consts(['Y8', 'Y9', 'Y10', 'Y11'])
+A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
+w('e1loop:')
+emit(['CMPQ CX, $1', 'JLT e1done',
+      'VMOVUPD 0(SI), Y0',
+      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'),
+      'VMAXPD %s, Y0, Y0' % K('low')])
+emit(A)
+emit(['VANDPD Y7, Y5, Y5',
+      'VADDPD Y5, Y13, Y13',
+      'VMOVUPD 0(DX), Y1',
+      'VSUBPD Y1, Y15, Y1',
+      'VFMADD231PD Y5, Y1, Y12',
+      'TESTQ $1, BX', 'JEQ e1nocs',
+      'VMOVUPD 0(DI), Y6',
+      'VFMADD231PD Y5, Y14, Y6',
+      'VMOVUPD Y6, 0(DI)'])
+w('e1nocs:')
+emit(['TESTQ $2, BX', 'JEQ e1nocg',
+      'VMULPD Y14, Y5, Y3',
+      'VMOVUPD 0(R8), Y6',
+      'VFMADD231PD Y3, Y1, Y6',
+      'VMOVUPD Y6, 0(R8)'])
+w('e1nocg:')
+emit(['ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'ADDQ $32, R8', 'SUBQ $1, CX', 'JMP e1loop'])
+w('e1done:')
+emit(['VEXTRACTF128 $1, Y13, X0',
+      'VADDPD X0, X13, X0',
+      'VHADDPD X0, X0, X0',
+      'MOVSD X0, 0(AX)',
+      'VEXTRACTF128 $1, Y12, X1',
+      'VADDPD X1, X12, X1',
+      'VHADDPD X1, X1, X1',
+      'MOVSD X1, 8(AX)',
+      'VZEROUPPER',
+      'RET'])
+w('')
+inreg.clear()
+
+# func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
+# The forward log-sum-exp rows of a leaf of the sparse path, d = 1, over
+# candidates q, u of a length that is a multiple of four (≥ 4). For each row
+# r (point xs[r]):
+#   buf[j] = u[j] − (xs[r] − q[j])²·invEps (as argsMax1AVX2, shift 0);
+#   out[2r] = max_j buf[j] (NaN if one is NaN);
+#   out[2r+1] = Σ e^(max(buf[j] − mx, expLow)) over the groups of four with
+#     an element not below mx + negThr (as sumExpAVX2);
+#   spans[3r], spans[3r+1] = the first element of the first such group and
+#     the end of the last one; spans[3r+2] = the first j with buf[j] = mx
+#     (−1 if none).
+w('// func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)')
+w('TEXT ·lse1LeafAVX2(SB), NOSPLIT, $0-160')
+emit(['MOVQ xs_base+0(FP), R8',
+      'MOVQ xs_len+8(FP), R9',
+      'MOVQ q_base+24(FP), R10',
+      'MOVQ u_base+48(FP), R11',
+      'MOVQ buf_base+72(FP), R12',
+      'MOVQ q_len+32(FP), R13',
+      'SHRQ $2, R13',
+      'MOVQ out_base+96(FP), DI',
+      'MOVQ spans_base+120(FP), BX'])
+load_consts(['Y8', 'Y9', 'Y10'])
+w('l1row:')
+emit(['CMPQ R9, $1', 'JLT l1ret',
+      'VBROADCASTSD 0(R8), Y15',
+      'VBROADCASTSD invEps+144(FP), Y14',
+      'VMOVUPD %s, Y12' % K('neginf'),
+      'VXORPD Y11, Y11, Y11',
+      'MOVQ R10, SI', 'MOVQ R11, DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
+w('l1args:')
+emit(['VMOVUPD 0(SI), Y0',
+      'VSUBPD Y0, Y15, Y0',
+      'VMULPD Y0, Y0, Y0',
+      'VMULPD Y14, Y0, Y0',
+      'VMOVUPD 0(DX), Y3',
+      'VSUBPD Y0, Y3, Y3',
+      'VMOVUPD Y3, 0(AX)',
+      'VCMPPD $3, Y3, Y3, Y4',
+      'VORPD Y4, Y11, Y11',
+      'VMAXPD Y3, Y12, Y12',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l1args',
+      'VEXTRACTF128 $1, Y12, X0',
+      'VMAXPD X0, X12, X0',
+      'VPERMILPD $1, X0, X1',
+      'VMAXPD X1, X0, X0',
+      'VMOVMSKPD Y11, SI',
+      'TESTQ SI, SI',
+      'JEQ l1mx',
+      'MOVSD %s, X0' % K('neginf'),
+      'SUBSD X0, X0'])
+w('l1mx:')
+emit(['MOVSD X0, 0(DI)',
+      'VBROADCASTSD X0, Y13',
+      'VBROADCASTSD negThr+152(FP), Y14',
+      'VXORPD Y12, Y12, Y12',
+      'MOVL $0x7fffffff, 0(BX)',
+      'MOVL $-1, 4(BX)',
+      'MOVL $-1, 8(BX)',
+      'MOVQ R12, AX', 'MOVQ R13, CX'])
+w('l1sum:')
+emit(['VMOVUPD 0(AX), Y0',
+      'VSUBPD Y13, Y0, Y0',
+      'VCMPPD $1, Y14, Y0, Y1',  # x < thr (false for NaN)
+      'VMOVMSKPD Y1, SI',
+      'CMPQ SI, $15',
+      'JEQ l1skip',
+      'MOVQ R13, DX', 'SUBQ CX, DX', 'SHLQ $2, DX',  # DX = 4g
+      'CMPL 0(BX), $0x7fffffff', 'JNE l1nota', 'MOVL DX, 0(BX)'])
+w('l1nota:')
+emit(['LEAQ 4(DX), SI', 'MOVL SI, 4(BX)',
+      'CMPL 8(BX), $-1', 'JNE l1noam',
+      'VXORPD Y2, Y2, Y2',
+      'VCMPPD $0, Y2, Y0, Y1',
+      'VMOVMSKPD Y1, SI',
+      'TESTQ SI, SI', 'JEQ l1noam',
+      'BSFQ SI, SI', 'ADDQ DX, SI', 'MOVL SI, 8(BX)'])
+w('l1noam:')
+emit(['VMAXPD %s, Y0, Y0' % K('low')])
+emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
+emit(['VADDPD Y5, Y12, Y12'])
+w('l1skip:')
+emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l1sum',
+      'VEXTRACTF128 $1, Y12, X0',
+      'VADDPD X0, X12, X0',
+      'VHADDPD X0, X0, X0',
+      'MOVSD X0, 8(DI)',
+      'ADDQ $8, R8', 'ADDQ $16, DI', 'ADDQ $12, BX', 'SUBQ $1, R9', 'JMP l1row'])
+w('l1ret:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+inreg.clear()
+
+# func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)
+# The backward weighted rows of a leaf of the sparse path, d = 1. For each
+# row r, over the candidates [a, z) = spans[2r], spans[2r+1] (z − a a
+# multiple of four): a_j = u[j] − (xs[r] − q[j])²·invEps + ss[r] (as
+# argsMax1AVX2 with that shift); if max a_j is above expHigh or NaN,
+# res[2r] = NaN and the row is left to the caller; otherwise, over the
+# groups of four with an element not below negThr, e_j = e^a_j (0 below
+# expLow): res[2r] = Σ e_j, res[2r+1] = Σ e_j (xs[r] − q[j]), and when
+# mode&1 colSum[j] += rs[r]·e_j, when mode&2 colGrad[j] += rs[r]·e_j·(xs[r] − q[j]).
+w('// func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)')
+w('TEXT ·exp1LeafAVX2(SB), NOSPLIT, $0-264')
+emit(['XORQ R8, R8',
+      'MOVQ xs_len+8(FP), R9'])
+load_consts(['Y8', 'Y9', 'Y10'])
+w('e1row:')
+emit(['CMPQ R8, R9', 'JGE e1ret',
+      'MOVQ xs_base+0(FP), AX', 'VBROADCASTSD 0(AX)(R8*8), Y15',
+      'MOVQ ss_base+24(FP), AX', 'VBROADCASTSD 0(AX)(R8*8), Y13',
+      'MOVQ spans_base+72(FP), AX',
+      'MOVLQSX 0(AX)(R8*8), SI',
+      'MOVLQSX 4(AX)(R8*8), CX',
+      'SUBQ SI, CX', 'SHRQ $2, CX',
+      'MOVQ res_base+216(FP), AX',
+      'LEAQ 0(AX)(R8*8), AX', 'LEAQ 0(AX)(R8*8), AX',  # AX = &res[2r]
+      'MOVQ $0, 0(AX)', 'MOVQ $0, 8(AX)',
+      'TESTQ CX, CX', 'JEQ e1next',
+      'MOVQ SI, R11', 'MOVQ CX, R12',
+      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX',
+      'MOVQ u_base+120(FP), R10', 'LEAQ 0(R10)(SI*8), R10',
+      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(SI*8), DI',
+      'VBROADCASTSD invEps+240(FP), Y14',
+      'VMOVUPD %s, Y12' % K('neginf'),
+      'VXORPD Y11, Y11, Y11'])
+w('e1args:')
+emit(['VMOVUPD 0(DX), Y0',
+      'VSUBPD Y0, Y15, Y0',
+      'VMULPD Y0, Y0, Y0',
+      'VMULPD Y14, Y0, Y0',
+      'VMOVUPD 0(R10), Y3',
+      'VSUBPD Y0, Y3, Y3',
+      'VADDPD Y13, Y3, Y3',
+      'VMOVUPD Y3, 0(DI)',
+      'VCMPPD $3, Y3, Y3, Y4',
+      'VORPD Y4, Y11, Y11',
+      'VMAXPD Y3, Y12, Y12',
+      'ADDQ $32, DX', 'ADDQ $32, R10', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JNE e1args',
+      # A NaN or an argument above expHigh: the caller computes the row.
+      'VCMPPD $6, %s, Y12, Y4' % K('high'),  # !(max <= high)
+      'VORPD Y4, Y11, Y11',
+      'VMOVMSKPD Y11, SI',
+      'TESTQ SI, SI', 'JEQ e1ok',
+      'MOVSD %s, X0' % K('neginf'), 'SUBSD X0, X0',
+      'MOVSD X0, 0(AX)',
+      'JMP e1next'])
+w('e1ok:')
+emit(['MOVQ rs_base+48(FP), AX', 'VBROADCASTSD 0(AX)(R8*8), Y14',
+      'VBROADCASTSD negThr+248(FP), Y13',
+      'VXORPD Y12, Y12, Y12',
+      'VXORPD Y11, Y11, Y11',
+      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(R11*8), DI',
+      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(R11*8), DX',
+      'MOVQ colSum_base+144(FP), BX', 'LEAQ 0(BX)(R11*8), BX',
+      'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(R11*8), R13',
+      'MOVQ mode+256(FP), R10',
+      'MOVQ R12, CX'])
+w('e1grp:')
+emit(['VMOVUPD 0(DI), Y0',
+      'VCMPPD $1, Y13, Y0, Y1',
+      'VMOVMSKPD Y1, SI',
+      'CMPQ SI, $15',
+      'JEQ e1skip',
+      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'),
+      'VMAXPD %s, Y0, Y0' % K('low')])
+emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
+emit(['VANDPD Y7, Y5, Y5',
+      'VADDPD Y5, Y12, Y12',
+      'VMOVUPD 0(DX), Y1',
+      'VSUBPD Y1, Y15, Y1',
+      'VFMADD231PD Y5, Y1, Y11',
+      'TESTQ $1, R10', 'JEQ e1nocs',
+      'VMOVUPD 0(BX), Y6',
+      'VFMADD231PD Y5, Y14, Y6',
+      'VMOVUPD Y6, 0(BX)'])
+w('e1nocs:')
+emit(['TESTQ $2, R10', 'JEQ e1skip',
+      'VMULPD Y14, Y5, Y3',
+      'VMOVUPD 0(R13), Y6',
+      'VFMADD231PD Y3, Y1, Y6',
+      'VMOVUPD Y6, 0(R13)'])
+w('e1skip:')
+emit(['ADDQ $32, DI', 'ADDQ $32, DX', 'ADDQ $32, BX', 'ADDQ $32, R13', 'SUBQ $1, CX', 'JNE e1grp',
+      'MOVQ res_base+216(FP), AX',
+      'LEAQ 0(AX)(R8*8), AX', 'LEAQ 0(AX)(R8*8), AX',
+      'VEXTRACTF128 $1, Y12, X0',
+      'VADDPD X0, X12, X0',
+      'VHADDPD X0, X0, X0',
+      'MOVSD X0, 0(AX)',
+      'VEXTRACTF128 $1, Y11, X1',
+      'VADDPD X1, X11, X1',
+      'VHADDPD X1, X1, X1',
+      'MOVSD X1, 8(AX)'])
+w('e1next:')
+emit(['INCQ R8', 'JMP e1row'])
+w('e1ret:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+inreg.clear()
+
 # func kernelSumsAVX2(sums, ev, ekb []float64)
 # sums[i] = Σ_j ev[j]·ekb[m−1−j+i] for the first len(sums) &^ 3 outputs, m =
 # len(ev) ≥ 1, j in order and each product rounded before it is added (as

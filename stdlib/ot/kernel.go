@@ -170,6 +170,26 @@ func weightedRow(buf, p, q []float64, r float64, rowGrad, colSum, colGrad []floa
 		}
 		return s0
 	}
+	if d == 1 {
+		p0 := p[0]
+		q = q[:nc]
+		var s, g0 float64
+		for j, e := range buf {
+			a0 := p0 - q[j]
+			s += e
+			g0 += e * a0
+			if colSum != nil {
+				colSum[j] += r * e
+			}
+			if colGrad != nil {
+				colGrad[j] += r * e * a0
+			}
+		}
+		if rowGrad != nil {
+			rowGrad[0] += g0
+		}
+		return s
+	}
 	if d == 2 {
 		p0, p1 := p[0], p[1]
 		q = q[:2*nc]
@@ -334,12 +354,18 @@ const (
 
 // sumExp is sumExpShift, vectorized (and pruned) when k.simd.
 func (k kern) sumExp(buf []float64, mx float64) float64 {
-	if !k.simd || len(buf) < 4 {
-		return sumExpShift(buf, mx)
-	}
 	thr := math.Inf(-1)
 	if !k.noPrune && len(buf) <= pruneMaxLen {
 		thr = pruneBelow
+	}
+	return k.sumExpThr(buf, mx, thr)
+}
+
+// sumExpThr is sumExpShift, vectorized when k.simd, skipping the groups of
+// four terms whose buf[j] − mx are all below thr (≤ 0).
+func (k kern) sumExpThr(buf []float64, mx, thr float64) float64 {
+	if !k.simd || len(buf) < 4 {
+		return sumExpShift(buf, mx)
 	}
 	n4 := len(buf) &^ 3
 	s := sumExpAVX2(buf[:n4], mx, thr)
@@ -487,6 +513,9 @@ func (k kern) weighted(buf, p, q []float64, r float64, rowGrad, colSum, colGrad 
 // argument needs math.Exp). ebuf is scratch for the other cases.
 func (k kern) expWeighted(args, ebuf []float64, mx float64, p, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
 	nc := len(args)
+	if k.simd && len(p) == 1 && nc >= 4 && mx <= expHigh {
+		return expWeighted1(args, ebuf, p[0], q, r, rowGrad, colSum, colGrad)
+	}
 	if !k.simd || len(p) != 2 || nc < 4 || !(mx <= expHigh) {
 		k.exp(ebuf[:nc], args)
 		return k.weighted(ebuf[:nc], p, q, r, rowGrad, colSum, colGrad)
@@ -520,6 +549,42 @@ func (k kern) expWeighted(args, ebuf []float64, mx float64, p, q []float64, r fl
 		e := ebuf[n4:nc]
 		expInto(e, args[n4:])
 		s += weightedRow(e, p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
+	}
+	return s
+}
+
+// expWeighted1 is expWeighted for d = 1 on the AVX2 kernel (len(args) ≥ 4,
+// max(args) ≤ expHigh).
+func expWeighted1(args, ebuf []float64, p0 float64, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
+	nc := len(args)
+	n4 := nc &^ 3
+	mode := 0
+	var cs, cg []float64
+	if colSum != nil {
+		mode |= 1
+		cs = colSum[:n4]
+	}
+	if colGrad != nil {
+		mode |= 2
+		cg = colGrad[:n4]
+	}
+	var sums [2]float64
+	expWeighted1AVX2(args[:n4], q[:n4], cs, cg, p0, r, mode, &sums)
+	if rowGrad != nil {
+		rowGrad[0] += sums[1]
+	}
+	s := sums[0]
+	if n4 < nc {
+		var csT, cgT []float64
+		if colSum != nil {
+			csT = colSum[n4:nc]
+		}
+		if colGrad != nil {
+			cgT = colGrad[n4:nc]
+		}
+		e := ebuf[n4:nc]
+		expInto(e, args[n4:])
+		s += weightedRow(e, []float64{p0}, q[n4:nc], r, rowGrad, csT, cgT)
 	}
 	return s
 }

@@ -54,6 +54,40 @@ func weighted2AVX2(e, q, colSum, colGrad []float64, p0, p1, r float64, mode int,
 //go:noescape
 func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode int, sums *[3]float64)
 
+// expWeighted1AVX2 is the d = 1 version of expWeighted2AVX2: with
+// e_j = e^a[j] (0 below expLow) over the first len(a) &^ 3 columns, it
+// stores Σ e_j and Σ e_j (p0 − q_j) in sums and, when mode&1, adds r·e_j to
+// colSum[j], when mode&2, r·e_j·(p0 − q_j) to colGrad[j]. The arguments must
+// not exceed expHigh nor be NaN.
+//
+//go:noescape
+func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, sums *[2]float64)
+
+// lse1LeafAVX2 computes the forward log-sum-exp rows of a leaf of the
+// sparse path for d = 1 (sparse.go, lseLeaf): for each row r of xs over
+// the candidates q, u (a multiple of four, at least four), out[2r] is the
+// row's maximum argument (as argsMax1AVX2 with shift 0: bitwise equal),
+// out[2r+1] the shifted sum of sumExpAVX2 with threshold negThr, spans[3r]
+// and spans[3r+1] the first element of the first group of four that the
+// sum kept and the end of the last, spans[3r+2] the first argmax. buf is
+// scratch of at least len(q).
+//
+//go:noescape
+func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
+
+// exp1LeafAVX2 computes the backward weighted rows of a leaf of the sparse
+// path for d = 1 (sparse.go, evalBlock): for each row r, over the
+// candidates [spans[2r], spans[2r+1]) (a multiple of four), the arguments
+// of argsMax1AVX2 with shift ss[r] and then, over the groups of four with
+// an element not below negThr, the sums of expWeighted1AVX2 with factor
+// rs[r]: res[2r] = Σ e_j, res[2r+1] = Σ e_j (xs[r] − q_j), and colSum,
+// colGrad as mode says. A row whose largest argument is above expHigh or
+// NaN gets res[2r] = NaN and is left to the caller. buf is scratch of at
+// least len(q).
+//
+//go:noescape
+func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)
+
 // logAVX2 writes logPos(src[j]) into dst[j] for the first len(src) &^ 3
 // elements (bitwise equal results). It reports whether an element was not
 // a finite positive normal number; such elements hold wrong values and must

@@ -29,4 +29,16 @@ func expWeighted2AVX2(a, q, colSum, colGrad []float64, p0, p1, r float64, mode i
 	panic("ot: no SIMD kernels")
 }
 
+func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, sums *[2]float64) {
+	panic("ot: no SIMD kernels")
+}
+
+func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64) {
+	panic("ot: no SIMD kernels")
+}
+
+func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int) {
+	panic("ot: no SIMD kernels")
+}
+
 func kernelSumsAVX2(sums, ev, ekb []float64) { panic("ot: no SIMD kernels") }

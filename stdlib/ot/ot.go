@@ -136,7 +136,7 @@ func NewWorkspaceWorkers(n, m, d, workers int) *Workspace {
 	if d < 1 {
 		d = 1
 	}
-	e := &engine{d: d, pool: newPool(workers), parallelMin: defaultParallelMin, simd: haveSIMD}
+	e := &engine{d: d, pool: newPool(workers), parallelMin: defaultParallelMin, simd: haveSIMD, sp: new(sparseState)}
 	e.pool.run = e.worker
 	e.bufs = make([][]float64, e.pool.workers)
 	e.reserve(max(n, m, 1))
@@ -172,6 +172,7 @@ const defaultParallelMin = 512 * 512
 type side struct {
 	pts, logw []float64
 	n         int
+	tree      *kdTree // the points' tree when they are in its order (sparse path)
 }
 
 // engine holds the buffers and the worker pool.
@@ -193,6 +194,12 @@ type engine struct {
 	fxy, gxy         []float64
 	grid             gridBufs
 	onGrid           bool // sweeps use the separable grid path (e.grid.g)
+
+	path     Path         // dense, sparse or chosen per sweep
+	sp       *sparseState // the sparse path's buffers
+	sparseOn bool         // the problem being solved is in tree order
+	phase    sparsePhase  // the part of a sparse sweep the workers run
+	sparseNB int          // the number of blocks of the sparse sweep
 }
 
 // reserve makes every per-point buffer hold at least k points.
@@ -240,21 +247,26 @@ func (e *engine) solve(p, q side, c consts, keep bool) (f, g []float64) {
 	clear(gcur)
 	scale := -c.tau * c.eps
 	u := e.u
+	if e.sparseOn && keep {
+		e.sp.rec.reset(T)
+	}
 	for t := 1; t <= T; t++ {
+		rec := -1 // the sweeps' records for the backward pass
 		if keep {
 			fcur = e.fHist[(t-1)*np : t*np]
+			rec = 2 * (t - 1)
 		}
 		for j := range nq {
 			u[j] = gcur[j]*c.invEps + q.logw[j]
 		}
-		e.sweep(sweepJob{rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, invEps: c.invEps, outScale: scale, out: fcur})
+		e.sweep(e.sparseJob(sweepJob{rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, invEps: c.invEps, outScale: scale, out: fcur}, p, q, 0, rec))
 		if keep {
 			gcur = e.gHist[t*nq : (t+1)*nq]
 		}
 		for i := range np {
 			u[i] = fcur[i]*c.invEps + p.logw[i]
 		}
-		e.sweep(sweepJob{rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, invEps: c.invEps, outScale: scale, out: gcur})
+		e.sweep(e.sparseJob(sweepJob{rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, invEps: c.invEps, outScale: scale, out: gcur}, q, p, 1, rec+1))
 	}
 	return fcur, gcur
 }
@@ -349,8 +361,8 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 		if gr.q != nil {
 			rg = e.rowGrad[:nq*d]
 		}
-		e.sweep(sweepJob{weighted: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, s: s, r: gbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil})
+		e.sweep(e.sparseJob(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, s: s, r: gbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, q, p, -1, 2*t-1))
 		if gr.q != nil {
 			for k, v := range rg {
 				gr.q[k] += 2 * c.tau * v
@@ -379,8 +391,8 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 			rg = e.rowGrad[:np*d]
 		}
 		needColSum := t > 1 || gr.logq != nil
-		e.sweep(sweepJob{weighted: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, r: fbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil})
+		e.sweep(e.sparseJob(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, r: fbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, p, q, -1, 2*t-2))
 		if gr.p != nil {
 			for k, v := range rg {
 				gr.p[k] += 2 * c.tau * v
@@ -420,8 +432,8 @@ func (e *engine) envelope(p, q side, f, g []float64, c consts, sigma float64, gr
 		rg = e.rowGrad[:np*d]
 	}
 	rowSum := e.out[:np]
-	e.sweep(sweepJob{weighted: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, invEps: c.invEps,
-		out: rowSum, rowGrad: rg, wantColSum: gr.logq != nil, wantColGrad: gr.q != nil})
+	e.sweep(e.sparseJob(sweepJob{weighted: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, invEps: c.invEps,
+		out: rowSum, rowGrad: rg, wantColSum: gr.logq != nil, wantColGrad: gr.q != nil}, p, q, 0, -1))
 	if gr.p != nil {
 		for k, v := range rg {
 			gr.p[k] += sigma * 2 * v
@@ -547,6 +559,15 @@ func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr g
 	return v, f, g
 }
 
+// runProblem is problem on the sparse path where it applies (sparseProblem),
+// on the dense or grid path otherwise.
+func (e *engine) runProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
+	if !e.onGrid && e.useSparse(p, q) {
+		return e.sparseProblem(slot, p, q, c, mode, sigma, gr, want)
+	}
+	return e.problem(p, q, c, mode, sigma, gr, want)
+}
+
 func (e *engine) saveXY(f, g []float64) {
 	e.fxy = append(e.fxy[:0], f...)
 	e.gxy = append(e.gxy[:0], g...)
@@ -596,14 +617,14 @@ func (e *engine) divergence(ps, qs side, opt Options, yy *SelfTerm, grad *Grad, 
 		gxx = grads{grad.X, grad.X, grad.LogA, grad.LogA}
 		gyy = grads{grad.Y, grad.Y, grad.LogB, grad.LogB}
 	}
-	vxy, f, gp := e.problem(ps, qs, c, opt.Grad, 1, gxy, want)
+	vxy, f, gp := e.runProblem(slotXY, ps, qs, c, opt.Grad, 1, gxy, want)
 	e.saveXY(f, gp)
-	vxx, _, _ := e.problem(ps, ps, c, opt.Grad, -0.5, gxx, want && (grad.X != nil || grad.LogA != nil))
+	vxx, _, _ := e.runProblem(slotXX, ps, ps, c, opt.Grad, -0.5, gxx, want && (grad.X != nil || grad.LogA != nil))
 	var vyy float64
 	if yy != nil {
 		vyy = yy.value0
 	} else {
-		vyy, _, _ = e.problem(qs, qs, c, opt.Grad, -0.5, gyy, want && (grad.Y != nil || grad.LogB != nil))
+		vyy, _, _ = e.runProblem(slotYY, qs, qs, c, opt.Grad, -0.5, gyy, want && (grad.Y != nil || grad.LogB != nil))
 	}
 	res := Result{MassA: ma, MassB: mb, OTxy: vxy, OTxx: vxx, OTyy: vyy, YYFromCache: yy != nil}
 	res.Divergence = vxy - 0.5*vxx - 0.5*vyy
@@ -647,7 +668,7 @@ func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) 
 
 func (e *engine) selfTerm(qs side, opt Options, g Grid) *SelfTerm {
 	e.reserve(qs.n)
-	v, _, _ := e.problem(qs, qs, newConsts(opt), opt.Grad, -0.5, grads{}, false)
+	v, _, _ := e.runProblem(slotYY, qs, qs, newConsts(opt), opt.Grad, -0.5, grads{}, false)
 	return &SelfTerm{value0: v, mass: mass(qs.logw), m: qs.n, opt: opt, grid: g}
 }
 
@@ -687,7 +708,7 @@ func (e *engine) ot(ps, qs side, opt Options, grad *Grad) (float64, error) {
 	if want {
 		gr = grads{grad.X, grad.Y, grad.LogA, grad.LogB}
 	}
-	v, f, g := e.problem(ps, qs, c, opt.Grad, 1, gr, want)
+	v, f, g := e.runProblem(slotXY, ps, qs, c, opt.Grad, 1, gr, want)
 	e.saveXY(f, g)
 	if want && (!opt.Balanced || opt.Grad == GradEnvelope) {
 		// Gradient of the constant eps·m_a·m_b (part of the unbalanced value,

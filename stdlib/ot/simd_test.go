@@ -201,6 +201,12 @@ func TestSIMDArgs1AndSubMax(t *testing.T) {
 }
 
 func TestSIMDExpWeighted(t *testing.T) {
+	for _, d := range []int{1, 2} {
+		testSIMDExpWeighted(t, d)
+	}
+}
+
+func testSIMDExpWeighted(t *testing.T, d int) {
 	if !haveSIMD {
 		t.Log("no AVX2/FMA on this machine")
 		return
@@ -208,7 +214,7 @@ func TestSIMDExpWeighted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(47, 48))
 	for _, n := range []int{1, 4, 6, 8, 13, 64, 257} {
 		a := make([]float64, n)
-		q := make([]float64, 2*n)
+		q := make([]float64, d*n)
 		for i := range a {
 			a[i] = -40 * rng.Float64()
 			if i%9 == 2 {
@@ -218,7 +224,7 @@ func TestSIMDExpWeighted(t *testing.T) {
 		for i := range q {
 			q[i] = rng.NormFloat64()
 		}
-		p := []float64{0.4, -1.1}
+		p := []float64{0.4, -1.1}[:d]
 		r := 1.7
 		mx := math.Inf(-1)
 		for _, v := range a {
@@ -230,16 +236,16 @@ func TestSIMDExpWeighted(t *testing.T) {
 				cs1, cs2 = make([]float64, n), make([]float64, n)
 			}
 			if mode&2 != 0 {
-				cg1, cg2 = make([]float64, 2*n), make([]float64, 2*n)
+				cg1, cg2 = make([]float64, d*n), make([]float64, d*n)
 			}
-			rg1, rg2 := []float64{0, 0}, []float64{0, 0}
+			rg1, rg2 := make([]float64, d), make([]float64, d)
 			e := make([]float64, n)
 			expInto(e, a)
 			s1 := weightedRow(e, p, q, r, rg1, cs1, cg1)
 			s2 := kern{simd: true}.expWeighted(a, make([]float64, n), mx, p, q, r, rg2, cs2, cg2)
 			const tol = 1e-13
 			if math.Abs(s1-s2) > tol*math.Abs(s1) {
-				t.Errorf("n=%d mode=%d: sum %v vs %v", n, mode, s2, s1)
+				t.Errorf("d=%d n=%d mode=%d: sum %v vs %v", d, n, mode, s2, s1)
 			}
 			checkArray(t, "rowGrad", rg2, rg1, tol)
 			if cs1 != nil {
@@ -384,6 +390,160 @@ func TestSIMDKernelSums(t *testing.T) {
 					t.Fatalf("n=%d m=%d: sums[%d] = %v, naive sum %v", n, m, i, want[i], naive)
 				}
 			}
+		}
+	}
+}
+
+// leafProblem returns the rows xs and the candidates q (sorted), u of a
+// 1-D leaf: terms spanning hundreds of units, a NaN-free row of −Inf
+// weights (u = −Inf) among them.
+func leafProblem(rng *rand.Rand, rows, cands int) (xs, q, u []float64) {
+	xs = make([]float64, rows)
+	q = make([]float64, cands)
+	u = make([]float64, cands)
+	for i := range xs {
+		xs[i] = rng.Float64()
+	}
+	for j := range q {
+		q[j] = float64(j)/float64(cands) + 0.01*rng.NormFloat64()
+		u[j] = 30 * rng.NormFloat64()
+		if j%11 == 5 {
+			u[j] = math.Inf(-1)
+		}
+	}
+	return xs, q, u
+}
+
+// TestSIMDLse1Leaf checks the forward leaf kernel against argsMax1AVX2 and
+// sumExpAVX2 row by row: the maximum bitwise, the sum exactly (the same
+// groups in the same order), the span as the first and last kept groups,
+// the argmax as the first maximal element.
+func TestSIMDLse1Leaf(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(51, 52))
+	const invEps, thr = 200.0, -40.0
+	for _, cands := range []int{4, 8, 28, 64} {
+		xs, q, u := leafProblem(rng, 9, cands)
+		buf := make([]float64, cands)
+		out := make([]float64, 2*len(xs))
+		spans := make([]int32, 3*len(xs))
+		lse1LeafAVX2(xs, q, u, buf, out, spans, invEps, thr)
+		ref := make([]float64, cands)
+		for r, x := range xs {
+			mx := argsMax1AVX2(ref, q, u, x, invEps, 0)
+			if math.Float64bits(mx) != math.Float64bits(out[2*r]) {
+				t.Fatalf("cands=%d row %d: max %v, want %v", cands, r, out[2*r], mx)
+			}
+			if sum := sumExpAVX2(ref, mx, thr); sum != out[2*r+1] {
+				t.Errorf("cands=%d row %d: sum %v, want %v", cands, r, out[2*r+1], sum)
+			}
+			a, z, am := int32(-1), int32(-1), int32(-1)
+			for g := 0; g < cands; g += 4 {
+				kept := false
+				for _, v := range ref[g : g+4] {
+					kept = kept || !(v-mx < thr)
+				}
+				if kept {
+					if a < 0 {
+						a = int32(g)
+					}
+					z = int32(g + 4)
+				}
+			}
+			for j, v := range ref {
+				if v == mx {
+					am = int32(j)
+					break
+				}
+			}
+			if got := spans[3*r : 3*r+3]; got[0] != a || got[1] != z || got[2] != am {
+				t.Errorf("cands=%d row %d: span %v, want [%d %d %d]", cands, r, got, a, z, am)
+			}
+		}
+	}
+}
+
+// TestSIMDExp1Leaf checks the backward leaf kernel against argsMax1AVX2
+// and weightedRow on the kept groups, row by row, and that a row with an
+// argument above expHigh is left to the caller.
+func TestSIMDExp1Leaf(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(53, 54))
+	const invEps, thr = 200.0, -40.0
+	const cands = 32
+	xs, q, u := leafProblem(rng, 7, cands)
+	ss := make([]float64, len(xs))
+	rs := make([]float64, len(xs))
+	spans := make([]int32, 2*len(xs))
+	buf := make([]float64, cands)
+	for r, x := range xs {
+		// Normalize each row over its span so that its weights are ≤ 1.
+		a, z := 4*rng.IntN(3), cands-4*rng.IntN(3)
+		spans[2*r], spans[2*r+1] = int32(a), int32(z)
+		ss[r] = -argsMax1AVX2(buf[a:z], q[a:z], u[a:z], x, invEps, 0)
+		rs[r] = rng.NormFloat64()
+	}
+	ss[3] = 800 // above expHigh: left to the caller
+	for mode := range 4 {
+		var cs1, cs2, cg1, cg2 []float64
+		if mode&1 != 0 {
+			cs1, cs2 = make([]float64, cands), make([]float64, cands)
+		}
+		if mode&2 != 0 {
+			cg1, cg2 = make([]float64, cands), make([]float64, cands)
+		}
+		res := make([]float64, 2*len(xs))
+		exp1LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, buf, res, invEps, thr, mode)
+		for r, x := range xs {
+			if r == 3 {
+				if !math.IsNaN(res[2*r]) {
+					t.Errorf("mode %d: row above expHigh: res %v, want NaN", mode, res[2*r])
+				}
+				continue
+			}
+			a, z := spans[2*r], spans[2*r+1]
+			args := make([]float64, z-a)
+			argsMax1AVX2(args, q[a:z], u[a:z], x, invEps, ss[r])
+			var sum float64
+			rg := []float64{0}
+			for g := 0; g < len(args); g += 4 {
+				kept := false
+				for _, v := range args[g : g+4] {
+					kept = kept || !(v < thr)
+				}
+				if !kept {
+					continue
+				}
+				e := make([]float64, 4)
+				expInto(e, args[g:g+4])
+				var cs, cg []float64
+				if cs1 != nil {
+					cs = cs1[int(a)+g : int(a)+g+4]
+				}
+				if cg1 != nil {
+					cg = cg1[int(a)+g : int(a)+g+4]
+				}
+				sum += weightedRow(e, []float64{x}, q[int(a)+g:int(a)+g+4], rs[r], rg, cs, cg)
+			}
+			const tol = 1e-13
+			if math.Abs(res[2*r]-sum) > tol*sum {
+				t.Errorf("mode %d row %d: sum %v, want %v", mode, r, res[2*r], sum)
+			}
+			if math.Abs(res[2*r+1]-rg[0]) > tol*sum {
+				t.Errorf("mode %d row %d: row gradient %v, want %v", mode, r, res[2*r+1], rg[0])
+			}
+		}
+		if cs1 != nil {
+			checkArray(t, "colSum", cs2, cs1, 1e-13)
+		}
+		if cg1 != nil {
+			checkArray(t, "colGrad", cg2, cg1, 1e-13)
 		}
 	}
 }

@@ -27,12 +27,40 @@ type sweepJob struct {
 	wantColSum  bool
 	wantColGrad bool
 	nb          int
+
+	// The sparse path (sparse.go): the trees of the rows and columns (nil
+	// on the dense path), whether s[i] = −LSE_i (the backward pass), and
+	// the rows' hint columns.
+	rowTree, colTree *kdTree
+	normalized       bool
+	hint             []int32
+	rec              int     // the forward sweep's record index, or −1
+	spans            []int32 // per row: the span of its candidates (a record)
+}
+
+// sparseJob adds to job the trees of the row and column sides and, for
+// orient ≥ 0, the hints of that orientation (0: rows p, 1: rows q) of the
+// problem being solved, and the index rec of the forward sweep's record
+// (−1 for none); it returns job unchanged on the dense path.
+func (e *engine) sparseJob(job sweepJob, rows, cols side, orient, rec int) sweepJob {
+	if !e.sparseOn {
+		return job
+	}
+	job.rowTree, job.colTree = rows.tree, cols.tree
+	job.rec = rec
+	if orient >= 0 {
+		job.hint = e.sp.hint(orient, job.nr)
+	}
+	return job
 }
 
 // sweep runs the job, on several goroutines when the problem is large.
 func (e *engine) sweep(job sweepJob) {
 	if e.onGrid {
 		e.gridSweep(job)
+		return
+	}
+	if job.rowTree != nil && e.sparseSweep(&job) {
 		return
 	}
 	job.nb = numBlocks(job.nr)
@@ -80,6 +108,12 @@ func (e *engine) sweep(job sweepJob) {
 
 // worker processes the blocks w, w+W, w+2W, ... of the current job.
 func (e *engine) worker(w int) {
+	if e.phase != 0 {
+		for b := w; b < e.sparseNB; b += e.pool.workers {
+			e.sparseBlock(w, b)
+		}
+		return
+	}
 	for b := w; b < e.job.nb; b += e.pool.workers {
 		e.block(w, b)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/shmlang/shm/autodiff"
@@ -148,17 +149,41 @@ type selfEntry struct {
 
 const stateKey = "sinkhorn"
 
-func state(c *stdlib.Context, n, m, d int) *chainState {
+func state(c *stdlib.Context, n, m, d int) (*chainState, error) {
 	s, _ := c.State[stateKey].(*chainState)
 	if s == nil {
 		s = &chainState{}
 		c.State[stateKey] = s
 	}
 	if s.ws == nil || s.ws.Dim() != d {
+		path, err := envPath()
+		if err != nil {
+			return nil, err
+		}
 		s.ws = ot.NewWorkspace(n, m, d)
+		s.ws.SetPath(path)
 		s.cache = nil
 	}
-	return s
+	return s, nil
+}
+
+// PathEnv is the environment variable that selects the CPU kernels of the
+// Sinkhorn problems on scattered points: "auto" (the default: sparse
+// sweeps, dense where too few terms can be dropped), "dense" (every term:
+// the reference) or "sparse". The paths agree to rounding; the variable is
+// for benchmarks and tests.
+const PathEnv = "SHM_SINKHORN_PATH"
+
+func envPath() (ot.Path, error) {
+	v := os.Getenv(PathEnv)
+	if v == "" {
+		return ot.PathAuto, nil
+	}
+	p, err := ot.ParsePath(v)
+	if err != nil {
+		return p, fmt.Errorf("%s=%s: want auto, dense or sparse", PathEnv, v)
+	}
+	return p, nil
 }
 
 // selfTerm returns the cached y–y term for constant y and log_b, computing
@@ -212,7 +237,10 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	if err != nil {
 		return stdlib.Value{}, err
 	}
-	s := state(c, n, m, d)
+	s, err := state(c, n, m, d)
+	if err != nil {
+		return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+	}
 	if k == plan {
 		xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
 		p, err := s.ws.Plan(xv, yv, lav, lbv, opt, s.plan)

@@ -1,0 +1,1218 @@
+package ot
+
+import (
+	"fmt"
+	"math"
+)
+
+// Path selects how the sweeps of a problem on scattered points (not the
+// separable grid path) are computed.
+type Path int
+
+const (
+	// PathAuto uses the sparse sweeps and falls back to the dense ones for
+	// sweeps in which the culling leaves too many terms (sparseMaxDensity).
+	PathAuto Path = iota
+	// PathDense evaluates every (row, column) term: the reference.
+	PathDense
+	// PathSparse always uses the sparse sweeps.
+	PathSparse
+)
+
+func (p Path) String() string {
+	switch p {
+	case PathAuto:
+		return "auto"
+	case PathDense:
+		return "dense"
+	case PathSparse:
+		return "sparse"
+	}
+	return fmt.Sprintf("Path(%d)", int(p))
+}
+
+// ParsePath returns the path named "auto", "dense" or "sparse".
+func ParsePath(s string) (Path, error) {
+	for _, p := range []Path{PathAuto, PathDense, PathSparse} {
+		if s == p.String() {
+			return p, nil
+		}
+	}
+	return PathAuto, fmt.Errorf("ot: unknown path %q (want auto, dense or sparse)", s)
+}
+
+// SetPath selects the sweeps of later evaluations (PathAuto by default).
+// The paths agree to rounding; PathDense is the reference.
+func (w *Workspace) SetPath(p Path) { w.e.path = p }
+
+// The sparse sweeps.
+//
+// A log-sum-exp row LSE_j(a_ij), a_ij = u_j − C_ij/eps, is dominated by the
+// few terms near its maximum. Both measures are put in k-d tree order
+// (kdtree.go). For each leaf R of the rows' tree, the column tree is
+// descended from the root and a node N is dropped when an upper bound of
+// a_ij over the rows of R and the columns of N lies below L_R − thr, with
+// L_R a lower bound of the rows' references (below); the surviving leaves
+// are the candidates, evaluated with the dense kernels. The references are:
+//
+//   - log-sum-exp sweeps (the forward pass) and the envelope's weighted
+//     sweep: a lower bound of the row's maximum, the term at a hint column
+//     (the row's argmax in its previous sweep, kept per problem);
+//   - the backward pass's weighted sweeps, whose weights e^(a_ij + s_i) are
+//     normalized (s_i = −LSE_i): the LSE itself, −s_i.
+//
+// Every dropped term is therefore below e^(−thr) times the row's largest
+// term (forward) or total weight (backward), and so is every term that the
+// forward sum prunes (sumExpAVX2 with the same threshold). With
+// thr = ln(m) + 54·ln 2 for m columns, the dropped terms of a row add up to
+// less than 2^-54 of its sum: the log-sum-exp differs from the dense one by
+// less than half an ulp of the sum (before rounding), so the two paths agree
+// to rounding. In the backward pass each dropped weight is below
+// e^(−thr) = 2^-54/m, so each adjoint accumulated by a sweep (a row's
+// gradient Σ_j e_ij (x_i − y_j), a column's Σ_i r_i e_ij and
+// Σ_i r_i e_ij (x_i − y_j)) changes by at most 2^-54 times the same sum taken
+// with |r_i| and the largest |x_i − y_j|: an absolute error bound per sweep
+// of about 5.6e-17 × the adjoint's scale, 2T sweeps per problem.
+//
+// The bound. For a column node N, w_j = u_j·eps is written as
+// ⟨σ_N, y_j⟩ + r_j with a slope σ_N (a least-squares fit over a leaf; the
+// mean of the children's slopes above) and W_N ≥ max r_j. Then
+//
+//	a_ij·eps = w_j − |x_i − y_j|² ≤ W_N + max over y in box(N), x in box(R)
+//	           of ⟨σ_N, y⟩ − |x − y|²,
+//
+// which separates by coordinate into concave one-dimensional maximizations
+// solved in closed form (nodeBound). The slope follows the potentials, which
+// are nearly c-concave (g_j − C_ij ≤ −f_i with equality on the transport
+// plan's support): without it the bound of a block that the plan reaches
+// from afar would be loose by |∇g|·width/eps, hundreds of units. Bounds are
+// computed in floating point with a slack of 2^-40 of their scale.
+//
+// The orderings are internal: inputs and outputs keep the caller's order
+// (sparseProblem permutes them in and out). The tree of a measure that does
+// not change between evaluations (y, data) is kept in a small cache.
+
+// sparseMaxDensity is the share of the n·m terms above which PathAuto
+// evaluates a sweep densely: gathering candidates and the per-leaf culling
+// cost more than they save beyond it.
+const sparseMaxDensity = 0.35
+
+// sparseMinPoints is the smallest problem (on either side) that PathAuto
+// runs sparse: below it the tree and its bounds cost more than a dense
+// sweep.
+const sparseMinPoints = 32
+
+// sparseRetry is the number of sweeps PathAuto runs densely after a sweep
+// whose density exceeded sparseMaxDensity, before culling again.
+const sparseRetry = 8
+
+// Evaluation slots: the hints of each problem of a divergence are kept
+// separately.
+const (
+	slotXY = iota
+	slotXX
+	slotYY
+	numSlots
+)
+
+// sparseState holds the sparse path's buffers and caches.
+type sparseState struct {
+	trees [4]*kdTree // most recently used first
+
+	logw       [2][]float64 // permuted log-weights of p and q
+	gp, gq     []float64    // permuted point gradients
+	glp, glq   []float64    // permuted log-weight gradients
+	fOut, gOut []float64    // the final potentials in the callers' order
+
+	hints  [numSlots][2][]int32 // per slot and orientation: a column per row
+	slot   int                  // the slot of the problem being solved
+	sig    []float64            // per column node: the slope σ_N (d)
+	wmax   []float64            // per column node: W_N
+	refs   []float64            // per row: its reference
+	blocks []sparseBlock
+	scr    []sparseScratch // per worker
+	skip   int             // PathAuto: dense sweeps left before culling again
+
+	rec recordStore // the forward sweeps' candidates, for the backward
+
+	// Per sweep.
+	thr, cutSlack float64
+
+	// Counters over the workspace's life (tests and benchmarks): the
+	// candidate terms of the sparse sweeps, their n·m, and the sweeps run
+	// densely on the sparse path.
+	candTerms, allTerms float64
+	denseSweeps         int
+}
+
+// sparseBlock is a run of row leaves processed by one goroutine, with the
+// candidates of each leaf.
+type sparseBlock struct {
+	leafLo, leafHi int
+	ranges         []int32 // candidate column ranges, lo and hi in turn
+	off            []int32 // per leaf, the start of its ranges in ranges (len leaves+1)
+	terms          int     // Σ over leaves of rows × candidates
+	colLo, colHi   int     // the columns the block touches
+
+	ownRanges, ownOff []int32 // the culling's buffers (ranges and off may view a record)
+}
+
+// recordStore keeps, for each forward sweep of an unrolled problem, the
+// candidates of its row leaves and each row's span of terms above the
+// threshold. The backward sweep over the same terms (same u, same rows)
+// needs no bounds: its weights e^(a_ij − LSE_i) are below e^(−thr) wherever
+// a_ij < max_j a_ij − thr, outside the recorded spans. The store is
+// bounded (recordLimit); sweeps that do not fit are culled again.
+type recordStore struct {
+	recs   []sweepRecord // per forward sweep: 2(t−1) for f^t, 2(t−1)+1 for g^t
+	off    []int32       // per leaf of each record: the start of its ranges
+	ranges []int32
+	spans  []int32 // per row of each record: a, z
+}
+
+// sweepRecord locates one forward sweep's record in the store.
+type sweepRecord struct {
+	ok   bool
+	off  int // the first leaf's entry in off
+	span int // the first row's entry in spans
+	nr   int
+}
+
+// recordLimit bounds the store, in int32 entries (16 MiB).
+const recordLimit = 4 << 20
+
+// reset empties the store for a problem of T iterations.
+func (r *recordStore) reset(iters int) {
+	if cap(r.recs) < 2*iters {
+		r.recs = make([]sweepRecord, 2*iters)
+	}
+	r.recs = r.recs[:2*iters]
+	clear(r.recs)
+	r.off, r.ranges, r.spans = r.off[:0], r.ranges[:0], r.spans[:0]
+}
+
+// record keeps the candidates of the culled sweep rec (blocks) and returns
+// the spans to fill, or nil when the store is full.
+func (r *recordStore) record(rec int, blocks []sparseBlock, nr int) []int32 {
+	need := blocks[len(blocks)-1].leafHi + 1 + 2*nr
+	for _, b := range blocks {
+		need += len(b.ranges)
+	}
+	if rec < 0 || rec >= len(r.recs) || len(r.off)+len(r.ranges)+len(r.spans)+need > recordLimit {
+		return nil
+	}
+	sr := sweepRecord{ok: true, off: len(r.off), span: len(r.spans), nr: nr}
+	for _, b := range blocks {
+		base := int32(len(r.ranges)) - b.off[0]
+		for _, o := range b.off[:len(b.off)-1] {
+			r.off = append(r.off, base+o)
+		}
+		r.ranges = append(r.ranges, b.ranges[b.off[0]:b.off[len(b.off)-1]]...)
+	}
+	r.off = append(r.off, int32(len(r.ranges)))
+	for range 2 * nr {
+		r.spans = append(r.spans, 0)
+	}
+	r.recs[rec] = sr
+	return r.spans[sr.span : sr.span+2*nr]
+}
+
+// load sets the blocks' candidates from the record rec and returns its
+// spans, or nil when there is no such record.
+func (r *recordStore) load(rec int, blocks []sparseBlock, nr int) []int32 {
+	if rec < 0 || rec >= len(r.recs) || !r.recs[rec].ok || r.recs[rec].nr != nr {
+		return nil
+	}
+	sr := r.recs[rec]
+	for b := range blocks {
+		blk := &blocks[b]
+		blk.ranges = r.ranges
+		blk.off = r.off[sr.off+blk.leafLo : sr.off+blk.leafHi+1]
+		blk.colLo, blk.colHi = math.MaxInt, 0
+		for k := range blk.off[:len(blk.off)-1] {
+			if lo, hi := blk.off[k], blk.off[k+1]; hi > lo {
+				blk.colLo = min(blk.colLo, int(r.ranges[lo]))
+				blk.colHi = max(blk.colHi, int(r.ranges[hi-1]))
+			}
+		}
+		if blk.colLo > blk.colHi {
+			blk.colLo, blk.colHi = 0, 0
+		}
+	}
+	return r.spans[sr.span : sr.span+2*nr]
+}
+
+// sparseScratch is one worker's scratch.
+type sparseScratch struct {
+	stack          []int32
+	cols, u        []float64 // gathered candidates
+	cs, cg         []float64 // gathered column accumulators
+	idx            []int32   // tree-order column of each gathered candidate
+	sums, mxs, lgs []float64 // per row of a leaf
+	res            []float64 // the leaf kernels' results
+	lspans         []int32   // the forward leaf kernel's spans
+}
+
+// useSparse reports whether the problem (p, q) runs on the sparse path.
+func (e *engine) useSparse(p, q side) bool {
+	switch e.path {
+	case PathDense:
+		return false
+	case PathSparse:
+		return true
+	}
+	return p.n >= sparseMinPoints && q.n >= sparseMinPoints
+}
+
+// tree returns the k-d tree of the n points pts, from the cache if they
+// were seen recently.
+func (sp *sparseState) tree(pts []float64, n, d int) *kdTree {
+	for k, t := range sp.trees {
+		if t != nil && t.matches(pts, n, d) {
+			copy(sp.trees[1:k+1], sp.trees[:k])
+			sp.trees[0] = t
+			return t
+		}
+	}
+	last := len(sp.trees) - 1
+	t := sp.trees[last]
+	if t == nil {
+		t = new(kdTree)
+	}
+	copy(sp.trees[1:], sp.trees[:last])
+	sp.trees[0] = t
+	t.build(pts, n, d)
+	return t
+}
+
+// permuteSide returns the side s in the tree order of t, with log-weights
+// in buf.
+func permuteSide(s side, t *kdTree, buf *[]float64) side {
+	*buf = grow(*buf, s.n)
+	lw := *buf
+	for k, i := range t.perm {
+		lw[k] = s.logw[i]
+	}
+	return side{pts: t.pts, logw: lw, n: s.n, tree: t}
+}
+
+// sparseProblem is problem on the sparse path: the measures are put in tree
+// order, the problem is solved there, and the gradients (added to gr) and
+// the final potentials come back in the callers' order.
+func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
+	sp := e.sp
+	d := e.d
+	// The symmetric problems (x–x, y–y) share one permuted side and one
+	// gradient.
+	same := p.n == q.n && &p.pts[0] == &q.pts[0] && &p.logw[0] == &q.logw[0] &&
+		sameSlice(gr.p, gr.q) && sameSlice(gr.logp, gr.logq)
+	pt := sp.tree(p.pts, p.n, d)
+	pp := permuteSide(p, pt, &sp.logw[0])
+	qq := pp
+	if !same {
+		qq = permuteSide(q, sp.tree(q.pts, q.n, d), &sp.logw[1])
+		// The cache may have rebuilt p's tree for q (a full cache).
+		if !pt.matches(p.pts, p.n, d) {
+			pt = sp.tree(p.pts, p.n, d)
+			pp = permuteSide(p, pt, &sp.logw[0])
+		}
+	}
+	var pg grads
+	if gr.p != nil {
+		sp.gp = zeroed(sp.gp, p.n*d)
+		pg.p = sp.gp
+	}
+	if gr.logp != nil {
+		sp.glp = zeroed(sp.glp, p.n)
+		pg.logp = sp.glp
+	}
+	if same {
+		pg.q, pg.logq = pg.p, pg.logp
+	} else {
+		if gr.q != nil {
+			sp.gq = zeroed(sp.gq, q.n*d)
+			pg.q = sp.gq
+		}
+		if gr.logq != nil {
+			sp.glq = zeroed(sp.glq, q.n)
+			pg.logq = sp.glq
+		}
+	}
+	sp.slot = slot
+	e.sparseOn = true
+	v, f, g := e.problem(pp, qq, c, mode, sigma, pg, want)
+	e.sparseOn = false
+	unpermute(gr.p, pg.p, pp.tree.perm, d)
+	unpermute(gr.logp, pg.logp, pp.tree.perm, 1)
+	if !same {
+		unpermute(gr.q, pg.q, qq.tree.perm, d)
+		unpermute(gr.logq, pg.logq, qq.tree.perm, 1)
+	}
+	sp.fOut = grow(sp.fOut, p.n)
+	sp.gOut = grow(sp.gOut, q.n)
+	for k, i := range pp.tree.perm {
+		sp.fOut[i] = f[k]
+	}
+	for k, i := range qq.tree.perm {
+		sp.gOut[i] = g[k]
+	}
+	return v, sp.fOut, sp.gOut
+}
+
+// sameSlice reports whether a and b are both nil or start at the same element.
+func sameSlice(a, b []float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return len(a) == len(b) && &a[0] == &b[0]
+}
+
+// zeroed returns s resized to n and cleared.
+func zeroed(s []float64, n int) []float64 {
+	s = grow(s, n)
+	clear(s)
+	return s
+}
+
+// unpermute adds src (in tree order, dim values per point) to dst (in the
+// callers' order); nothing when dst is nil.
+func unpermute(dst, src []float64, perm []int32, dim int) {
+	if dst == nil {
+		return
+	}
+	for k, i := range perm {
+		for c := range dim {
+			dst[int(i)*dim+c] += src[k*dim+c]
+		}
+	}
+}
+
+// hint returns the hint column per row of the slot's problem in the given
+// orientation (0: rows p, 1: rows q), with −1 for rows without one.
+func (sp *sparseState) hint(orient, nr int) []int32 {
+	h := sp.hints[sp.slot][orient]
+	if len(h) != nr {
+		if cap(h) < nr {
+			h = make([]int32, nr)
+		}
+		h = h[:nr]
+		for i := range h {
+			h[i] = -1
+		}
+		sp.hints[sp.slot][orient] = h
+	}
+	return h
+}
+
+// fitColumns computes the slope σ_N and the bound W_N of every column node
+// from the column terms u (tree order). It reports false when a u_j is +Inf
+// or NaN (the dense sweep handles those).
+func (sp *sparseState) fitColumns(t *kdTree, u []float64, eps float64) bool {
+	d := t.d
+	nn := len(t.nodes)
+	sp.sig = grow(sp.sig, nn*d)
+	sp.wmax = grow(sp.wmax, nn)
+	maxW, maxSig := 0.0, 0.0
+	for k := nn - 1; k >= 0; k-- {
+		nd := t.nodes[k]
+		sig := sp.sig[k*d : k*d+d]
+		if nd.left < 0 {
+			w, ok := fitLeaf(sig, t.pts[int(nd.lo)*d:int(nd.hi)*d], u[nd.lo:nd.hi], eps)
+			if !ok {
+				return false
+			}
+			sp.wmax[k] = w
+		} else {
+			l, r := nd.left, nd.right
+			wl, wr := sp.wmax[l], sp.wmax[r]
+			sl, sr := sp.sig[int(l)*d:int(l)*d+d], sp.sig[int(r)*d:int(r)*d+d]
+			switch {
+			case math.IsInf(wl, -1):
+				copy(sig, sr)
+			case math.IsInf(wr, -1):
+				copy(sig, sl)
+			default:
+				for c := range sig {
+					sig[c] = 0.5 * (sl[c] + sr[c])
+				}
+			}
+			sp.wmax[k] = max(shiftBound(wl, sl, sig, t.lo(l), t.hi(l)), shiftBound(wr, sr, sig, t.lo(r), t.hi(r)))
+		}
+		if w := sp.wmax[k]; !math.IsInf(w, -1) {
+			maxW = max(maxW, math.Abs(w))
+			for _, s := range sig {
+				maxSig = max(maxSig, math.Abs(s))
+			}
+		}
+	}
+	sp.cutSlack = maxW + float64(d)*maxSig*t.abs
+	return true
+}
+
+// fitLeaf sets sig to the least-squares slope of w_j = u_j·eps against each
+// coordinate of the points (finite u_j only) and returns
+// W = max_j (w_j − ⟨sig, y_j⟩), −Inf when every u_j is −Inf. It reports
+// false for a u_j that is +Inf or NaN.
+func fitLeaf(sig, pts, u []float64, eps float64) (float64, bool) {
+	d := len(sig)
+	if d == 1 {
+		return fitLeaf1(sig, pts, u, eps)
+	}
+	var cnt, wm float64
+	var ym [16]float64 // means of the coordinates; d ≤ 16 uses the array
+	var ymean []float64
+	if d <= len(ym) {
+		ymean = ym[:d]
+	} else {
+		ymean = make([]float64, d)
+	}
+	for j, v := range u {
+		if v > math.MaxFloat64 || v != v {
+			return 0, false
+		}
+		if math.IsInf(v, -1) {
+			continue
+		}
+		cnt++
+		wm += v * eps
+		for c := range d {
+			ymean[c] += pts[j*d+c]
+		}
+	}
+	clear(sig)
+	if cnt == 0 {
+		return math.Inf(-1), true
+	}
+	wm /= cnt
+	for c := range d {
+		ymean[c] /= cnt
+	}
+	for c := range d {
+		var sxy, sxx float64
+		for j, v := range u {
+			if math.IsInf(v, -1) {
+				continue
+			}
+			dy := pts[j*d+c] - ymean[c]
+			sxy += dy * (v*eps - wm)
+			sxx += dy * dy
+		}
+		if sxx > 0 {
+			sig[c] = sxy / sxx
+		}
+	}
+	w := math.Inf(-1)
+	for j, v := range u {
+		if math.IsInf(v, -1) {
+			continue
+		}
+		r := v * eps
+		for c, s := range sig {
+			r -= s * pts[j*d+c]
+		}
+		w = max(w, r)
+	}
+	return w, true
+}
+
+// fitLeaf1 is fitLeaf for d = 1 with the slope through the first and last
+// finite terms (the points are sorted), which is cheaper than the
+// least-squares slope and as good on the smooth potentials of the sweeps.
+func fitLeaf1(sig, pts, u []float64, eps float64) (float64, bool) {
+	j0, j1 := -1, -1
+	for j, v := range u {
+		if v > math.MaxFloat64 || v != v {
+			return 0, false
+		}
+		if !math.IsInf(v, -1) {
+			if j0 < 0 {
+				j0 = j
+			}
+			j1 = j
+		}
+	}
+	sig[0] = 0
+	if j0 < 0 {
+		return math.Inf(-1), true
+	}
+	if dy := pts[j1] - pts[j0]; dy > 0 {
+		sig[0] = (u[j1] - u[j0]) * eps / dy
+	}
+	s := sig[0]
+	w := math.Inf(-1)
+	for j, v := range u {
+		w = max(w, v*eps-s*pts[j])
+	}
+	return w, true
+}
+
+// shiftBound bounds max_j (w_j − ⟨to, y_j⟩) over a node whose residuals
+// w_j − ⟨from, y_j⟩ are at most w, with y in the box [lo, hi].
+func shiftBound(w float64, from, to, lo, hi []float64) float64 {
+	if math.IsInf(w, -1) {
+		return w
+	}
+	for c, f := range from {
+		dlt := f - to[c]
+		w += max(dlt*lo[c], dlt*hi[c])
+	}
+	return w
+}
+
+// nodeBound is the bound, in units of eps·a, of the terms between the rows
+// in the box [rlo, rhi] and the columns of a node with slope sig, residual
+// bound w and box [blo, bhi]: w + Σ_c max over y_c in [blo_c, bhi_c] of
+// sig_c·y_c − dist(y_c, [rlo_c, rhi_c])². Each maximization is of a concave
+// function whose unconstrained maximizer is rhi_c + sig_c/2 (sig_c ≥ 0) or
+// rlo_c + sig_c/2 (sig_c < 0), clamped into the node's box.
+func nodeBound(w float64, sig, blo, bhi, rlo, rhi []float64) float64 {
+	for c, s := range sig {
+		var y float64
+		if s >= 0 {
+			y = rhi[c] + 0.5*s
+		} else {
+			y = rlo[c] + 0.5*s
+		}
+		y = min(max(y, blo[c]), bhi[c])
+		dd := max(rlo[c]-y, y-rhi[c], 0)
+		w += s*y - dd*dd
+	}
+	return w
+}
+
+// sparseBlocks returns the number of row blocks of a sparse sweep with nr
+// rows: it depends only on the size, so that results do not depend on the
+// number of workers.
+func sparseBlocks(nr, leaves int) int {
+	return max(1, min(8, nr/2048, leaves))
+}
+
+// sparsePhase is the part of a sparse sweep that the workers run.
+type sparsePhase int
+
+const (
+	phaseCull sparsePhase = iota + 1
+	phaseEval
+)
+
+// sparseSweep runs job on the sparse path. It reports false, having
+// written nothing, when the job must run densely instead: PathAuto with too
+// many surviving terms, or column terms that are +Inf or NaN.
+func (e *engine) sparseSweep(job *sweepJob) bool {
+	sp := e.sp
+	nr, nc, d := job.nr, job.nc, e.d
+	rt, ct := job.rowTree, job.colTree
+	nb := sparseBlocks(nr, len(rt.leafs))
+	if len(sp.blocks) < nb {
+		sp.blocks = append(sp.blocks, make([]sparseBlock, nb-len(sp.blocks))...)
+	}
+	blocks := sp.blocks[:nb]
+	for b := range blocks {
+		blk := &blocks[b]
+		blk.leafLo, blk.leafHi = b*len(rt.leafs)/nb, (b+1)*len(rt.leafs)/nb
+	}
+	sp.thr = math.Log(float64(nc)) + 54*math.Ln2
+	e.sparseNB = nb
+	job.spans = nil
+	if job.weighted && job.normalized {
+		job.spans = sp.rec.load(job.rec, blocks, nr)
+	}
+	if job.spans == nil {
+		if e.path == PathAuto && sp.skip > 0 {
+			sp.skip--
+			sp.denseSweeps++
+			return false
+		}
+		if !sp.fitColumns(ct, job.u[:nc], 1/job.invEps) {
+			return false
+		}
+		// cutSlack bounds the rounding of the bounds, in units of eps·a.
+		rowAbs := rt.abs
+		sp.cutSlack = (sp.cutSlack + float64(d)*(rowAbs+ct.abs)*(rowAbs+ct.abs)) * 0x1p-40
+		sp.refs = grow(sp.refs, nr)
+		e.job = *job
+		e.phase = phaseCull
+		e.runSparse(nb)
+		terms := 0
+		for _, blk := range blocks {
+			terms += blk.terms
+		}
+		if e.path == PathAuto && float64(terms) > sparseMaxDensity*float64(nr)*float64(nc) {
+			sp.skip = sparseRetry
+			sp.denseSweeps++
+			e.phase = 0
+			e.job = sweepJob{}
+			return false
+		}
+		sp.candTerms += float64(terms)
+		sp.allTerms += float64(nr) * float64(nc)
+		if !job.weighted && job.rec >= 0 {
+			job.spans = sp.rec.record(job.rec, blocks, nr)
+		}
+	}
+	needCols := job.weighted && (job.wantColSum || job.wantColGrad)
+	if needCols {
+		e.blkSum = grow(e.blkSum, nb*nc)
+		e.blkGrad = grow(e.blkGrad, nb*nc*d)
+		e.colSum = grow(e.colSum, nc)
+		e.colGrad = grow(e.colGrad, nc*d)
+	}
+	if job.rowGrad != nil {
+		clear(job.rowGrad[:nr*d])
+	}
+	e.job = *job
+	e.phase = phaseEval
+	e.runSparse(nb)
+	if needCols {
+		if job.wantColSum {
+			cs := e.colSum[:nc]
+			clear(cs)
+			for b, blk := range blocks {
+				for j, v := range e.blkSum[b*nc+blk.colLo : b*nc+blk.colHi] {
+					cs[blk.colLo+j] += v
+				}
+			}
+		}
+		if job.wantColGrad {
+			cg := e.colGrad[:nc*d]
+			clear(cg)
+			for b, blk := range blocks {
+				for j, v := range e.blkGrad[(b*nc+blk.colLo)*d : (b*nc+blk.colHi)*d] {
+					cg[blk.colLo*d+j] += v
+				}
+			}
+		}
+	}
+	e.phase = 0
+	e.job = sweepJob{}
+	return true
+}
+
+// runSparse runs the current phase over nb blocks, in parallel when the
+// sweep is large enough to be split.
+func (e *engine) runSparse(nb int) {
+	if e.pool.workers > 1 && nb > 1 {
+		e.pool.do()
+		return
+	}
+	for b := range nb {
+		e.sparseBlock(0, b)
+	}
+}
+
+// sparseBlock runs the current phase on block b with worker w's scratch.
+func (e *engine) sparseBlock(w, b int) {
+	if e.phase == phaseCull {
+		e.cullBlock(w, b)
+	} else {
+		e.evalBlock(w, b)
+	}
+}
+
+// rowRefs sets the references of rows [lo, hi) (see the comment at the top).
+func (e *engine) rowRefs(lo, hi int) {
+	sp, job, d := e.sp, &e.job, e.d
+	refs := sp.refs
+	if job.weighted && job.normalized {
+		for i := lo; i < hi; i++ {
+			refs[i] = -job.s[i]
+		}
+		return
+	}
+	ct := job.colTree
+	for i := lo; i < hi; i++ {
+		p := job.rows[i*d : i*d+d]
+		h := job.hint[i]
+		if h < 0 {
+			h = e.greedyHint(p)
+			job.hint[i] = h
+		}
+		refs[i] = job.u[h] - sqDist(p, ct.pts[int(h)*d:int(h)*d+d])*job.invEps
+	}
+}
+
+// greedyHint descends the column tree towards the child with the larger
+// bound for the single point p and returns the best column of the leaf it
+// reaches.
+func (e *engine) greedyHint(p []float64) int32 {
+	sp, job, d := e.sp, &e.job, e.d
+	ct := job.colTree
+	k := int32(0)
+	for ct.nodes[k].left >= 0 {
+		l, r := ct.nodes[k].left, ct.nodes[k].right
+		bl := nodeBound(sp.wmax[l], sp.sig[int(l)*d:int(l)*d+d], ct.lo(l), ct.hi(l), p, p)
+		br := nodeBound(sp.wmax[r], sp.sig[int(r)*d:int(r)*d+d], ct.lo(r), ct.hi(r), p, p)
+		if br > bl {
+			k = r
+		} else {
+			k = l
+		}
+	}
+	nd := ct.nodes[k]
+	best, bv := nd.lo, math.Inf(-1)
+	for j := nd.lo; j < nd.hi; j++ {
+		if v := job.u[j] - sqDist(p, ct.pts[int(j)*d:int(j)*d+d])*job.invEps; v > bv {
+			best, bv = j, v
+		}
+	}
+	return best
+}
+
+// sqDist is the squared Euclidean distance, summed in coordinate order as
+// argsRow does for d > 2.
+func sqDist(p, q []float64) float64 {
+	var s float64
+	for k, v := range p {
+		t := v - q[k]
+		s += t * t
+	}
+	return s
+}
+
+// cullBlock finds the candidate column ranges of the row leaves of block b.
+// In 1-D a leaf's candidates are one range (the gaps between the surviving
+// column leaves are kept: they are few), padded to a multiple of four
+// columns for the vector kernels.
+func (e *engine) cullBlock(w, b int) {
+	sp, job, d := e.sp, &e.job, e.d
+	rt, ct := job.rowTree, job.colTree
+	nc := job.nc
+	blk := &sp.blocks[b]
+	scr := e.scratch(w)
+	ranges := blk.ownRanges[:0]
+	off := blk.ownOff[:0]
+	blk.terms = 0
+	blk.colLo, blk.colHi = nc, 0
+	eps := 1 / job.invEps
+	for li := blk.leafLo; li < blk.leafHi; li++ {
+		leaf := rt.leafs[li]
+		lo, hi := int(rt.nodes[leaf].lo), int(rt.nodes[leaf].hi)
+		e.rowRefs(lo, hi)
+		ref := math.Inf(1)
+		for _, v := range sp.refs[lo:hi] {
+			ref = min(ref, v)
+		}
+		cut := (ref-sp.thr)*eps - sp.cutSlack
+		rlo, rhi := rt.lo(leaf), rt.hi(leaf)
+		off = append(off, int32(len(ranges)))
+		start := len(ranges)
+		if d == 1 {
+			ranges = sp.cull1(ct, rlo[0], rhi[0], cut, ranges, start, scr)
+			if len(ranges) > start {
+				c0, c1 := padSpan(int(ranges[start]), int(ranges[start+1]), nc)
+				ranges[start], ranges[start+1] = int32(c0), int32(c1)
+				blk.colLo = min(blk.colLo, c0)
+				blk.colHi = max(blk.colHi, c1)
+				blk.terms += (c1 - c0) * (hi - lo)
+			}
+			continue
+		}
+		stack := append(scr.stack[:0], 0)
+		for len(stack) > 0 {
+			k := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], ct.lo(k), ct.hi(k), rlo, rhi) < cut {
+				continue
+			}
+			nd := ct.nodes[k]
+			if nd.left >= 0 {
+				stack = append(stack, nd.right, nd.left)
+				continue
+			}
+			if n := len(ranges); n > start && ranges[n-1] == nd.lo {
+				ranges[n-1] = nd.hi
+			} else {
+				ranges = append(ranges, nd.lo, nd.hi)
+			}
+		}
+		scr.stack = stack
+		if d == 1 && len(ranges) > start {
+			c0, c1 := padSpan(int(ranges[start]), int(ranges[len(ranges)-1]), nc)
+			ranges = append(ranges[:start], int32(c0), int32(c1))
+		}
+		cand := 0
+		for k := start; k < len(ranges); k += 2 {
+			cand += int(ranges[k+1] - ranges[k])
+		}
+		if len(ranges) > start {
+			blk.colLo = min(blk.colLo, int(ranges[start]))
+			blk.colHi = max(blk.colHi, int(ranges[len(ranges)-1]))
+		}
+		blk.terms += cand * (hi - lo)
+	}
+	off = append(off, int32(len(ranges)))
+	if blk.colLo > blk.colHi {
+		blk.colLo, blk.colHi = 0, 0
+	}
+	blk.ownRanges, blk.ownOff = ranges, off
+	blk.ranges, blk.off = ranges, off
+}
+
+// padSpan widens [a, z) to a multiple of four elements inside [0, n) when
+// n allows, so that the vector kernels need no scalar tail. The added
+// terms are exact terms of the sum: including them only adds accuracy.
+func padSpan(a, z, n int) (int, int) {
+	l := (z - a + 3) &^ 3
+	if l > n {
+		return a, z
+	}
+	z = a + l
+	if z > n {
+		a, z = n-l, n
+	}
+	return a, z
+}
+
+// scratch returns worker w's scratch.
+func (e *engine) scratch(w int) *sparseScratch {
+	sp := e.sp
+	if len(sp.scr) < e.pool.workers {
+		sp.scr = append(sp.scr, make([]sparseScratch, e.pool.workers-len(sp.scr))...)
+	}
+	return &sp.scr[w]
+}
+
+// evalBlock evaluates the rows of block b on their candidates.
+func (e *engine) evalBlock(w, b int) {
+	sp, job, d := e.sp, &e.job, e.d
+	rt, ct := job.rowTree, job.colTree
+	blk := &sp.blocks[b]
+	scr := e.scratch(w)
+	k := kern{simd: e.simd}
+	nc := job.nc
+	var blkSum, blkGrad []float64
+	if job.weighted && job.wantColSum {
+		blkSum = e.blkSum[b*nc : (b+1)*nc]
+		clear(blkSum[blk.colLo:blk.colHi])
+	}
+	if job.weighted && job.wantColGrad {
+		blkGrad = e.blkGrad[b*nc*d : (b+1)*nc*d]
+		clear(blkGrad[blk.colLo*d : blk.colHi*d])
+	}
+	half := len(e.bufs[w]) / 2
+	for li := blk.leafLo; li < blk.leafHi; li++ {
+		leaf := rt.leafs[li]
+		lo, hi := int(rt.nodes[leaf].lo), int(rt.nodes[leaf].hi)
+		ranges := blk.ranges[blk.off[li-blk.leafLo]:blk.off[li-blk.leafLo+1]]
+		// The candidates: one range is used in place, several are gathered.
+		var cols, u, colSum, colGrad []float64
+		var idx []int32
+		c0 := 0
+		if len(ranges) == 2 {
+			c0 = int(ranges[0])
+			c1 := int(ranges[1])
+			cols, u = ct.pts[c0*d:c1*d], job.u[c0:c1]
+			if blkSum != nil {
+				colSum = blkSum[c0:c1]
+			}
+			if blkGrad != nil {
+				colGrad = blkGrad[c0*d : c1*d]
+			}
+		} else {
+			cols, u, idx = scr.gather(ranges, ct.pts, job.u, d)
+			if blkSum != nil {
+				scr.cs = zeroed(scr.cs, len(u))
+				colSum = scr.cs
+			}
+			if blkGrad != nil {
+				scr.cg = zeroed(scr.cg, len(u)*d)
+				colGrad = scr.cg
+			}
+		}
+		nca := len(u)
+		buf := e.bufs[w][:nca]
+		ebuf := e.bufs[w][half : half+nca]
+		if !job.weighted {
+			e.lseLeaf(k, scr, lo, hi, buf, cols, u, c0, idx)
+			continue
+		}
+		if e.weightedLeaf1(k, scr, lo, hi, e.bufs[w], ebuf, cols, u, colSum, colGrad, idx) {
+			continue
+		}
+		for i := lo; i < hi; i++ {
+			e.weightedRow(k, i, buf, ebuf, cols, u, colSum, colGrad)
+		}
+		if idx != nil {
+			for a, j := range idx {
+				if blkSum != nil {
+					blkSum[j] += colSum[a]
+				}
+				if blkGrad != nil {
+					for c := range d {
+						blkGrad[int(j)*d+c] += colGrad[a*d+c]
+					}
+				}
+			}
+		}
+	}
+}
+
+// weightedRow computes row i of a weighted sweep on the candidates (cols,
+// u) of its leaf, adding to their column accumulators.
+func (e *engine) weightedRow(k kern, i int, buf, ebuf, cols, u, colSum, colGrad []float64) {
+	sp, job, d := e.sp, &e.job, e.d
+	nca := len(u)
+	r := 1.0
+	if job.r != nil {
+		r = job.r[i]
+	}
+	if r == 0 && job.out == nil {
+		return
+	}
+	p := job.rows[i*d : i*d+d]
+	s := 0.0
+	if job.s != nil {
+		s = job.s[i]
+	}
+	var rg []float64
+	if job.rowGrad != nil {
+		rg = job.rowGrad[i*d : i*d+d]
+	}
+	sum := 0.0
+	a, z := 0, nca
+	if job.spans != nil {
+		a, z = int(job.spans[2*i]), int(job.spans[2*i+1])
+	}
+	if z > a {
+		mx := k.args(buf[a:z], p, cols[a*d:z*d], u[a:z], job.invEps, s)
+		if job.spans == nil {
+			// Only the span of terms above the threshold is
+			// exponentiated: normalized weights against −thr,
+			// the envelope's against the row's maximum.
+			cut := -sp.thr
+			if !job.normalized {
+				cut += mx
+			}
+			a, z = trim(buf[:z], cut)
+			a, z = padSpan(a, z, nca)
+		}
+		var cs, cg []float64
+		if colSum != nil {
+			cs = colSum[a:z]
+		}
+		if colGrad != nil {
+			cg = colGrad[a*d : z*d]
+		}
+		sum = k.expWeighted(buf[a:z], ebuf[a:z], mx, p, cols[a*d:z*d], r, rg, cs, cg)
+	}
+	for c := range rg {
+		rg[c] *= r
+	}
+	if job.out != nil {
+		job.out[i] = sum
+	}
+}
+
+// weightedLeaf1 runs the rows [lo, hi) of a weighted sweep with recorded
+// spans on the d = 1 leaf kernel (exp1LeafAVX2), with the rows it leaves
+// (an argument above expHigh or NaN) on weightedRow. It reports false,
+// having done nothing, where the kernel does not apply.
+func (e *engine) weightedLeaf1(k kern, scr *sparseScratch, lo, hi int, buf, ebuf, cols, u, colSum, colGrad []float64, idx []int32) bool {
+	sp, job := e.sp, &e.job
+	if !e.simd || e.d != 1 || idx != nil || job.spans == nil || job.s == nil || job.r == nil {
+		return false
+	}
+	spans := job.spans[2*lo : 2*hi]
+	for r := 0; r < len(spans); r += 2 {
+		if (spans[r+1]-spans[r])&3 != 0 {
+			return false
+		}
+	}
+	mode := 0
+	if colSum != nil {
+		mode |= 1
+	}
+	if colGrad != nil {
+		mode |= 2
+	}
+	scr.res = grow(scr.res, 2*(hi-lo))
+	exp1LeafAVX2(job.rows[lo:hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, buf, scr.res, job.invEps, -sp.thr, mode)
+	for i := lo; i < hi; i++ {
+		sum, g := scr.res[2*(i-lo)], scr.res[2*(i-lo)+1]
+		if sum != sum {
+			e.weightedRow(k, i, buf[:len(u)], ebuf, cols, u, colSum, colGrad)
+			continue
+		}
+		if job.rowGrad != nil {
+			job.rowGrad[i] = g * job.r[i]
+		}
+		if job.out != nil {
+			job.out[i] = sum
+		}
+	}
+	return true
+}
+
+// lseLeaf computes out[i] = outScale·LSE over the candidates for the rows
+// [lo, hi) of a leaf, records each row's span of terms above the threshold
+// (job.spans) and moves its hint to its argmax. The candidates are the
+// columns c0, c0+1, … (idx == nil) or idx.
+func (e *engine) lseLeaf(k kern, scr *sparseScratch, lo, hi int, buf, cols, u []float64, c0 int, idx []int32) {
+	sp, job, d := e.sp, &e.job, e.d
+	nrow := hi - lo
+	scr.sums = grow(scr.sums, nrow)
+	scr.mxs = grow(scr.mxs, nrow)
+	scr.lgs = grow(scr.lgs, nrow)
+	if e.simd && d == 1 && idx == nil && len(u) >= 4 && len(u)&3 == 0 {
+		e.lseLeaf1(scr, lo, hi, buf, cols, u, c0)
+		k.log(scr.lgs, scr.sums)
+		for i := lo; i < hi; i++ {
+			job.out[i] = job.outScale * (scr.mxs[i-lo] + scr.lgs[i-lo])
+		}
+		return
+	}
+	for i := lo; i < hi; i++ {
+		mx := math.Inf(-1)
+		if len(u) > 0 {
+			mx = k.args(buf, job.rows[i*d:i*d+d], cols, u, job.invEps, 0)
+		}
+		scr.mxs[i-lo] = mx
+		if math.IsInf(mx, 0) || math.IsNaN(mx) {
+			scr.sums[i-lo] = 1
+			if job.spans != nil {
+				job.spans[2*i], job.spans[2*i+1] = 0, int32(len(u))
+			}
+			continue
+		}
+		a, z := trim(buf, mx-sp.thr)
+		for c, v := range buf[a:z] {
+			if v == mx {
+				if idx != nil {
+					job.hint[i] = idx[a+c]
+				} else {
+					job.hint[i] = int32(c0 + a + c)
+				}
+				break
+			}
+		}
+		a, z = padSpan(a, z, len(buf))
+		if job.spans != nil {
+			job.spans[2*i], job.spans[2*i+1] = int32(a), int32(z)
+		}
+		scr.sums[i-lo] = k.sumExpThr(buf[a:z], mx, -sp.thr)
+	}
+	k.log(scr.lgs, scr.sums)
+	for i := lo; i < hi; i++ {
+		job.out[i] = job.outScale * (scr.mxs[i-lo] + scr.lgs[i-lo])
+	}
+}
+
+// gather copies the candidate columns of ranges (points and terms) into the
+// scratch and returns them with their tree-order indices.
+func (scr *sparseScratch) gather(ranges []int32, pts, u []float64, d int) ([]float64, []float64, []int32) {
+	n := 0
+	for k := 0; k < len(ranges); k += 2 {
+		n += int(ranges[k+1] - ranges[k])
+	}
+	scr.cols = grow(scr.cols, n*d)
+	scr.u = grow(scr.u, n)
+	if cap(scr.idx) < n {
+		scr.idx = make([]int32, n)
+	}
+	scr.idx = scr.idx[:n]
+	a := 0
+	for k := 0; k < len(ranges); k += 2 {
+		lo, hi := int(ranges[k]), int(ranges[k+1])
+		copy(scr.cols[a*d:], pts[lo*d:hi*d])
+		copy(scr.u[a:], u[lo:hi])
+		for j := lo; j < hi; j++ {
+			scr.idx[a] = int32(j)
+			a++
+		}
+	}
+	return scr.cols, scr.u, scr.idx
+}
+
+// trim returns the span [a, z) of buf outside which every element is below
+// cut (NaN elements are kept). Terms outside it are below the threshold:
+// dropping them is the culling at the level of single terms.
+func trim(buf []float64, cut float64) (a, z int) {
+	z = len(buf)
+	for a < z && buf[a] < cut {
+		a++
+	}
+	for z > a && buf[z-1] < cut {
+		z--
+	}
+	return a, z
+}
+
+// lseLeaf1 is the row loop of lseLeaf on the d = 1 leaf kernel
+// (lse1LeafAVX2), for candidates c0, c0+1, … whose number is a multiple of
+// four.
+func (e *engine) lseLeaf1(scr *sparseScratch, lo, hi int, buf, cols, u []float64, c0 int) {
+	sp, job := e.sp, &e.job
+	nrow := hi - lo
+	scr.res = grow(scr.res, 2*nrow)
+	if cap(scr.lspans) < 3*nrow {
+		scr.lspans = make([]int32, 3*nrow)
+	}
+	spans := scr.lspans[:3*nrow]
+	lse1LeafAVX2(job.rows[lo:hi], cols, u, buf, scr.res, spans, job.invEps, -sp.thr)
+	for r := range nrow {
+		i := lo + r
+		mx := scr.res[2*r]
+		scr.mxs[r] = mx
+		a, z := spans[3*r], spans[3*r+1]
+		if math.IsInf(mx, 0) || math.IsNaN(mx) {
+			scr.sums[r] = 1
+			a, z = 0, int32(len(u))
+		} else {
+			scr.sums[r] = scr.res[2*r+1]
+			if am := spans[3*r+2]; am >= 0 {
+				job.hint[i] = int32(c0) + am
+			}
+		}
+		if job.spans != nil {
+			job.spans[2*i], job.spans[2*i+1] = a, z
+		}
+	}
+}
+
+// cull1 is the culling of one row leaf in 1-D (rows in [rlo, rhi]): it
+// appends to ranges the single range from the first to the last surviving
+// column leaf (the leaves between them are kept, surviving or not), found
+// by two depth-first searches that stop at the first surviving leaf from
+// the left and from the right.
+func (sp *sparseState) cull1(ct *kdTree, rlo, rhi, cut float64, ranges []int32, start int, scr *sparseScratch) []int32 {
+	first := sp.edge1(ct, rlo, rhi, cut, scr, false)
+	if first < 0 {
+		return ranges
+	}
+	last := sp.edge1(ct, rlo, rhi, cut, scr, true)
+	return append(ranges, ct.nodes[first].lo, ct.nodes[last].hi)
+}
+
+// edge1 returns the leftmost (or, with right, the rightmost) column leaf
+// whose bound for the rows in [rlo, rhi] is not below cut, or −1.
+func (sp *sparseState) edge1(ct *kdTree, rlo, rhi, cut float64, scr *sparseScratch, right bool) int32 {
+	stack := append(scr.stack[:0], 0)
+	defer func() { scr.stack = stack[:0] }()
+	for len(stack) > 0 {
+		k := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		// nodeBound for d = 1.
+		s := sp.sig[k]
+		var y float64
+		if s >= 0 {
+			y = rhi + 0.5*s
+		} else {
+			y = rlo + 0.5*s
+		}
+		y = min(max(y, ct.box[2*k]), ct.box[2*k+1])
+		dd := max(rlo-y, y-rhi, 0)
+		if sp.wmax[k]+s*y-dd*dd < cut {
+			continue
+		}
+		nd := &ct.nodes[k]
+		if nd.left < 0 {
+			return k
+		}
+		if right {
+			stack = append(stack, nd.left, nd.right)
+		} else {
+			stack = append(stack, nd.right, nd.left)
+		}
+	}
+	return -1
+}

@@ -1,0 +1,368 @@
+package ot
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sparseCase is a problem on which the sparse path must agree with the
+// dense one.
+type sparseCase struct {
+	name           string
+	x, y, la, lb   []float64
+	d              int
+	opt            Options
+	mustCull       bool // the culling must drop terms (the case is local)
+	skipDivergence bool // unequal masses in balanced mode: OT only
+}
+
+// resolutionOf is the median nearest-neighbour distance of pts (n×d).
+func resolutionOf(t testing.TB, pts []float64, d int) float64 {
+	h, err := Resolution(pts, len(pts)/d, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func uniformLogW(n int) []float64 {
+	lw := make([]float64, n)
+	for i := range lw {
+		lw[i] = -math.Log(float64(n))
+	}
+	return lw
+}
+
+func gaussPts(rng *rand.Rand, n, d int, mean, sd float64) []float64 {
+	p := make([]float64, n*d)
+	for k := range p {
+		p[k] = mean + sd*rng.NormFloat64()
+	}
+	return p
+}
+
+// sparseCases are the adversarial problems of the comparison: the paper's
+// scales (eps = resolution²) in 1, 2, 3 and 10 dimensions, clustered points,
+// duplicates, shifted measures (steep potentials), weights spread over many
+// orders of magnitude, weights near zero and exactly zero, unbalanced with
+// a small rho, and n ≠ m.
+func sparseCases(t testing.TB) []sparseCase {
+	rng := rand.New(rand.NewPCG(41, 42))
+	var cs []sparseCase
+	add := func(name string, x, y, la, lb []float64, d int, opt Options, cull bool) {
+		cs = append(cs, sparseCase{name: name, x: x, y: y, la: la, lb: lb, d: d, opt: opt, mustCull: cull})
+	}
+	bal := func(eps float64, iters int) Options { return Options{Eps: eps, Balanced: true, Iters: iters} }
+	unb := func(eps, rho float64, iters int) Options { return Options{Eps: eps, Rho: rho, Iters: iters} }
+
+	// Experiment A's scale: N(2, 0.45) data against N(2.1, 0.5) draws.
+	{
+		n := 120
+		y := gaussPts(rng, n, 1, 2, 0.45)
+		x := gaussPts(rng, n, 1, 2.1, 0.5)
+		h := resolutionOf(t, y, 1)
+		add("1d/expA", x, y, uniformLogW(n), uniformLogW(n), 1, bal(h*h, 80), true)
+		add("1d/expA-unbalanced-rho1e-2", x, y, uniformLogW(n), uniformLogW(n), 1, unb(h*h, 1e-2, 40), true)
+	}
+	// 1-D shifted: steep potentials.
+	{
+		n, m := 200, 150
+		y := gaussPts(rng, m, 1, 0, 1)
+		x := gaussPts(rng, n, 1, 3, 1)
+		h := resolutionOf(t, y, 1)
+		add("1d/shifted-n≠m", x, y, uniformLogW(n), uniformLogW(m), 1, bal(h*h, 60), true)
+	}
+	// 2-D spiral as in Experiment B.
+	{
+		n := 160
+		spiral := func() []float64 {
+			p := make([]float64, 2*n)
+			for i := range n {
+				phi := 2 * math.Pi * 3 * rng.Float64()
+				c := 0.1 + 0.15*phi
+				p[2*i] = c*math.Cos(phi) + 0.08*rng.NormFloat64()
+				p[2*i+1] = c*math.Sin(phi) + 0.08*rng.NormFloat64()
+			}
+			return p
+		}
+		x, y := spiral(), spiral()
+		h := resolutionOf(t, y, 2)
+		add("2d/spiral", x, y, uniformLogW(n), uniformLogW(n), 2, bal(h*h, 80), true)
+	}
+	// Clusters: three tight clusters far apart, unequal weights.
+	{
+		n, m := 96, 80
+		clus := func(k int) []float64 {
+			p := make([]float64, 2*k)
+			for i := range k {
+				c := float64(i % 3)
+				p[2*i] = 10*c + 0.01*rng.NormFloat64()
+				p[2*i+1] = -5*c + 0.01*rng.NormFloat64()
+			}
+			return p
+		}
+		x, y := clus(n), clus(m)
+		la, lb := make([]float64, n), make([]float64, m)
+		for i := range la {
+			la[i] = math.Log(0.1 + rng.Float64())
+		}
+		for j := range lb {
+			lb[j] = math.Log(0.1 + rng.Float64())
+		}
+		normalize(la)
+		normalize(lb)
+		h := resolutionOf(t, y, 2)
+		add("2d/clusters", x, y, la, lb, 2, bal(h*h, 50), true)
+		add("2d/clusters-unbalanced-rho1e-3", x, y, la, lb, 2, unb(h*h, 1e-3, 50), true)
+	}
+	// Duplicates: every point four times, y a subset of x.
+	{
+		n := 128
+		x := make([]float64, 2*n)
+		for i := range n / 4 {
+			a, b := rng.NormFloat64(), rng.NormFloat64()
+			for r := range 4 {
+				x[2*(4*i+r)], x[2*(4*i+r)+1] = a, b
+			}
+		}
+		y := append([]float64(nil), x[:n]...)
+		add("2d/duplicates", x, y, uniformLogW(n), uniformLogW(n/2), 2, bal(0.01, 40), true)
+	}
+	// Weights spread over 30 orders of magnitude, and weights near zero
+	// and zero.
+	{
+		n := 100
+		x := gaussPts(rng, n, 2, 0, 1)
+		y := gaussPts(rng, n, 2, 0.3, 0.8)
+		la, lb := make([]float64, n), make([]float64, n)
+		for i := range la {
+			la[i] = -70 * rng.Float64()
+			lb[i] = -70 * rng.Float64()
+		}
+		normalize(la)
+		normalize(lb)
+		h := resolutionOf(t, y, 2)
+		// At n = 100 in 2-D most terms are within e^-42 of their row's
+		// maximum: these cases test agreement, not culling.
+		add("2d/weights-1e-30", x, y, la, lb, 2, bal(h*h, 40), false)
+		lz, lbz := append([]float64(nil), uniformLogW(n)...), append([]float64(nil), uniformLogW(n)...)
+		for i := 0; i < n; i += 7 {
+			lz[i] = math.Inf(-1)
+			lbz[(i+3)%n] = -700
+		}
+		normalize(lz)
+		normalize(lbz)
+		add("2d/zero-and-tiny-weights", x, y, lz, lbz, 2, bal(h*h, 40), false)
+		add("2d/zero-weights-unbalanced", x, y, lz, uniformLogW(n), 2, unb(h*h, 0.05, 40), false)
+		add("2d/zero-weights-small-eps", x, y, lz, lbz, 2, bal(h*h/10, 40), true)
+	}
+	// 3-D and 10-D.
+	{
+		n := 150
+		x := gaussPts(rng, n, 3, 0, 1)
+		y := gaussPts(rng, n, 3, 0.2, 1)
+		h := resolutionOf(t, y, 3)
+		add("3d", x, y, uniformLogW(n), uniformLogW(n), 3, bal(h*h, 40), false)
+		add("3d/small-eps", x, y, uniformLogW(n), uniformLogW(n), 3, bal(h*h/50, 40), true)
+		n = 64
+		x = gaussPts(rng, n, 10, 0, 1)
+		y = gaussPts(rng, n, 10, 0.1, 1)
+		h = resolutionOf(t, y, 10)
+		add("10d", x, y, uniformLogW(n), uniformLogW(n), 10, bal(h*h, 30), false)
+		// 64 points in 10-D: the tree splits 3 of the 10 coordinates,
+		// its boxes drop nothing; the case tests agreement.
+		add("10d/small-eps", x, y, uniformLogW(n), uniformLogW(n), 10, bal(h*h/100, 30), false)
+	}
+	// Large eps: nothing can be dropped; the paths must still agree.
+	{
+		n := 64
+		x := gaussPts(rng, n, 2, 0, 1)
+		y := gaussPts(rng, n, 2, 0, 1)
+		add("2d/large-eps", x, y, uniformLogW(n), uniformLogW(n), 2, bal(5, 20), false)
+	}
+	return cs
+}
+
+// closeRel reports whether got is within rtol of want relative to scale.
+func closeRel(got, want, rtol, scale float64) bool {
+	return math.Abs(got-want) <= rtol*scale || got == want
+}
+
+func maxAbs(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, math.Abs(x))
+	}
+	return m
+}
+
+// compareGrads checks every gradient array within rtol of the array's
+// largest entry.
+func compareGrads(t *testing.T, what string, got, want *Grad, rtol float64) {
+	t.Helper()
+	for _, a := range []struct {
+		name string
+		g, w []float64
+	}{{"X", got.X, want.X}, {"Y", got.Y, want.Y}, {"LogA", got.LogA, want.LogA}, {"LogB", got.LogB, want.LogB}} {
+		scale := maxAbs(a.w)
+		for k := range a.w {
+			if !closeRel(a.g[k], a.w[k], rtol, scale) {
+				t.Errorf("%s: grad %s[%d] = %.17g, dense %.17g (rel. to max %.3g: %.3g)", what, a.name, k, a.g[k], a.w[k], scale, math.Abs(a.g[k]-a.w[k])/scale)
+				break
+			}
+		}
+	}
+}
+
+func newGrad(n, m, d int) *Grad {
+	return &Grad{X: make([]float64, n*d), Y: make([]float64, m*d), LogA: make([]float64, n), LogB: make([]float64, m)}
+}
+
+// evalPaths evaluates the divergence (or OT when skipDivergence) with both
+// gradient modes on one path.
+type pathResult struct {
+	div      Result
+	ot       float64
+	gU, gE   *Grad
+	gOT      *Grad
+	density  float64
+	anySweep bool
+}
+
+func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int) pathResult {
+	t.Helper()
+	n, m := len(c.la), len(c.lb)
+	w := NewWorkspaceWorkers(n, m, c.d, workers)
+	defer w.Close()
+	w.e.simd = simd
+	w.SetPath(path)
+	w.SetParallelThreshold(1)
+	var r pathResult
+	for _, mode := range []GradMode{GradUnrolled, GradEnvelope} {
+		o := c.opt
+		o.Grad = mode
+		gr := newGrad(n, m, c.d)
+		if !c.skipDivergence {
+			res, err := w.Divergence(c.x, c.y, c.la, c.lb, o, nil, gr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.div = res
+		}
+		if mode == GradUnrolled {
+			r.gU = gr
+		} else {
+			r.gE = gr
+		}
+	}
+	r.gOT = newGrad(n, m, c.d)
+	v, err := w.OT(c.x, c.y, c.la, c.lb, c.opt, r.gOT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ot = v
+	sp := w.e.sp
+	r.anySweep = sp.allTerms > 0
+	if sp.allTerms > 0 {
+		r.density = sp.candTerms / sp.allTerms
+	}
+	return r
+}
+
+// TestSparseMatchesDense compares the sparse path with the dense one, to
+// 1e-12 relative: values, unrolled and envelope gradients (each array
+// relative to its largest entry), on the adversarial cases, with the AVX2
+// and the pure-Go kernels, on one and on three workers.
+func TestSparseMatchesDense(t *testing.T) {
+	const rtol = 1e-12
+	for _, c := range sparseCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			for _, simd := range []bool{false, haveSIMD} {
+				workers := 1
+				if simd {
+					workers = 3
+				}
+				what := fmt.Sprintf("simd=%v", simd)
+				dense := evalPath(t, c, PathDense, simd, 1)
+				sparse := evalPath(t, c, PathSparse, simd, workers)
+				if !sparse.anySweep {
+					t.Fatalf("%s: no sparse sweep ran", what)
+				}
+				if c.mustCull && !(sparse.density < 0.5) {
+					t.Errorf("%s: the culling kept %.1f%% of the terms; the case is local", what, 100*sparse.density)
+				}
+				t.Logf("%s: %.1f%% of the terms evaluated", what, 100*sparse.density)
+				scale := math.Abs(dense.div.OTxy) + math.Abs(dense.div.OTxx) + math.Abs(dense.div.OTyy)
+				for _, v := range []struct {
+					name      string
+					got, want float64
+				}{
+					{"divergence", sparse.div.Divergence, dense.div.Divergence},
+					{"ot_xy", sparse.div.OTxy, dense.div.OTxy},
+					{"ot_xx", sparse.div.OTxx, dense.div.OTxx},
+					{"ot_yy", sparse.div.OTyy, dense.div.OTyy},
+				} {
+					if !closeRel(v.got, v.want, rtol, max(math.Abs(v.want), 1e-3*scale)) {
+						t.Errorf("%s: %s = %.17g, dense %.17g", what, v.name, v.got, v.want)
+					}
+				}
+				if !closeRel(sparse.ot, dense.ot, rtol, math.Abs(dense.ot)) {
+					t.Errorf("%s: ot = %.17g, dense %.17g", what, sparse.ot, dense.ot)
+				}
+				compareGrads(t, what+" unrolled", sparse.gU, dense.gU, rtol)
+				compareGrads(t, what+" envelope", sparse.gE, dense.gE, rtol)
+				compareGrads(t, what+" OT unrolled", sparse.gOT, dense.gOT, rtol)
+			}
+		})
+	}
+}
+
+// sparseBenchProblem is a problem at eps = resolution² with n = m points
+// in d dimensions: y ~ N(0, I), x ~ N(0.1, 1.1² I) (a shift and a
+// dilation: potentials with a slope and a curvature).
+func sparseBenchProblem(b testing.TB, n, d int) (x, y, la, lb []float64, opt Options) {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(d)))
+	y = gaussPts(rng, n, d, 0, 1)
+	x = gaussPts(rng, n, d, 0.1, 1.1)
+	h := resolutionOf(b, y, d)
+	return x, y, uniformLogW(n), uniformLogW(n), Options{Eps: h * h, Balanced: true, Iters: 80}
+}
+
+// BenchmarkSparse times one divergence with its unrolled gradient on the
+// sparse and the dense path, one worker, y–y term cached:
+//
+//	go test -run '^$' -bench Sparse ./stdlib/ot
+//	OT_BENCH_LARGE=1 go test -run '^$' -bench 'Sparse/n=4096' -benchtime 1x ./stdlib/ot
+func BenchmarkSparse(b *testing.B) {
+	sizes := []int{120, 1024}
+	if largeBench() {
+		sizes = append(sizes, 4096)
+	}
+	for _, n := range sizes {
+		for _, d := range []int{1, 2} {
+			x, y, la, lb, opt := sparseBenchProblem(b, n, d)
+			for _, path := range []Path{PathSparse, PathDense} {
+				b.Run(fmt.Sprintf("n=%d/d=%d/%v", n, d, path), func(b *testing.B) {
+					w := NewWorkspaceWorkers(n, n, d, 1)
+					defer w.Close()
+					w.SetPath(path)
+					yy, err := w.SelfTerm(y, lb, opt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					gr := &Grad{X: make([]float64, n*d)}
+					for b.Loop() {
+						if _, err := w.Divergence(x, y, la, lb, opt, yy, gr); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if sp := w.e.sp; sp.allTerms > 0 {
+						b.ReportMetric(100*sp.candTerms/sp.allTerms, "%cand")
+					}
+				})
+			}
+		}
+	}
+}
