@@ -685,6 +685,216 @@ emit(['VZEROUPPER', 'RET'])
 w('')
 inreg.clear()
 
+# func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
+# lse1LeafAVX2 for d = 2: xs and q hold two coordinates per point, the
+# arguments are those of argsMax2AVX2 with shift 0.
+w('// func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)')
+w('TEXT ·lse2LeafAVX2(SB), NOSPLIT, $0-160')
+emit(['MOVQ xs_base+0(FP), R8',
+      'MOVQ xs_len+8(FP), R9',
+      'SHRQ $1, R9',
+      'MOVQ q_base+24(FP), R10',
+      'MOVQ u_base+48(FP), R11',
+      'MOVQ buf_base+72(FP), R12',
+      'MOVQ u_len+56(FP), R13',
+      'SHRQ $2, R13',
+      'MOVQ out_base+96(FP), DI',
+      'MOVQ spans_base+120(FP), BX'])
+load_consts(['Y8', 'Y9', 'Y10'])
+w('l2row:')
+emit(['CMPQ R9, $1', 'JLT l2ret',
+      'MOVSD 0(R8), X0',
+      'MOVHPD 8(R8), X0',
+      'VINSERTF128 $1, X0, Y0, Y15',
+      'VBROADCASTSD invEps+144(FP), Y14',
+      'VMOVUPD %s, Y12' % K('neginf'),
+      'VXORPD Y11, Y11, Y11',
+      'MOVQ R10, SI', 'MOVQ R11, DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
+w('l2args:')
+emit(['VMOVUPD 0(SI), Y0',
+      'VMOVUPD 32(SI), Y1',
+      'VSUBPD Y0, Y15, Y0',
+      'VSUBPD Y1, Y15, Y1',
+      'VMULPD Y0, Y0, Y0',
+      'VMULPD Y1, Y1, Y1',
+      'VHADDPD Y1, Y0, Y2',
+      'VPERMPD $0xd8, Y2, Y2',
+      'VMULPD Y14, Y2, Y2',
+      'VMOVUPD 0(DX), Y3',
+      'VSUBPD Y2, Y3, Y3',
+      'VMOVUPD Y3, 0(AX)',
+      'VCMPPD $3, Y3, Y3, Y4',
+      'VORPD Y4, Y11, Y11',
+      'VMAXPD Y3, Y12, Y12',
+      'ADDQ $64, SI', 'ADDQ $32, DX', 'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l2args',
+      'VEXTRACTF128 $1, Y12, X0',
+      'VMAXPD X0, X12, X0',
+      'VPERMILPD $1, X0, X1',
+      'VMAXPD X1, X0, X0',
+      'VMOVMSKPD Y11, SI',
+      'TESTQ SI, SI',
+      'JEQ l2mx',
+      'MOVSD %s, X0' % K('neginf'),
+      'SUBSD X0, X0'])
+w('l2mx:')
+emit(['MOVSD X0, 0(DI)',
+      'VBROADCASTSD X0, Y13',
+      'VBROADCASTSD negThr+152(FP), Y14',
+      'VXORPD Y12, Y12, Y12',
+      'MOVL $0x7fffffff, 0(BX)',
+      'MOVL $-1, 4(BX)',
+      'MOVL $-1, 8(BX)',
+      'MOVQ R12, AX', 'MOVQ R13, CX'])
+w('l2sum:')
+emit(['VMOVUPD 0(AX), Y0',
+      'VSUBPD Y13, Y0, Y0',
+      'VCMPPD $1, Y14, Y0, Y1',
+      'VMOVMSKPD Y1, SI',
+      'CMPQ SI, $15',
+      'JEQ l2skip',
+      'MOVQ R13, DX', 'SUBQ CX, DX', 'SHLQ $2, DX',
+      'CMPL 0(BX), $0x7fffffff', 'JNE l2nota', 'MOVL DX, 0(BX)'])
+w('l2nota:')
+emit(['LEAQ 4(DX), SI', 'MOVL SI, 4(BX)',
+      'CMPL 8(BX), $-1', 'JNE l2noam',
+      'VXORPD Y2, Y2, Y2',
+      'VCMPPD $0, Y2, Y0, Y1',
+      'VMOVMSKPD Y1, SI',
+      'TESTQ SI, SI', 'JEQ l2noam',
+      'BSFQ SI, SI', 'ADDQ DX, SI', 'MOVL SI, 8(BX)'])
+w('l2noam:')
+emit(['VMAXPD %s, Y0, Y0' % K('low')])
+emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
+emit(['VADDPD Y5, Y12, Y12'])
+w('l2skip:')
+emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l2sum',
+      'VEXTRACTF128 $1, Y12, X0',
+      'VADDPD X0, X12, X0',
+      'VHADDPD X0, X0, X0',
+      'MOVSD X0, 8(DI)',
+      'ADDQ $16, R8', 'ADDQ $16, DI', 'ADDQ $12, BX', 'SUBQ $1, R9', 'JMP l2row'])
+w('l2ret:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+inreg.clear()
+
+# func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)
+# exp1LeafAVX2 for d = 2: xs, q and colGrad hold two coordinates per point;
+# res holds three values per row: Σ e_j and the two coordinates of
+# Σ e_j (xs[r] − q_j). The arguments are those of argsMax2AVX2, the
+# accumulations those of expWeighted2AVX2.
+w('// func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)')
+w('TEXT ·exp2LeafAVX2(SB), NOSPLIT, $0-264')
+emit(['XORQ R8, R8',
+      'MOVQ ss_len+32(FP), R9'])
+load_consts(['Y8', 'Y9', 'Y10'])
+w('e2row:')
+emit(['CMPQ R8, R9', 'JGE e2ret',
+      'MOVQ res_base+216(FP), AX',
+      'MOVQ R8, SI', 'LEAQ 0(SI)(SI*2), SI', 'LEAQ 0(AX)(SI*8), AX',  # AX = &res[3r]
+      'MOVQ $0, 0(AX)', 'MOVQ $0, 8(AX)', 'MOVQ $0, 16(AX)',
+      'MOVQ xs_base+0(FP), BX', 'LEAQ 0(BX)(R8*8), BX', 'LEAQ 0(BX)(R8*8), BX',
+      'MOVSD 0(BX), X0', 'MOVHPD 8(BX), X0', 'VINSERTF128 $1, X0, Y0, Y15',
+      'MOVQ ss_base+24(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y13',
+      'MOVQ spans_base+72(FP), BX',
+      'MOVLQSX 0(BX)(R8*8), SI',
+      'MOVLQSX 4(BX)(R8*8), CX',
+      'SUBQ SI, CX', 'SHRQ $2, CX',
+      'TESTQ CX, CX', 'JEQ e2next',
+      'MOVQ SI, R11', 'MOVQ CX, R12',
+      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX', 'LEAQ 0(DX)(SI*8), DX',
+      'MOVQ u_base+120(FP), R10', 'LEAQ 0(R10)(SI*8), R10',
+      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(SI*8), DI',
+      'VBROADCASTSD invEps+240(FP), Y14',
+      'VMOVUPD %s, Y12' % K('neginf'),
+      'VXORPD Y11, Y11, Y11'])
+w('e2args:')
+emit(['VMOVUPD 0(DX), Y0',
+      'VMOVUPD 32(DX), Y1',
+      'VSUBPD Y0, Y15, Y0',
+      'VSUBPD Y1, Y15, Y1',
+      'VMULPD Y0, Y0, Y0',
+      'VMULPD Y1, Y1, Y1',
+      'VHADDPD Y1, Y0, Y2',
+      'VPERMPD $0xd8, Y2, Y2',
+      'VMULPD Y14, Y2, Y2',
+      'VMOVUPD 0(R10), Y3',
+      'VSUBPD Y2, Y3, Y3',
+      'VADDPD Y13, Y3, Y3',
+      'VMOVUPD Y3, 0(DI)',
+      'VCMPPD $3, Y3, Y3, Y4',
+      'VORPD Y4, Y11, Y11',
+      'VMAXPD Y3, Y12, Y12',
+      'ADDQ $64, DX', 'ADDQ $32, R10', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JNE e2args',
+      'VCMPPD $6, %s, Y12, Y4' % K('high'),
+      'VORPD Y4, Y11, Y11',
+      'VMOVMSKPD Y11, SI',
+      'TESTQ SI, SI', 'JEQ e2ok',
+      'MOVSD %s, X0' % K('neginf'), 'SUBSD X0, X0',
+      'MOVSD X0, 0(AX)',
+      'JMP e2next'])
+w('e2ok:')
+emit(['MOVQ rs_base+48(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y14',
+      'VBROADCASTSD negThr+248(FP), Y13',
+      'VXORPD Y12, Y12, Y12',
+      'VXORPD Y11, Y11, Y11',
+      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(R11*8), DI',
+      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(R11*8), DX', 'LEAQ 0(DX)(R11*8), DX',
+      'MOVQ colSum_base+144(FP), BX', 'LEAQ 0(BX)(R11*8), BX',
+      'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(R11*8), R13', 'LEAQ 0(R13)(R11*8), R13',
+      'MOVQ mode+256(FP), R10',
+      'MOVQ R12, CX'])
+w('e2grp:')
+emit(['VMOVUPD 0(DI), Y0',
+      'VCMPPD $1, Y13, Y0, Y1',
+      'VMOVMSKPD Y1, SI',
+      'CMPQ SI, $15',
+      'JEQ e2skip',
+      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'),
+      'VMAXPD %s, Y0, Y0' % K('low')])
+emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
+emit(['VANDPD Y7, Y5, Y5',
+      'VADDPD Y5, Y12, Y12',
+      'VMOVUPD 0(DX), Y1',
+      'VMOVUPD 32(DX), Y2',
+      'VSUBPD Y1, Y15, Y1',
+      'VSUBPD Y2, Y15, Y2',
+      'VPERMPD $0x50, Y5, Y3',
+      'VPERMPD $0xfa, Y5, Y4',
+      'VFMADD231PD Y3, Y1, Y11',
+      'VFMADD231PD Y4, Y2, Y11',
+      'TESTQ $1, R10', 'JEQ e2nocs',
+      'VMOVUPD 0(BX), Y6',
+      'VFMADD231PD Y5, Y14, Y6',
+      'VMOVUPD Y6, 0(BX)'])
+w('e2nocs:')
+emit(['TESTQ $2, R10', 'JEQ e2skip',
+      'VMULPD Y14, Y3, Y3',
+      'VMULPD Y14, Y4, Y4',
+      'VMOVUPD 0(R13), Y6',
+      'VFMADD231PD Y3, Y1, Y6',
+      'VMOVUPD Y6, 0(R13)',
+      'VMOVUPD 32(R13), Y0',
+      'VFMADD231PD Y4, Y2, Y0',
+      'VMOVUPD Y0, 32(R13)'])
+w('e2skip:')
+emit(['ADDQ $32, DI', 'ADDQ $64, DX', 'ADDQ $32, BX', 'ADDQ $64, R13', 'SUBQ $1, CX', 'JNE e2grp',
+      'MOVQ res_base+216(FP), AX',
+      'MOVQ R8, SI', 'LEAQ 0(SI)(SI*2), SI', 'LEAQ 0(AX)(SI*8), AX',
+      'VEXTRACTF128 $1, Y12, X0',
+      'VADDPD X0, X12, X0',
+      'VHADDPD X0, X0, X0',
+      'MOVSD X0, 0(AX)',
+      'VEXTRACTF128 $1, Y11, X1',
+      'VADDPD X1, X11, X1',
+      'MOVUPD X1, 8(AX)'])
+w('e2next:')
+emit(['INCQ R8', 'JMP e2row'])
+w('e2ret:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+inreg.clear()
+
 # func kernelSumsAVX2(sums, ev, ekb []float64)
 # sums[i] = Σ_j ev[j]·ekb[m−1−j+i] for the first len(sums) &^ 3 outputs, m =
 # len(ev) ≥ 1, j in order and each product rounded before it is added (as

@@ -88,6 +88,19 @@ func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr fl
 //go:noescape
 func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)
 
+// lse2LeafAVX2 is lse1LeafAVX2 for d = 2 (xs and q hold two coordinates
+// per point; the arguments are argsMax2AVX2's, bitwise).
+//
+//go:noescape
+func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
+
+// exp2LeafAVX2 is exp1LeafAVX2 for d = 2 (xs, q and colGrad hold two
+// coordinates per point, res three values per row: Σ e_j and the two
+// coordinates of Σ e_j (xs[r] − q_j)).
+//
+//go:noescape
+func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)
+
 // logAVX2 writes logPos(src[j]) into dst[j] for the first len(src) &^ 3
 // elements (bitwise equal results). It reports whether an element was not
 // a finite positive normal number; such elements hold wrong values and must

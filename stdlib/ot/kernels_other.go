@@ -41,4 +41,12 @@ func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, bu
 	panic("ot: no SIMD kernels")
 }
 
+func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64) {
+	panic("ot: no SIMD kernels")
+}
+
+func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int) {
+	panic("ot: no SIMD kernels")
+}
+
 func kernelSumsAVX2(sums, ev, ekb []float64) { panic("ot: no SIMD kernels") }

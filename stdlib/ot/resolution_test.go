@@ -2,6 +2,7 @@ package ot
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,38 @@ func TestResolution(t *testing.T) {
 	}
 	if _, err := Resolution([]float64{1, 2, 3}, 2, 2); err == nil || !strings.Contains(err.Error(), "3 coordinates") {
 		t.Errorf("bad length: error %v", err)
+	}
+}
+
+// TestResolutionMatchesBruteForce compares the tree search with the
+// brute-force nearest distances, bit for bit, on clustered points with
+// duplicates in 1, 2, 3 and 5 dimensions.
+func TestResolutionMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	for _, d := range []int{1, 2, 3, 5} {
+		for _, n := range []int{2, 3, 17, 300} {
+			x := make([]float64, n*d)
+			for i := range n {
+				c := float64(rng.IntN(3)) * 10
+				for k := range d {
+					x[i*d+k] = c + rng.NormFloat64()*math.Pow(10, -float64(rng.IntN(6)))
+				}
+				if i > 0 && i%7 == 0 { // a duplicate
+					copy(x[i*d:i*d+d], x[(i-1)*d:i*d])
+				}
+			}
+			got := nearestSq(x, n, d)
+			for i := range n {
+				want := math.Inf(1)
+				for j := range n {
+					if j != i {
+						want = min(want, sqDist(x[i*d:i*d+d], x[j*d:j*d+d]))
+					}
+				}
+				if math.Float64bits(got[i]) != math.Float64bits(want) {
+					t.Fatalf("d=%d n=%d point %d: nearest %v, brute force %v", d, n, i, got[i], want)
+				}
+			}
+		}
 	}
 }

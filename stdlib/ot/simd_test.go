@@ -394,18 +394,20 @@ func TestSIMDKernelSums(t *testing.T) {
 	}
 }
 
-// leafProblem returns the rows xs and the candidates q (sorted), u of a
-// 1-D leaf: terms spanning hundreds of units, a NaN-free row of −Inf
-// weights (u = −Inf) among them.
-func leafProblem(rng *rand.Rand, rows, cands int) (xs, q, u []float64) {
-	xs = make([]float64, rows)
-	q = make([]float64, cands)
+// leafProblem returns the rows xs and the candidates q (near a line, in
+// order), u of a leaf in d dimensions: terms spanning hundreds of units,
+// some of them −Inf (zero weights).
+func leafProblem(rng *rand.Rand, rows, cands, d int) (xs, q, u []float64) {
+	xs = make([]float64, rows*d)
+	q = make([]float64, cands*d)
 	u = make([]float64, cands)
 	for i := range xs {
 		xs[i] = rng.Float64()
 	}
-	for j := range q {
-		q[j] = float64(j)/float64(cands) + 0.01*rng.NormFloat64()
+	for j := range cands {
+		for c := range d {
+			q[j*d+c] = float64(j)/float64(cands) + 0.01*rng.NormFloat64()
+		}
 		u[j] = 30 * rng.NormFloat64()
 		if j%11 == 5 {
 			u[j] = math.Inf(-1)
@@ -414,62 +416,79 @@ func leafProblem(rng *rand.Rand, rows, cands int) (xs, q, u []float64) {
 	return xs, q, u
 }
 
-// TestSIMDLse1Leaf checks the forward leaf kernel against argsMax1AVX2 and
-// sumExpAVX2 row by row: the maximum bitwise, the sum exactly (the same
-// groups in the same order), the span as the first and last kept groups,
-// the argmax as the first maximal element.
-func TestSIMDLse1Leaf(t *testing.T) {
+// argsMax is argsMax1AVX2 or argsMax2AVX2.
+func argsMax(buf, q, u, p []float64, invEps, shift float64) float64 {
+	if len(p) == 1 {
+		return argsMax1AVX2(buf, q, u, p[0], invEps, shift)
+	}
+	return argsMax2AVX2(buf, q, u, p[0], p[1], invEps, shift)
+}
+
+// TestSIMDLseLeaf checks the forward leaf kernels (d = 1, 2) against
+// argsMax1AVX2/argsMax2AVX2 and sumExpAVX2 row by row: the maximum
+// bitwise, the sum exactly (the same groups in the same order), the span
+// as the first and last kept groups, the argmax as the first maximal
+// element.
+func TestSIMDLseLeaf(t *testing.T) {
 	if !haveSIMD {
 		t.Log("no AVX2/FMA on this machine")
 		return
 	}
 	rng := rand.New(rand.NewPCG(51, 52))
 	const invEps, thr = 200.0, -40.0
-	for _, cands := range []int{4, 8, 28, 64} {
-		xs, q, u := leafProblem(rng, 9, cands)
-		buf := make([]float64, cands)
-		out := make([]float64, 2*len(xs))
-		spans := make([]int32, 3*len(xs))
-		lse1LeafAVX2(xs, q, u, buf, out, spans, invEps, thr)
-		ref := make([]float64, cands)
-		for r, x := range xs {
-			mx := argsMax1AVX2(ref, q, u, x, invEps, 0)
-			if math.Float64bits(mx) != math.Float64bits(out[2*r]) {
-				t.Fatalf("cands=%d row %d: max %v, want %v", cands, r, out[2*r], mx)
+	for _, d := range []int{1, 2} {
+		for _, cands := range []int{4, 8, 28, 64} {
+			xs, q, u := leafProblem(rng, 9, cands, d)
+			rows := len(xs) / d
+			buf := make([]float64, cands)
+			out := make([]float64, 2*rows)
+			spans := make([]int32, 3*rows)
+			if d == 1 {
+				lse1LeafAVX2(xs, q, u, buf, out, spans, invEps, thr)
+			} else {
+				lse2LeafAVX2(xs, q, u, buf, out, spans, invEps, thr)
 			}
-			if sum := sumExpAVX2(ref, mx, thr); sum != out[2*r+1] {
-				t.Errorf("cands=%d row %d: sum %v, want %v", cands, r, out[2*r+1], sum)
-			}
-			a, z, am := int32(-1), int32(-1), int32(-1)
-			for g := 0; g < cands; g += 4 {
-				kept := false
-				for _, v := range ref[g : g+4] {
-					kept = kept || !(v-mx < thr)
+			ref := make([]float64, cands)
+			for r := range rows {
+				mx := argsMax(ref, q, u, xs[r*d:r*d+d], invEps, 0)
+				if math.Float64bits(mx) != math.Float64bits(out[2*r]) {
+					t.Fatalf("d=%d cands=%d row %d: max %v, want %v", d, cands, r, out[2*r], mx)
 				}
-				if kept {
-					if a < 0 {
-						a = int32(g)
+				if sum := sumExpAVX2(ref, mx, thr); sum != out[2*r+1] {
+					t.Errorf("d=%d cands=%d row %d: sum %v, want %v", d, cands, r, out[2*r+1], sum)
+				}
+				a, z, am := int32(-1), int32(-1), int32(-1)
+				for g := 0; g < cands; g += 4 {
+					kept := false
+					for _, v := range ref[g : g+4] {
+						kept = kept || !(v-mx < thr)
 					}
-					z = int32(g + 4)
+					if kept {
+						if a < 0 {
+							a = int32(g)
+						}
+						z = int32(g + 4)
+					}
 				}
-			}
-			for j, v := range ref {
-				if v == mx {
-					am = int32(j)
-					break
+				for j, v := range ref {
+					if v == mx {
+						am = int32(j)
+						break
+					}
 				}
-			}
-			if got := spans[3*r : 3*r+3]; got[0] != a || got[1] != z || got[2] != am {
-				t.Errorf("cands=%d row %d: span %v, want [%d %d %d]", cands, r, got, a, z, am)
+				if got := spans[3*r : 3*r+3]; got[0] != a || got[1] != z || got[2] != am {
+					t.Errorf("d=%d cands=%d row %d: span %v, want [%d %d %d]", d, cands, r, got, a, z, am)
+				}
 			}
 		}
 	}
 }
 
-// TestSIMDExp1Leaf checks the backward leaf kernel against argsMax1AVX2
-// and weightedRow on the kept groups, row by row, and that a row with an
-// argument above expHigh is left to the caller.
-func TestSIMDExp1Leaf(t *testing.T) {
+// TestSIMDExpLeaf checks the backward leaf kernels (d = 1, 2) against
+// argsMax1AVX2/argsMax2AVX2 and weightedRow on the kept groups, row by
+// row, and that a row with an argument above expHigh is left to the
+// caller.
+func TestSIMDExpLeaf(t *testing.T) {
 	if !haveSIMD {
 		t.Log("no AVX2/FMA on this machine")
 		return
@@ -477,73 +496,84 @@ func TestSIMDExp1Leaf(t *testing.T) {
 	rng := rand.New(rand.NewPCG(53, 54))
 	const invEps, thr = 200.0, -40.0
 	const cands = 32
-	xs, q, u := leafProblem(rng, 7, cands)
-	ss := make([]float64, len(xs))
-	rs := make([]float64, len(xs))
-	spans := make([]int32, 2*len(xs))
-	buf := make([]float64, cands)
-	for r, x := range xs {
-		// Normalize each row over its span so that its weights are ≤ 1.
-		a, z := 4*rng.IntN(3), cands-4*rng.IntN(3)
-		spans[2*r], spans[2*r+1] = int32(a), int32(z)
-		ss[r] = -argsMax1AVX2(buf[a:z], q[a:z], u[a:z], x, invEps, 0)
-		rs[r] = rng.NormFloat64()
-	}
-	ss[3] = 800 // above expHigh: left to the caller
-	for mode := range 4 {
-		var cs1, cs2, cg1, cg2 []float64
-		if mode&1 != 0 {
-			cs1, cs2 = make([]float64, cands), make([]float64, cands)
+	for _, d := range []int{1, 2} {
+		xs, q, u := leafProblem(rng, 7, cands, d)
+		rows := len(xs) / d
+		ss := make([]float64, rows)
+		rs := make([]float64, rows)
+		spans := make([]int32, 2*rows)
+		buf := make([]float64, cands)
+		for r := range rows {
+			// Normalize each row over its span so that its weights are ≤ 1.
+			a, z := 4*rng.IntN(3), cands-4*rng.IntN(3)
+			spans[2*r], spans[2*r+1] = int32(a), int32(z)
+			ss[r] = -argsMax(buf[a:z], q[a*d:z*d], u[a:z], xs[r*d:r*d+d], invEps, 0)
+			rs[r] = rng.NormFloat64()
 		}
-		if mode&2 != 0 {
-			cg1, cg2 = make([]float64, cands), make([]float64, cands)
-		}
-		res := make([]float64, 2*len(xs))
-		exp1LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, buf, res, invEps, thr, mode)
-		for r, x := range xs {
-			if r == 3 {
-				if !math.IsNaN(res[2*r]) {
-					t.Errorf("mode %d: row above expHigh: res %v, want NaN", mode, res[2*r])
-				}
-				continue
+		ss[3] = 800 // above expHigh: left to the caller
+		for mode := range 4 {
+			var cs1, cs2, cg1, cg2 []float64
+			if mode&1 != 0 {
+				cs1, cs2 = make([]float64, cands), make([]float64, cands)
 			}
-			a, z := spans[2*r], spans[2*r+1]
-			args := make([]float64, z-a)
-			argsMax1AVX2(args, q[a:z], u[a:z], x, invEps, ss[r])
-			var sum float64
-			rg := []float64{0}
-			for g := 0; g < len(args); g += 4 {
-				kept := false
-				for _, v := range args[g : g+4] {
-					kept = kept || !(v < thr)
-				}
-				if !kept {
+			if mode&2 != 0 {
+				cg1, cg2 = make([]float64, cands*d), make([]float64, cands*d)
+			}
+			res := make([]float64, (d+1)*rows)
+			if d == 1 {
+				exp1LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, buf, res, invEps, thr, mode)
+			} else {
+				exp2LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, buf, res, invEps, thr, mode)
+			}
+			for r := range rows {
+				got := res[(d+1)*r : (d+1)*r+d+1]
+				if r == 3 {
+					if !math.IsNaN(got[0]) {
+						t.Errorf("d=%d mode %d: row above expHigh: res %v, want NaN", d, mode, got[0])
+					}
 					continue
 				}
-				e := make([]float64, 4)
-				expInto(e, args[g:g+4])
-				var cs, cg []float64
-				if cs1 != nil {
-					cs = cs1[int(a)+g : int(a)+g+4]
+				a, z := int(spans[2*r]), int(spans[2*r+1])
+				args := make([]float64, z-a)
+				p := xs[r*d : r*d+d]
+				argsMax(args, q[a*d:z*d], u[a:z], p, invEps, ss[r])
+				var sum float64
+				rg := make([]float64, d)
+				for g := 0; g < len(args); g += 4 {
+					kept := false
+					for _, v := range args[g : g+4] {
+						kept = kept || !(v < thr)
+					}
+					if !kept {
+						continue
+					}
+					e := make([]float64, 4)
+					expInto(e, args[g:g+4])
+					var cs, cg []float64
+					if cs1 != nil {
+						cs = cs1[a+g : a+g+4]
+					}
+					if cg1 != nil {
+						cg = cg1[(a+g)*d : (a+g+4)*d]
+					}
+					sum += weightedRow(e, p, q[(a+g)*d:(a+g+4)*d], rs[r], rg, cs, cg)
 				}
-				if cg1 != nil {
-					cg = cg1[int(a)+g : int(a)+g+4]
+				const tol = 1e-13
+				if math.Abs(got[0]-sum) > tol*sum {
+					t.Errorf("d=%d mode %d row %d: sum %v, want %v", d, mode, r, got[0], sum)
 				}
-				sum += weightedRow(e, []float64{x}, q[int(a)+g:int(a)+g+4], rs[r], rg, cs, cg)
+				for c := range d {
+					if math.Abs(got[1+c]-rg[c]) > tol*sum {
+						t.Errorf("d=%d mode %d row %d: row gradient %v, want %v", d, mode, r, got[1:], rg)
+					}
+				}
 			}
-			const tol = 1e-13
-			if math.Abs(res[2*r]-sum) > tol*sum {
-				t.Errorf("mode %d row %d: sum %v, want %v", mode, r, res[2*r], sum)
+			if cs1 != nil {
+				checkArray(t, "colSum", cs2, cs1, 1e-13)
 			}
-			if math.Abs(res[2*r+1]-rg[0]) > tol*sum {
-				t.Errorf("mode %d row %d: row gradient %v, want %v", mode, r, res[2*r+1], rg[0])
+			if cg1 != nil {
+				checkArray(t, "colGrad", cg2, cg1, 1e-13)
 			}
-		}
-		if cs1 != nil {
-			checkArray(t, "colSum", cs2, cs1, 1e-13)
-		}
-		if cg1 != nil {
-			checkArray(t, "colGrad", cg2, cg1, 1e-13)
 		}
 	}
 }

@@ -95,7 +95,7 @@ func (w *Workspace) SetPath(p Path) { w.e.path = p }
 // sparseMaxDensity is the share of the n·m terms above which PathAuto
 // evaluates a sweep densely: gathering candidates and the per-leaf culling
 // cost more than they save beyond it.
-const sparseMaxDensity = 0.35
+const sparseMaxDensity = 0.7
 
 // sparseMinPoints is the smallest problem (on either side) that PathAuto
 // runs sparse: below it the tree and its bounds cost more than a dense
@@ -137,6 +137,7 @@ type sparseState struct {
 
 	// Per sweep.
 	thr, cutSlack float64
+	thrTest       float64 // tests only: a threshold in place of ln(m) + 54·ln 2
 
 	// Counters over the workspace's life (tests and benchmarks): the
 	// candidate terms of the sparse sweeps, their n·m, and the sweeps run
@@ -580,6 +581,30 @@ func nodeBound(w float64, sig, blo, bhi, rlo, rhi []float64) float64 {
 	return w
 }
 
+// nodeBound2 is nodeBound for d = 2 and node k of ct.
+func (sp *sparseState) nodeBound2(ct *kdTree, k int32, rlo, rhi []float64) float64 {
+	box := ct.box[4*k : 4*k+4]
+	sig := sp.sig[2*k : 2*k+2]
+	rlo0, rlo1, rhi0, rhi1 := rlo[0], rlo[1], rhi[0], rhi[1]
+	s0, s1 := sig[0], sig[1]
+	var y0, y1 float64
+	if s0 >= 0 {
+		y0 = rhi0 + 0.5*s0
+	} else {
+		y0 = rlo0 + 0.5*s0
+	}
+	if s1 >= 0 {
+		y1 = rhi1 + 0.5*s1
+	} else {
+		y1 = rlo1 + 0.5*s1
+	}
+	y0 = min(max(y0, box[0]), box[2])
+	y1 = min(max(y1, box[1]), box[3])
+	d0 := max(rlo0-y0, y0-rhi0, 0)
+	d1 := max(rlo1-y1, y1-rhi1, 0)
+	return sp.wmax[k] + (s0*y0 - d0*d0) + (s1*y1 - d1*d1)
+}
+
 // sparseBlocks returns the number of row blocks of a sparse sweep with nr
 // rows: it depends only on the size, so that results do not depend on the
 // number of workers.
@@ -612,6 +637,9 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 		blk.leafLo, blk.leafHi = b*len(rt.leafs)/nb, (b+1)*len(rt.leafs)/nb
 	}
 	sp.thr = math.Log(float64(nc)) + 54*math.Ln2
+	if sp.thrTest > 0 {
+		sp.thr = sp.thrTest
+	}
 	e.sparseNB = nb
 	job.spans = nil
 	if job.weighted && job.normalized {
@@ -797,7 +825,7 @@ func (e *engine) cullBlock(w, b int) {
 		off = append(off, int32(len(ranges)))
 		start := len(ranges)
 		if d == 1 {
-			ranges = sp.cull1(ct, rlo[0], rhi[0], cut, ranges, start, scr)
+			ranges = sp.cull1(ct, job.u, eps, rlo[0], rhi[0], cut, ranges, scr)
 			if len(ranges) > start {
 				c0, c1 := padSpan(int(ranges[start]), int(ranges[start+1]), nc)
 				ranges[start], ranges[start+1] = int32(c0), int32(c1)
@@ -811,7 +839,13 @@ func (e *engine) cullBlock(w, b int) {
 		for len(stack) > 0 {
 			k := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], ct.lo(k), ct.hi(k), rlo, rhi) < cut {
+			var b float64
+			if d == 2 {
+				b = sp.nodeBound2(ct, k, rlo, rhi)
+			} else {
+				b = nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], ct.lo(k), ct.hi(k), rlo, rhi)
+			}
+			if b < cut {
 				continue
 			}
 			nd := ct.nodes[k]
@@ -826,9 +860,9 @@ func (e *engine) cullBlock(w, b int) {
 			}
 		}
 		scr.stack = stack
-		if d == 1 && len(ranges) > start {
-			c0, c1 := padSpan(int(ranges[start]), int(ranges[len(ranges)-1]), nc)
-			ranges = append(ranges[:start], int32(c0), int32(c1))
+		if len(ranges) == start+2 {
+			c0, c1 := padSpan(int(ranges[start]), int(ranges[start+1]), nc)
+			ranges[start], ranges[start+1] = int32(c0), int32(c1)
 		}
 		cand := 0
 		for k := start; k < len(ranges); k += 2 {
@@ -926,22 +960,36 @@ func (e *engine) evalBlock(w, b int) {
 			e.lseLeaf(k, scr, lo, hi, buf, cols, u, c0, idx)
 			continue
 		}
-		if e.weightedLeaf1(k, scr, lo, hi, e.bufs[w], ebuf, cols, u, colSum, colGrad, idx) {
+		if e.weightedLeafSIMD(k, scr, lo, hi, e.bufs[w], ebuf, cols, u, colSum, colGrad) {
+			e.scatter(idx, blkSum, blkGrad, colSum, colGrad)
 			continue
 		}
 		for i := lo; i < hi; i++ {
 			e.weightedRow(k, i, buf, ebuf, cols, u, colSum, colGrad)
 		}
-		if idx != nil {
-			for a, j := range idx {
-				if blkSum != nil {
-					blkSum[j] += colSum[a]
-				}
-				if blkGrad != nil {
-					for c := range d {
-						blkGrad[int(j)*d+c] += colGrad[a*d+c]
-					}
-				}
+		e.scatter(idx, blkSum, blkGrad, colSum, colGrad)
+	}
+}
+
+// scatter adds the gathered column accumulators of a leaf's candidates
+// (colSum, colGrad) to the block's (blkSum, blkGrad); nothing when the
+// candidates were used in place (idx == nil). Padding candidates (idx −1)
+// are skipped.
+func (e *engine) scatter(idx []int32, blkSum, blkGrad, colSum, colGrad []float64) {
+	d := e.d
+	if idx == nil {
+		return
+	}
+	for a, j := range idx {
+		if j < 0 {
+			continue
+		}
+		if blkSum != nil {
+			blkSum[j] += colSum[a]
+		}
+		if blkGrad != nil {
+			for c := range d {
+				blkGrad[int(j)*d+c] += colGrad[a*d+c]
 			}
 		}
 	}
@@ -1003,13 +1051,14 @@ func (e *engine) weightedRow(k kern, i int, buf, ebuf, cols, u, colSum, colGrad 
 	}
 }
 
-// weightedLeaf1 runs the rows [lo, hi) of a weighted sweep with recorded
-// spans on the d = 1 leaf kernel (exp1LeafAVX2), with the rows it leaves
-// (an argument above expHigh or NaN) on weightedRow. It reports false,
-// having done nothing, where the kernel does not apply.
-func (e *engine) weightedLeaf1(k kern, scr *sparseScratch, lo, hi int, buf, ebuf, cols, u, colSum, colGrad []float64, idx []int32) bool {
-	sp, job := e.sp, &e.job
-	if !e.simd || e.d != 1 || idx != nil || job.spans == nil || job.s == nil || job.r == nil {
+// weightedLeafSIMD runs the rows [lo, hi) of a weighted sweep with
+// recorded spans on the leaf kernels for d = 1 and 2 (exp1LeafAVX2,
+// exp2LeafAVX2), and the rows they leave (an argument above expHigh or NaN)
+// on weightedRow. It reports false, having done nothing, where the kernels
+// do not apply.
+func (e *engine) weightedLeafSIMD(k kern, scr *sparseScratch, lo, hi int, buf, ebuf, cols, u, colSum, colGrad []float64) bool {
+	sp, job, d := e.sp, &e.job, e.d
+	if !e.simd || d > 2 || job.spans == nil || job.s == nil || job.r == nil {
 		return false
 	}
 	spans := job.spans[2*lo : 2*hi]
@@ -1025,19 +1074,26 @@ func (e *engine) weightedLeaf1(k kern, scr *sparseScratch, lo, hi int, buf, ebuf
 	if colGrad != nil {
 		mode |= 2
 	}
-	scr.res = grow(scr.res, 2*(hi-lo))
-	exp1LeafAVX2(job.rows[lo:hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, buf, scr.res, job.invEps, -sp.thr, mode)
+	st := d + 1
+	scr.res = grow(scr.res, st*(hi-lo))
+	if d == 1 {
+		exp1LeafAVX2(job.rows[lo:hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, buf, scr.res, job.invEps, -sp.thr, mode)
+	} else {
+		exp2LeafAVX2(job.rows[2*lo:2*hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, buf, scr.res, job.invEps, -sp.thr, mode)
+	}
 	for i := lo; i < hi; i++ {
-		sum, g := scr.res[2*(i-lo)], scr.res[2*(i-lo)+1]
-		if sum != sum {
+		res := scr.res[st*(i-lo) : st*(i-lo)+st]
+		if res[0] != res[0] {
 			e.weightedRow(k, i, buf[:len(u)], ebuf, cols, u, colSum, colGrad)
 			continue
 		}
 		if job.rowGrad != nil {
-			job.rowGrad[i] = g * job.r[i]
+			for c := range d {
+				job.rowGrad[i*d+c] = res[1+c] * job.r[i]
+			}
 		}
 		if job.out != nil {
-			job.out[i] = sum
+			job.out[i] = res[0]
 		}
 	}
 	return true
@@ -1053,8 +1109,8 @@ func (e *engine) lseLeaf(k kern, scr *sparseScratch, lo, hi int, buf, cols, u []
 	scr.sums = grow(scr.sums, nrow)
 	scr.mxs = grow(scr.mxs, nrow)
 	scr.lgs = grow(scr.lgs, nrow)
-	if e.simd && d == 1 && idx == nil && len(u) >= 4 && len(u)&3 == 0 {
-		e.lseLeaf1(scr, lo, hi, buf, cols, u, c0)
+	if e.simd && d <= 2 && len(u) >= 4 && len(u)&3 == 0 {
+		e.lseLeafSIMD(scr, lo, hi, buf, cols, u, c0, idx)
 		k.log(scr.lgs, scr.sums)
 		for i := lo; i < hi; i++ {
 			job.out[i] = job.outScale * (scr.mxs[i-lo] + scr.lgs[i-lo])
@@ -1098,18 +1154,21 @@ func (e *engine) lseLeaf(k kern, scr *sparseScratch, lo, hi int, buf, cols, u []
 }
 
 // gather copies the candidate columns of ranges (points and terms) into the
-// scratch and returns them with their tree-order indices.
+// scratch and returns them with their tree-order indices, padded to a
+// multiple of four candidates for the vector kernels with columns that
+// contribute nothing (u = −Inf, index −1).
 func (scr *sparseScratch) gather(ranges []int32, pts, u []float64, d int) ([]float64, []float64, []int32) {
 	n := 0
 	for k := 0; k < len(ranges); k += 2 {
 		n += int(ranges[k+1] - ranges[k])
 	}
-	scr.cols = grow(scr.cols, n*d)
-	scr.u = grow(scr.u, n)
-	if cap(scr.idx) < n {
-		scr.idx = make([]int32, n)
+	np := (n + 3) &^ 3
+	scr.cols = grow(scr.cols, np*d)
+	scr.u = grow(scr.u, np)
+	if cap(scr.idx) < np {
+		scr.idx = make([]int32, np)
 	}
-	scr.idx = scr.idx[:n]
+	scr.idx = scr.idx[:np]
 	a := 0
 	for k := 0; k < len(ranges); k += 2 {
 		lo, hi := int(ranges[k]), int(ranges[k+1])
@@ -1119,6 +1178,11 @@ func (scr *sparseScratch) gather(ranges []int32, pts, u []float64, d int) ([]flo
 			scr.idx[a] = int32(j)
 			a++
 		}
+	}
+	for ; a < np; a++ {
+		clear(scr.cols[a*d : a*d+d])
+		scr.u[a] = math.Inf(-1)
+		scr.idx[a] = -1
 	}
 	return scr.cols, scr.u, scr.idx
 }
@@ -1137,18 +1201,22 @@ func trim(buf []float64, cut float64) (a, z int) {
 	return a, z
 }
 
-// lseLeaf1 is the row loop of lseLeaf on the d = 1 leaf kernel
-// (lse1LeafAVX2), for candidates c0, c0+1, … whose number is a multiple of
-// four.
-func (e *engine) lseLeaf1(scr *sparseScratch, lo, hi int, buf, cols, u []float64, c0 int) {
-	sp, job := e.sp, &e.job
+// lseLeafSIMD is the row loop of lseLeaf on the leaf kernels for d = 1
+// and 2 (lse1LeafAVX2, lse2LeafAVX2), for candidates whose number is a
+// multiple of four: the columns c0, c0+1, … (idx == nil) or idx.
+func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []float64, c0 int, idx []int32) {
+	sp, job, d := e.sp, &e.job, e.d
 	nrow := hi - lo
 	scr.res = grow(scr.res, 2*nrow)
 	if cap(scr.lspans) < 3*nrow {
 		scr.lspans = make([]int32, 3*nrow)
 	}
 	spans := scr.lspans[:3*nrow]
-	lse1LeafAVX2(job.rows[lo:hi], cols, u, buf, scr.res, spans, job.invEps, -sp.thr)
+	if d == 1 {
+		lse1LeafAVX2(job.rows[lo:hi], cols, u, buf, scr.res, spans, job.invEps, -sp.thr)
+	} else {
+		lse2LeafAVX2(job.rows[2*lo:2*hi], cols, u, buf, scr.res, spans, job.invEps, -sp.thr)
+	}
 	for r := range nrow {
 		i := lo + r
 		mx := scr.res[2*r]
@@ -1160,7 +1228,12 @@ func (e *engine) lseLeaf1(scr *sparseScratch, lo, hi int, buf, cols, u []float64
 		} else {
 			scr.sums[r] = scr.res[2*r+1]
 			if am := spans[3*r+2]; am >= 0 {
-				job.hint[i] = int32(c0) + am
+				switch {
+				case idx == nil:
+					job.hint[i] = int32(c0) + am
+				case idx[am] >= 0:
+					job.hint[i] = idx[am]
+				}
 			}
 		}
 		if job.spans != nil {
@@ -1174,13 +1247,29 @@ func (e *engine) lseLeaf1(scr *sparseScratch, lo, hi int, buf, cols, u []float64
 // column leaf (the leaves between them are kept, surviving or not), found
 // by two depth-first searches that stop at the first surviving leaf from
 // the left and from the right.
-func (sp *sparseState) cull1(ct *kdTree, rlo, rhi, cut float64, ranges []int32, start int, scr *sparseScratch) []int32 {
+//
+// The range is then trimmed at both ends with the exact bound of a single
+// column j, u_j·eps − dist(y_j, [rlo, rhi])², so that its granularity is
+// a column, not a leaf.
+func (sp *sparseState) cull1(ct *kdTree, u []float64, eps, rlo, rhi, cut float64, ranges []int32, scr *sparseScratch) []int32 {
 	first := sp.edge1(ct, rlo, rhi, cut, scr, false)
 	if first < 0 {
 		return ranges
 	}
 	last := sp.edge1(ct, rlo, rhi, cut, scr, true)
-	return append(ranges, ct.nodes[first].lo, ct.nodes[last].hi)
+	lo, hi := ct.nodes[first].lo, ct.nodes[last].hi
+	bound := func(j int32) float64 {
+		y := ct.pts[j]
+		dd := max(rlo-y, y-rhi, 0)
+		return u[j]*eps - dd*dd
+	}
+	for lo < hi-1 && bound(lo) < cut {
+		lo++
+	}
+	for hi > lo+1 && bound(hi-1) < cut {
+		hi--
+	}
+	return append(ranges, lo, hi)
 }
 
 // edge1 returns the leftmost (or, with right, the rightmost) column leaf

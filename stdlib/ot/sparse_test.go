@@ -366,3 +366,163 @@ func BenchmarkSparse(b *testing.B) {
 		}
 	}
 }
+
+// TestSparseSweepErrorBound checks the error bounds of one sparse sweep
+// against the dense sweep, with thresholds small enough that terms are
+// dropped (thr = 3 and 8; the sweeps use ln m + 54·ln 2). The bounds,
+// from "every dropped term is below e^−thr times its row's largest term
+// (forward) or its row's total weight 1 (backward, normalized)":
+//
+//	forward:  |Δ LSE_i|          ≤ m·e^−thr
+//	backward: |Δ Σ_j e_ij|        ≤ m·e^−thr
+//	          |Δ rowGrad_ik|      ≤ |r_i|·e^−thr·Σ_j |x_ik − y_jk|
+//	          |Δ colSum_j|        ≤ e^−thr·Σ_i |r_i|
+//	          |Δ colGrad_jk|      ≤ e^−thr·Σ_i |r_i|·|x_ik − y_jk|
+//
+// (each plus 1e-12 of the quantity's scale for rounding). It also checks
+// that the small thresholds did drop something.
+func TestSparseSweepErrorBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	const n, m, d = 90, 70, 2
+	x := gaussPts(rng, n, d, 0, 1)
+	y := gaussPts(rng, m, d, 0.2, 0.9)
+	h := resolutionOf(t, y, d)
+	eps := h * h
+	for _, thr := range []float64{3, 8} {
+		w := NewWorkspaceWorkers(n, m, d, 1)
+		e := w.e
+		e.reserve(max(n, m))
+		e.sp.thrTest = thr
+		w.SetPath(PathSparse)
+		// Rows x, columns y, in tree order.
+		rt := new(kdTree)
+		rt.build(x, n, d)
+		ct := new(kdTree)
+		ct.build(y, m, d)
+		u := make([]float64, m)
+		for j := range u {
+			u[j] = 3*rng.NormFloat64() + float64(j%5) // rough potentials
+		}
+		// The exact row LSEs and the weights' normalization.
+		lse := make([]float64, n)
+		for i := range n {
+			mx := math.Inf(-1)
+			for j := range m {
+				mx = max(mx, u[j]-sqDist(rt.pts[i*d:i*d+d], ct.pts[j*d:j*d+d])/eps)
+			}
+			var s float64
+			for j := range m {
+				s += math.Exp(u[j] - sqDist(rt.pts[i*d:i*d+d], ct.pts[j*d:j*d+d])/eps - mx)
+			}
+			lse[i] = mx + math.Log(s)
+		}
+		sNeg := make([]float64, n)
+		r := make([]float64, n)
+		for i := range n {
+			sNeg[i] = -lse[i]
+			r[i] = rng.NormFloat64()
+		}
+		hint := make([]int32, n)
+		for i := range hint {
+			hint[i] = -1
+		}
+		type out struct{ lse, rowSum, rowGrad, colSum, colGrad []float64 }
+		run := func(sparse bool) out {
+			var o out
+			o.lse = make([]float64, n)
+			fwd := sweepJob{rows: rt.pts, cols: ct.pts, nr: n, nc: m, u: u, invEps: 1 / eps, outScale: 1, out: o.lse}
+			bwd := sweepJob{weighted: true, normalized: true, rows: rt.pts, cols: ct.pts, nr: n, nc: m, u: u, s: sNeg, r: r,
+				invEps: 1 / eps, out: make([]float64, n), rowGrad: make([]float64, n*d), wantColSum: true, wantColGrad: true}
+			if sparse {
+				fwd.rowTree, fwd.colTree, fwd.hint, fwd.rec = rt, ct, hint, -1
+				bwd.rowTree, bwd.colTree, bwd.rec = rt, ct, -1
+			}
+			e.sweep(fwd)
+			e.sweep(bwd)
+			o.rowSum, o.rowGrad = bwd.out, bwd.rowGrad
+			o.colSum = append([]float64(nil), e.colSum[:m]...)
+			o.colGrad = append([]float64(nil), e.colGrad[:m*d]...)
+			return o
+		}
+		dense, sparse := run(false), run(true)
+		drop := math.Exp(-thr)
+		var dropped bool
+		check := func(what string, k int, got, want, bound, scale float64) {
+			t.Helper()
+			diff := math.Abs(got - want)
+			if diff > 1e-12*scale {
+				dropped = true
+			}
+			if !(diff <= bound+1e-12*scale) {
+				t.Errorf("thr %g: %s[%d] = %.17g, dense %.17g: |Δ| = %.3g > bound %.3g", thr, what, k, got, want, diff, bound)
+			}
+		}
+		for i := range n {
+			check("LSE", i, sparse.lse[i], dense.lse[i], float64(m)*drop, math.Abs(dense.lse[i]))
+			check("rowSum", i, sparse.rowSum[i], dense.rowSum[i], float64(m)*drop, 1)
+			for k := range d {
+				var l1 float64
+				for j := range m {
+					l1 += math.Abs(rt.pts[i*d+k] - ct.pts[j*d+k])
+				}
+				check("rowGrad", i*d+k, sparse.rowGrad[i*d+k], dense.rowGrad[i*d+k], math.Abs(r[i])*drop*l1, math.Abs(r[i])*l1)
+			}
+		}
+		for j := range m {
+			var sr float64
+			for i := range n {
+				sr += math.Abs(r[i])
+			}
+			check("colSum", j, sparse.colSum[j], dense.colSum[j], drop*sr, sr)
+			for k := range d {
+				var l1 float64
+				for i := range n {
+					l1 += math.Abs(r[i]) * math.Abs(rt.pts[i*d+k]-ct.pts[j*d+k])
+				}
+				check("colGrad", j*d+k, sparse.colGrad[j*d+k], dense.colGrad[j*d+k], drop*l1, l1)
+			}
+		}
+		if !dropped {
+			t.Errorf("thr %g: the sparse sweep agrees with the dense one to rounding: nothing was dropped", thr)
+		}
+		w.Close()
+	}
+}
+
+// TestSparseNoAllocations checks that the sparse path allocates nothing in
+// steady state, also when x changes at every evaluation (its tree is
+// rebuilt), in 1-D and 2-D.
+func TestSparseNoAllocations(t *testing.T) {
+	for _, d := range []int{1, 2} {
+		x, y, la, lb, opt := sparseBenchProblem(t, 150, d)
+		w := NewWorkspaceWorkers(150, 150, d, 1)
+		w.SetPath(PathSparse)
+		yy, err := w.SelfTerm(y, lb, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs := [2][]float64{x, append([]float64(nil), x...)}
+		for k := range xs[1] {
+			xs[1][k] *= 1.01
+		}
+		gr := &Grad{X: make([]float64, len(x)), LogA: make([]float64, 150)}
+		k := 0
+		run := func() {
+			k++
+			for _, o := range []Options{opt, {Eps: opt.Eps, Balanced: true, Iters: 80, Grad: GradEnvelope}} {
+				if _, err := w.Divergence(xs[k%2], y, la, lb, o, yy, gr); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		run()
+		run()
+		if a := testing.AllocsPerRun(4, run); a != 0 {
+			t.Errorf("d=%d: %v allocations per evaluation, want 0", d, a)
+		}
+		if w.e.sp.allTerms == 0 {
+			t.Errorf("d=%d: no sparse sweep ran", d)
+		}
+		w.Close()
+	}
+}
