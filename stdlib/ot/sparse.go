@@ -488,6 +488,9 @@ func fitLeaf(sig, pts, u []float64, eps float64) (float64, bool) {
 	for c := range d {
 		ymean[c] /= cnt
 	}
+	if d == 2 && fitSlope2(sig, pts, u, ymean, wm, eps) {
+		return residualMax(sig, pts, u, eps), true
+	}
 	for c := range d {
 		var sxy, sxx float64
 		for j, v := range u {
@@ -502,6 +505,12 @@ func fitLeaf(sig, pts, u []float64, eps float64) (float64, bool) {
 			sig[c] = sxy / sxx
 		}
 	}
+	return residualMax(sig, pts, u, eps), true
+}
+
+// residualMax returns max_j (u_j·eps − ⟨sig, y_j⟩) over the finite u_j.
+func residualMax(sig, pts, u []float64, eps float64) float64 {
+	d := len(sig)
 	w := math.Inf(-1)
 	for j, v := range u {
 		if math.IsInf(v, -1) {
@@ -513,7 +522,49 @@ func fitLeaf(sig, pts, u []float64, eps float64) (float64, bool) {
 		}
 		w = max(w, r)
 	}
-	return w, true
+	return w
+}
+
+// fitSlope2 sets sig to the least-squares slope of w_j = u_j·eps against
+// both coordinates of the 2-D points (finite u_j; means ymean and wm). It
+// reports false when the points are (nearly) collinear, for which the
+// per-coordinate fit is used.
+func fitSlope2(sig, pts, u, ymean []float64, wm, eps float64) bool {
+	var a, b, c, s0, s1 float64
+	for j, v := range u {
+		if math.IsInf(v, -1) {
+			continue
+		}
+		d0, d1 := pts[2*j]-ymean[0], pts[2*j+1]-ymean[1]
+		dw := v*eps - wm
+		a += d0 * d0
+		b += d0 * d1
+		c += d1 * d1
+		s0 += d0 * dw
+		s1 += d1 * dw
+	}
+	det := a*c - b*b
+	if det > 1e-9*a*c {
+		sig[0] = (c*s0 - b*s1) / det
+		sig[1] = (a*s1 - b*s0) / det
+		return true
+	}
+	// (Nearly) collinear points: the slope along their principal axis v,
+	// the eigenvector of the larger eigenvalue l of [[a b] [b c]].
+	l := 0.5*(a+c) + math.Sqrt(0.25*(a-c)*(a-c)+b*b)
+	v0, v1 := b, l-a
+	if math.Abs(a-l)+math.Abs(b) < math.Abs(c-l)+math.Abs(b) {
+		v0, v1 = l-c, b
+	}
+	nv := math.Hypot(v0, v1)
+	if !(nv > 0) || !(l > 0) {
+		return false
+	}
+	v0, v1 = v0/nv, v1/nv
+	// Σ t·dw / Σ t² with t = ⟨y − ȳ, v⟩: Σ t² = l, Σ t·dw = ⟨v, s⟩.
+	k := (v0*s0 + v1*s1) / l
+	sig[0], sig[1] = k*v0, k*v1
+	return true
 }
 
 // fitLeaf1 is fitLeaf for d = 1 with the slope through the first and last
