@@ -128,6 +128,8 @@ type sparseState struct {
 	slot   int                  // the slot of the problem being solved
 	sig    []float64            // per column node: the slope σ_N (d)
 	wmax   []float64            // per column node: W_N
+	n1     []node1              // 1-D: the nodes with their bounds, packed
+	n2     []node2              // 2-D: the same
 	refs   []float64            // per row: its reference
 	blocks []sparseBlock
 	scr    []sparseScratch // per worker
@@ -175,7 +177,7 @@ type recordStore struct {
 type sweepRecord struct {
 	ok   bool
 	off  int // the first leaf's entry in off
-	span int // the first row's entry in spans
+	span int // the first row's entry in spans, −1 when they did not fit
 	nr   int
 }
 
@@ -193,16 +195,22 @@ func (r *recordStore) reset(iters int) {
 }
 
 // record keeps the candidates of the culled sweep rec (blocks) and returns
-// the spans to fill, or nil when the store is full.
+// the spans to fill, or nil when the store is full. The candidates alone
+// are kept when the spans do not fit.
 func (r *recordStore) record(rec int, blocks []sparseBlock, nr int) []int32 {
-	need := blocks[len(blocks)-1].leafHi + 1 + 2*nr
+	need := blocks[len(blocks)-1].leafHi + 1
 	for _, b := range blocks {
 		need += len(b.ranges)
 	}
-	if rec < 0 || rec >= len(r.recs) || len(r.off)+len(r.ranges)+len(r.spans)+need > recordLimit {
+	used := len(r.off) + len(r.ranges) + len(r.spans)
+	if rec < 0 || rec >= len(r.recs) || used+need > recordLimit {
 		return nil
 	}
 	sr := sweepRecord{ok: true, off: len(r.off), span: len(r.spans), nr: nr}
+	withSpans := used+need+2*nr <= recordLimit
+	if !withSpans {
+		sr.span = -1
+	}
 	for _, b := range blocks {
 		base := int32(len(r.ranges)) - b.off[0]
 		for _, o := range b.off[:len(b.off)-1] {
@@ -211,18 +219,21 @@ func (r *recordStore) record(rec int, blocks []sparseBlock, nr int) []int32 {
 		r.ranges = append(r.ranges, b.ranges[b.off[0]:b.off[len(b.off)-1]]...)
 	}
 	r.off = append(r.off, int32(len(r.ranges)))
+	r.recs[rec] = sr
+	if !withSpans {
+		return nil
+	}
 	for range 2 * nr {
 		r.spans = append(r.spans, 0)
 	}
-	r.recs[rec] = sr
 	return r.spans[sr.span : sr.span+2*nr]
 }
 
 // load sets the blocks' candidates from the record rec and returns its
-// spans, or nil when there is no such record.
-func (r *recordStore) load(rec int, blocks []sparseBlock, nr int) []int32 {
+// spans (nil if it has none); ok is false when there is no such record.
+func (r *recordStore) load(rec int, blocks []sparseBlock, nr int) (spans []int32, ok bool) {
 	if rec < 0 || rec >= len(r.recs) || !r.recs[rec].ok || r.recs[rec].nr != nr {
-		return nil
+		return nil, false
 	}
 	sr := r.recs[rec]
 	for b := range blocks {
@@ -240,7 +251,10 @@ func (r *recordStore) load(rec int, blocks []sparseBlock, nr int) []int32 {
 			blk.colLo, blk.colHi = 0, 0
 		}
 	}
-	return r.spans[sr.span : sr.span+2*nr]
+	if sr.span < 0 {
+		return nil, true
+	}
+	return r.spans[sr.span : sr.span+2*nr], true
 }
 
 // sparseScratch is one worker's scratch.
@@ -252,6 +266,20 @@ type sparseScratch struct {
 	sums, mxs, lgs []float64 // per row of a leaf
 	res            []float64 // the leaf kernels' results
 	lspans         []int32   // the forward leaf kernel's spans
+	tauBuf, zero   []float64
+}
+
+// zeros returns d zeros.
+func (scr *sparseScratch) zeros(d int) []float64 {
+	scr.zero = grow(scr.zero, d)
+	clear(scr.zero)
+	return scr.zero
+}
+
+// tau returns the scratch for a row slope of dimension d.
+func (scr *sparseScratch) tau(d int) []float64 {
+	scr.tauBuf = grow(scr.tauBuf, d)
+	return scr.tauBuf
 }
 
 // useSparse reports whether the problem (p, q) runs on the sparse path.
@@ -447,7 +475,54 @@ func (sp *sparseState) fitColumns(t *kdTree, u []float64, eps float64) bool {
 		}
 	}
 	sp.cutSlack = maxW + float64(d)*maxSig*t.abs
+	switch d {
+	case 1:
+		sp.pack1(t)
+	case 2:
+		sp.pack2(t)
+	}
 	return true
+}
+
+// node2 is node1 for 2-D trees.
+type node2 struct {
+	lo0, lo1, hi0, hi1 float64 // the box
+	sig0, sig1, w      float64 // the slope and the residual bound
+	left, right        int32
+}
+
+// pack2 fills sp.n2 from the tree and the bounds of fitColumns.
+func (sp *sparseState) pack2(t *kdTree) {
+	if cap(sp.n2) < len(t.nodes) {
+		sp.n2 = make([]node2, len(t.nodes))
+	}
+	sp.n2 = sp.n2[:len(t.nodes)]
+	for k, nd := range t.nodes {
+		b := t.box[4*k : 4*k+4]
+		sp.n2[k] = node2{lo0: b[0], lo1: b[1], hi0: b[2], hi1: b[3], sig0: sp.sig[2*k], sig1: sp.sig[2*k+1], w: sp.wmax[k],
+			left: nd.left, right: nd.right}
+	}
+}
+
+// node1 is one column node of a 1-D tree with its bound's data, packed
+// for the culling's descents (one cache line per visit).
+type node1 struct {
+	lo, hi      float64 // the box
+	sig, w      float64 // the slope and the residual bound
+	left, right int32
+	first, end  int32 // the columns [first, end)
+}
+
+// pack1 fills sp.n1 from the tree and the bounds of fitColumns.
+func (sp *sparseState) pack1(t *kdTree) {
+	if cap(sp.n1) < len(t.nodes) {
+		sp.n1 = make([]node1, len(t.nodes))
+	}
+	sp.n1 = sp.n1[:len(t.nodes)]
+	for k, nd := range t.nodes {
+		sp.n1[k] = node1{lo: t.box[2*k], hi: t.box[2*k+1], sig: sp.sig[k], w: sp.wmax[k],
+			left: nd.left, right: nd.right, first: nd.lo, end: nd.hi}
+	}
 }
 
 // fitLeaf sets sig to the least-squares slope of w_j = u_j·eps against each
@@ -611,49 +686,101 @@ func shiftBound(w float64, from, to, lo, hi []float64) float64 {
 	return w
 }
 
-// nodeBound is the bound, in units of eps·a, of the terms between the rows
-// in the box [rlo, rhi] and the columns of a node with slope sig, residual
-// bound w and box [blo, bhi]: w + Σ_c max over y_c in [blo_c, bhi_c] of
-// sig_c·y_c − dist(y_c, [rlo_c, rhi_c])². Each maximization is of a concave
-// function whose unconstrained maximizer is rhi_c + sig_c/2 (sig_c ≥ 0) or
-// rlo_c + sig_c/2 (sig_c < 0), clamped into the node's box.
-func nodeBound(w float64, sig, blo, bhi, rlo, rhi []float64) float64 {
+// pairMax returns max over x in [rlo, rhi] and y in [blo, bhi] of
+// s·y − t·x − (x − y)². The function is concave; maximizing over y first
+// leaves a concave function of x whose unconstrained maximizer is
+// bhi − t/2 (s ≥ t) or blo − t/2 (s < t), so clamping it into [rlo, rhi]
+// and then x + s/2 into [blo, bhi] gives the maximum.
+func pairMax(s, t, blo, bhi, rlo, rhi float64) float64 {
+	var x float64
+	if s >= t {
+		x = bhi - 0.5*t
+	} else {
+		x = blo - 0.5*t
+	}
+	x = min(max(x, rlo), rhi)
+	y := min(max(x+0.5*s, blo), bhi)
+	dd := x - y
+	return s*y - t*x - dd*dd
+}
+
+// nodeBound is the bound, in units of eps·a, of a_ij·eps − ⟨tau, x_i⟩ over
+// the rows in the box [rlo, rhi] and the columns of a node with slope sig,
+// residual bound w and box [blo, bhi]:
+//
+//	w + Σ_c max over x_c in [rlo_c, rhi_c], y_c in [blo_c, bhi_c] of
+//	    sig_c·y_c − tau_c·x_c − (x_c − y_c)²   (pairMax).
+func nodeBound(w float64, sig, tau, blo, bhi, rlo, rhi []float64) float64 {
 	for c, s := range sig {
-		var y float64
-		if s >= 0 {
-			y = rhi[c] + 0.5*s
-		} else {
-			y = rlo[c] + 0.5*s
-		}
-		y = min(max(y, blo[c]), bhi[c])
-		dd := max(rlo[c]-y, y-rhi[c], 0)
-		w += s*y - dd*dd
+		w += pairMax(s, tau[c], blo[c], bhi[c], rlo[c], rhi[c])
 	}
 	return w
 }
 
-// nodeBound2 is nodeBound for d = 2 and node k of ct.
-func (sp *sparseState) nodeBound2(ct *kdTree, k int32, rlo, rhi []float64) float64 {
-	box := ct.box[4*k : 4*k+4]
-	sig := sp.sig[2*k : 2*k+2]
-	rlo0, rlo1, rhi0, rhi1 := rlo[0], rlo[1], rhi[0], rhi[1]
-	s0, s1 := sig[0], sig[1]
-	var y0, y1 float64
-	if s0 >= 0 {
-		y0 = rhi0 + 0.5*s0
-	} else {
-		y0 = rlo0 + 0.5*s0
+// nodeBound2 is nodeBound for d = 2 and the packed node nd.
+func nodeBound2(nd *node2, t0, t1, rlo0, rlo1, rhi0, rhi1 float64) float64 {
+	return nd.w + pairMax(nd.sig0, t0, nd.lo0, nd.hi0, rlo0, rhi0) + pairMax(nd.sig1, t1, nd.lo1, nd.hi1, rlo1, rhi1)
+}
+
+// fitRows fits the references of the rows pts (refs, in units of a) as an
+// affine function of the points, sets tau to its slope (in units of eps·a)
+// and returns the smallest residual min_i (refs_i·eps − ⟨tau, x_i⟩). A
+// column can be dropped for all the rows when its terms, less
+// ⟨tau, x_i⟩/eps, are all below that residual less thr: the references
+// follow the potentials of the rows, which have slopes as the columns' do.
+func fitRows(tau, pts, refs []float64, eps float64) float64 {
+	d := len(tau)
+	clear(tau)
+	for _, v := range refs {
+		if !(v > math.Inf(-1) && v < math.Inf(1)) {
+			rmin := math.Inf(1)
+			for _, r := range refs {
+				rmin = min(rmin, r*eps)
+			}
+			return rmin
+		}
 	}
-	if s1 >= 0 {
-		y1 = rhi1 + 0.5*s1
+	var cnt, wm float64
+	var ym [16]float64
+	ymean := ym[:0]
+	if d <= len(ym) {
+		ymean = ym[:d]
 	} else {
-		y1 = rlo1 + 0.5*s1
+		ymean = make([]float64, d)
 	}
-	y0 = min(max(y0, box[0]), box[2])
-	y1 = min(max(y1, box[1]), box[3])
-	d0 := max(rlo0-y0, y0-rhi0, 0)
-	d1 := max(rlo1-y1, y1-rhi1, 0)
-	return sp.wmax[k] + (s0*y0 - d0*d0) + (s1*y1 - d1*d1)
+	for i, v := range refs {
+		cnt++
+		wm += v * eps
+		for c := range d {
+			ymean[c] += pts[i*d+c]
+		}
+	}
+	wm /= cnt
+	for c := range d {
+		ymean[c] /= cnt
+	}
+	if d != 2 || !fitSlope2(tau, pts, refs, ymean, wm, eps) {
+		for c := range d {
+			var sxy, sxx float64
+			for i, v := range refs {
+				dy := pts[i*d+c] - ymean[c]
+				sxy += dy * (v*eps - wm)
+				sxx += dy * dy
+			}
+			if sxx > 0 {
+				tau[c] = sxy / sxx
+			}
+		}
+	}
+	rmin := math.Inf(1)
+	for i, v := range refs {
+		r := v * eps
+		for c, t := range tau {
+			r -= t * pts[i*d+c]
+		}
+		rmin = min(rmin, r)
+	}
+	return rmin
 }
 
 // sparseBlocks returns the number of row blocks of a sparse sweep with nr
@@ -693,10 +820,11 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 	}
 	e.sparseNB = nb
 	job.spans = nil
+	loaded := false
 	if job.weighted && job.normalized {
-		job.spans = sp.rec.load(job.rec, blocks, nr)
+		job.spans, loaded = sp.rec.load(job.rec, blocks, nr)
 	}
-	if job.spans == nil {
+	if !loaded {
 		if e.path == PathAuto && sp.skip > 0 {
 			sp.skip--
 			sp.denseSweeps++
@@ -788,8 +916,9 @@ func (e *engine) sparseBlock(w, b int) {
 	}
 }
 
-// rowRefs sets the references of rows [lo, hi) (see the comment at the top).
-func (e *engine) rowRefs(lo, hi int) {
+// rowRefs sets the references of rows [lo, hi) (see the comment at the
+// top), with the scratch scr of the calling worker.
+func (e *engine) rowRefs(lo, hi int, scr *sparseScratch) {
 	sp, job, d := e.sp, &e.job, e.d
 	refs := sp.refs
 	if job.weighted && job.normalized {
@@ -803,7 +932,7 @@ func (e *engine) rowRefs(lo, hi int) {
 		p := job.rows[i*d : i*d+d]
 		h := job.hint[i]
 		if h < 0 {
-			h = e.greedyHint(p)
+			h = e.greedyHint(p, scr)
 			job.hint[i] = h
 		}
 		refs[i] = job.u[h] - sqDist(p, ct.pts[int(h)*d:int(h)*d+d])*job.invEps
@@ -813,14 +942,15 @@ func (e *engine) rowRefs(lo, hi int) {
 // greedyHint descends the column tree towards the child with the larger
 // bound for the single point p and returns the best column of the leaf it
 // reaches.
-func (e *engine) greedyHint(p []float64) int32 {
+func (e *engine) greedyHint(p []float64, scr *sparseScratch) int32 {
 	sp, job, d := e.sp, &e.job, e.d
 	ct := job.colTree
 	k := int32(0)
 	for ct.nodes[k].left >= 0 {
 		l, r := ct.nodes[k].left, ct.nodes[k].right
-		bl := nodeBound(sp.wmax[l], sp.sig[int(l)*d:int(l)*d+d], ct.lo(l), ct.hi(l), p, p)
-		br := nodeBound(sp.wmax[r], sp.sig[int(r)*d:int(r)*d+d], ct.lo(r), ct.hi(r), p, p)
+		zero := scr.zeros(d)
+		bl := nodeBound(sp.wmax[l], sp.sig[int(l)*d:int(l)*d+d], zero, ct.lo(l), ct.hi(l), p, p)
+		br := nodeBound(sp.wmax[r], sp.sig[int(r)*d:int(r)*d+d], zero, ct.lo(r), ct.hi(r), p, p)
 		if br > bl {
 			k = r
 		} else {
@@ -866,17 +996,19 @@ func (e *engine) cullBlock(w, b int) {
 	for li := blk.leafLo; li < blk.leafHi; li++ {
 		leaf := rt.leafs[li]
 		lo, hi := int(rt.nodes[leaf].lo), int(rt.nodes[leaf].hi)
-		e.rowRefs(lo, hi)
-		ref := math.Inf(1)
-		for _, v := range sp.refs[lo:hi] {
-			ref = min(ref, v)
+		e.rowRefs(lo, hi, scr)
+		tau := scr.tau(d)
+		rmin := fitRows(tau, job.rows[lo*d:hi*d], sp.refs[lo:hi], eps)
+		slack := sp.cutSlack + 0x1p-40*math.Abs(rmin)
+		for _, t := range tau {
+			slack += 0x1p-40 * math.Abs(t) * rt.abs
 		}
-		cut := (ref-sp.thr)*eps - sp.cutSlack
+		cut := rmin - sp.thr*eps - slack
 		rlo, rhi := rt.lo(leaf), rt.hi(leaf)
 		off = append(off, int32(len(ranges)))
 		start := len(ranges)
 		if d == 1 {
-			ranges = sp.cull1(ct, job.u, eps, rlo[0], rhi[0], cut, ranges, scr)
+			ranges = sp.cull1(ct, job.u, eps, tau[0], rlo[0], rhi[0], cut, ranges, scr)
 			if len(ranges) > start {
 				c0, c1 := padSpan(int(ranges[start]), int(ranges[start+1]), nc)
 				ranges[start], ranges[start+1] = int32(c0), int32(c1)
@@ -890,20 +1022,25 @@ func (e *engine) cullBlock(w, b int) {
 		for len(stack) > 0 {
 			k := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			var b float64
 			if d == 2 {
-				b = sp.nodeBound2(ct, k, rlo, rhi)
+				nd := &sp.n2[k]
+				if nodeBound2(nd, tau[0], tau[1], rlo[0], rlo[1], rhi[0], rhi[1]) < cut {
+					continue
+				}
+				if nd.left >= 0 {
+					stack = append(stack, nd.right, nd.left)
+					continue
+				}
 			} else {
-				b = nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], ct.lo(k), ct.hi(k), rlo, rhi)
-			}
-			if b < cut {
-				continue
+				if nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], tau, ct.lo(k), ct.hi(k), rlo, rhi) < cut {
+					continue
+				}
+				if nd := ct.nodes[k]; nd.left >= 0 {
+					stack = append(stack, nd.right, nd.left)
+					continue
+				}
 			}
 			nd := ct.nodes[k]
-			if nd.left >= 0 {
-				stack = append(stack, nd.right, nd.left)
-				continue
-			}
 			if n := len(ranges); n > start && ranges[n-1] == nd.lo {
 				ranges[n-1] = nd.hi
 			} else {
@@ -1049,6 +1186,19 @@ func (e *engine) scatter(idx []int32, blkSum, blkGrad, colSum, colGrad []float64
 // weightedRow computes row i of a weighted sweep on the candidates (cols,
 // u) of its leaf, adding to their column accumulators.
 func (e *engine) weightedRow(k kern, i int, buf, ebuf, cols, u, colSum, colGrad []float64) {
+	job := &e.job
+	if job.spans != nil {
+		e.weightedRowSpan(k, i, job.spans[2*i], job.spans[2*i+1], buf, ebuf, cols, u, colSum, colGrad)
+		return
+	}
+	e.weightedRowSpan(k, i, -1, -1, buf, ebuf, cols, u, colSum, colGrad)
+}
+
+// weightedRowSpan is weightedRow over the candidates [a, z), or, for
+// a < 0, over the span of every candidate's terms above the threshold:
+// normalized weights against −thr, the envelope's against the row's
+// maximum.
+func (e *engine) weightedRowSpan(k kern, i int, a32, z32 int32, buf, ebuf, cols, u, colSum, colGrad []float64) {
 	sp, job, d := e.sp, &e.job, e.d
 	nca := len(u)
 	r := 1.0
@@ -1068,16 +1218,14 @@ func (e *engine) weightedRow(k kern, i int, buf, ebuf, cols, u, colSum, colGrad 
 		rg = job.rowGrad[i*d : i*d+d]
 	}
 	sum := 0.0
-	a, z := 0, nca
-	if job.spans != nil {
-		a, z = int(job.spans[2*i]), int(job.spans[2*i+1])
+	a, z := int(a32), int(z32)
+	trimSpan := a < 0
+	if trimSpan {
+		a, z = 0, nca
 	}
 	if z > a {
 		mx := k.args(buf[a:z], p, cols[a*d:z*d], u[a:z], job.invEps, s)
-		if job.spans == nil {
-			// Only the span of terms above the threshold is
-			// exponentiated: normalized weights against −thr,
-			// the envelope's against the row's maximum.
+		if trimSpan {
 			cut := -sp.thr
 			if !job.normalized {
 				cut += mx
@@ -1109,10 +1257,23 @@ func (e *engine) weightedRow(k kern, i int, buf, ebuf, cols, u, colSum, colGrad 
 // do not apply.
 func (e *engine) weightedLeafSIMD(k kern, scr *sparseScratch, lo, hi int, buf, ebuf, cols, u, colSum, colGrad []float64) bool {
 	sp, job, d := e.sp, &e.job, e.d
-	if !e.simd || d > 2 || job.spans == nil || job.s == nil || job.r == nil {
+	if !e.simd || d > 2 || job.s == nil || job.r == nil || (job.spans == nil && !job.normalized) || len(u)&3 != 0 {
 		return false
 	}
-	spans := job.spans[2*lo : 2*hi]
+	var spans []int32
+	if job.spans != nil {
+		spans = job.spans[2*lo : 2*hi]
+	} else {
+		// Every candidate; the kernel skips the groups below the threshold
+		// (the weights are normalized).
+		if cap(scr.lspans) < 2*(hi-lo) {
+			scr.lspans = make([]int32, 2*(hi-lo))
+		}
+		spans = scr.lspans[:2*(hi-lo)]
+		for r := 0; r < len(spans); r += 2 {
+			spans[r], spans[r+1] = 0, int32(len(u))
+		}
+	}
 	for r := 0; r < len(spans); r += 2 {
 		if (spans[r+1]-spans[r])&3 != 0 {
 			return false
@@ -1135,7 +1296,7 @@ func (e *engine) weightedLeafSIMD(k kern, scr *sparseScratch, lo, hi int, buf, e
 	for i := lo; i < hi; i++ {
 		res := scr.res[st*(i-lo) : st*(i-lo)+st]
 		if res[0] != res[0] {
-			e.weightedRow(k, i, buf[:len(u)], ebuf, cols, u, colSum, colGrad)
+			e.weightedRowSpan(k, i, spans[2*(i-lo)], spans[2*(i-lo)+1], buf[:len(u)], ebuf, cols, u, colSum, colGrad)
 			continue
 		}
 		if job.rowGrad != nil {
@@ -1302,17 +1463,16 @@ func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []floa
 // The range is then trimmed at both ends with the exact bound of a single
 // column j, u_j·eps − dist(y_j, [rlo, rhi])², so that its granularity is
 // a column, not a leaf.
-func (sp *sparseState) cull1(ct *kdTree, u []float64, eps, rlo, rhi, cut float64, ranges []int32, scr *sparseScratch) []int32 {
-	first := sp.edge1(ct, rlo, rhi, cut, scr, false)
+func (sp *sparseState) cull1(ct *kdTree, u []float64, eps, tau, rlo, rhi, cut float64, ranges []int32, scr *sparseScratch) []int32 {
+	first := sp.edge1(tau, rlo, rhi, cut, scr, false)
 	if first < 0 {
 		return ranges
 	}
-	last := sp.edge1(ct, rlo, rhi, cut, scr, true)
-	lo, hi := ct.nodes[first].lo, ct.nodes[last].hi
+	last := sp.edge1(tau, rlo, rhi, cut, scr, true)
+	lo, hi := sp.n1[first].first, sp.n1[last].end
 	bound := func(j int32) float64 {
 		y := ct.pts[j]
-		dd := max(rlo-y, y-rhi, 0)
-		return u[j]*eps - dd*dd
+		return u[j]*eps + pairMax(0, tau, y, y, rlo, rhi)
 	}
 	for lo < hi-1 && bound(lo) < cut {
 		lo++
@@ -1325,28 +1485,20 @@ func (sp *sparseState) cull1(ct *kdTree, u []float64, eps, rlo, rhi, cut float64
 
 // edge1 returns the leftmost (or, with right, the rightmost) column leaf
 // whose bound for the rows in [rlo, rhi] is not below cut, or −1.
-func (sp *sparseState) edge1(ct *kdTree, rlo, rhi, cut float64, scr *sparseScratch, right bool) int32 {
+func (sp *sparseState) edge1(tau, rlo, rhi, cut float64, scr *sparseScratch, right bool) int32 {
+	nodes := sp.n1
 	stack := append(scr.stack[:0], 0)
-	defer func() { scr.stack = stack[:0] }()
+	found := int32(-1)
 	for len(stack) > 0 {
 		k := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		// nodeBound for d = 1.
-		s := sp.sig[k]
-		var y float64
-		if s >= 0 {
-			y = rhi + 0.5*s
-		} else {
-			y = rlo + 0.5*s
-		}
-		y = min(max(y, ct.box[2*k]), ct.box[2*k+1])
-		dd := max(rlo-y, y-rhi, 0)
-		if sp.wmax[k]+s*y-dd*dd < cut {
+		nd := &nodes[k]
+		if nd.w+pairMax(nd.sig, tau, nd.lo, nd.hi, rlo, rhi) < cut {
 			continue
 		}
-		nd := &ct.nodes[k]
 		if nd.left < 0 {
-			return k
+			found = k
+			break
 		}
 		if right {
 			stack = append(stack, nd.left, nd.right)
@@ -1354,5 +1506,6 @@ func (sp *sparseState) edge1(ct *kdTree, rlo, rhi, cut float64, scr *sparseScrat
 			stack = append(stack, nd.right, nd.left)
 		}
 	}
-	return -1
+	scr.stack = stack[:0]
+	return found
 }
