@@ -266,20 +266,6 @@ type sparseScratch struct {
 	sums, mxs, lgs []float64 // per row of a leaf
 	res            []float64 // the leaf kernels' results
 	lspans         []int32   // the forward leaf kernel's spans
-	tauBuf, zero   []float64
-}
-
-// zeros returns d zeros.
-func (scr *sparseScratch) zeros(d int) []float64 {
-	scr.zero = grow(scr.zero, d)
-	clear(scr.zero)
-	return scr.zero
-}
-
-// tau returns the scratch for a row slope of dimension d.
-func (scr *sparseScratch) tau(d int) []float64 {
-	scr.tauBuf = grow(scr.tauBuf, d)
-	return scr.tauBuf
 }
 
 // useSparse reports whether the problem (p, q) runs on the sparse path.
@@ -686,101 +672,36 @@ func shiftBound(w float64, from, to, lo, hi []float64) float64 {
 	return w
 }
 
-// pairMax returns max over x in [rlo, rhi] and y in [blo, bhi] of
-// s·y − t·x − (x − y)². The function is concave; maximizing over y first
-// leaves a concave function of x whose unconstrained maximizer is
-// bhi − t/2 (s ≥ t) or blo − t/2 (s < t), so clamping it into [rlo, rhi]
-// and then x + s/2 into [blo, bhi] gives the maximum.
-func pairMax(s, t, blo, bhi, rlo, rhi float64) float64 {
-	var x float64
-	if s >= t {
-		x = bhi - 0.5*t
-	} else {
-		x = blo - 0.5*t
-	}
-	x = min(max(x, rlo), rhi)
-	y := min(max(x+0.5*s, blo), bhi)
-	dd := x - y
-	return s*y - t*x - dd*dd
-}
-
-// nodeBound is the bound, in units of eps·a, of a_ij·eps − ⟨tau, x_i⟩ over
-// the rows in the box [rlo, rhi] and the columns of a node with slope sig,
-// residual bound w and box [blo, bhi]:
-//
-//	w + Σ_c max over x_c in [rlo_c, rhi_c], y_c in [blo_c, bhi_c] of
-//	    sig_c·y_c − tau_c·x_c − (x_c − y_c)²   (pairMax).
-func nodeBound(w float64, sig, tau, blo, bhi, rlo, rhi []float64) float64 {
+// nodeBound is the bound, in units of eps·a, of the terms between the rows
+// in the box [rlo, rhi] and the columns of a node with slope sig, residual
+// bound w and box [blo, bhi]: w + Σ_c max over y_c in [blo_c, bhi_c] of
+// sig_c·y_c − dist(y_c, [rlo_c, rhi_c])² (coordMax).
+func nodeBound(w float64, sig, blo, bhi, rlo, rhi []float64) float64 {
 	for c, s := range sig {
-		w += pairMax(s, tau[c], blo[c], bhi[c], rlo[c], rhi[c])
+		w += coordMax(s, blo[c], bhi[c], rlo[c], rhi[c])
 	}
 	return w
 }
 
-// nodeBound2 is nodeBound for d = 2 and the packed node nd.
-func nodeBound2(nd *node2, t0, t1, rlo0, rlo1, rhi0, rhi1 float64) float64 {
-	return nd.w + pairMax(nd.sig0, t0, nd.lo0, nd.hi0, rlo0, rhi0) + pairMax(nd.sig1, t1, nd.lo1, nd.hi1, rlo1, rhi1)
+// coordMax is one coordinate's term of nodeBound: max over y in
+// [blo, bhi] of s·y − dist(y, [rlo, rhi])². The function is concave with
+// unconstrained maximizer rhi + s/2 (s ≥ 0) or rlo + s/2 (s < 0); clamped
+// into [blo, bhi] it gives the maximum.
+func coordMax(s, blo, bhi, rlo, rhi float64) float64 {
+	var y float64
+	if s >= 0 {
+		y = rhi + 0.5*s
+	} else {
+		y = rlo + 0.5*s
+	}
+	y = min(max(y, blo), bhi)
+	dd := max(rlo-y, y-rhi, 0)
+	return s*y - dd*dd
 }
 
-// fitRows fits the references of the rows pts (refs, in units of a) as an
-// affine function of the points, sets tau to its slope (in units of eps·a)
-// and returns the smallest residual min_i (refs_i·eps − ⟨tau, x_i⟩). A
-// column can be dropped for all the rows when its terms, less
-// ⟨tau, x_i⟩/eps, are all below that residual less thr: the references
-// follow the potentials of the rows, which have slopes as the columns' do.
-func fitRows(tau, pts, refs []float64, eps float64) float64 {
-	d := len(tau)
-	clear(tau)
-	for _, v := range refs {
-		if !(v > math.Inf(-1) && v < math.Inf(1)) {
-			rmin := math.Inf(1)
-			for _, r := range refs {
-				rmin = min(rmin, r*eps)
-			}
-			return rmin
-		}
-	}
-	var cnt, wm float64
-	var ym [16]float64
-	ymean := ym[:0]
-	if d <= len(ym) {
-		ymean = ym[:d]
-	} else {
-		ymean = make([]float64, d)
-	}
-	for i, v := range refs {
-		cnt++
-		wm += v * eps
-		for c := range d {
-			ymean[c] += pts[i*d+c]
-		}
-	}
-	wm /= cnt
-	for c := range d {
-		ymean[c] /= cnt
-	}
-	if d != 2 || !fitSlope2(tau, pts, refs, ymean, wm, eps) {
-		for c := range d {
-			var sxy, sxx float64
-			for i, v := range refs {
-				dy := pts[i*d+c] - ymean[c]
-				sxy += dy * (v*eps - wm)
-				sxx += dy * dy
-			}
-			if sxx > 0 {
-				tau[c] = sxy / sxx
-			}
-		}
-	}
-	rmin := math.Inf(1)
-	for i, v := range refs {
-		r := v * eps
-		for c, t := range tau {
-			r -= t * pts[i*d+c]
-		}
-		rmin = min(rmin, r)
-	}
-	return rmin
+// nodeBound2 is nodeBound for d = 2 and the packed node nd.
+func nodeBound2(nd *node2, rlo0, rlo1, rhi0, rhi1 float64) float64 {
+	return nd.w + coordMax(nd.sig0, nd.lo0, nd.hi0, rlo0, rhi0) + coordMax(nd.sig1, nd.lo1, nd.hi1, rlo1, rhi1)
 }
 
 // sparseBlocks returns the number of row blocks of a sparse sweep with nr
@@ -948,9 +869,8 @@ func (e *engine) greedyHint(p []float64, scr *sparseScratch) int32 {
 	k := int32(0)
 	for ct.nodes[k].left >= 0 {
 		l, r := ct.nodes[k].left, ct.nodes[k].right
-		zero := scr.zeros(d)
-		bl := nodeBound(sp.wmax[l], sp.sig[int(l)*d:int(l)*d+d], zero, ct.lo(l), ct.hi(l), p, p)
-		br := nodeBound(sp.wmax[r], sp.sig[int(r)*d:int(r)*d+d], zero, ct.lo(r), ct.hi(r), p, p)
+		bl := nodeBound(sp.wmax[l], sp.sig[int(l)*d:int(l)*d+d], ct.lo(l), ct.hi(l), p, p)
+		br := nodeBound(sp.wmax[r], sp.sig[int(r)*d:int(r)*d+d], ct.lo(r), ct.hi(r), p, p)
 		if br > bl {
 			k = r
 		} else {
@@ -997,18 +917,16 @@ func (e *engine) cullBlock(w, b int) {
 		leaf := rt.leafs[li]
 		lo, hi := int(rt.nodes[leaf].lo), int(rt.nodes[leaf].hi)
 		e.rowRefs(lo, hi, scr)
-		tau := scr.tau(d)
-		rmin := fitRows(tau, job.rows[lo*d:hi*d], sp.refs[lo:hi], eps)
-		slack := sp.cutSlack + 0x1p-40*math.Abs(rmin)
-		for _, t := range tau {
-			slack += 0x1p-40 * math.Abs(t) * rt.abs
+		ref := math.Inf(1)
+		for _, v := range sp.refs[lo:hi] {
+			ref = min(ref, v)
 		}
-		cut := rmin - sp.thr*eps - slack
+		cut := (ref-sp.thr)*eps - sp.cutSlack
 		rlo, rhi := rt.lo(leaf), rt.hi(leaf)
 		off = append(off, int32(len(ranges)))
 		start := len(ranges)
 		if d == 1 {
-			ranges = sp.cull1(ct, job.u, eps, tau[0], rlo[0], rhi[0], cut, ranges, scr)
+			ranges = sp.cull1(ct, job.u, eps, rlo[0], rhi[0], cut, ranges, scr)
 			if len(ranges) > start {
 				c0, c1 := padSpan(int(ranges[start]), int(ranges[start+1]), nc)
 				ranges[start], ranges[start+1] = int32(c0), int32(c1)
@@ -1024,7 +942,7 @@ func (e *engine) cullBlock(w, b int) {
 			stack = stack[:len(stack)-1]
 			if d == 2 {
 				nd := &sp.n2[k]
-				if nodeBound2(nd, tau[0], tau[1], rlo[0], rlo[1], rhi[0], rhi[1]) < cut {
+				if nodeBound2(nd, rlo[0], rlo[1], rhi[0], rhi[1]) < cut {
 					continue
 				}
 				if nd.left >= 0 {
@@ -1032,7 +950,7 @@ func (e *engine) cullBlock(w, b int) {
 					continue
 				}
 			} else {
-				if nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], tau, ct.lo(k), ct.hi(k), rlo, rhi) < cut {
+				if nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], ct.lo(k), ct.hi(k), rlo, rhi) < cut {
 					continue
 				}
 				if nd := ct.nodes[k]; nd.left >= 0 {
@@ -1463,16 +1381,17 @@ func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []floa
 // The range is then trimmed at both ends with the exact bound of a single
 // column j, u_j·eps − dist(y_j, [rlo, rhi])², so that its granularity is
 // a column, not a leaf.
-func (sp *sparseState) cull1(ct *kdTree, u []float64, eps, tau, rlo, rhi, cut float64, ranges []int32, scr *sparseScratch) []int32 {
-	first := sp.edge1(tau, rlo, rhi, cut, scr, false)
+func (sp *sparseState) cull1(ct *kdTree, u []float64, eps, rlo, rhi, cut float64, ranges []int32, scr *sparseScratch) []int32 {
+	first := sp.edge1(rlo, rhi, cut, scr, false)
 	if first < 0 {
 		return ranges
 	}
-	last := sp.edge1(tau, rlo, rhi, cut, scr, true)
+	last := sp.edge1(rlo, rhi, cut, scr, true)
 	lo, hi := sp.n1[first].first, sp.n1[last].end
 	bound := func(j int32) float64 {
 		y := ct.pts[j]
-		return u[j]*eps + pairMax(0, tau, y, y, rlo, rhi)
+		dd := max(rlo-y, y-rhi, 0)
+		return u[j]*eps - dd*dd
 	}
 	for lo < hi-1 && bound(lo) < cut {
 		lo++
@@ -1485,7 +1404,7 @@ func (sp *sparseState) cull1(ct *kdTree, u []float64, eps, tau, rlo, rhi, cut fl
 
 // edge1 returns the leftmost (or, with right, the rightmost) column leaf
 // whose bound for the rows in [rlo, rhi] is not below cut, or −1.
-func (sp *sparseState) edge1(tau, rlo, rhi, cut float64, scr *sparseScratch, right bool) int32 {
+func (sp *sparseState) edge1(rlo, rhi, cut float64, scr *sparseScratch, right bool) int32 {
 	nodes := sp.n1
 	stack := append(scr.stack[:0], 0)
 	found := int32(-1)
@@ -1493,7 +1412,7 @@ func (sp *sparseState) edge1(tau, rlo, rhi, cut float64, scr *sparseScratch, rig
 		k := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		nd := &nodes[k]
-		if nd.w+pairMax(nd.sig, tau, nd.lo, nd.hi, rlo, rhi) < cut {
+		if nd.w+coordMax(nd.sig, nd.lo, nd.hi, rlo, rhi) < cut {
 			continue
 		}
 		if nd.left < 0 {
