@@ -577,113 +577,147 @@ emit(['VZEROUPPER', 'RET'])
 w('')
 inreg.clear()
 
-# func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)
-# The backward weighted rows of a leaf of the sparse path, d = 1. For each
-# row r, over the candidates [a, z) = spans[2r], spans[2r+1] (z − a a
-# multiple of four): a_j = u[j] − (xs[r] − q[j])²·invEps + ss[r] (as
-# argsMax1AVX2 with that shift); if max a_j is above expHigh or NaN,
-# res[2r] = NaN and the row is left to the caller; otherwise, over the
-# groups of four with an element not below negThr, e_j = e^a_j (0 below
-# expLow): res[2r] = Σ e_j, res[2r+1] = Σ e_j (xs[r] − q[j]), and when
-# mode&1 colSum[j] += rs[r]·e_j, when mode&2 colGrad[j] += rs[r]·e_j·(xs[r] − q[j]).
-w('// func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)')
-w('TEXT ·exp1LeafAVX2(SB), NOSPLIT, $0-264')
-emit(['XORQ R8, R8',
-      'MOVQ xs_len+8(FP), R9'])
-load_consts(['Y8', 'Y9', 'Y10'])
-w('e1row:')
-emit(['CMPQ R8, R9', 'JGE e1ret',
-      'MOVQ xs_base+0(FP), AX', 'VBROADCASTSD 0(AX)(R8*8), Y15',
-      'MOVQ ss_base+24(FP), AX', 'VBROADCASTSD 0(AX)(R8*8), Y13',
-      'MOVQ spans_base+72(FP), AX',
-      'MOVLQSX 0(AX)(R8*8), SI',
-      'MOVLQSX 4(AX)(R8*8), CX',
-      'SUBQ SI, CX', 'SHRQ $2, CX',
-      'MOVQ res_base+216(FP), AX',
-      'LEAQ 0(AX)(R8*8), AX', 'LEAQ 0(AX)(R8*8), AX',  # AX = &res[2r]
-      'MOVQ $0, 0(AX)', 'MOVQ $0, 8(AX)',
-      'TESTQ CX, CX', 'JEQ e1next',
-      'MOVQ SI, R11', 'MOVQ CX, R12',
-      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX',
-      'MOVQ u_base+120(FP), R10', 'LEAQ 0(R10)(SI*8), R10',
-      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(SI*8), DI',
-      'VBROADCASTSD invEps+240(FP), Y14',
-      'VMOVUPD %s, Y12' % K('neginf'),
-      'VXORPD Y11, Y11, Y11'])
-w('e1args:')
-emit(['VMOVUPD 0(DX), Y0',
-      'VSUBPD Y0, Y15, Y0',
-      'VMULPD Y0, Y0, Y0',
-      'VMULPD Y14, Y0, Y0',
-      'VMOVUPD 0(R10), Y3',
-      'VSUBPD Y0, Y3, Y3',
-      'VADDPD Y13, Y3, Y3',
-      'VMOVUPD Y3, 0(DI)',
-      'VCMPPD $3, Y3, Y3, Y4',
-      'VORPD Y4, Y11, Y11',
-      'VMAXPD Y3, Y12, Y12',
-      'ADDQ $32, DX', 'ADDQ $32, R10', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JNE e1args',
-      # A NaN or an argument above expHigh: the caller computes the row.
-      'VCMPPD $6, %s, Y12, Y4' % K('high'),  # !(max <= high)
-      'VORPD Y4, Y11, Y11',
-      'VMOVMSKPD Y11, SI',
-      'TESTQ SI, SI', 'JEQ e1ok',
-      'MOVSD %s, X0' % K('neginf'), 'SUBSD X0, X0',
-      'MOVSD X0, 0(AX)',
-      'JMP e1next'])
-w('e1ok:')
-emit(['MOVQ rs_base+48(FP), AX', 'VBROADCASTSD 0(AX)(R8*8), Y14',
-      'VBROADCASTSD negThr+248(FP), Y13',
-      'VXORPD Y12, Y12, Y12',
-      'VXORPD Y11, Y11, Y11',
-      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(R11*8), DI',
-      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(R11*8), DX',
-      'MOVQ colSum_base+144(FP), BX', 'LEAQ 0(BX)(R11*8), BX',
-      'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(R11*8), R13',
-      'MOVQ mode+256(FP), R10',
-      'MOVQ R12, CX'])
-w('e1grp:')
-emit(['VMOVUPD 0(DI), Y0',
-      'VCMPPD $1, Y13, Y0, Y1',
-      'VMOVMSKPD Y1, SI',
-      'CMPQ SI, $15',
-      'JEQ e1skip',
-      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'),
-      'VMAXPD %s, Y0, Y0' % K('low')])
-emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
-emit(['VANDPD Y7, Y5, Y5',
-      'VADDPD Y5, Y12, Y12',
-      'VMOVUPD 0(DX), Y1',
-      'VSUBPD Y1, Y15, Y1',
-      'VFMADD231PD Y5, Y1, Y11',
-      'TESTQ $1, R10', 'JEQ e1nocs',
-      'VMOVUPD 0(BX), Y6',
-      'VFMADD231PD Y5, Y14, Y6',
-      'VMOVUPD Y6, 0(BX)'])
-w('e1nocs:')
-emit(['TESTQ $2, R10', 'JEQ e1skip',
-      'VMULPD Y14, Y5, Y3',
-      'VMOVUPD 0(R13), Y6',
-      'VFMADD231PD Y3, Y1, Y6',
-      'VMOVUPD Y6, 0(R13)'])
-w('e1skip:')
-emit(['ADDQ $32, DI', 'ADDQ $32, DX', 'ADDQ $32, BX', 'ADDQ $32, R13', 'SUBQ $1, CX', 'JNE e1grp',
-      'MOVQ res_base+216(FP), AX',
-      'LEAQ 0(AX)(R8*8), AX', 'LEAQ 0(AX)(R8*8), AX',
-      'VEXTRACTF128 $1, Y12, X0',
-      'VADDPD X0, X12, X0',
-      'VHADDPD X0, X0, X0',
-      'MOVSD X0, 0(AX)',
-      'VEXTRACTF128 $1, Y11, X1',
-      'VADDPD X1, X11, X1',
-      'VHADDPD X1, X1, X1',
-      'MOVSD X1, 8(AX)'])
-w('e1next:')
-emit(['INCQ R8', 'JMP e1row'])
-w('e1ret:')
-emit(['VZEROUPPER', 'RET'])
-w('')
-inreg.clear()
+
+def exp_leaf(d):
+    """The backward weighted rows of a leaf of the sparse path, in one pass
+    (exp1LeafAVX2, exp2LeafAVX2)."""
+    name = 'exp%dLeafAVX2' % d
+    L = 'e%d' % d
+    w('// func %s(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)' % name)
+    w('TEXT ·%s(SB), NOSPLIT, $0-240' % name)
+    emit(['XORQ R8, R8',
+          'MOVQ ss_len+32(FP), R9',
+          'MOVQ mode+232(FP), R12'])
+    load_consts(['Y8', 'Y9'])
+    w(L + 'row:')
+    rowres = ['MOVQ res_base+192(FP), AX']
+    if d == 1:
+        rowres += ['LEAQ 0(AX)(R8*8), AX', 'LEAQ 0(AX)(R8*8), AX']   # &res[2r]
+    else:
+        rowres += ['MOVQ R8, SI', 'LEAQ 0(SI)(SI*2), SI', 'LEAQ 0(AX)(SI*8), AX']  # &res[3r]
+    emit(['CMPQ R8, R9', 'JGE %sret' % L] + rowres)
+    if d == 1:
+        emit(['MOVQ xs_base+0(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y15'])
+    else:
+        emit(['MOVQ xs_base+0(FP), BX', 'LEAQ 0(BX)(R8*8), BX', 'LEAQ 0(BX)(R8*8), BX',
+              'MOVSD 0(BX), X0', 'MOVHPD 8(BX), X0', 'VINSERTF128 $1, X0, Y0, Y15'])
+    emit(['MOVQ ss_base+24(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y13',
+          'MOVQ rs_base+48(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y14',
+          'MOVQ spans_base+72(FP), BX',
+          'MOVLQSX 0(BX)(R8*8), SI',
+          'MOVLQSX 4(BX)(R8*8), CX',
+          'SUBQ SI, CX', 'SHRQ $2, CX',
+          'VXORPD Y12, Y12, Y12',
+          'VXORPD Y11, Y11, Y11',
+          'TESTQ CX, CX', 'JEQ %sstore' % L])
+    if d == 1:
+        emit(['MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX',
+              'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(SI*8), R13'])
+    else:
+        emit(['MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX', 'LEAQ 0(DX)(SI*8), DX',
+              'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(SI*8), R13', 'LEAQ 0(R13)(SI*8), R13'])
+    emit(['MOVQ u_base+120(FP), R10', 'LEAQ 0(R10)(SI*8), R10',
+          'MOVQ colSum_base+144(FP), BX', 'LEAQ 0(BX)(SI*8), BX'])
+    w(L + 'grp:')
+    # The arguments, with the rounding of argsMax1AVX2/argsMax2AVX2 and
+    # the shift added last.
+    if d == 1:
+        emit(['VMOVUPD 0(DX), Y1',
+              'VSUBPD Y1, Y15, Y1',
+              'VMULPD Y1, Y1, Y2',
+              'VBROADCASTSD invEps+216(FP), Y3',
+              'VMULPD Y3, Y2, Y2'])
+    else:
+        emit(['VMOVUPD 0(DX), Y1',
+              'VMOVUPD 32(DX), Y4',
+              'VSUBPD Y1, Y15, Y1',
+              'VSUBPD Y4, Y15, Y4',
+              'VMULPD Y1, Y1, Y1',
+              'VMULPD Y4, Y4, Y4',
+              'VHADDPD Y4, Y1, Y2',
+              'VPERMPD $0xd8, Y2, Y2',
+              'VBROADCASTSD invEps+216(FP), Y3',
+              'VMULPD Y3, Y2, Y2'])
+    emit(['VMOVUPD 0(R10), Y0',
+          'VSUBPD Y2, Y0, Y0',
+          'VADDPD Y13, Y0, Y0',
+          'VBROADCASTSD negThr+224(FP), Y3',
+          'VCMPPD $1, Y3, Y0, Y3',
+          'VMOVMSKPD Y3, SI',
+          'CMPQ SI, $15',
+          'JEQ %sskip' % L,
+          'VCMPPD $0x1d, %s, Y0, Y10' % K('low'),
+          'VMAXPD %s, Y0, Y0' % K('low')])
+    emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
+    emit(['VANDPD Y10, Y5, Y5',
+          'VADDPD Y5, Y12, Y12'])
+    if d == 1:
+        emit(['VMOVUPD 0(DX), Y1',
+              'VSUBPD Y1, Y15, Y1',
+              'VFMADD231PD Y5, Y1, Y11',
+              'TESTQ $1, R12', 'JEQ %snocs' % L,
+              'VMOVUPD 0(BX), Y6',
+              'VFMADD231PD Y5, Y14, Y6',
+              'VMOVUPD Y6, 0(BX)'])
+        w(L + 'nocs:')
+        emit(['TESTQ $2, R12', 'JEQ %sskip' % L,
+              'VMULPD Y14, Y5, Y3',
+              'VMOVUPD 0(R13), Y6',
+              'VFMADD231PD Y3, Y1, Y6',
+              'VMOVUPD Y6, 0(R13)'])
+    else:
+        emit(['VMOVUPD 0(DX), Y1',
+              'VMOVUPD 32(DX), Y2',
+              'VSUBPD Y1, Y15, Y1',
+              'VSUBPD Y2, Y15, Y2',
+              'VPERMPD $0x50, Y5, Y3',
+              'VPERMPD $0xfa, Y5, Y4',
+              'VFMADD231PD Y3, Y1, Y11',
+              'VFMADD231PD Y4, Y2, Y11',
+              'TESTQ $1, R12', 'JEQ %snocs' % L,
+              'VMOVUPD 0(BX), Y6',
+              'VFMADD231PD Y5, Y14, Y6',
+              'VMOVUPD Y6, 0(BX)'])
+        w(L + 'nocs:')
+        emit(['TESTQ $2, R12', 'JEQ %sskip' % L,
+              'VMULPD Y14, Y3, Y3',
+              'VMULPD Y14, Y4, Y4',
+              'VMOVUPD 0(R13), Y6',
+              'VFMADD231PD Y3, Y1, Y6',
+              'VMOVUPD Y6, 0(R13)',
+              'VMOVUPD 32(R13), Y0',
+              'VFMADD231PD Y4, Y2, Y0',
+              'VMOVUPD Y0, 32(R13)'])
+    w(L + 'skip:')
+    emit(['ADDQ $%d, DX' % (32 * d), 'ADDQ $32, R10', 'ADDQ $32, BX', 'ADDQ $%d, R13' % (32 * d),
+          'SUBQ $1, CX', 'JNE %sgrp' % L])
+    w(L + 'store:')
+    emit(['VEXTRACTF128 $1, Y12, X0',
+          'VADDPD X0, X12, X0',
+          'VHADDPD X0, X0, X0',
+          'MOVSD X0, 0(AX)',
+          'VEXTRACTF128 $1, Y11, X1',
+          'VADDPD X1, X11, X1'])
+    if d == 1:
+        emit(['VHADDPD X1, X1, X1', 'MOVSD X1, 8(AX)'])
+    else:
+        emit(['MOVUPD X1, 8(AX)'])
+    emit(['INCQ R8', 'JMP %srow' % L])
+    w(L + 'ret:')
+    emit(['VZEROUPPER', 'RET'])
+    w('')
+    inreg.clear()
+
+# func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)
+# The backward weighted rows of a leaf of the sparse path, d = 1, in one
+# pass. For each row r, over the candidates [a, z) = spans[2r], spans[2r+1]
+# (z − a a multiple of four): a_j = u[j] − (xs[r] − q[j])²·invEps + ss[r]
+# (as argsMax1AVX2 with that shift); over the groups of four with an
+# element not below negThr, e_j = e^a_j (0 below expLow): res[2r] = Σ e_j,
+# res[2r+1] = Σ e_j (xs[r] − q[j]), and when mode&1 colSum[j] += rs[r]·e_j,
+# when mode&2 colGrad[j] += rs[r]·e_j·(xs[r] − q[j]). The caller guarantees
+# that no a_j exceeds expHigh or is NaN (normalized weights, finite ss).
+exp_leaf(1)
 
 # func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
 # lse1LeafAVX2 for d = 2: xs and q hold two coordinates per point, the
@@ -778,122 +812,11 @@ emit(['VZEROUPPER', 'RET'])
 w('')
 inreg.clear()
 
-# func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)
-# exp1LeafAVX2 for d = 2: xs, q and colGrad hold two coordinates per point;
-# res holds three values per row: Σ e_j and the two coordinates of
-# Σ e_j (xs[r] − q_j). The arguments are those of argsMax2AVX2, the
-# accumulations those of expWeighted2AVX2.
-w('// func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, buf, res []float64, invEps, negThr float64, mode int)')
-w('TEXT ·exp2LeafAVX2(SB), NOSPLIT, $0-264')
-emit(['XORQ R8, R8',
-      'MOVQ ss_len+32(FP), R9'])
-load_consts(['Y8', 'Y9', 'Y10'])
-w('e2row:')
-emit(['CMPQ R8, R9', 'JGE e2ret',
-      'MOVQ res_base+216(FP), AX',
-      'MOVQ R8, SI', 'LEAQ 0(SI)(SI*2), SI', 'LEAQ 0(AX)(SI*8), AX',  # AX = &res[3r]
-      'MOVQ $0, 0(AX)', 'MOVQ $0, 8(AX)', 'MOVQ $0, 16(AX)',
-      'MOVQ xs_base+0(FP), BX', 'LEAQ 0(BX)(R8*8), BX', 'LEAQ 0(BX)(R8*8), BX',
-      'MOVSD 0(BX), X0', 'MOVHPD 8(BX), X0', 'VINSERTF128 $1, X0, Y0, Y15',
-      'MOVQ ss_base+24(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y13',
-      'MOVQ spans_base+72(FP), BX',
-      'MOVLQSX 0(BX)(R8*8), SI',
-      'MOVLQSX 4(BX)(R8*8), CX',
-      'SUBQ SI, CX', 'SHRQ $2, CX',
-      'TESTQ CX, CX', 'JEQ e2next',
-      'MOVQ SI, R11', 'MOVQ CX, R12',
-      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX', 'LEAQ 0(DX)(SI*8), DX',
-      'MOVQ u_base+120(FP), R10', 'LEAQ 0(R10)(SI*8), R10',
-      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(SI*8), DI',
-      'VBROADCASTSD invEps+240(FP), Y14',
-      'VMOVUPD %s, Y12' % K('neginf'),
-      'VXORPD Y11, Y11, Y11'])
-w('e2args:')
-emit(['VMOVUPD 0(DX), Y0',
-      'VMOVUPD 32(DX), Y1',
-      'VSUBPD Y0, Y15, Y0',
-      'VSUBPD Y1, Y15, Y1',
-      'VMULPD Y0, Y0, Y0',
-      'VMULPD Y1, Y1, Y1',
-      'VHADDPD Y1, Y0, Y2',
-      'VPERMPD $0xd8, Y2, Y2',
-      'VMULPD Y14, Y2, Y2',
-      'VMOVUPD 0(R10), Y3',
-      'VSUBPD Y2, Y3, Y3',
-      'VADDPD Y13, Y3, Y3',
-      'VMOVUPD Y3, 0(DI)',
-      'VCMPPD $3, Y3, Y3, Y4',
-      'VORPD Y4, Y11, Y11',
-      'VMAXPD Y3, Y12, Y12',
-      'ADDQ $64, DX', 'ADDQ $32, R10', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JNE e2args',
-      'VCMPPD $6, %s, Y12, Y4' % K('high'),
-      'VORPD Y4, Y11, Y11',
-      'VMOVMSKPD Y11, SI',
-      'TESTQ SI, SI', 'JEQ e2ok',
-      'MOVSD %s, X0' % K('neginf'), 'SUBSD X0, X0',
-      'MOVSD X0, 0(AX)',
-      'JMP e2next'])
-w('e2ok:')
-emit(['MOVQ rs_base+48(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y14',
-      'VBROADCASTSD negThr+248(FP), Y13',
-      'VXORPD Y12, Y12, Y12',
-      'VXORPD Y11, Y11, Y11',
-      'MOVQ buf_base+192(FP), DI', 'LEAQ 0(DI)(R11*8), DI',
-      'MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(R11*8), DX', 'LEAQ 0(DX)(R11*8), DX',
-      'MOVQ colSum_base+144(FP), BX', 'LEAQ 0(BX)(R11*8), BX',
-      'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(R11*8), R13', 'LEAQ 0(R13)(R11*8), R13',
-      'MOVQ mode+256(FP), R10',
-      'MOVQ R12, CX'])
-w('e2grp:')
-emit(['VMOVUPD 0(DI), Y0',
-      'VCMPPD $1, Y13, Y0, Y1',
-      'VMOVMSKPD Y1, SI',
-      'CMPQ SI, $15',
-      'JEQ e2skip',
-      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'),
-      'VMAXPD %s, Y0, Y0' % K('low')])
-emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
-emit(['VANDPD Y7, Y5, Y5',
-      'VADDPD Y5, Y12, Y12',
-      'VMOVUPD 0(DX), Y1',
-      'VMOVUPD 32(DX), Y2',
-      'VSUBPD Y1, Y15, Y1',
-      'VSUBPD Y2, Y15, Y2',
-      'VPERMPD $0x50, Y5, Y3',
-      'VPERMPD $0xfa, Y5, Y4',
-      'VFMADD231PD Y3, Y1, Y11',
-      'VFMADD231PD Y4, Y2, Y11',
-      'TESTQ $1, R10', 'JEQ e2nocs',
-      'VMOVUPD 0(BX), Y6',
-      'VFMADD231PD Y5, Y14, Y6',
-      'VMOVUPD Y6, 0(BX)'])
-w('e2nocs:')
-emit(['TESTQ $2, R10', 'JEQ e2skip',
-      'VMULPD Y14, Y3, Y3',
-      'VMULPD Y14, Y4, Y4',
-      'VMOVUPD 0(R13), Y6',
-      'VFMADD231PD Y3, Y1, Y6',
-      'VMOVUPD Y6, 0(R13)',
-      'VMOVUPD 32(R13), Y0',
-      'VFMADD231PD Y4, Y2, Y0',
-      'VMOVUPD Y0, 32(R13)'])
-w('e2skip:')
-emit(['ADDQ $32, DI', 'ADDQ $64, DX', 'ADDQ $32, BX', 'ADDQ $64, R13', 'SUBQ $1, CX', 'JNE e2grp',
-      'MOVQ res_base+216(FP), AX',
-      'MOVQ R8, SI', 'LEAQ 0(SI)(SI*2), SI', 'LEAQ 0(AX)(SI*8), AX',
-      'VEXTRACTF128 $1, Y12, X0',
-      'VADDPD X0, X12, X0',
-      'VHADDPD X0, X0, X0',
-      'MOVSD X0, 0(AX)',
-      'VEXTRACTF128 $1, Y11, X1',
-      'VADDPD X1, X11, X1',
-      'MOVUPD X1, 8(AX)'])
-w('e2next:')
-emit(['INCQ R8', 'JMP e2row'])
-w('e2ret:')
-emit(['VZEROUPPER', 'RET'])
-w('')
-inreg.clear()
+# func exp2LeafAVX2(...): exp1LeafAVX2 for d = 2: xs, q and colGrad hold
+# two coordinates per point, res three values per row (Σ e_j and the two
+# coordinates of Σ e_j (xs[r] − q_j)); the arguments are argsMax2AVX2's,
+# the accumulations expWeighted2AVX2's.
+exp_leaf(2)
 
 # func kernelSumsAVX2(sums, ev, ekb []float64)
 # sums[i] = Σ_j ev[j]·ekb[m−1−j+i] for the first len(sums) &^ 3 outputs, m =

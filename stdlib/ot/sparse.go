@@ -1066,7 +1066,7 @@ func (e *engine) evalBlock(w, b int) {
 			e.lseLeaf(k, scr, lo, hi, buf, cols, u, c0, idx)
 			continue
 		}
-		if e.weightedLeafSIMD(k, scr, lo, hi, e.bufs[w], ebuf, cols, u, colSum, colGrad) {
+		if e.weightedLeafSIMD(scr, lo, hi, cols, u, colSum, colGrad) {
 			e.scatter(idx, blkSum, blkGrad, colSum, colGrad)
 			continue
 		}
@@ -1168,15 +1168,24 @@ func (e *engine) weightedRowSpan(k kern, i int, a32, z32 int32, buf, ebuf, cols,
 	}
 }
 
-// weightedLeafSIMD runs the rows [lo, hi) of a weighted sweep with
-// recorded spans on the leaf kernels for d = 1 and 2 (exp1LeafAVX2,
-// exp2LeafAVX2), and the rows they leave (an argument above expHigh or NaN)
-// on weightedRow. It reports false, having done nothing, where the kernels
-// do not apply.
-func (e *engine) weightedLeafSIMD(k kern, scr *sparseScratch, lo, hi int, buf, ebuf, cols, u, colSum, colGrad []float64) bool {
+// weightedLeafSIMD runs the rows [lo, hi) of a normalized weighted sweep
+// (the backward pass) on the leaf kernels for d = 1 and 2 (exp1LeafAVX2,
+// exp2LeafAVX2), over the recorded spans or, without a record, every
+// candidate (the kernels skip the groups below the threshold). It reports
+// false, having done nothing, where the kernels do not apply: other
+// sweeps, or a shift or row factor that is not finite. With finite shifts
+// s_i = −LSE_i no argument a_ij + s_i exceeds expHigh: a_ij is at most the
+// row's maximum, which is at most LSE_i (the u_j were checked when the
+// forward sweep was culled).
+func (e *engine) weightedLeafSIMD(scr *sparseScratch, lo, hi int, cols, u, colSum, colGrad []float64) bool {
 	sp, job, d := e.sp, &e.job, e.d
-	if !e.simd || d > 2 || job.s == nil || job.r == nil || (job.spans == nil && !job.normalized) || len(u)&3 != 0 {
+	if !e.simd || d > 2 || !job.normalized || job.s == nil || job.r == nil || len(u)&3 != 0 {
 		return false
+	}
+	for i := lo; i < hi; i++ {
+		if !isFinite(job.s[i]) || !isFinite(job.r[i]) {
+			return false
+		}
 	}
 	var spans []int32
 	if job.spans != nil {
@@ -1207,16 +1216,12 @@ func (e *engine) weightedLeafSIMD(k kern, scr *sparseScratch, lo, hi int, buf, e
 	st := d + 1
 	scr.res = grow(scr.res, st*(hi-lo))
 	if d == 1 {
-		exp1LeafAVX2(job.rows[lo:hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, buf, scr.res, job.invEps, -sp.thr, mode)
+		exp1LeafAVX2(job.rows[lo:hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, scr.res, job.invEps, -sp.thr, mode)
 	} else {
-		exp2LeafAVX2(job.rows[2*lo:2*hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, buf, scr.res, job.invEps, -sp.thr, mode)
+		exp2LeafAVX2(job.rows[2*lo:2*hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, scr.res, job.invEps, -sp.thr, mode)
 	}
 	for i := lo; i < hi; i++ {
 		res := scr.res[st*(i-lo) : st*(i-lo)+st]
-		if res[0] != res[0] {
-			e.weightedRowSpan(k, i, spans[2*(i-lo)], spans[2*(i-lo)+1], buf[:len(u)], ebuf, cols, u, colSum, colGrad)
-			continue
-		}
 		if job.rowGrad != nil {
 			for c := range d {
 				job.rowGrad[i*d+c] = res[1+c] * job.r[i]
@@ -1240,7 +1245,7 @@ func (e *engine) lseLeaf(k kern, scr *sparseScratch, lo, hi int, buf, cols, u []
 	scr.mxs = grow(scr.mxs, nrow)
 	scr.lgs = grow(scr.lgs, nrow)
 	if e.simd && d <= 2 && len(u) >= 4 && len(u)&3 == 0 {
-		e.lseLeafSIMD(scr, lo, hi, buf, cols, u, c0, idx)
+		e.lseLeafSIMD(scr, lo, hi, lo, buf, cols, u, c0, idx, 0)
 		k.log(scr.lgs, scr.sums)
 		for i := lo; i < hi; i++ {
 			job.out[i] = job.outScale * (scr.mxs[i-lo] + scr.lgs[i-lo])
@@ -1332,12 +1337,15 @@ func trim(buf []float64, cut float64) (a, z int) {
 }
 
 // lseLeafSIMD is the row loop of lseLeaf on the leaf kernels for d = 1
-// and 2 (lse1LeafAVX2, lse2LeafAVX2), for candidates whose number is a
-// multiple of four: the columns c0, c0+1, … (idx == nil) or idx.
-func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []float64, c0 int, idx []int32) {
+// and 2 (lse1LeafAVX2, lse2LeafAVX2) for the rows [lo, hi) of the leaf
+// whose first row is base, over candidates whose number is a multiple of
+// four: the columns c0, c0+1, … (idx == nil) or idx. The recorded spans
+// are shifted by shift (the candidates' position in the leaf's).
+func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi, base int, buf, cols, u []float64, c0 int, idx []int32, shift int32) {
 	sp, job, d := e.sp, &e.job, e.d
 	nrow := hi - lo
 	scr.res = grow(scr.res, 2*nrow)
+	mxs, sums := scr.mxs[lo-base:hi-base], scr.sums[lo-base:hi-base]
 	if cap(scr.lspans) < 3*nrow {
 		scr.lspans = make([]int32, 3*nrow)
 	}
@@ -1350,13 +1358,13 @@ func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []floa
 	for r := range nrow {
 		i := lo + r
 		mx := scr.res[2*r]
-		scr.mxs[r] = mx
+		mxs[r] = mx
 		a, z := spans[3*r], spans[3*r+1]
 		if math.IsInf(mx, 0) || math.IsNaN(mx) {
-			scr.sums[r] = 1
+			sums[r] = 1
 			a, z = 0, int32(len(u))
 		} else {
-			scr.sums[r] = scr.res[2*r+1]
+			sums[r] = scr.res[2*r+1]
 			if am := spans[3*r+2]; am >= 0 {
 				switch {
 				case idx == nil:
@@ -1367,7 +1375,7 @@ func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []floa
 			}
 		}
 		if job.spans != nil {
-			job.spans[2*i], job.spans[2*i+1] = a, z
+			job.spans[2*i], job.spans[2*i+1] = a+shift, z+shift
 		}
 	}
 }
