@@ -266,6 +266,7 @@ type sparseScratch struct {
 	sums, mxs, lgs []float64 // per row of a leaf
 	res            []float64 // the leaf kernels' results
 	lspans         []int32   // the forward leaf kernel's spans
+	heap           []heapItem
 }
 
 // useSparse reports whether the problem (p, q) runs on the sparse path.
@@ -768,6 +769,11 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 		if e.path == PathAuto && float64(terms) > sparseMaxDensity*float64(nr)*float64(nc) {
 			sp.skip = sparseRetry
 			sp.denseSweeps++
+			// The dense sweep does not move the hints: search them
+			// anew at the next try, in case they caused the density.
+			for i := range job.hint {
+				job.hint[i] = -1
+			}
 			e.phase = 0
 			e.job = sweepJob{}
 			return false
@@ -853,38 +859,85 @@ func (e *engine) rowRefs(lo, hi int, scr *sparseScratch) {
 		p := job.rows[i*d : i*d+d]
 		h := job.hint[i]
 		if h < 0 {
-			h = e.greedyHint(p, scr)
+			h = e.bestHint(p, scr)
 			job.hint[i] = h
 		}
 		refs[i] = job.u[h] - sqDist(p, ct.pts[int(h)*d:int(h)*d+d])*job.invEps
 	}
 }
 
-// greedyHint descends the column tree towards the child with the larger
-// bound for the single point p and returns the best column of the leaf it
-// reaches.
-func (e *engine) greedyHint(p []float64, scr *sparseScratch) int32 {
+// bestHint returns the column of the largest term u_j − C(p, y_j)·invEps
+// for the point p, by a best-first search of the column tree: the node
+// with the largest bound is expanded first, and the search stops when no
+// remaining bound exceeds the best term found.
+func (e *engine) bestHint(p []float64, scr *sparseScratch) int32 {
 	sp, job, d := e.sp, &e.job, e.d
 	ct := job.colTree
-	k := int32(0)
-	for ct.nodes[k].left >= 0 {
-		l, r := ct.nodes[k].left, ct.nodes[k].right
-		bl := nodeBound(sp.wmax[l], sp.sig[int(l)*d:int(l)*d+d], ct.lo(l), ct.hi(l), p, p)
-		br := nodeBound(sp.wmax[r], sp.sig[int(r)*d:int(r)*d+d], ct.lo(r), ct.hi(r), p, p)
-		if br > bl {
-			k = r
-		} else {
-			k = l
+	bound := func(k int32) float64 {
+		return nodeBound(sp.wmax[k], sp.sig[int(k)*d:int(k)*d+d], ct.lo(k), ct.hi(k), p, p) * job.invEps
+	}
+	heap := append(scr.heap[:0], heapItem{bound(0), 0})
+	best, bv := int32(0), math.Inf(-1)
+	for len(heap) > 0 {
+		it := heap[0]
+		heap = popHeap(heap)
+		if !(it.b > bv) {
+			break
+		}
+		nd := ct.nodes[it.k]
+		if nd.left >= 0 {
+			heap = pushHeap(heap, heapItem{bound(nd.left), nd.left})
+			heap = pushHeap(heap, heapItem{bound(nd.right), nd.right})
+			continue
+		}
+		for j := nd.lo; j < nd.hi; j++ {
+			if v := job.u[j] - sqDist(p, ct.pts[int(j)*d:int(j)*d+d])*job.invEps; v > bv {
+				best, bv = j, v
+			}
 		}
 	}
-	nd := ct.nodes[k]
-	best, bv := nd.lo, math.Inf(-1)
-	for j := nd.lo; j < nd.hi; j++ {
-		if v := job.u[j] - sqDist(p, ct.pts[int(j)*d:int(j)*d+d])*job.invEps; v > bv {
-			best, bv = j, v
-		}
-	}
+	scr.heap = heap[:0]
 	return best
+}
+
+// heapItem is a node of the column tree with its bound, in a max-heap.
+type heapItem struct {
+	b float64
+	k int32
+}
+
+func pushHeap(h []heapItem, it heapItem) []heapItem {
+	h = append(h, it)
+	for c := len(h) - 1; c > 0; {
+		p := (c - 1) / 2
+		if !(h[c].b > h[p].b) {
+			break
+		}
+		h[c], h[p] = h[p], h[c]
+		c = p
+	}
+	return h
+}
+
+func popHeap(h []heapItem) []heapItem {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for p := 0; ; {
+		c := 2*p + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1].b > h[c].b {
+			c++
+		}
+		if !(h[c].b > h[p].b) {
+			break
+		}
+		h[c], h[p] = h[p], h[c]
+		p = c
+	}
+	return h
 }
 
 // sqDist is the squared Euclidean distance, summed in coordinate order as
