@@ -484,6 +484,112 @@ emit(['VEXTRACTF128 $1, Y13, X0',
 w('')
 inreg.clear()
 
+def lse_leaf(d):
+    """The forward log-sum-exp rows of a leaf of the sparse path
+    (lse1LeafAVX2, lse2LeafAVX2)."""
+    name = 'lse%dLeafAVX2' % d
+    L = 'l%d' % d
+    w('// func %s(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)' % name)
+    w('TEXT ·%s(SB), NOSPLIT, $0-160' % name)
+    emit(['MOVQ xs_base+0(FP), R8',
+          'MOVQ xs_len+8(FP), R9'] + (['SHRQ $1, R9'] if d == 2 else []) +
+         ['MOVQ q_base+24(FP), R10',
+          'MOVQ u_base+48(FP), R11',
+          'MOVQ buf_base+72(FP), R12',
+          'MOVQ %s_len+%d(FP), R13' % (('q', 32) if d == 1 else ('u', 56)),
+          'SHRQ $2, R13',
+          'MOVQ out_base+96(FP), DI',
+          'MOVQ spans_base+120(FP), BX'])
+    load_consts(['Y8', 'Y9', 'Y10'])
+    w(L + 'row:')
+    emit(['CMPQ R9, $1', 'JLT %sret' % L])
+    if d == 1:
+        emit(['VBROADCASTSD 0(R8), Y15'])
+    else:
+        emit(['MOVSD 0(R8), X0',
+              'MOVHPD 8(R8), X0',
+              'VINSERTF128 $1, X0, Y0, Y15'])
+    emit(['VBROADCASTSD invEps+144(FP), Y14',
+          'VMOVUPD %s, Y12' % K('neginf'),
+          'VXORPD Y11, Y11, Y11',
+          'MOVQ R10, SI', 'MOVQ R11, DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
+    w(L + 'args:')
+    # The arguments of argsMax1AVX2/argsMax2AVX2 with shift 0, bitwise.
+    if d == 1:
+        emit(['VMOVUPD 0(SI), Y0',
+              'VSUBPD Y0, Y15, Y0',
+              'VMULPD Y0, Y0, Y0',
+              'VMULPD Y14, Y0, Y0',
+              'VMOVUPD 0(DX), Y3',
+              'VSUBPD Y0, Y3, Y3'])
+    else:
+        emit(['VMOVUPD 0(SI), Y0',
+              'VMOVUPD 32(SI), Y1',
+              'VSUBPD Y0, Y15, Y0',
+              'VSUBPD Y1, Y15, Y1',
+              'VMULPD Y0, Y0, Y0',
+              'VMULPD Y1, Y1, Y1',
+              'VHADDPD Y1, Y0, Y2',
+              'VPERMPD $0xd8, Y2, Y2',
+              'VMULPD Y14, Y2, Y2',
+              'VMOVUPD 0(DX), Y3',
+              'VSUBPD Y2, Y3, Y3'])
+    emit(['VMOVUPD Y3, 0(AX)',
+          'VCMPPD $3, Y3, Y3, Y4',
+          'VORPD Y4, Y11, Y11',
+          'VMAXPD Y3, Y12, Y12',
+          'ADDQ $%d, SI' % (32 * d), 'ADDQ $32, DX', 'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %sargs' % L,
+          'VEXTRACTF128 $1, Y12, X0',
+          'VMAXPD X0, X12, X0',
+          'VPERMILPD $1, X0, X1',
+          'VMAXPD X1, X0, X0',
+          'VMOVMSKPD Y11, SI',
+          'TESTQ SI, SI',
+          'JEQ %smx' % L,
+          'MOVSD %s, X0' % K('neginf'),
+          'SUBSD X0, X0'])
+    w(L + 'mx:')
+    emit(['MOVSD X0, 0(DI)',
+          'VBROADCASTSD X0, Y13',
+          'VBROADCASTSD negThr+152(FP), Y14',
+          'VXORPD Y12, Y12, Y12',
+          'MOVL $0x7fffffff, 0(BX)',
+          'MOVL $-1, 4(BX)',
+          'MOVL $-1, 8(BX)',
+          'MOVQ R12, AX', 'MOVQ R13, CX'])
+    w(L + 'sum:')
+    emit(['VMOVUPD 0(AX), Y0',
+          'VSUBPD Y13, Y0, Y0',
+          'VCMPPD $1, Y14, Y0, Y1',  # x < thr (false for NaN)
+          'VMOVMSKPD Y1, SI',
+          'CMPQ SI, $15',
+          'JEQ %sskip' % L,
+          'MOVQ R13, DX', 'SUBQ CX, DX', 'SHLQ $2, DX',  # DX = 4g
+          'CMPL 0(BX), $0x7fffffff', 'JNE %snota' % L, 'MOVL DX, 0(BX)'])
+    w(L + 'nota:')
+    emit(['LEAQ 4(DX), SI', 'MOVL SI, 4(BX)',
+          'CMPL 8(BX), $-1', 'JNE %snoam' % L,
+          'VXORPD Y2, Y2, Y2',
+          'VCMPPD $0, Y2, Y0, Y1',
+          'VMOVMSKPD Y1, SI',
+          'TESTQ SI, SI', 'JEQ %snoam' % L,
+          'BSFQ SI, SI', 'ADDQ DX, SI', 'MOVL SI, 8(BX)'])
+    w(L + 'noam:')
+    emit(['VMAXPD %s, Y0, Y0' % K('low')])
+    emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
+    emit(['VADDPD Y5, Y12, Y12'])
+    w(L + 'skip:')
+    emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %ssum' % L,
+          'VEXTRACTF128 $1, Y12, X0',
+          'VADDPD X0, X12, X0',
+          'VHADDPD X0, X0, X0',
+          'MOVSD X0, 8(DI)',
+          'ADDQ $%d, R8' % (8 * d), 'ADDQ $16, DI', 'ADDQ $12, BX', 'SUBQ $1, R9', 'JMP %srow' % L])
+    w(L + 'ret:')
+    emit(['VZEROUPPER', 'RET'])
+    w('')
+    inreg.clear()
+
 # func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
 # The forward log-sum-exp rows of a leaf of the sparse path, d = 1, over
 # candidates q, u of a length that is a multiple of four (≥ 4). For each row
@@ -495,87 +601,7 @@ inreg.clear()
 #   spans[3r], spans[3r+1] = the first element of the first such group and
 #     the end of the last one; spans[3r+2] = the first j with buf[j] = mx
 #     (−1 if none).
-w('// func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)')
-w('TEXT ·lse1LeafAVX2(SB), NOSPLIT, $0-160')
-emit(['MOVQ xs_base+0(FP), R8',
-      'MOVQ xs_len+8(FP), R9',
-      'MOVQ q_base+24(FP), R10',
-      'MOVQ u_base+48(FP), R11',
-      'MOVQ buf_base+72(FP), R12',
-      'MOVQ q_len+32(FP), R13',
-      'SHRQ $2, R13',
-      'MOVQ out_base+96(FP), DI',
-      'MOVQ spans_base+120(FP), BX'])
-load_consts(['Y8', 'Y9', 'Y10'])
-w('l1row:')
-emit(['CMPQ R9, $1', 'JLT l1ret',
-      'VBROADCASTSD 0(R8), Y15',
-      'VBROADCASTSD invEps+144(FP), Y14',
-      'VMOVUPD %s, Y12' % K('neginf'),
-      'VXORPD Y11, Y11, Y11',
-      'MOVQ R10, SI', 'MOVQ R11, DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
-w('l1args:')
-emit(['VMOVUPD 0(SI), Y0',
-      'VSUBPD Y0, Y15, Y0',
-      'VMULPD Y0, Y0, Y0',
-      'VMULPD Y14, Y0, Y0',
-      'VMOVUPD 0(DX), Y3',
-      'VSUBPD Y0, Y3, Y3',
-      'VMOVUPD Y3, 0(AX)',
-      'VCMPPD $3, Y3, Y3, Y4',
-      'VORPD Y4, Y11, Y11',
-      'VMAXPD Y3, Y12, Y12',
-      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l1args',
-      'VEXTRACTF128 $1, Y12, X0',
-      'VMAXPD X0, X12, X0',
-      'VPERMILPD $1, X0, X1',
-      'VMAXPD X1, X0, X0',
-      'VMOVMSKPD Y11, SI',
-      'TESTQ SI, SI',
-      'JEQ l1mx',
-      'MOVSD %s, X0' % K('neginf'),
-      'SUBSD X0, X0'])
-w('l1mx:')
-emit(['MOVSD X0, 0(DI)',
-      'VBROADCASTSD X0, Y13',
-      'VBROADCASTSD negThr+152(FP), Y14',
-      'VXORPD Y12, Y12, Y12',
-      'MOVL $0x7fffffff, 0(BX)',
-      'MOVL $-1, 4(BX)',
-      'MOVL $-1, 8(BX)',
-      'MOVQ R12, AX', 'MOVQ R13, CX'])
-w('l1sum:')
-emit(['VMOVUPD 0(AX), Y0',
-      'VSUBPD Y13, Y0, Y0',
-      'VCMPPD $1, Y14, Y0, Y1',  # x < thr (false for NaN)
-      'VMOVMSKPD Y1, SI',
-      'CMPQ SI, $15',
-      'JEQ l1skip',
-      'MOVQ R13, DX', 'SUBQ CX, DX', 'SHLQ $2, DX',  # DX = 4g
-      'CMPL 0(BX), $0x7fffffff', 'JNE l1nota', 'MOVL DX, 0(BX)'])
-w('l1nota:')
-emit(['LEAQ 4(DX), SI', 'MOVL SI, 4(BX)',
-      'CMPL 8(BX), $-1', 'JNE l1noam',
-      'VXORPD Y2, Y2, Y2',
-      'VCMPPD $0, Y2, Y0, Y1',
-      'VMOVMSKPD Y1, SI',
-      'TESTQ SI, SI', 'JEQ l1noam',
-      'BSFQ SI, SI', 'ADDQ DX, SI', 'MOVL SI, 8(BX)'])
-w('l1noam:')
-emit(['VMAXPD %s, Y0, Y0' % K('low')])
-emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
-emit(['VADDPD Y5, Y12, Y12'])
-w('l1skip:')
-emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l1sum',
-      'VEXTRACTF128 $1, Y12, X0',
-      'VADDPD X0, X12, X0',
-      'VHADDPD X0, X0, X0',
-      'MOVSD X0, 8(DI)',
-      'ADDQ $8, R8', 'ADDQ $16, DI', 'ADDQ $12, BX', 'SUBQ $1, R9', 'JMP l1row'])
-w('l1ret:')
-emit(['VZEROUPPER', 'RET'])
-w('')
-inreg.clear()
+lse_leaf(1)
 
 
 def exp_leaf(d):
@@ -719,98 +745,9 @@ def exp_leaf(d):
 # that no a_j exceeds expHigh or is NaN (normalized weights, finite ss).
 exp_leaf(1)
 
-# func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
-# lse1LeafAVX2 for d = 2: xs and q hold two coordinates per point, the
-# arguments are those of argsMax2AVX2 with shift 0.
-w('// func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)')
-w('TEXT ·lse2LeafAVX2(SB), NOSPLIT, $0-160')
-emit(['MOVQ xs_base+0(FP), R8',
-      'MOVQ xs_len+8(FP), R9',
-      'SHRQ $1, R9',
-      'MOVQ q_base+24(FP), R10',
-      'MOVQ u_base+48(FP), R11',
-      'MOVQ buf_base+72(FP), R12',
-      'MOVQ u_len+56(FP), R13',
-      'SHRQ $2, R13',
-      'MOVQ out_base+96(FP), DI',
-      'MOVQ spans_base+120(FP), BX'])
-load_consts(['Y8', 'Y9', 'Y10'])
-w('l2row:')
-emit(['CMPQ R9, $1', 'JLT l2ret',
-      'MOVSD 0(R8), X0',
-      'MOVHPD 8(R8), X0',
-      'VINSERTF128 $1, X0, Y0, Y15',
-      'VBROADCASTSD invEps+144(FP), Y14',
-      'VMOVUPD %s, Y12' % K('neginf'),
-      'VXORPD Y11, Y11, Y11',
-      'MOVQ R10, SI', 'MOVQ R11, DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
-w('l2args:')
-emit(['VMOVUPD 0(SI), Y0',
-      'VMOVUPD 32(SI), Y1',
-      'VSUBPD Y0, Y15, Y0',
-      'VSUBPD Y1, Y15, Y1',
-      'VMULPD Y0, Y0, Y0',
-      'VMULPD Y1, Y1, Y1',
-      'VHADDPD Y1, Y0, Y2',
-      'VPERMPD $0xd8, Y2, Y2',
-      'VMULPD Y14, Y2, Y2',
-      'VMOVUPD 0(DX), Y3',
-      'VSUBPD Y2, Y3, Y3',
-      'VMOVUPD Y3, 0(AX)',
-      'VCMPPD $3, Y3, Y3, Y4',
-      'VORPD Y4, Y11, Y11',
-      'VMAXPD Y3, Y12, Y12',
-      'ADDQ $64, SI', 'ADDQ $32, DX', 'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l2args',
-      'VEXTRACTF128 $1, Y12, X0',
-      'VMAXPD X0, X12, X0',
-      'VPERMILPD $1, X0, X1',
-      'VMAXPD X1, X0, X0',
-      'VMOVMSKPD Y11, SI',
-      'TESTQ SI, SI',
-      'JEQ l2mx',
-      'MOVSD %s, X0' % K('neginf'),
-      'SUBSD X0, X0'])
-w('l2mx:')
-emit(['MOVSD X0, 0(DI)',
-      'VBROADCASTSD X0, Y13',
-      'VBROADCASTSD negThr+152(FP), Y14',
-      'VXORPD Y12, Y12, Y12',
-      'MOVL $0x7fffffff, 0(BX)',
-      'MOVL $-1, 4(BX)',
-      'MOVL $-1, 8(BX)',
-      'MOVQ R12, AX', 'MOVQ R13, CX'])
-w('l2sum:')
-emit(['VMOVUPD 0(AX), Y0',
-      'VSUBPD Y13, Y0, Y0',
-      'VCMPPD $1, Y14, Y0, Y1',
-      'VMOVMSKPD Y1, SI',
-      'CMPQ SI, $15',
-      'JEQ l2skip',
-      'MOVQ R13, DX', 'SUBQ CX, DX', 'SHLQ $2, DX',
-      'CMPL 0(BX), $0x7fffffff', 'JNE l2nota', 'MOVL DX, 0(BX)'])
-w('l2nota:')
-emit(['LEAQ 4(DX), SI', 'MOVL SI, 4(BX)',
-      'CMPL 8(BX), $-1', 'JNE l2noam',
-      'VXORPD Y2, Y2, Y2',
-      'VCMPPD $0, Y2, Y0, Y1',
-      'VMOVMSKPD Y1, SI',
-      'TESTQ SI, SI', 'JEQ l2noam',
-      'BSFQ SI, SI', 'ADDQ DX, SI', 'MOVL SI, 8(BX)'])
-w('l2noam:')
-emit(['VMAXPD %s, Y0, Y0' % K('low')])
-emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
-emit(['VADDPD Y5, Y12, Y12'])
-w('l2skip:')
-emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE l2sum',
-      'VEXTRACTF128 $1, Y12, X0',
-      'VADDPD X0, X12, X0',
-      'VHADDPD X0, X0, X0',
-      'MOVSD X0, 8(DI)',
-      'ADDQ $16, R8', 'ADDQ $16, DI', 'ADDQ $12, BX', 'SUBQ $1, R9', 'JMP l2row'])
-w('l2ret:')
-emit(['VZEROUPPER', 'RET'])
-w('')
-inreg.clear()
+# func lse2LeafAVX2(...): lse1LeafAVX2 for d = 2 (xs and q hold two
+# coordinates per point; the arguments are argsMax2AVX2's with shift 0).
+lse_leaf(2)
 
 # func exp2LeafAVX2(...): exp1LeafAVX2 for d = 2: xs, q and colGrad hold
 # two coordinates per point, res three values per row (Σ e_j and the two

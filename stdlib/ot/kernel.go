@@ -478,113 +478,77 @@ func (k kern) weighted(buf, p, q []float64, r float64, rowGrad, colSum, colGrad 
 		return weightedRow(buf, p, q, r, rowGrad, colSum, colGrad)
 	}
 	n4 := nc &^ 3
-	mode := 0
-	var cs, cg []float64
-	if colSum != nil {
-		mode |= 1
-		cs = colSum[:n4]
-	}
-	if colGrad != nil {
-		mode |= 2
-		cg = colGrad[:2*n4]
-	}
+	mode, cs, cg := vecAccumulators(n4, 2, colSum, colGrad)
 	var sums [3]float64
 	weighted2AVX2(buf[:n4], q[:2*n4], cs, cg, p[0], p[1], r, mode, &sums)
-	if rowGrad != nil {
-		rowGrad[0] += sums[1]
-		rowGrad[1] += sums[2]
-	}
-	s := sums[0]
-	if n4 < nc {
-		var csT, cgT []float64
-		if colSum != nil {
-			csT = colSum[n4:nc]
-		}
-		if colGrad != nil {
-			cgT = colGrad[2*n4 : 2*nc]
-		}
-		s += weightedRow(buf[n4:], p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
-	}
-	return s
+	addRow(rowGrad, sums[1:])
+	return sums[0] + weightedTail(buf, p, q, r, rowGrad, colSum, colGrad, n4)
 }
 
 // expWeighted is k.exp followed by k.weighted, fused into one pass over the
-// arguments in args when k.simd, d = 2 and mx = max(args) ≤ expHigh (so no
+// arguments in args when k.simd, d ≤ 2 and mx = max(args) ≤ expHigh (so no
 // argument needs math.Exp). ebuf is scratch for the other cases.
 func (k kern) expWeighted(args, ebuf []float64, mx float64, p, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
 	nc := len(args)
-	if k.simd && len(p) == 1 && nc >= 4 && mx <= expHigh {
-		return expWeighted1(args, ebuf, p[0], q, r, rowGrad, colSum, colGrad)
-	}
-	if !k.simd || len(p) != 2 || nc < 4 || !(mx <= expHigh) {
+	d := len(p)
+	if !k.simd || d > 2 || nc < 4 || !(mx <= expHigh) {
 		k.exp(ebuf[:nc], args)
 		return k.weighted(ebuf[:nc], p, q, r, rowGrad, colSum, colGrad)
 	}
 	n4 := nc &^ 3
-	mode := 0
-	var cs, cg []float64
-	if colSum != nil {
-		mode |= 1
-		cs = colSum[:n4]
-	}
-	if colGrad != nil {
-		mode |= 2
-		cg = colGrad[:2*n4]
-	}
+	mode, cs, cg := vecAccumulators(n4, d, colSum, colGrad)
 	var sums [3]float64
-	expWeighted2AVX2(args[:n4], q[:2*n4], cs, cg, p[0], p[1], r, mode, &sums)
-	if rowGrad != nil {
-		rowGrad[0] += sums[1]
-		rowGrad[1] += sums[2]
+	if d == 1 {
+		var s1 [2]float64
+		expWeighted1AVX2(args[:n4], q[:n4], cs, cg, p[0], r, mode, &s1)
+		sums[0], sums[1] = s1[0], s1[1]
+	} else {
+		expWeighted2AVX2(args[:n4], q[:2*n4], cs, cg, p[0], p[1], r, mode, &sums)
 	}
-	s := sums[0]
-	if n4 < nc {
-		var csT, cgT []float64
-		if colSum != nil {
-			csT = colSum[n4:nc]
-		}
-		if colGrad != nil {
-			cgT = colGrad[2*n4 : 2*nc]
-		}
-		e := ebuf[n4:nc]
-		expInto(e, args[n4:])
-		s += weightedRow(e, p, q[2*n4:2*nc], r, rowGrad, csT, cgT)
+	addRow(rowGrad, sums[1:1+d])
+	if n4 == nc {
+		return sums[0]
 	}
-	return s
+	e := ebuf[n4:nc]
+	expInto(e, args[n4:])
+	return sums[0] + weightedTail(ebuf[:nc], p, q, r, rowGrad, colSum, colGrad, n4)
 }
 
-// expWeighted1 is expWeighted for d = 1 on the AVX2 kernel (len(args) ≥ 4,
-// max(args) ≤ expHigh).
-func expWeighted1(args, ebuf []float64, p0 float64, q []float64, r float64, rowGrad, colSum, colGrad []float64) float64 {
-	nc := len(args)
-	n4 := nc &^ 3
-	mode := 0
-	var cs, cg []float64
+// vecAccumulators returns the mode of the weighted vector kernels (bit 0:
+// column sums, bit 1: column gradients) and the accumulators of the first
+// n4 points of dimension d (nil when not wanted).
+func vecAccumulators(n4, d int, colSum, colGrad []float64) (mode int, cs, cg []float64) {
 	if colSum != nil {
 		mode |= 1
 		cs = colSum[:n4]
 	}
 	if colGrad != nil {
 		mode |= 2
-		cg = colGrad[:n4]
+		cg = colGrad[:d*n4]
 	}
-	var sums [2]float64
-	expWeighted1AVX2(args[:n4], q[:n4], cs, cg, p0, r, mode, &sums)
-	if rowGrad != nil {
-		rowGrad[0] += sums[1]
+	return mode, cs, cg
+}
+
+// weightedTail is weightedRow on the weights e[n4:] of a row whose first n4
+// columns a vector kernel did.
+func weightedTail(e, p, q []float64, r float64, rowGrad, colSum, colGrad []float64, n4 int) float64 {
+	nc, d := len(e), len(p)
+	if n4 == nc {
+		return 0
 	}
-	s := sums[0]
-	if n4 < nc {
-		var csT, cgT []float64
-		if colSum != nil {
-			csT = colSum[n4:nc]
-		}
-		if colGrad != nil {
-			cgT = colGrad[n4:nc]
-		}
-		e := ebuf[n4:nc]
-		expInto(e, args[n4:])
-		s += weightedRow(e, []float64{p0}, q[n4:nc], r, rowGrad, csT, cgT)
+	var csT, cgT []float64
+	if colSum != nil {
+		csT = colSum[n4:nc]
 	}
-	return s
+	if colGrad != nil {
+		cgT = colGrad[d*n4 : d*nc]
+	}
+	return weightedRow(e[n4:], p, q[d*n4:d*nc], r, rowGrad, csT, cgT)
+}
+
+// addRow adds v to dst element by element; nothing when dst is nil.
+func addRow(dst, v []float64) {
+	for c := range dst {
+		dst[c] += v[c]
+	}
 }

@@ -52,14 +52,21 @@ func (w *Workspace) SetPath(p Path) { w.e.path = p }
 // (kdtree.go). For each leaf R of the rows' tree, the column tree is
 // descended from the root and a node N is dropped when an upper bound of
 // a_ij over the rows of R and the columns of N lies below L_R − thr, with
-// L_R a lower bound of the rows' references (below); the surviving leaves
-// are the candidates, evaluated with the dense kernels. The references are:
+// L_R the smallest of the rows' references (below). The surviving column
+// leaves are the leaf's candidates (in 1-D one range, from the first to the
+// last surviving leaf, trimmed at both ends with the exact bound of each
+// column); the leaf kernels (d = 1, 2) or the row kernels evaluate every
+// row of R on them, exponentiating only the groups of four terms with a
+// term above the threshold. The references are:
 //
 //   - log-sum-exp sweeps (the forward pass) and the envelope's weighted
 //     sweep: a lower bound of the row's maximum, the term at a hint column
-//     (the row's argmax in its previous sweep, kept per problem);
+//     (the row's argmax in its previous sweep, kept per problem; found by
+//     an exact best-first search of the column tree when there is none);
 //   - the backward pass's weighted sweeps, whose weights e^(a_ij + s_i) are
-//     normalized (s_i = −LSE_i): the LSE itself, −s_i.
+//     normalized (s_i = −LSE_i): the LSE itself, −s_i. These sweeps usually
+//     need no bounds at all: the forward sweep over the same terms records
+//     its candidates and each row's span of surviving terms (recordStore).
 //
 // Every dropped term is therefore below e^(−thr) times the row's largest
 // term (forward) or total weight (backward), and so is every term that the
@@ -326,12 +333,9 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 	pp := permuteSide(p, pt, &sp.logw[0])
 	qq := pp
 	if !same {
+		// p's tree is now the cache's most recent entry: q's lookup
+		// cannot evict it.
 		qq = permuteSide(q, sp.tree(q.pts, q.n, d), &sp.logw[1])
-		// The cache may have rebuilt p's tree for q (a full cache).
-		if !pt.matches(p.pts, p.n, d) {
-			pt = sp.tree(p.pts, p.n, d)
-			pp = permuteSide(p, pt, &sp.logw[0])
-		}
 	}
 	var pg grads
 	if gr.p != nil {
