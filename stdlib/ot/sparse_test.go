@@ -175,6 +175,12 @@ func sparseCases(t testing.TB) []sparseCase {
 		// its boxes drop nothing; the case tests agreement.
 		add("10d/small-eps", x, y, uniformLogW(n), uniformLogW(n), 10, bal(h*h/100, 30), false)
 	}
+	// Every reference vector of shared/testdata/sinkhorn.
+	for _, r := range loadRefs(t) {
+		in := &r.Inputs
+		x, y := flatten(in.X), flatten(in.Y)
+		add("ref/"+r.Name, x, y, in.LogA, in.LogB, len(x)/len(in.LogA), refOptions(r, GradUnrolled), false)
+	}
 	// Large eps: nothing can be dropped; the paths must still agree.
 	{
 		n := 64
