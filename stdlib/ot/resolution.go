@@ -9,7 +9,7 @@ import (
 // Resolution returns the median, over the n points of x (row-major n×d), of
 // the Euclidean distance to the nearest other point. Duplicated points count
 // as distance 0; for an even n the two middle values are averaged. It is the
-// h of eps = (alpha·h)². It needs at least two points.
+// h of eps = (alpha·h)². It needs at least two points, all finite.
 //
 // The nearest neighbours are found in a k-d tree (O(n log n) for spread
 // points); the distances are those of the brute-force search, bit for bit.
@@ -19,6 +19,11 @@ func Resolution(x []float64, n, d int) (float64, error) {
 	}
 	if d < 1 || len(x) != n*d {
 		return 0, fmt.Errorf("ot: resolution: %d coordinates for %d points of dimension %d", len(x), n, d)
+	}
+	for k, v := range x {
+		if !isFinite(v) {
+			return 0, fmt.Errorf("ot: resolution: coordinate %d of point %d is %g", k%d, k/d, v)
+		}
 	}
 	nn := nearestSq(x, n, d)
 	slices.Sort(nn)
