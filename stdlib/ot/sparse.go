@@ -337,26 +337,11 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 		// cannot evict it.
 		qq = permuteSide(q, sp.tree(q.pts, q.n, d), &sp.logw[1])
 	}
-	var pg grads
-	if gr.p != nil {
-		sp.gp = zeroed(sp.gp, p.n*d)
-		pg.p = sp.gp
-	}
-	if gr.logp != nil {
-		sp.glp = zeroed(sp.glp, p.n)
-		pg.logp = sp.glp
-	}
+	pg := grads{p: scratchFor(gr.p, &sp.gp), logp: scratchFor(gr.logp, &sp.glp)}
 	if same {
 		pg.q, pg.logq = pg.p, pg.logp
 	} else {
-		if gr.q != nil {
-			sp.gq = zeroed(sp.gq, q.n*d)
-			pg.q = sp.gq
-		}
-		if gr.logq != nil {
-			sp.glq = zeroed(sp.glq, q.n)
-			pg.logq = sp.glq
-		}
+		pg.q, pg.logq = scratchFor(gr.q, &sp.gq), scratchFor(gr.logq, &sp.glq)
 	}
 	sp.slot = slot
 	e.sparseOn = true
@@ -385,6 +370,16 @@ func sameSlice(a, b []float64) bool {
 		return a == nil && b == nil
 	}
 	return len(a) == len(b) && &a[0] == &b[0]
+}
+
+// scratchFor returns *buf resized to len(dst) and cleared, or nil when dst
+// is nil (a gradient that is not wanted).
+func scratchFor(dst []float64, buf *[]float64) []float64 {
+	if dst == nil {
+		return nil
+	}
+	*buf = zeroed(*buf, len(dst))
+	return *buf
 }
 
 // zeroed returns s resized to n and cleared.
@@ -1302,7 +1297,7 @@ func (e *engine) lseLeaf(k kern, scr *sparseScratch, lo, hi int, buf, cols, u []
 	scr.mxs = grow(scr.mxs, nrow)
 	scr.lgs = grow(scr.lgs, nrow)
 	if e.simd && d <= 2 && len(u) >= 4 && len(u)&3 == 0 {
-		e.lseLeafSIMD(scr, lo, hi, lo, buf, cols, u, c0, idx, 0)
+		e.lseLeafSIMD(scr, lo, hi, buf, cols, u, c0, idx)
 		k.log(scr.lgs, scr.sums)
 		for i := lo; i < hi; i++ {
 			job.out[i] = job.outScale * (scr.mxs[i-lo] + scr.lgs[i-lo])
@@ -1394,15 +1389,13 @@ func trim(buf []float64, cut float64) (a, z int) {
 }
 
 // lseLeafSIMD is the row loop of lseLeaf on the leaf kernels for d = 1
-// and 2 (lse1LeafAVX2, lse2LeafAVX2) for the rows [lo, hi) of the leaf
-// whose first row is base, over candidates whose number is a multiple of
-// four: the columns c0, c0+1, … (idx == nil) or idx. The recorded spans
-// are shifted by shift (the candidates' position in the leaf's).
-func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi, base int, buf, cols, u []float64, c0 int, idx []int32, shift int32) {
+// and 2 (lse1LeafAVX2, lse2LeafAVX2), over candidates whose number is a
+// multiple of four: the columns c0, c0+1, … (idx == nil) or idx.
+func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []float64, c0 int, idx []int32) {
 	sp, job, d := e.sp, &e.job, e.d
 	nrow := hi - lo
 	scr.res = grow(scr.res, 2*nrow)
-	mxs, sums := scr.mxs[lo-base:hi-base], scr.sums[lo-base:hi-base]
+	mxs, sums := scr.mxs[:nrow], scr.sums[:nrow]
 	if cap(scr.lspans) < 3*nrow {
 		scr.lspans = make([]int32, 3*nrow)
 	}
@@ -1432,7 +1425,7 @@ func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi, base int, buf, cols, u 
 			}
 		}
 		if job.spans != nil {
-			job.spans[2*i], job.spans[2*i+1] = a+shift, z+shift
+			job.spans[2*i], job.spans[2*i+1] = a, z
 		}
 	}
 }
