@@ -157,7 +157,7 @@ func (g gpu) download(dst []float64, src ptr) error {
 
 // launch queues the kernel on the default stream. Every argument is one
 // 8-byte word, which is what gorgonia.org/cu's Launch copies.
-func (g gpu) launch(k kernel, gridX, gridY, blockX int, args []uint64) error {
+func (g gpu) launch(k kernel, gridX, gridY, blockX, shared int, args []uint64) error {
 	var params [16]unsafe.Pointer
 	if len(args) > len(params) {
 		return fmt.Errorf("%d arguments, at most %d", len(args), len(params))
@@ -165,7 +165,7 @@ func (g gpu) launch(k kernel, gridX, gridY, blockX int, args []uint64) error {
 	for i := range args {
 		params[i] = unsafe.Pointer(&args[i])
 	}
-	return g.d.fns[k].Launch(gridX, gridY, 1, blockX, 1, 1, 0, cu.NoStream, params[:len(args)])
+	return g.d.fns[k].Launch(gridX, gridY, 1, blockX, 1, 1, shared, cu.NoStream, params[:len(args)])
 }
 
 // Workspace runs Sinkhorn evaluations of points of one dimension on a

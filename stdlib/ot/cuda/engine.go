@@ -17,7 +17,9 @@ type launcher interface {
 	free(p ptr) error
 	upload(dst ptr, src []float64) error
 	download(dst []float64, src ptr) error
-	launch(k kernel, gridX, gridY, blockX int, args []uint64) error
+	// launch queues kernel k on a grid of gridX × gridY blocks of blockX
+	// threads with shared bytes of dynamic shared memory per block.
+	launch(k kernel, gridX, gridY, blockX, shared int, args []uint64) error
 }
 
 // executor runs f with a launcher on the thread that owns the device's
@@ -46,13 +48,19 @@ type engine struct {
 	// was not written first then gets NaN.
 	guard   int
 	scratch []float64
+
+	// fusedMax is the largest side of the evaluations that take the fused
+	// path (0: none); fusedNT, when positive (tests), is the thread count
+	// of every fused problem.
+	fusedMax, fusedNT int
+	fl                fusedLayout
 }
 
 // guardBits is the NaN the allocation is filled with in guard mode.
 const guardBits = 0x7ff4_dead_beef_0bad
 
 func newEngine(x executor, d int) *engine {
-	return &engine{x: x, d: max(d, 1), minChunk: defaultMinChunk}
+	return &engine{x: x, d: max(d, 1), minChunk: defaultMinChunk, fusedMax: fusedMaxPoints}
 }
 
 // layout places the buffers of one evaluation in the device allocation.
@@ -135,7 +143,16 @@ func (e *engine) plan(base ptr, n, m, iters int, hist bool) layout {
 // reserve makes the device allocation large enough for the evaluation and
 // lays the buffers out in it. It runs inside exec.
 func (e *engine) reserve(l launcher, n, m, iters int, hist bool) error {
-	need := e.plan(0, n, m, iters, hist).total
+	if err := e.ensure(l, e.plan(0, n, m, iters, hist).total); err != nil {
+		return err
+	}
+	e.lay = e.plan(e.mem, n, m, iters, hist)
+	return nil
+}
+
+// ensure makes the device allocation hold at least need float64s. It runs
+// inside exec.
+func (e *engine) ensure(l launcher, need int) error {
 	if need > e.memLen {
 		if e.mem != 0 {
 			if err := l.free(e.mem); err != nil {
@@ -149,8 +166,20 @@ func (e *engine) reserve(l launcher, n, m, iters int, hist bool) error {
 		}
 		e.mem, e.memLen = p, need
 	}
-	e.lay = e.plan(e.mem, n, m, iters, hist)
 	return nil
+}
+
+// fillGuards fills the whole allocation with the NaN guardBits in guard
+// mode. It runs inside exec.
+func (e *engine) fillGuards(l launcher) error {
+	if e.guard <= 0 {
+		return nil
+	}
+	e.scratch = grow(e.scratch, e.memLen)
+	for i := range e.scratch {
+		e.scratch[i] = math.Float64frombits(guardBits)
+	}
+	return l.upload(e.mem, e.scratch)
 }
 
 // release frees the device allocation. It runs inside exec.
@@ -207,7 +236,7 @@ func (r *run) launch(k kernel, gridX, gridY int, args ...uint64) {
 		r.err = fmt.Errorf("cuda: internal error: kernel %s takes %d arguments, got %d", k.name(), k.arity(), len(args))
 		return
 	}
-	if err := r.l.launch(k, gridX, gridY, blockSize, args); err != nil {
+	if err := r.l.launch(k, gridX, gridY, blockSize, 0, args); err != nil {
 		r.err = fmt.Errorf("cuda: launching %s: %w", k.name(), err)
 	}
 }
@@ -428,6 +457,9 @@ type evaluation struct {
 // (without constants) in the order xy, xx, yy.
 func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 	n, m := len(ev.logA), len(ev.logB)
+	if e.fusedOK(n, m) {
+		return e.evaluateFused(ev)
+	}
 	want := wanted(ev.grad)
 	keep := want && ev.opt.Grad == ot.GradUnrolled
 	c := newConsts(ev.opt)
@@ -436,14 +468,8 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 			return err
 		}
 		L := &e.lay
-		if e.guard > 0 {
-			e.scratch = grow(e.scratch, e.memLen)
-			for i := range e.scratch {
-				e.scratch[i] = math.Float64frombits(guardBits)
-			}
-			if err := l.upload(e.mem, e.scratch); err != nil {
-				return err
-			}
+		if err := e.fillGuards(l); err != nil {
+			return err
 		}
 		e.host = grow(e.host, max(L.inLen, L.outLen))
 		in := e.host[:0]
@@ -479,7 +505,7 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 			return fmt.Errorf("cuda: download: %w", err)
 		}
 		if e.guard > 0 {
-			return e.checkGuards(l)
+			return e.checkGuards(l, L.gaps)
 		}
 		return nil
 	})
@@ -507,12 +533,12 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 	return vals, nil
 }
 
-// checkGuards reports the first guard gap a kernel wrote into.
-func (e *engine) checkGuards(l launcher) error {
+// checkGuards reports the first of the guard gaps a kernel wrote into.
+func (e *engine) checkGuards(l launcher, gaps []int) error {
 	if err := l.download(e.scratch[:e.memLen], e.mem); err != nil {
 		return err
 	}
-	for _, g := range e.lay.gaps {
+	for _, g := range gaps {
 		for k := g; k < g+e.guard; k++ {
 			if b := math.Float64bits(e.scratch[k]); b != guardBits {
 				return fmt.Errorf("cuda: guard word %d after the buffer ending at offset %d was overwritten (%#x)", k-g, g, b)

@@ -13,12 +13,24 @@ import (
 // package ot (issue 7: 1e-12 relative).
 const hostRtol = 1e-12
 
+// hostConfig is a configuration of the engine under test: the
+// multi-launch path with a shortest reduction chunk (fusedNT = 0), or the
+// fused path with a thread count per problem.
+type hostConfig struct {
+	name              string
+	minChunk, fusedNT int
+}
+
 // hostBackend returns a backend running the engine on the host-compiled
-// kernels, with the given shortest reduction chunk.
-func hostBackend(t *testing.T, bin string, d, minChunk int) (backend, *engine, *hostKernels) {
+// kernels in configuration hc.
+func hostBackend(t *testing.T, bin string, d int, hc hostConfig) (backend, *engine, *hostKernels) {
 	h := startHostKernels(t, bin)
 	e := newEngine(h, d)
-	e.minChunk = minChunk
+	e.minChunk = hc.minChunk
+	e.fusedNT = hc.fusedNT
+	if hc.fusedNT == 0 {
+		e.fusedMax = 0
+	}
 	e.guard = 7
 	b := backend{
 		divergence: func(x, y, la, lb []float64, opt ot.Options, grad *ot.Grad) (ot.Result, error) {
@@ -32,39 +44,52 @@ func hostBackend(t *testing.T, bin string, d, minChunk int) (backend, *engine, *
 // TestHostKernels runs the kernels of sinkhorn.cu, compiled as host C++,
 // through the engine (the orchestration the GPU runs), in guard mode (a
 // read outside a buffer or of memory not written first gives NaN, a write
-// outside a buffer is reported), and compares every
-// value and gradient with package ot to 1e-12 relative, and with the
-// reference vectors at their own tolerance. Small problems also run with
-// reductions split in chunks of 2, so that the combination of partial
-// results is exercised, and with subsets of the gradients and a cached y–y
-// term; the two 256×256 grid files (a few seconds each) check the
-// divergence and all its gradients in both modes once.
+// outside a buffer is reported), and compares every value and gradient with
+// package ot to 1e-12 relative, and with the reference vectors at their own
+// tolerance, on both paths: the multi-launch kernels and the fused kernel
+// (d ≤ 3). Small problems also run with reductions split in chunks of 2,
+// and the fused kernel with two thread counts, so that the combination of
+// partial results (chunks, segments of rows, rounds of rows) is exercised,
+// and with subsets of the gradients and a cached y–y term; the two 256×256
+// grid files (a few seconds each) check the divergence and all its
+// gradients in both modes once.
 func TestHostKernels(t *testing.T) {
 	bin := buildHostKernels(t)
 	cases := append(referenceCases(t), generatedCases()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			chunks := []int{defaultMinChunk}
+			configs := []hostConfig{{name: "multi-launch", minChunk: defaultMinChunk}}
 			if c.small {
-				chunks = append(chunks, 2)
+				configs = append(configs, hostConfig{name: "multi-launch, chunks of 2", minChunk: 2})
 			}
-			for _, mc := range chunks {
-				b, e, h := hostBackend(t, bin, c.d, mc)
-				if mc == 2 {
-					if nch, _ := split(c.n(), c.m(), mc); nch < 2 {
-						t.Fatalf("chunks of %d do not split a reduction of %d terms", mc, c.m())
+			if c.d <= fusedMaxDim {
+				configs = append(configs, hostConfig{name: "fused, 32 threads", minChunk: defaultMinChunk, fusedNT: 32})
+				if c.small {
+					configs = append(configs, hostConfig{name: "fused, 64 threads", minChunk: defaultMinChunk, fusedNT: 64})
+				}
+			}
+			for _, hc := range configs {
+				b, e, h := hostBackend(t, bin, c.d, hc)
+				if hc.minChunk == 2 {
+					if nch, _ := split(c.n(), c.m(), hc.minChunk); nch < 2 {
+						t.Fatalf("chunks of %d do not split a reduction of %d terms", hc.minChunk, c.m())
 					}
 				}
 				compareWithCPU(t, c, b, hostRtol, c.small)
 				if c.small {
 					checkSelfTerm(t, c, e)
 				}
+				// Every launch took the path of the configuration.
+				fused := h.byKernel[kFused]
+				if (hc.fusedNT > 0) != (fused > 0) || (fused > 0 && fused != h.launches) {
+					t.Errorf("%s: %d launches of which %d fused", hc.name, h.launches, fused)
+				}
 				if err := h.exec(e.release); err != nil {
 					t.Fatal(err)
 				}
 				if t.Failed() {
-					t.Logf("minimum chunk %d", mc)
+					t.Logf("configuration: %s", hc.name)
 					return
 				}
 			}

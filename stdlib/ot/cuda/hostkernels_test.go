@@ -26,6 +26,7 @@ type hostKernels struct {
 	index    [numKernels]uint64 // position of each kernel in the server's table
 	buf      []byte
 	launches int
+	byKernel [numKernels]int
 }
 
 // buildHostKernels compiles kernels/hostkernels.cpp with g++ into a
@@ -71,6 +72,7 @@ func startHostKernels(t testing.TB, bin string) *hostKernels {
 	for k := range h.index {
 		h.index[k] = math.MaxUint64
 	}
+	sawWords := false
 	for pos := uint64(0); ; pos++ {
 		line, err := h.r.ReadString('\n')
 		if err != nil {
@@ -79,6 +81,14 @@ func startHostKernels(t testing.TB, bin string) *hostKernels {
 		f := strings.Fields(line)
 		if len(f) == 1 && f[0] == "ready" {
 			break
+		}
+		if len(f) == 2 && f[0] == "fused_words" {
+			if w, _ := strconv.Atoi(f[1]); w != fdWords {
+				t.Fatalf("the fused kernel's descriptor has %s words in fused.cuh, %d in fused.go", f[1], fdWords)
+			}
+			sawWords = true
+			pos--
+			continue
 		}
 		if len(f) != 3 || f[0] != "kernel" {
 			t.Fatalf("unexpected line %q from the host kernels", line)
@@ -91,6 +101,9 @@ func startHostKernels(t testing.TB, bin string) *hostKernels {
 			t.Fatalf("kernel %s takes %d arguments in sinkhorn.cu, %d in kernels.go", f[1], a, k.arity())
 		}
 		h.index[k] = pos
+	}
+	if !sawWords {
+		t.Fatal("the host kernels did not print the fused kernel's descriptor length")
 	}
 	for k, pos := range h.index {
 		if pos == math.MaxUint64 {
@@ -188,13 +201,15 @@ func (h *hostKernels) download(dst []float64, src ptr) error {
 	return nil
 }
 
-func (h *hostKernels) launch(k kernel, gridX, gridY, blockX int, args []uint64) error {
+func (h *hostKernels) launch(k kernel, gridX, gridY, blockX, shared int, args []uint64) error {
 	h.launches++
+	h.byKernel[k]++
 	h.word(5)
 	h.word(h.index[k])
 	h.word(uint64(gridX))
 	h.word(uint64(gridY))
 	h.word(uint64(blockX))
+	h.word(uint64(shared))
 	h.word(uint64(len(args)))
 	for _, a := range args {
 		h.word(a)

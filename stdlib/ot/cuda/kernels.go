@@ -23,6 +23,7 @@ const (
 	kValuePart
 	kSumFin
 	kFill
+	kFused
 	numKernels
 )
 
@@ -51,6 +52,8 @@ func (k kernel) name() string {
 		return "sum_fin"
 	case kFill:
 		return "fill"
+	case kFused:
+		return "fused"
 	}
 	return fmt.Sprintf("kernel(%d)", int(k))
 }
@@ -78,6 +81,8 @@ func (k kernel) arity() int {
 		return 9
 	case kSumFin, kFill:
 		return 3
+	case kFused:
+		return 2
 	}
 	return -1
 }

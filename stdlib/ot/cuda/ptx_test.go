@@ -35,8 +35,8 @@ func TestPTXUpToDate(t *testing.T) {
 		}
 		files++
 	}
-	if files != 2 {
-		t.Errorf("sinkhorn.ptx.sha256 covers %d files, want sinkhorn.cu and shim.h", files)
+	if files != 3 {
+		t.Errorf("sinkhorn.ptx.sha256 covers %d files, want sinkhorn.cu, fused.cuh and shim.h", files)
 	}
 
 	ptxFile, err := os.Open(filepath.Join("kernels", "sinkhorn.ptx"))

@@ -12,5 +12,5 @@ out=${1:-sinkhorn.ptx}
 "${NVCC:-nvcc}" -ccbin "${NVCC_CCBIN:-g++-12}" -allow-unsupported-compiler -arch=compute_80 -ptx \
 	-o "$out" sinkhorn.cu
 if [ $# -eq 0 ]; then
-	sha256sum sinkhorn.cu shim.h >sinkhorn.ptx.sha256
+	sha256sum sinkhorn.cu fused.cuh shim.h >sinkhorn.ptx.sha256
 fi

@@ -9,14 +9,16 @@
 // Build: g++ -std=c++17 -O2 -ffp-contract=off -o hostkernels hostkernels.cpp
 //
 // Protocol. At start the server writes one text line per kernel,
-// "kernel NAME ARITY", then "ready". After that every message is a sequence
-// of little-endian 64-bit words. Requests (first word the opcode):
+// "kernel NAME ARITY", then "fused_words N" (the fused kernel's descriptor
+// length), then "ready". After that every message is a sequence of
+// little-endian 64-bit words. Requests (first word the opcode):
 //
 //	1 ALLOC n            → reply: the address of n zeroed doubles
 //	2 FREE addr
 //	3 UPLOAD addr n w…   (n words follow)
 //	4 DOWNLOAD addr n    → reply: n words
-//	5 LAUNCH k gx gy bx nargs a…  (kernel index k in the table order)
+//	5 LAUNCH k gx gy bx smem nargs a…  (kernel index k in the table order,
+//	  smem the bytes of dynamic shared memory per block)
 //	6 QUIT
 //
 // Launches do not reply (like asynchronous CUDA launches); an invalid
@@ -57,29 +59,38 @@ template <class... P> struct Sig<void (*)(P...)> {
 		return p[i];
 	}
 	template <size_t... I>
-	static void call(void (*k)(P...), const char *name, unsigned gx, unsigned gy, unsigned bx, const uint64_t *a,
-	                 std::index_sequence<I...>) {
-		shm_launch(name, gx, gy, bx, k, Conv<P>::get(a[I])...);
+	static void call(void (*k)(P...), const char *name, bool coop, unsigned gx, unsigned gy, unsigned bx, size_t smem,
+	                 const uint64_t *a, std::index_sequence<I...>) {
+		if (coop) {
+			shm_launch_coop(name, gx, gy, bx, smem, k, Conv<P>::get(a[I])...);
+		} else {
+			shm_launch(name, gx, gy, bx, k, Conv<P>::get(a[I])...);
+		}
 	}
 };
 
-template <auto K> void invoke(const char *name, unsigned gx, unsigned gy, unsigned bx, const uint64_t *a) {
+template <auto K>
+void invoke(const char *name, bool coop, unsigned gx, unsigned gy, unsigned bx, size_t smem, const uint64_t *a) {
 	using S = Sig<decltype(K)>;
-	S::call(K, name, gx, gy, bx, a, std::make_index_sequence<S::arity>{});
+	S::call(K, name, coop, gx, gy, bx, smem, a, std::make_index_sequence<S::arity>{});
 }
 
+// Entry is one kernel; coop kernels synchronize their blocks and use
+// dynamic shared memory (see shim.h).
 struct Entry {
 	const char *name;
 	size_t arity;
-	void (*invoke)(const char *, unsigned, unsigned, unsigned, const uint64_t *);
+	bool coop;
+	void (*invoke)(const char *, bool, unsigned, unsigned, unsigned, size_t, const uint64_t *);
 	bool (*isPointer)(size_t);
 };
 
-#define ENTRY(k) Entry{#k, Sig<decltype(&k)>::arity, &invoke<&k>, &Sig<decltype(&k)>::isPointer}
+#define ENTRY(k, coop) Entry{#k, Sig<decltype(&k)>::arity, coop, &invoke<&k>, &Sig<decltype(&k)>::isPointer}
 
 const Entry table[] = {
-	ENTRY(lse_part), ENTRY(lse_fin), ENTRY(wrow_part), ENTRY(wcol_part), ENTRY(row_fin), ENTRY(col_fin),
-	ENTRY(bar_init), ENTRY(env_logw), ENTRY(value_part), ENTRY(sum_fin), ENTRY(fill),
+	ENTRY(lse_part, false),  ENTRY(lse_fin, false),    ENTRY(wrow_part, false), ENTRY(wcol_part, false),
+	ENTRY(row_fin, false),   ENTRY(col_fin, false),    ENTRY(bar_init, false),  ENTRY(env_logw, false),
+	ENTRY(value_part, false), ENTRY(sum_fin, false),   ENTRY(fill, false),      ENTRY(fused, true),
 };
 
 [[noreturn]] void fail(const char *msg, uint64_t v) {
@@ -127,6 +138,7 @@ int main() {
 	for (const Entry &e : table) {
 		printf("kernel %s %zu\n", e.name, e.arity);
 	}
+	printf("fused_words %d\n", (int)FD_WORDS);
 	printf("ready\n");
 	fflush(stdout);
 	uint64_t args[32];
@@ -174,7 +186,8 @@ int main() {
 			break;
 		}
 		case 5: {
-			const uint64_t k = readWord(), gx = readWord(), gy = readWord(), bx = readWord(), na = readWord();
+			const uint64_t k = readWord(), gx = readWord(), gy = readWord(), bx = readWord(), smem = readWord(),
+			               na = readWord();
 			if (k >= sizeof table / sizeof table[0]) {
 				fail("unknown kernel", k);
 			}
@@ -195,7 +208,10 @@ int main() {
 			if (gx > 0xffffffffull || gy > 0xffffffffull || bx > 0xffffffffull) {
 				fail("launch dimension out of range", gx);
 			}
-			e.invoke(e.name, (unsigned)gx, (unsigned)gy, (unsigned)bx, args);
+			if (smem > 0 && !e.coop) {
+				fail("shared memory for a kernel that does not use it", smem);
+			}
+			e.invoke(e.name, e.coop, (unsigned)gx, (unsigned)gy, (unsigned)bx, (size_t)smem, args);
 			break;
 		}
 		case 6:

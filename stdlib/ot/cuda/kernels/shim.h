@@ -1,9 +1,10 @@
 // shim.h lets sinkhorn.cu compile either with nvcc (device code, the real
 // CUDA built-ins) or as plain host C++ with g++, where a kernel launch is a
-// sequential loop over every (block, thread) index. The kernels use no
-// shared memory, no __syncthreads and no atomics, so running the threads one
-// after the other computes exactly what the GPU computes (up to the
-// floating-point contraction nvcc may apply).
+// sequential loop over every (block, thread) index. The multi-launch
+// kernels use no shared memory, no __syncthreads and no atomics, so running
+// the threads one after the other computes exactly what the GPU computes
+// (up to the floating-point contraction nvcc may apply); the fused kernel
+// synchronizes its blocks and runs through shm_launch_coop.
 #ifndef SHM_OT_CUDA_SHIM_H
 #define SHM_OT_CUDA_SHIM_H
 
@@ -13,14 +14,25 @@
 
 #define SHM_HOST_DEVICE __host__ __device__
 
+// SHM_SHARED_DOUBLES declares the block's dynamic shared memory as an
+// array of doubles.
+#define SHM_SHARED_DOUBLES(name) extern __shared__ double name[]
+
 #else // host C++
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <functional>
+#include <vector>
 
 #define __global__
+#define __launch_bounds__(n)
+#define __noinline__
 #define __device__ static inline
 #define __forceinline__
 #define SHM_HOST_DEVICE static inline
@@ -57,6 +69,123 @@ void shm_launch(const char *name, unsigned gridX, unsigned gridY, unsigned block
 			}
 		}
 	}
+}
+
+// Block-synchronous kernels (the fused kernel) use __syncthreads and
+// dynamic shared memory. shm_launch_coop runs each simulated thread of a
+// block as a coroutine (ucontext) on the one host thread: __syncthreads
+// switches back to the block's scheduler, which resumes every thread in
+// turn until all of them reach the barrier, then lets them past it. A block
+// whose threads disagree on the barriers (some finished while others wait)
+// is an error, as it is undefined on a GPU. The shared memory is filled
+// with NaN before each block, so a read of shared memory not written first
+// shows in the results.
+struct shm_coop_state {
+	bool active;
+	unsigned cur;
+	ucontext_t sched;
+	std::vector<ucontext_t> ctx;
+	std::vector<int> state; // shm_ready, shm_waiting or shm_done
+	std::vector<char> stacks;
+	std::vector<double> shared;
+	const std::function<void()> *body;
+};
+enum { shm_ready, shm_waiting, shm_done };
+inline shm_coop_state shm_coop;
+inline double *shm_shared;
+constexpr size_t shm_stack = 1 << 16;
+
+#define SHM_SHARED_DOUBLES(name) double *name = shm_shared
+
+static inline void __syncthreads() {
+	if (!shm_coop.active) {
+		fprintf(stderr, "shim: __syncthreads in a kernel not launched with shm_launch_coop\n");
+		exit(3);
+	}
+	shm_coop.state[shm_coop.cur] = shm_waiting;
+	swapcontext(&shm_coop.ctx[shm_coop.cur], &shm_coop.sched);
+}
+
+// shm_resume runs thread tx of the block until it waits at a barrier or
+// finishes. (Kept out of line: swapcontext returns twice, which must not
+// clobber the scheduler's loop variables.)
+__attribute__((noinline)) static void shm_resume(unsigned tx) {
+	shm_coop.cur = tx;
+	threadIdx = shm_dim3{tx, 0, 0};
+	swapcontext(&shm_coop.sched, &shm_coop.ctx[tx]);
+}
+
+static inline void shm_coop_entry() {
+	(*shm_coop.body)();
+	shm_coop.state[shm_coop.cur] = shm_done;
+}
+
+// shm_start makes thread tx of the block ready to run from the start of
+// the kernel.
+__attribute__((noinline)) static void shm_start(unsigned tx) {
+	shm_coop_state &c = shm_coop;
+	getcontext(&c.ctx[tx]);
+	c.ctx[tx].uc_stack.ss_sp = c.stacks.data() + tx * shm_stack;
+	c.ctx[tx].uc_stack.ss_size = shm_stack;
+	c.ctx[tx].uc_link = &c.sched;
+	makecontext(&c.ctx[tx], shm_coop_entry, 0);
+	c.state[tx] = shm_ready;
+}
+
+template <class... P, class... A>
+void shm_launch_coop(const char *name, unsigned gridX, unsigned gridY, unsigned blockX, size_t sharedBytes,
+                     void (*kernel)(P...), A... args) {
+	if (blockX == 0 || blockX > 1024 || gridX == 0 || gridX > 2147483647u || gridY == 0 || gridY > 65535 ||
+	    sharedBytes > 227 * 1024) {
+		fprintf(stderr, "shim: kernel %s: invalid launch configuration grid (%u, %u) block %u shared %zu\n", name, gridX,
+		        gridY, blockX, sharedBytes);
+		exit(3);
+	}
+	const std::function<void()> body = [&]() { kernel(args...); };
+	shm_coop_state &c = shm_coop;
+	c.body = &body;
+	c.ctx.resize(blockX);
+	c.state.resize(blockX);
+	c.stacks.resize(blockX * shm_stack);
+	c.shared.resize(sharedBytes / sizeof(double) + 1);
+	gridDim = shm_dim3{gridX, gridY, 1};
+	blockDim = shm_dim3{blockX, 1, 1};
+	c.active = true;
+	for (unsigned by = 0; by < gridY; by++) {
+		for (unsigned bx = 0; bx < gridX; bx++) {
+			blockIdx = shm_dim3{bx, by, 0};
+			for (double &v : c.shared) {
+				v = NAN;
+			}
+			shm_shared = c.shared.data();
+			for (unsigned tx = 0; tx < blockX; tx++) {
+				shm_start(tx);
+			}
+			for (;;) {
+				for (unsigned tx = 0; tx < blockX; tx++) {
+					if (c.state[tx] == shm_ready) {
+						shm_resume(tx);
+					}
+				}
+				unsigned done = 0;
+				for (unsigned tx = 0; tx < blockX; tx++) {
+					done += c.state[tx] == shm_done;
+				}
+				if (done == blockX) {
+					break;
+				}
+				if (done > 0) {
+					fprintf(stderr, "shim: kernel %s: block %u: %u threads finished while the others wait at __syncthreads\n",
+					        name, bx, done);
+					exit(3);
+				}
+				for (unsigned tx = 0; tx < blockX; tx++) {
+					c.state[tx] = shm_ready;
+				}
+			}
+		}
+	}
+	c.active = false;
 }
 
 #endif // __CUDACC__

@@ -443,3 +443,5 @@ extern "C" __global__ void fill(int64_t n, double *x, double v) {
 		x[i] = v;
 	}
 }
+
+#include "fused.cuh"

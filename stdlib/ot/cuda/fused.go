@@ -1,0 +1,337 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/shmlang/shm/stdlib/ot"
+)
+
+// The fused path (issue 15) solves every problem of an evaluation (x–y,
+// x–x and y–y) in one launch of the kernel fused of kernels/fused.cuh: one
+// thread block per problem runs all the iterations, the dual value and the
+// gradient, with the potentials of the current iteration on chip. An
+// evaluation then costs one upload, one launch and one download, where the
+// multi-launch path launches about a thousand kernels (three thousand with
+// the unrolled gradient), whose overhead dominates at the sizes of the
+// paper's experiments. One block per problem leaves most of a large GPU
+// idle for a single small evaluation; concurrent evaluations of the
+// workspaces of one Device are therefore batched into one launch (see
+// combiner).
+
+// The words of a problem's descriptor (the enum FD_* of kernels/fused.cuh;
+// the host kernels print FD_WORDS, which the tests compare with fdWords).
+const (
+	fdP = iota
+	fdQ
+	fdLP
+	fdLQ
+	fdN
+	fdM
+	fdD
+	fdIters
+	fdEps
+	fdRho
+	fdBalanced
+	fdMode
+	fdSigma
+	fdF
+	fdG
+	fdFBar
+	fdGBar
+	fdScal
+	fdGP
+	fdGQ
+	fdGLP
+	fdGLQ
+	fdThreads
+	fdWords
+)
+
+// The gradient modes of a descriptor (FM_* in kernels/fused.cuh).
+const (
+	fmNone     = 0
+	fmUnrolled = 1
+	fmEnvelope = 2
+)
+
+const (
+	// fusedMaxPoints is the default largest number of points of a side
+	// for which an evaluation takes the fused path. (A single block per
+	// problem is slower than the whole GPU for large problems.)
+	fusedMaxPoints = 2048
+	// fusedMaxDim is the largest dimension the fused kernel is compiled
+	// for.
+	fusedMaxDim = 3
+	// fusedMinThreads and fusedMaxThreads bound a problem's thread count.
+	fusedMinThreads = 64
+	fusedMaxThreads = 512
+	// fusedMaxShared is the dynamic shared memory a block may use without
+	// the opt-in attribute, in doubles (48 KiB).
+	fusedMaxShared = 48 << 10 / 8
+)
+
+// fusedThreads is the number of threads of a problem whose larger side
+// has k points: four per point (so that up to four threads reduce each
+// row), rounded up to a power of two, within [fusedMinThreads,
+// fusedMaxThreads].
+func fusedThreads(k int) int {
+	t := 4 << bits.Len(uint(max(k, 1)-1))
+	return min(max(t, fusedMinThreads), fusedMaxThreads)
+}
+
+// fusedShared is the number of doubles of dynamic shared memory of a
+// problem (fusedBody): 2·k for the column terms and row shifts, and
+// (1 + d) per thread for the partial results.
+func fusedShared(k, d, nt int) int { return 2*k + nt*(1+d) }
+
+// fusedOK reports whether an evaluation of n and m points takes the fused
+// path.
+func (e *engine) fusedOK(n, m int) bool {
+	k := max(n, m)
+	if e.fusedMax <= 0 || e.d > fusedMaxDim || k > e.fusedMax {
+		return false
+	}
+	return fusedShared(k, e.d, e.threadsFor(k)) <= fusedMaxShared
+}
+
+func (e *engine) threadsFor(k int) int {
+	if e.fusedNT > 0 {
+		return e.fusedNT
+	}
+	return fusedThreads(k)
+}
+
+// fusedProblem is one problem of a fused evaluation.
+type fusedProblem struct {
+	kind  int // 0: x–y, 1: x–x, 2: y–y
+	p, q  side
+	sym   bool // q is p: the q-side gradients are the p-side ones
+	sigma float64
+	mode  int
+	nt    int
+	// The gradients it contributes to: destination slices (nil when not
+	// wanted) and their device arrays in the problem's output.
+	dst  [4][]float64 // ∂/∂P, ∂/∂Q, ∂/∂LP, ∂/∂LQ
+	grad [4]ptr
+	// Device buffers.
+	f, g, fbar, gbar, scal ptr
+}
+
+// fusedLayout is the device memory of a fused evaluation: the inputs and
+// the descriptors (uploaded at once), the problems' work buffers, and
+// their outputs (downloaded at once).
+type fusedLayout struct {
+	probs        []fusedProblem
+	in, desc     ptr
+	inLen        int
+	out          ptr
+	outLen       int
+	threads      int // the launch's block size: the largest nt
+	shared       int // the launch's shared memory in doubles
+	total        int
+	gaps         []int
+	descWords    []uint64
+	x, y, la, lb ptr
+}
+
+// fusedPlan lays out the fused evaluation ev at offsets from base (0 when
+// only the size is wanted).
+func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
+	n, m, d := len(ev.logA), len(ev.logB), e.d
+	want := wanted(ev.grad)
+	T := ev.opt.Iters
+	*L = fusedLayout{probs: L.probs[:0], descWords: L.descWords[:0], gaps: L.gaps[:0]}
+	off := 0
+	take := func(size int) ptr {
+		p := base.at(off)
+		off += size
+		if e.guard > 0 {
+			L.gaps = append(L.gaps, off)
+			off += e.guard
+		}
+		return p
+	}
+	var gx, gy, gla, glb []float64
+	if want {
+		gx, gy, gla, glb = ev.grad.X, ev.grad.Y, ev.grad.LogA, ev.grad.LogB
+	}
+	add := func(kind, np, nq int, sigma float64, dst [4][]float64) {
+		pr := fusedProblem{kind: kind, sym: kind > 0, sigma: sigma, dst: dst}
+		if dst[0] != nil || dst[1] != nil || dst[2] != nil || dst[3] != nil {
+			pr.mode = fmEnvelope
+			if ev.opt.Grad == ot.GradUnrolled {
+				pr.mode = fmUnrolled
+			}
+		}
+		pr.p.n, pr.q.n = np, nq
+		pr.nt = e.threadsFor(max(np, nq))
+		L.threads = max(L.threads, pr.nt)
+		L.shared = max(L.shared, fusedShared(max(np, nq), d, pr.nt))
+		L.probs = append(L.probs, pr)
+	}
+	if ev.xy {
+		add(0, n, m, 1, [4][]float64{gx, gy, gla, glb})
+	}
+	if ev.xx {
+		add(1, n, n, -0.5, [4][]float64{gx, nil, gla, nil})
+	}
+	if ev.yy {
+		add(2, m, m, -0.5, [4][]float64{gy, nil, glb, nil})
+	}
+	L.inLen = (n+m)*d + n + m + fdWords*len(L.probs)
+	L.in = take(L.inLen)
+	L.x = L.in
+	L.y = L.x.at(n * d)
+	L.la = L.y.at(m * d)
+	L.lb = L.la.at(n)
+	L.desc = L.lb.at(m)
+	for i := range L.probs {
+		pr := &L.probs[i]
+		np, nq := pr.p.n, pr.q.n
+		if pr.mode == fmUnrolled {
+			pr.f, pr.g = take(T*np), take((T+1)*nq)
+		} else {
+			pr.f, pr.g = take(np), take(nq)
+		}
+		pr.fbar, pr.gbar = take(np), take(nq)
+	}
+	// The outputs of every problem, contiguous (guard gaps aside).
+	for i := range L.probs {
+		pr := &L.probs[i]
+		np, nq := pr.p.n, pr.q.n
+		start := off
+		pr.scal = take(3)
+		sizes := [4]int{np * d, nq * d, np, nq}
+		for k, dst := range pr.dst {
+			if dst != nil {
+				pr.grad[k] = take(sizes[k])
+			}
+		}
+		if i == 0 {
+			L.out = base.at(start)
+		}
+	}
+	L.outLen = off - int(L.out-base)/8
+	L.total = off
+}
+
+// fusedPrepare reserves the device memory of ev, and uploads its inputs and
+// descriptors. It runs inside exec.
+func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
+	L := &e.fl
+	e.fusedPlan(0, ev, L)
+	if err := e.ensure(l, L.total); err != nil {
+		return err
+	}
+	e.fusedPlan(e.mem, ev, L)
+	if err := e.fillGuards(l); err != nil {
+		return err
+	}
+	n, m, d := len(ev.logA), len(ev.logB), e.d
+	ps := side{pts: L.x, logw: L.la, n: n}
+	qs := side{pts: L.y, logw: L.lb, n: m}
+	for i := range L.probs {
+		pr := &L.probs[i]
+		switch pr.kind {
+		case 0:
+			pr.p, pr.q = ps, qs
+		case 1:
+			pr.p, pr.q = ps, ps
+		default:
+			pr.p, pr.q = qs, qs
+		}
+	}
+	e.host = grow(e.host, max(L.inLen, L.outLen))
+	in := e.host[:0]
+	in = append(in, ev.x...)
+	in = append(in, ev.y...)
+	in = append(in, ev.logA...)
+	in = append(in, ev.logB...)
+	L.descWords = L.descWords[:0]
+	for i := range L.probs {
+		L.descWords = e.fusedDesc(L.descWords, &L.probs[i], ev.opt, d)
+	}
+	for _, w := range L.descWords {
+		in = append(in, math.Float64frombits(w))
+	}
+	if err := l.upload(L.in, in); err != nil {
+		return fmt.Errorf("cuda: upload: %w", err)
+	}
+	return nil
+}
+
+// fusedDesc appends the descriptor of pr.
+func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, opt ot.Options, d int) []uint64 {
+	var desc [fdWords]uint64
+	desc[fdP], desc[fdQ] = pr.p.pts.arg(), pr.q.pts.arg()
+	desc[fdLP], desc[fdLQ] = pr.p.logw.arg(), pr.q.logw.arg()
+	desc[fdN], desc[fdM], desc[fdD] = intArg(pr.p.n), intArg(pr.q.n), intArg(d)
+	desc[fdIters] = intArg(opt.Iters)
+	desc[fdEps], desc[fdRho] = floatArg(opt.Eps), floatArg(opt.Rho)
+	desc[fdBalanced] = boolArg(opt.Balanced)
+	desc[fdMode] = intArg(pr.mode)
+	desc[fdSigma] = floatArg(pr.sigma)
+	desc[fdF], desc[fdG] = pr.f.arg(), pr.g.arg()
+	desc[fdFBar], desc[fdGBar] = pr.fbar.arg(), pr.gbar.arg()
+	desc[fdScal] = pr.scal.arg()
+	desc[fdGP], desc[fdGQ], desc[fdGLP], desc[fdGLQ] = pr.grad[0].arg(), pr.grad[1].arg(), pr.grad[2].arg(), pr.grad[3].arg()
+	if pr.sym {
+		desc[fdGQ], desc[fdGLQ] = desc[fdGP], desc[fdGLP]
+	}
+	desc[fdThreads] = intArg(pr.nt)
+	return append(w, desc[:]...)
+}
+
+// fusedFinish downloads the outputs of the fused evaluation ev after its
+// launch, writes its gradients and returns the problems' values (without
+// constants) in the order xy, xx, yy. It runs inside exec.
+func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]float64, err error) {
+	L := &e.fl
+	out := e.host[:L.outLen]
+	if err := l.download(out, L.out); err != nil {
+		return vals, fmt.Errorf("cuda: download: %w", err)
+	}
+	if e.guard > 0 {
+		if err := e.checkGuards(l, L.gaps); err != nil {
+			return vals, err
+		}
+	}
+	at := func(p ptr) int { return int(p-L.out) / 8 }
+	if wanted(ev.grad) {
+		for _, g := range [][]float64{ev.grad.X, ev.grad.Y, ev.grad.LogA, ev.grad.LogB} {
+			clear(g)
+		}
+	}
+	for _, pr := range L.probs {
+		vals[pr.kind] = dualValue(out[at(pr.scal):][:3], c)
+		for g, dst := range pr.dst {
+			if dst == nil {
+				continue
+			}
+			src := out[at(pr.grad[g]):]
+			for i := range dst {
+				dst[i] += src[i]
+			}
+		}
+	}
+	return vals, nil
+}
+
+// evaluateFused is evaluate on the fused path.
+func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
+	c := newConsts(ev.opt)
+	err = e.x.exec(func(l launcher) error {
+		if err := e.fusedPrepare(l, &ev); err != nil {
+			return err
+		}
+		L := &e.fl
+		if err := l.launch(kFused, len(L.probs), 1, L.threads, 8*L.shared, []uint64{L.desc.arg(), intArg(len(L.probs))}); err != nil {
+			return fmt.Errorf("cuda: launching fused: %w", err)
+		}
+		vals, err = e.fusedFinish(l, &ev, c)
+		return err
+	})
+	return vals, err
+}
