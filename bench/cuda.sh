@@ -9,17 +9,30 @@
 # with ../shared beside it (the reference vectors), not Go.
 #
 # build fetches the CUDA kit if needed (.ci/cudaenv.sh) and writes DIR/shm
-# (built with -tags cuda), DIR/cuda.test and DIR/sinkhorn.test. run
-#  1. prints the GPU (nvidia-smi) and the CPU;
-#  2. runs the GPU tests: package cuda and the sinkhorn tape node against
-#     the CPU to 1e-9 on ../shared/testdata/sinkhorn, and the auto
-#     backend's threshold;
-#  3. runs BenchmarkDivergence (package ot on all cores against the GPU,
-#     n = m in {64, ..., 16384}, d = 2, T = 80, value and value+gradient);
-#  4. samples bench/cuda/normal1024.shm (n = m = 1024, 1-D) with
-#     backend = "cuda" and "cpu": same seed and initial point, so the same
-#     draws, one chain of WARMUP + SAMPLES iterations (default 15 + 15) at
-#     tree depth at most 4, and prints the two times.
+# (built with -tags cuda), DIR/cuda.test, DIR/sinkhorn.test and
+# DIR/models.test. run prints the GPU (nvidia-smi) and the CPU, then runs
+# the steps named in STEPS (default: all of them, in this order):
+#  tests:     the GPU tests: package cuda (both paths, fused and
+#             multi-launch, and batched launches) and the sinkhorn tape node
+#             against the CPU to 1e-9 on ../shared/testdata/sinkhorn, the
+#             auto backend's threshold, and Experiment A's density on the
+#             GPU against the CPU;
+#  crossover: BenchmarkCrossover (one evaluation with the unrolled gradient,
+#             n = m from 16 to 2048, 1-D and 2-D, eps = resolution²: CPU on
+#             all cores, GPU fused, GPU multi-launch), BenchmarkBatch (K
+#             concurrent evaluations of Experiment A's size) and
+#             BenchmarkExpAGradientGPU (one gradient of Experiment A, K = 6);
+#  divergence: BenchmarkDivergence (package ot on all cores against the GPU,
+#             n = m in {64, ..., 16384}, d = 2, T = 80, value and
+#             value+gradient);
+#  expa:      Experiment A at the paper's configuration (the README command)
+#             with backend = "cuda", then "cpu" (all cores), and their
+#             wall times;
+#  sample:    samples bench/cuda/normal1024.shm (n = m = 1024, 1-D) with
+#             backend = "cuda" and "cpu": same seed and initial point, so
+#             the same draws, one chain of WARMUP + SAMPLES iterations
+#             (default 15 + 15) at tree depth at most 4, and prints the two
+#             times.
 # Logs go to OUT (default out/cuda).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +51,7 @@ if [ "$mode" = build ]; then
   go build -tags cuda -o "$dir/shm" ./cmd/shm
   go test -tags cuda -c -o "$dir/cuda.test" ./stdlib/ot/cuda
   go test -tags cuda -c -o "$dir/sinkhorn.test" ./stdlib/sinkhorn
+  go test -tags cuda -c -o "$dir/models.test" ./models
   echo "cuda.sh: binaries in $dir"
   exit 0
 fi
@@ -45,22 +59,48 @@ fi
 out=${OUT:-out/cuda}
 warmup=${WARMUP:-15}
 samples=${SAMPLES:-15}
+steps=${STEPS:-tests crossover divergence expa sample}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv | tee "$out/machine.txt"
 { grep -m1 'model name' /proc/cpuinfo; echo "cores: $(nproc)"; date -u; } | tee -a "$out/machine.txt"
 
-(cd stdlib/ot/cuda && "$dir/cuda.test" -test.run 'TestGPU' -test.v) >"$out/gpu_test.log" 2>&1
-(cd stdlib/sinkhorn && "$dir/sinkhorn.test" -test.v) >"$out/sinkhorn_test.log" 2>&1
-echo "GPU tests passed (logs in $out)"
+step() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 
-(cd stdlib/ot/cuda && "$dir/cuda.test" -test.run '^$' -test.bench Divergence -test.benchtime 1x) 2>&1 | tee "$out/bench.log"
+if step tests; then
+  (cd stdlib/ot/cuda && "$dir/cuda.test" -test.run 'TestGPU' -test.v) >"$out/gpu_test.log" 2>&1
+  (cd stdlib/sinkhorn && "$dir/sinkhorn.test" -test.v) >"$out/sinkhorn_test.log" 2>&1
+  (cd models && "$dir/models.test" -test.run 'GPU' -test.v) >"$out/models_test.log" 2>&1
+  echo "GPU tests passed (logs in $out)"
+fi
 
-for backend in cuda cpu; do
-  sed "s/backend = \"cuda\"/backend = \"$backend\"/" bench/cuda/normal1024.shm >"$out/normal1024_$backend.shm"
-  start=$(date +%s%N)
-  "$dir/shm" sample "$out/normal1024_$backend.shm" --set N=1024 --chains 1 --warmup "$warmup" --samples "$samples" \
-    --max-depth 4 --init mu=2,sigma=0.5 --seed 1 --refresh 0 --output "$out/$backend" >"$out/sample_$backend.log" 2>&1
-  echo "sample, backend = \"$backend\": $(( ($(date +%s%N) - start) / 1000000 )) ms wall"
-  grep -E 'took|^mu |^sigma ' "$out/sample_$backend.log"
-done
+if step crossover; then
+  (cd stdlib/ot/cuda && "$dir/cuda.test" -test.run '^$' -test.bench 'Crossover|Batch' -test.benchtime 20x) 2>&1 | tee "$out/crossover.log"
+  (cd models && "$dir/models.test" -test.run '^$' -test.bench 'ExpAGradientGPU' -test.benchtime 100x) 2>&1 | tee "$out/expa_gradient.log"
+fi
+
+if step divergence; then
+  (cd stdlib/ot/cuda && "$dir/cuda.test" -test.run '^$' -test.bench Divergence -test.benchtime 1x) 2>&1 | tee "$out/bench.log"
+fi
+
+if step expa; then
+  for backend in cuda cpu; do
+    sed "s/iters = 80)/iters = 80, backend = \"$backend\")/" models/expA.shm >"$out/expA_$backend.shm"
+    start=$(date +%s%N)
+    "$dir/shm" sample "$out/expA_$backend.shm" ../shared/testdata/expA/data.csv --set lambda=1 --chains 4 \
+      --warmup 500 --samples 300 --seed 1 --output "$out/expA_$backend" >"$out/expA_$backend.log" 2>"$out/expA_$backend.err"
+    echo "Experiment A, backend = \"$backend\": $(( ($(date +%s%N) - start) / 1000000 )) ms wall"
+    grep -E 'took|^mu |^sigma |R-hat|divergen' "$out/expA_$backend.log" | head -8
+  done
+fi
+
+if step sample; then
+  for backend in cuda cpu; do
+    sed "s/backend = \"cuda\"/backend = \"$backend\"/" bench/cuda/normal1024.shm >"$out/normal1024_$backend.shm"
+    start=$(date +%s%N)
+    "$dir/shm" sample "$out/normal1024_$backend.shm" --set N=1024 --chains 1 --warmup "$warmup" --samples "$samples" \
+      --max-depth 4 --init mu=2,sigma=0.5 --seed 1 --refresh 0 --output "$out/$backend" >"$out/sample_$backend.log" 2>&1
+    echo "sample, backend = \"$backend\": $(( ($(date +%s%N) - start) / 1000000 )) ms wall"
+    grep -E 'took|^mu |^sigma ' "$out/sample_$backend.log"
+  done
+fi

@@ -19,6 +19,7 @@ import (
 	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/nuts"
 	"github.com/shmlang/shm/runtime/stancsv"
+	"github.com/shmlang/shm/stdlib/sinkhorn"
 )
 
 // sampleFlags are the options of "shm sample".
@@ -221,8 +222,9 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	if err != nil {
 		return err
 	}
-	// The replicates of crn calls use the cores the chains leave idle.
-	d.Workers = max(1, goruntime.GOMAXPROCS(0)/min(f.parallel, f.chains))
+	// The replicates of crn calls use the cores the chains leave idle (and,
+	// with a GPU, wait for it together).
+	d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0) / min(f.parallel, f.chains))
 	if f.init != "" {
 		theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(f.seed, uint64(chain))), cfg.InitRadius)
 		if err != nil {

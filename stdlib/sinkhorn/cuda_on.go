@@ -24,7 +24,8 @@ func cudaAvailable() bool { return cuda.Available() }
 // cores only moves the crossover lower.
 const autoThreshold = 128 * 128
 
-// gpuState is a chain's GPU device and workspace.
+// gpuState is the GPU device and a workspace of one evaluator (a chain or
+// a crn replicate).
 type gpuState struct {
 	dev *cuda.Device
 	ws  *cuda.Workspace
@@ -42,7 +43,10 @@ func onGPU(c *stdlib.Context, k kind, backend string, d int, x, y, logA, logB []
 	}
 	s, _ := c.State[gpuKey].(*gpuState)
 	if s == nil {
-		dev, err := cuda.Open(0)
+		// One device (one context) per process: the evaluations of every
+		// chain and crn replicate share it, and it batches the concurrent
+		// ones into one launch.
+		dev, err := cuda.Default()
 		if err != nil {
 			return 0, true, err
 		}

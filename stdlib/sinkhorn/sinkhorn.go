@@ -167,6 +167,22 @@ func state(c *stdlib.Context, n, m, d int) (*chainState, error) {
 	return s, nil
 }
 
+// gpuReplicates is the number of crn replicates a process with a GPU
+// evaluates at once per chain at least: their Sinkhorn problems wait for
+// the GPU, not for a core, and the device batches the concurrent ones into
+// one launch, so a replicate left waiting for a worker costs a launch.
+const gpuReplicates = 16
+
+// ReplicateWorkers returns the number of crn replicates to evaluate at once
+// in a chain given cores, the cores the chain may use: cores itself, or at
+// least gpuReplicates when a GPU is usable (the values do not depend on it).
+func ReplicateWorkers(cores int) int {
+	if cudaAvailable() {
+		return max(cores, gpuReplicates)
+	}
+	return max(cores, 1)
+}
+
 // PathEnv is the environment variable that selects the CPU kernels of the
 // Sinkhorn problems on scattered points: "auto" (the default: sparse
 // sweeps, dense where too few terms can be dropped), "dense" (every term:

@@ -37,10 +37,13 @@ var ErrClosed = errors.New("cuda: device closed")
 // Device is one GPU with a context and the loaded kernels. The CUDA driver
 // binds a context to an OS thread, so all the device's work runs on one
 // goroutine locked to its thread; the evaluations of the workspaces of one
-// Device are serialized. A Device is safe for concurrent use.
+// Device are serialized, except that concurrent evaluations on the fused
+// path (small problems) are batched into one launch. A Device is safe for
+// concurrent use.
 type Device struct {
 	name string
 	fns  [numKernels]cu.Function
+	comb combiner
 
 	mu     sync.Mutex // held during an evaluation; guards closed
 	closed bool
@@ -98,6 +101,24 @@ func (d *Device) serve(ordinal int, ready chan<- error) {
 		f()
 	}
 	d.done <- errors.Join(mod.Unload(), ctx.Destroy())
+}
+
+// Default returns the process's device: GPU 0, opened at the first call
+// and never closed. The workspaces of every chain and every crn replicate
+// of a process share its one context, so that their concurrent
+// evaluations are batched.
+func Default() (*Device, error) {
+	defaultDevice.once.Do(func() {
+		defaultDevice.d, defaultDevice.err = Open(0)
+	})
+	return defaultDevice.d, defaultDevice.err
+}
+
+// defaultDevice is the device of Default, opened once per process.
+var defaultDevice struct {
+	once sync.Once
+	d    *Device
+	err  error
 }
 
 // Name returns the GPU's name as the driver reports it.
@@ -180,7 +201,9 @@ type Workspace struct {
 
 // NewWorkspace returns a workspace for points of dimension dim on d.
 func (d *Device) NewWorkspace(dim int) *Workspace {
-	return &Workspace{dev: d, e: newEngine(d, dim)}
+	e := newEngine(d, dim)
+	e.comb = &d.comb
+	return &Workspace{dev: d, e: e}
 }
 
 // Dim returns the dimension of the points.

@@ -54,6 +54,9 @@ type engine struct {
 	// of every fused problem.
 	fusedMax, fusedNT int
 	fl                fusedLayout
+	// comb, when not nil, batches the fused evaluations of the engines of
+	// one device.
+	comb *combiner
 }
 
 // guardBits is the NaN the allocation is filled with in guard mode.

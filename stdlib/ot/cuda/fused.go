@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/shmlang/shm/stdlib/ot"
 )
@@ -319,9 +320,16 @@ func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]floa
 	return vals, nil
 }
 
-// evaluateFused is evaluate on the fused path.
+// evaluateFused is evaluate on the fused path: batched with the
+// concurrent evaluations of other workspaces when the engine has a
+// combiner, alone otherwise.
 func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 	c := newConsts(ev.opt)
+	if e.comb != nil {
+		j := &fusedJob{e: e, ev: &ev, c: c}
+		e.comb.submit(e.x, j)
+		return j.vals, j.err
+	}
 	err = e.x.exec(func(l launcher) error {
 		if err := e.fusedPrepare(l, &ev); err != nil {
 			return err
@@ -334,4 +342,129 @@ func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 		return err
 	})
 	return vals, err
+}
+
+// combiner batches fused evaluations: an evaluation that arrives while the
+// device runs a batch waits, and the waiting evaluations of every
+// workspace of the device then run as one launch (one upload and one
+// download per evaluation, one launch for all). A problem's result does
+// not depend on the problems it is batched with (each runs in its own
+// block with its own thread count), so batching changes timings only.
+type combiner struct {
+	mu    sync.Mutex
+	queue []*fusedJob
+	busy  bool // a batch is running or about to
+
+	// Used by the batch's leader only.
+	desc    ptr // device buffer of the combined descriptors
+	descLen int
+	words   []float64
+}
+
+// fusedJob is one evaluation waiting in a combiner.
+type fusedJob struct {
+	e    *engine
+	ev   *evaluation
+	c    consts
+	vals [3]float64
+	err  error
+	// wake receives false when the job is done, true when it must lead
+	// the next batch.
+	wake chan bool
+}
+
+// submit runs j in the next batch of x's device and returns when it is
+// done. The first job of an idle combiner leads: it runs the queued jobs
+// as one batch, then hands the lead to the first job queued meanwhile.
+func (cb *combiner) submit(x executor, j *fusedJob) {
+	j.wake = make(chan bool, 1)
+	cb.mu.Lock()
+	cb.queue = append(cb.queue, j)
+	if cb.busy {
+		cb.mu.Unlock()
+		if !<-j.wake {
+			return
+		}
+		cb.mu.Lock()
+	}
+	cb.busy = true
+	batch := cb.queue
+	cb.queue = nil
+	cb.mu.Unlock()
+
+	err := x.exec(func(l launcher) error { return cb.run(l, batch) })
+	for _, o := range batch {
+		if o.err == nil {
+			o.err = err
+		}
+	}
+	cb.mu.Lock()
+	if len(cb.queue) > 0 {
+		cb.queue[0].wake <- true
+	} else {
+		cb.busy = false
+	}
+	cb.mu.Unlock()
+	for _, o := range batch {
+		if o != j {
+			o.wake <- false
+		}
+	}
+}
+
+// run uploads the inputs of the jobs, launches the fused kernel once for
+// all their problems and downloads their outputs. A job's own error is
+// left in it; the returned error (a failed launch or descriptor upload)
+// concerns them all. It runs inside exec.
+func (cb *combiner) run(l launcher, jobs []*fusedJob) error {
+	cb.words = cb.words[:0]
+	threads, shared := 0, 0
+	for _, j := range jobs {
+		if j.err = j.e.fusedPrepare(l, j.ev); j.err != nil {
+			continue
+		}
+		L := &j.e.fl
+		for _, w := range L.descWords {
+			cb.words = append(cb.words, math.Float64frombits(w))
+		}
+		threads, shared = max(threads, L.threads), max(shared, L.shared)
+	}
+	nprob := len(cb.words) / fdWords
+	if nprob > 0 {
+		if len(cb.words) > cb.descLen {
+			if cb.desc != 0 {
+				if err := l.free(cb.desc); err != nil {
+					return err
+				}
+				cb.desc, cb.descLen = 0, 0
+			}
+			p, err := l.alloc(2 * len(cb.words))
+			if err != nil {
+				return fmt.Errorf("cuda: allocating the batch's descriptors: %w", err)
+			}
+			cb.desc, cb.descLen = p, 2*len(cb.words)
+		}
+		if err := l.upload(cb.desc, cb.words); err != nil {
+			return fmt.Errorf("cuda: upload: %w", err)
+		}
+		if err := l.launch(kFused, nprob, 1, threads, 8*shared, []uint64{cb.desc.arg(), intArg(nprob)}); err != nil {
+			return fmt.Errorf("cuda: launching fused: %w", err)
+		}
+	}
+	for _, j := range jobs {
+		if j.err == nil {
+			j.vals, j.err = j.e.fusedFinish(l, j.ev, j.c)
+		}
+	}
+	return nil
+}
+
+// release frees the combiner's device buffer. It runs inside exec.
+func (cb *combiner) release(l launcher) error {
+	if cb.desc == 0 {
+		return nil
+	}
+	err := l.free(cb.desc)
+	cb.desc, cb.descLen = 0, 0
+	return err
 }

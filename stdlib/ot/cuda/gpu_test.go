@@ -4,9 +4,12 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/shmlang/shm/stdlib/ot"
@@ -41,37 +44,63 @@ func gpuBackend(w *Workspace) backend {
 }
 
 // TestGPU compares the GPU's values and gradients (both modes) with package
-// ot to 1e-9 relative, and with the reference vectors at their tolerance.
+// ot to 1e-9 relative, and with the reference vectors at their tolerance,
+// on the fused path (where the problem fits it) and on the multi-launch
+// path.
 func TestGPU(t *testing.T) {
 	dev := openDevice(t)
 	t.Logf("device: %s", dev.Name())
 	for _, c := range append(referenceCases(t), generatedCases()...) {
-		t.Run(c.name, func(t *testing.T) {
+		for _, fused := range []bool{true, false} {
 			w := dev.NewWorkspace(c.d)
-			defer w.Close()
-			compareWithCPU(t, c, gpuBackend(w), gpuRtol, true)
-
-			// A cached y–y term gives the uncached divergence.
-			st, err := w.SelfTerm(c.y, c.lb, c.opt)
-			if err != nil {
-				t.Fatal(err)
+			if !fused {
+				w.e.fusedMax = 0
+			} else if !w.e.fusedOK(c.n(), c.m()) {
+				w.Close()
+				continue
 			}
-			g1, g2 := fullGrad(c.n(), c.m(), c.d), fullGrad(c.n(), c.m(), c.d)
-			want, err := w.Divergence(c.x, c.y, c.la, c.lb, c.opt, nil, g1)
-			if err != nil {
-				t.Fatal(err)
+			name := c.name + "/multi-launch"
+			if fused {
+				name = c.name + "/fused"
 			}
-			got, err := w.Divergence(c.x, c.y, c.la, c.lb, c.opt, st, g2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			scale := max(math.Abs(want.OTxy), math.Abs(want.OTxx), math.Abs(want.OTyy))
-			checkRel(t, "cached divergence", got.Divergence, want.Divergence, scale, gpuRtol)
-			checkRel(t, "cached term", st.Value(), want.OTyy, scale, gpuRtol)
-			checkArrayRel(t, "cached grad X", g2.X, g1.X, gpuRtol)
-			checkArrayRel(t, "cached grad LogA", g2.LogA, g1.LogA, gpuRtol)
-		})
+			t.Run(name, func(t *testing.T) {
+				defer w.Close()
+				gpuCase(t, c, w)
+			})
+		}
 	}
+}
+
+// TestGPUBatch is TestFusedBatch on the GPU: evaluations batched into one
+// launch give bitwise the results of the same evaluations alone.
+func TestGPUBatch(t *testing.T) {
+	dev := openDevice(t)
+	testFusedBatch(t, dev, nil)
+}
+
+// gpuCase is one case of TestGPU on the workspace w.
+func gpuCase(t *testing.T, c *testCase, w *Workspace) {
+	compareWithCPU(t, c, gpuBackend(w), gpuRtol, true)
+
+	// A cached y–y term gives the uncached divergence.
+	st, err := w.SelfTerm(c.y, c.lb, c.opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, g2 := fullGrad(c.n(), c.m(), c.d), fullGrad(c.n(), c.m(), c.d)
+	want, err := w.Divergence(c.x, c.y, c.la, c.lb, c.opt, nil, g1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.Divergence(c.x, c.y, c.la, c.lb, c.opt, st, g2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale := max(math.Abs(want.OTxy), math.Abs(want.OTxx), math.Abs(want.OTyy))
+	checkRel(t, "cached divergence", got.Divergence, want.Divergence, scale, gpuRtol)
+	checkRel(t, "cached term", st.Value(), want.OTyy, scale, gpuRtol)
+	checkArrayRel(t, "cached grad X", g2.X, g1.X, gpuRtol)
+	checkArrayRel(t, "cached grad LogA", g2.LogA, g1.LogA, gpuRtol)
 }
 
 // TestGPUClosed checks that a closed device refuses work.
@@ -159,5 +188,105 @@ func BenchmarkDivergence(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// crossoverProblem returns n points of dimension d for each measure
+// (normal, the second shifted), uniform weights, and eps = resolution²
+// (the paper's heuristic with alpha = 1).
+func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float64) {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(d)))
+	x = make([]float64, n*d)
+	y = make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+		y[i] = 0.5 + rng.NormFloat64()
+	}
+	la = make([]float64, n)
+	for i := range la {
+		la[i] = -math.Log(float64(n))
+	}
+	h, err := ot.Resolution(y, n, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return x, y, la, slices.Clone(la), h * h
+}
+
+// BenchmarkCrossover measures one evaluation of the debiased divergence
+// with the unrolled gradient of x (T = 80, eps = resolution², n = m) on
+// package ot (all cores), on the GPU's fused path and on its multi-launch
+// path, in 1-D and 2-D: the sizes where backend = "auto" should switch.
+func BenchmarkCrossover(b *testing.B) {
+	dev := openDevice(b)
+	b.Logf("device: %s", dev.Name())
+	for _, d := range []int{1, 2} {
+		for _, n := range []int{16, 32, 64, 120, 256, 512, 1024, 2048} {
+			x, y, la, lb, eps := crossoverProblem(b, n, d)
+			opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
+			g := &ot.Grad{X: make([]float64, n*d)}
+			run := func(name string, eval func() error) {
+				b.Run(fmt.Sprintf("d=%d/n=%d/%s", d, n, name), func(b *testing.B) {
+					if err := eval(); err != nil { // first use: allocation, JIT
+						b.Fatal(err)
+					}
+					for b.Loop() {
+						if err := eval(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+			cpu := ot.NewWorkspace(n, n, d)
+			run("cpu", func() error { _, err := cpu.Divergence(x, y, la, lb, opt, nil, g); return err })
+			cpu.Close()
+			for _, fused := range []bool{true, false} {
+				w := dev.NewWorkspace(d)
+				name := "cuda-fused"
+				if !fused {
+					w.e.fusedMax, name = 0, "cuda-multi"
+				}
+				run(name, func() error { _, err := w.Divergence(x, y, la, lb, opt, nil, g); return err })
+				w.Close()
+			}
+		}
+	}
+}
+
+// BenchmarkBatch measures K concurrent evaluations of Experiment A's size
+// (n = m = 120, 1-D, T = 80, unrolled gradient of x) on the GPU, each from
+// its own workspace, as K crn replicates (times the chains) submit them:
+// batched by the device into one launch per round.
+func BenchmarkBatch(b *testing.B) {
+	dev := openDevice(b)
+	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
+	opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
+	for _, k := range []int{1, 6, 24, 96} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			ws := make([]*Workspace, k)
+			gs := make([]*ot.Grad, k)
+			for i := range ws {
+				ws[i] = dev.NewWorkspace(1)
+				defer ws[i].Close()
+				gs[i] = &ot.Grad{X: make([]float64, 120)}
+			}
+			round := func() {
+				var wg sync.WaitGroup
+				for i := range ws {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+							b.Error(err)
+						}
+					}()
+				}
+				wg.Wait()
+			}
+			round()
+			for b.Loop() {
+				round()
+			}
+		})
 	}
 }

@@ -1,0 +1,186 @@
+package cuda
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/shmlang/shm/stdlib/ot"
+)
+
+// batchCases are problems of different sizes, dimensions, options and
+// gradient requests, for the batching tests.
+func batchCases(t *testing.T) []*testCase {
+	var cases []*testCase
+	for _, c := range referenceCases(t) {
+		if c.small && c.d <= fusedMaxDim && len(cases) < 6 {
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range generatedCases() {
+		if c.d <= fusedMaxDim {
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) < 4 {
+		t.Fatalf("only %d problems for the batching tests", len(cases))
+	}
+	return cases
+}
+
+// batchOutcome is the result of one evaluation of a batch test.
+type batchOutcome struct {
+	res  ot.Result
+	grad *ot.Grad
+	err  error
+}
+
+// batchGrad asks case k for a mode and a subset of the gradients that
+// depend on k, so that a batch mixes them.
+func batchGrad(c *testCase, k int) (ot.Options, *ot.Grad) {
+	opt := c.opt
+	if k%2 == 1 {
+		opt.Grad = ot.GradEnvelope
+	}
+	g := fullGrad(c.n(), c.m(), c.d)
+	switch k % 3 {
+	case 1:
+		g.Y, g.LogB = nil, nil
+	case 2:
+		return opt, nil
+	}
+	return opt, g
+}
+
+func sameOutcome(t *testing.T, name string, got, want batchOutcome) {
+	t.Helper()
+	if got.err != nil || want.err != nil {
+		t.Fatalf("%s: errors %v and %v", name, got.err, want.err)
+	}
+	if got.res != want.res {
+		t.Errorf("%s: batched %+v, alone %+v", name, got.res, want.res)
+	}
+	if (got.grad == nil) != (want.grad == nil) {
+		t.Fatalf("%s: gradients requested differently", name)
+	}
+	if got.grad == nil {
+		return
+	}
+	for _, p := range [][2][]float64{{got.grad.X, want.grad.X}, {got.grad.Y, want.grad.Y},
+		{got.grad.LogA, want.grad.LogA}, {got.grad.LogB, want.grad.LogB}} {
+		if !slices.EqualFunc(p[0], p[1], func(a, b float64) bool {
+			return a == b || (math.IsNaN(a) && math.IsNaN(b))
+		}) {
+			t.Errorf("%s: batched gradient %v, alone %v", name, p[0], p[1])
+		}
+	}
+}
+
+// TestFusedBatch checks that evaluations batched into one launch of the
+// fused kernel, directly and through concurrent submissions to a
+// combiner, give bitwise the results of the same evaluations run alone.
+func TestFusedBatch(t *testing.T) {
+	h := startHostKernels(t, buildHostKernels(t))
+	testFusedBatch(t, h, func() int { return h.launches })
+}
+
+// testFusedBatch is TestFusedBatch on the executor h; launches, when not
+// nil, counts the launches made so far.
+func testFusedBatch(t *testing.T, h executor, launches func() int) {
+	cases := batchCases(t)
+	newFused := func(d int) *engine {
+		e := newEngine(h, d)
+		e.guard = 5
+		return e
+	}
+	eval := func(e *engine, k int) batchOutcome {
+		c := cases[k]
+		opt, g := batchGrad(c, k)
+		res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+		return batchOutcome{res, g, err}
+	}
+	alone := make([]batchOutcome, len(cases))
+	for k, c := range cases {
+		alone[k] = eval(newFused(c.d), k)
+	}
+
+	t.Run("one launch", func(t *testing.T) {
+		var cb combiner
+		jobs := make([]*fusedJob, len(cases))
+		type raw struct {
+			vals [3]float64
+			grad *ot.Grad
+		}
+		want := make([]raw, len(cases))
+		for k, c := range cases {
+			opt, g := batchGrad(c, k)
+			ev := func(g *ot.Grad) *evaluation {
+				return &evaluation{x: c.x, y: c.y, logA: c.la, logB: c.lb, opt: opt, grad: g, xy: true, xx: k%2 == 0, yy: true}
+			}
+			var g2 *ot.Grad // the same request, other slices
+			if g != nil {
+				g2 = &ot.Grad{X: slices.Clone(g.X), Y: slices.Clone(g.Y), LogA: slices.Clone(g.LogA), LogB: slices.Clone(g.LogB)}
+			}
+			vals, err := newFused(c.d).evaluateFused(*ev(g2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[k] = raw{vals, g2}
+			jobs[k] = &fusedJob{e: newFused(c.d), ev: ev(g), c: newConsts(opt)}
+		}
+		before := 0
+		if launches != nil {
+			before = launches()
+		}
+		if err := h.exec(func(l launcher) error { return cb.run(l, jobs) }); err != nil {
+			t.Fatal(err)
+		}
+		if launches != nil {
+			if n := launches() - before; n != 1 {
+				t.Errorf("%d evaluations took %d launches, want 1", len(cases), n)
+			}
+		}
+		for k, j := range jobs {
+			if j.err != nil {
+				t.Fatal(j.err)
+			}
+			if j.vals != want[k].vals {
+				t.Errorf("%s: batched values %v, alone %v", cases[k].name, j.vals, want[k].vals)
+			}
+			if g := j.ev.grad; g != nil {
+				sameOutcome(t, cases[k].name, batchOutcome{grad: g}, batchOutcome{grad: want[k].grad})
+			}
+		}
+		if err := h.exec(cb.release); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("concurrent", func(t *testing.T) {
+		cb := &combiner{}
+		got := make([]batchOutcome, len(cases))
+		for round := range 3 {
+			var wg sync.WaitGroup
+			for k, c := range cases {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					e := newFused(c.d)
+					e.comb = cb
+					got[k] = eval(e, k)
+				}()
+			}
+			wg.Wait()
+			for k := range cases {
+				sameOutcome(t, cases[k].name, got[k], alone[k])
+			}
+			if t.Failed() {
+				t.Fatalf("round %d", round)
+			}
+		}
+		if err := h.exec(cb.release); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
