@@ -15,14 +15,16 @@ import (
 func cudaAvailable() bool { return cuda.Available() }
 
 // autoThreshold is the number of kernel terms (n·m) from which backend =
-// "auto" uses the GPU. One evaluation launches about 1000 kernels (3000
-// with the unrolled gradient), about 5 ms of launch overhead that small
-// problems cannot amortize. Measured on an NVIDIA H100 against package ot
-// on 16 Xeon cores (BENCHMARKS.md, "CUDA"), the debiased divergence with
-// its gradient, d = 2, T = 80: the CPU wins at n = m = 64 (8.6 against
-// 12.6 ms), the GPU from n = m = 128 (29 against 13 ms). A CPU with fewer
+// "auto" uses the GPU. Small problems take the fused path (one launch per
+// evaluation, batched with the concurrent evaluations of other chains and
+// crn replicates), large ones the multi-launch path. Measured on an NVIDIA
+// H100 against package ot on 16 Xeon cores (BENCHMARKS.md, "CUDA: fused
+// kernel"), one evaluation of the debiased divergence with the unrolled
+// gradient, T = 80, eps = resolution²: the CPU wins at n = m = 16 (1.05
+// against 1.25 ms), the GPU from n = m = 32 (3.0 against 1.8 ms in 1-D,
+// 3.5 against 1.8 ms in 2-D) and at every larger size. A CPU with fewer
 // cores only moves the crossover lower.
-const autoThreshold = 128 * 128
+const autoThreshold = 32 * 32
 
 // gpuState is the GPU device and a workspace of one evaluator (a chain or
 // a crn replicate).

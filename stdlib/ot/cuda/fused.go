@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/shmlang/shm/stdlib/ot"
 )
@@ -59,9 +61,14 @@ const (
 
 const (
 	// fusedMaxPoints is the default largest number of points of a side
-	// for which an evaluation takes the fused path. (A single block per
-	// problem is slower than the whole GPU for large problems.)
-	fusedMaxPoints = 2048
+	// for which an evaluation takes the fused path. A block per problem
+	// is compute-bound on one multiprocessor: measured on an H100
+	// (BENCHMARKS.md, "CUDA: fused kernel"), one evaluation with the
+	// unrolled gradient alone takes 5.3 ms fused against 12 ms in
+	// multi-launch at n = m = 120, 17 against 14 ms at 256, 60 against
+	// 15 ms at 512; batched evaluations cost the fused path nothing
+	// more, so it keeps 256.
+	fusedMaxPoints = 256
 	// fusedMaxDim is the largest dimension the fused kernel is compiled
 	// for.
 	fusedMaxDim = 3
@@ -347,8 +354,11 @@ func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 // combiner batches fused evaluations: an evaluation that arrives while the
 // device runs a batch waits, and the waiting evaluations of every
 // workspace of the device then run as one launch (one upload and one
-// download per evaluation, one launch for all). A problem's result does
-// not depend on the problems it is batched with (each runs in its own
+// download per evaluation, one launch for all). An evaluation that finds
+// the device idle first lets the evaluations started with it (the other
+// replicates of a crn call, the other chains) arrive: it yields until
+// none has arrived for gatherQuiet, at most gatherMax. A problem's result
+// does not depend on the problems it is batched with (each runs in its own
 // block with its own thread count), so batching changes timings only.
 type combiner struct {
 	mu    sync.Mutex
@@ -386,8 +396,12 @@ func (cb *combiner) submit(x executor, j *fusedJob) {
 			return
 		}
 		cb.mu.Lock()
+	} else {
+		cb.busy = true
+		cb.mu.Unlock()
+		cb.gather()
+		cb.mu.Lock()
 	}
-	cb.busy = true
 	batch := cb.queue
 	cb.queue = nil
 	cb.mu.Unlock()
@@ -409,6 +423,34 @@ func (cb *combiner) submit(x executor, j *fusedJob) {
 		if o != j {
 			o.wake <- false
 		}
+	}
+}
+
+// The gathering window of a batch started on an idle device: a few
+// microseconds of CPU work separate the submissions of evaluations started
+// together, and a fused launch takes milliseconds.
+const (
+	gatherQuiet = 50 * time.Microsecond
+	gatherMax   = 500 * time.Microsecond
+)
+
+// gather yields until no job has joined the queue for gatherQuiet, at most
+// gatherMax.
+func (cb *combiner) gather() {
+	start := time.Now()
+	last, lastAt := -1, start
+	for {
+		cb.mu.Lock()
+		n := len(cb.queue)
+		cb.mu.Unlock()
+		now := time.Now()
+		if n != last {
+			last, lastAt = n, now
+		}
+		if now.Sub(lastAt) >= gatherQuiet || now.Sub(start) >= gatherMax {
+			return
+		}
+		runtime.Gosched()
 	}
 }
 

@@ -13,6 +13,11 @@ import (
 // package ot (issue 7: 1e-12 relative).
 const hostRtol = 1e-12
 
+// hostFusedMax is the largest side the fused configurations of the host
+// tests take (beyond the default fusedMaxPoints: the kernel's limits are
+// its shared memory).
+const hostFusedMax = 2048
+
 // hostConfig is a configuration of the engine under test: the
 // multi-launch path with a shortest reduction chunk (fusedNT = 0), or the
 // fused path with a thread count per problem.
@@ -28,8 +33,9 @@ func hostBackend(t *testing.T, bin string, d int, hc hostConfig) (backend, *engi
 	e := newEngine(h, d)
 	e.minChunk = hc.minChunk
 	e.fusedNT = hc.fusedNT
-	if hc.fusedNT == 0 {
-		e.fusedMax = 0
+	e.fusedMax = 0
+	if hc.fusedNT > 0 {
+		e.fusedMax = hostFusedMax
 	}
 	e.guard = 7
 	b := backend{
@@ -63,7 +69,7 @@ func TestHostKernels(t *testing.T) {
 			if c.small {
 				configs = append(configs, hostConfig{name: "multi-launch, chunks of 2", minChunk: 2})
 			}
-			if c.d <= fusedMaxDim {
+			if c.d <= fusedMaxDim && max(c.n(), c.m()) <= hostFusedMax {
 				configs = append(configs, hostConfig{name: "fused, 32 threads", minChunk: defaultMinChunk, fusedNT: 32})
 				if c.small {
 					configs = append(configs, hostConfig{name: "fused, 64 threads", minChunk: defaultMinChunk, fusedNT: 64})
