@@ -9,10 +9,12 @@
 #  3. go vet with the cuda tag, and compile and link the test binaries of
 #     the packages that use gorgonia.org/cu (they are not run: a cuda-tagged
 #     binary exits at start without a GPU);
-#  4. run the host-compiled kernels' test (the .cu sources compiled as host
-#     C++ with g++, compared with package ot to 1e-12 on the reference
-#     vectors) and the check that the committed PTX was generated from the
-#     current sources, which `go test ./...` also runs.
+#  4. run the host-compiled kernels' tests (the .cu sources compiled as host
+#     C++ with g++: the multi-launch and the fused kernels compared with
+#     package ot to 1e-12 on the reference vectors, and batched fused
+#     launches against the same evaluations alone, bitwise) and the check
+#     that the committed PTX was generated from the current sources, which
+#     `go test ./...` also runs.
 # With SHM_CUDA_RUN=1 on a machine with an NVIDIA GPU it also runs the GPU
 # tests (values and gradients against the CPU to 1e-9, in package cuda and
 # through the sinkhorn tape node, and the auto backend's threshold).
@@ -48,7 +50,7 @@ done
 
 # The kernels compiled as host C++ agree with package ot, and the committed
 # PTX is up to date.
-go test -count=1 -run 'TestHostKernels|TestInvalidInputs|TestSplit|TestPTXUpToDate' ./stdlib/ot/cuda
+go test -count=1 -run 'TestHostKernels|TestFusedBatch|TestInvalidInputs|TestSplit|TestPTXUpToDate' ./stdlib/ot/cuda
 
 if [ "${SHM_CUDA_RUN:-}" = 1 ]; then
   (cd stdlib/ot/cuda && "$tmp/cuda.test" -test.run 'TestGPU' -test.v)

@@ -73,18 +73,76 @@ void shm_launch(const char *name, unsigned gridX, unsigned gridY, unsigned block
 
 // Block-synchronous kernels (the fused kernel) use __syncthreads and
 // dynamic shared memory. shm_launch_coop runs each simulated thread of a
-// block as a coroutine (ucontext) on the one host thread: __syncthreads
-// switches back to the block's scheduler, which resumes every thread in
-// turn until all of them reach the barrier, then lets them past it. A block
-// whose threads disagree on the barriers (some finished while others wait)
-// is an error, as it is undefined on a GPU. The shared memory is filled
-// with NaN before each block, so a read of shared memory not written first
-// shows in the results.
+// block as a coroutine on the one host thread: __syncthreads switches back
+// to the block's scheduler, which resumes every thread in turn until all of
+// them reach the barrier, then lets them past it. A block whose threads
+// disagree on the barriers (some finished while others wait) is an error,
+// as it is undefined on a GPU. The shared memory is filled with NaN before
+// each block, so a read of shared memory not written first shows in the
+// results.
+//
+// The coroutines switch with shm_switch on x86-64 (the callee-saved
+// registers and the stack pointer: no system call, unlike swapcontext,
+// which saves the signal mask) and with ucontext elsewhere.
+#if defined(__x86_64__)
+struct shm_ctx {
+	void *sp;
+};
+extern "C" void shm_switch(void **save, void *load);
+asm(R"(
+	.text
+	.globl shm_switch
+	.type shm_switch, @function
+shm_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size shm_switch, .-shm_switch
+)");
+static inline void shm_ctx_swap(shm_ctx *from, shm_ctx *to) { shm_switch(&from->sp, to->sp); }
+// shm_ctx_make prepares c to start entry (which must never return) on the
+// given stack: shm_switch pops six registers and returns into entry, with
+// the stack aligned as after a call.
+static inline void shm_ctx_make(shm_ctx *c, char *stack, size_t size, void (*entry)()) {
+	void **sp = (void **)(((uintptr_t)(stack + size)) & ~(uintptr_t)15);
+	*--sp = nullptr; // entry's return address: never used
+	*--sp = (void *)entry;
+	for (int k = 0; k < 6; k++) {
+		*--sp = nullptr;
+	}
+	c->sp = sp;
+}
+#else
+struct shm_ctx {
+	ucontext_t uc;
+};
+static inline void shm_ctx_swap(shm_ctx *from, shm_ctx *to) { swapcontext(&from->uc, &to->uc); }
+static inline void shm_ctx_make(shm_ctx *c, char *stack, size_t size, void (*entry)()) {
+	getcontext(&c->uc);
+	c->uc.uc_stack.ss_sp = stack;
+	c->uc.uc_stack.ss_size = size;
+	c->uc.uc_link = nullptr;
+	makecontext(&c->uc, entry, 0);
+}
+#endif
+
 struct shm_coop_state {
 	bool active;
 	unsigned cur;
-	ucontext_t sched;
-	std::vector<ucontext_t> ctx;
+	shm_ctx sched;
+	std::vector<shm_ctx> ctx;
 	std::vector<int> state; // shm_ready, shm_waiting or shm_done
 	std::vector<char> stacks;
 	std::vector<double> shared;
@@ -103,32 +161,33 @@ static inline void __syncthreads() {
 		exit(3);
 	}
 	shm_coop.state[shm_coop.cur] = shm_waiting;
-	swapcontext(&shm_coop.ctx[shm_coop.cur], &shm_coop.sched);
+	shm_ctx_swap(&shm_coop.ctx[shm_coop.cur], &shm_coop.sched);
 }
 
 // shm_resume runs thread tx of the block until it waits at a barrier or
-// finishes. (Kept out of line: swapcontext returns twice, which must not
-// clobber the scheduler's loop variables.)
+// finishes. (Kept out of line: with ucontext the switch returns twice,
+// which must not clobber the scheduler's loop variables.)
 __attribute__((noinline)) static void shm_resume(unsigned tx) {
 	shm_coop.cur = tx;
 	threadIdx = shm_dim3{tx, 0, 0};
-	swapcontext(&shm_coop.sched, &shm_coop.ctx[tx]);
+	shm_ctx_swap(&shm_coop.sched, &shm_coop.ctx[tx]);
 }
 
-static inline void shm_coop_entry() {
+// shm_coop_entry runs the kernel for the current thread, then returns to
+// the scheduler for good.
+static void shm_coop_entry() {
 	(*shm_coop.body)();
 	shm_coop.state[shm_coop.cur] = shm_done;
+	shm_ctx_swap(&shm_coop.ctx[shm_coop.cur], &shm_coop.sched);
+	fprintf(stderr, "shim: a finished thread was resumed\n");
+	exit(3);
 }
 
 // shm_start makes thread tx of the block ready to run from the start of
 // the kernel.
 __attribute__((noinline)) static void shm_start(unsigned tx) {
 	shm_coop_state &c = shm_coop;
-	getcontext(&c.ctx[tx]);
-	c.ctx[tx].uc_stack.ss_sp = c.stacks.data() + tx * shm_stack;
-	c.ctx[tx].uc_stack.ss_size = shm_stack;
-	c.ctx[tx].uc_link = &c.sched;
-	makecontext(&c.ctx[tx], shm_coop_entry, 0);
+	shm_ctx_make(&c.ctx[tx], c.stacks.data() + tx * shm_stack, shm_stack, shm_coop_entry);
 	c.state[tx] = shm_ready;
 }
 
