@@ -28,6 +28,15 @@
 // the points; no n×m matrix is stored. The unrolled backward pass keeps the
 // potentials of every iteration on the device (memory O(T·(n+m))).
 //
+// Two paths compute the same thing. Small problems (at most
+// fusedMaxPoints a side, d ≤ 3) take the fused path (fused.go,
+// kernels/fused.cuh): one launch solves every problem of an evaluation,
+// one thread block per problem doing all the iterations, the value and
+// the gradient; the concurrent evaluations of all workspaces of a Device
+// are batched into one launch (combiner). Larger problems take the
+// multi-launch path (engine.go): one kernel per sweep, spread over the
+// whole GPU. Default returns the process's one Device.
+//
 // Every reduction is split in chunks whose partial results are combined in
 // a fixed order, without atomics, so a result does not depend on thread
 // scheduling. The arithmetic differs from package ot's by rounding only
@@ -36,7 +45,8 @@
 // # Testing without a GPU
 //
 // The same kernel sources compile as host C++ (kernels/shim.h maps the CUDA
-// built-ins to loops, kernels/hostkernels.cpp serves them to a Go process),
+// built-ins to loops, and the fused kernel's threads to coroutines that
+// meet at its barriers; kernels/hostkernels.cpp serves them to a Go process),
 // and the package's default tests drive them with the orchestration code
 // that drives the GPU, comparing every value and gradient with package ot
 // on the reference vectors. They need g++.
