@@ -53,7 +53,12 @@ type engine struct {
 	// path (0: none); fusedNT, when positive (tests), is the thread count
 	// of every fused problem.
 	fusedMax, fusedNT int
-	fl                fusedLayout
+	// fusedPlain (tests) keeps the caller's order of the points and turns
+	// the fused kernel's truncation off.
+	fusedPlain   bool
+	fl           fusedLayout
+	permX, permY []int    // the spatial orders of the fused path
+	keys         []uint64 // their scratch space
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner

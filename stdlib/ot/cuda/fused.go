@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,7 @@ const (
 	fdGLP
 	fdGLQ
 	fdThreads
+	fdTrunc
 	fdWords
 )
 
@@ -253,10 +255,23 @@ func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 	}
 	e.host = grow(e.host, max(L.inLen, L.outLen))
 	in := e.host[:0]
-	in = append(in, ev.x...)
-	in = append(in, ev.y...)
-	in = append(in, ev.logA...)
-	in = append(in, ev.logB...)
+	if e.fusedPlain {
+		in = append(in, ev.x...)
+		in = append(in, ev.y...)
+		in = append(in, ev.logA...)
+		in = append(in, ev.logB...)
+	} else {
+		// Both measures in spatial order (the kernel's truncation needs
+		// it); fusedFinish puts the gradients back in the caller's order.
+		e.permX = slices.Grow(e.permX[:0], n)[:n]
+		e.permY = slices.Grow(e.permY[:0], m)[:m]
+		e.keys = spatialOrder(e.permX, e.keys, ev.x, d)
+		e.keys = spatialOrder(e.permY, e.keys, ev.y, d)
+		in = permuteRows(in, ev.x, e.permX, d)
+		in = permuteRows(in, ev.y, e.permY, d)
+		in = permuteRows(in, ev.logA, e.permX, 1)
+		in = permuteRows(in, ev.logB, e.permY, 1)
+	}
 	L.descWords = L.descWords[:0]
 	for i := range L.probs {
 		L.descWords = e.fusedDesc(L.descWords, &L.probs[i], ev.opt, d)
@@ -289,6 +304,7 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, opt ot.Options, d int) 
 		desc[fdGQ], desc[fdGLQ] = desc[fdGP], desc[fdGLP]
 	}
 	desc[fdThreads] = intArg(pr.nt)
+	desc[fdTrunc] = boolArg(!e.fusedPlain)
 	return append(w, desc[:]...)
 }
 
@@ -318,9 +334,24 @@ func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]floa
 			if dst == nil {
 				continue
 			}
-			src := out[at(pr.grad[g]):]
-			for i := range dst {
-				dst[i] += src[i]
+			src := out[at(pr.grad[g]):][:len(dst)]
+			if e.fusedPlain {
+				for i := range dst {
+					dst[i] += src[i]
+				}
+				continue
+			}
+			// g: 0 and 2 are the first measure's (x, or y for y–y), 1 and
+			// 3 the second's (y); 0 and 1 points, 2 and 3 log-weights.
+			perm := e.permX
+			if pr.kind == 2 || g%2 == 1 {
+				perm = e.permY
+			}
+			w := len(dst) / len(perm)
+			for k, i := range perm {
+				for c := range w {
+					dst[i*w+c] += src[k*w+c]
+				}
 			}
 		}
 	}

@@ -45,25 +45,22 @@ func gpuBackend(w *Workspace) backend {
 
 // TestGPU compares the GPU's values and gradients (both modes) with package
 // ot to 1e-9 relative, and with the reference vectors at their tolerance,
-// on the fused path (where the problem fits it) and on the multi-launch
-// path.
+// on the fused path (where the problem fits it; in spatial order with
+// truncation, and plain) and on the multi-launch path.
 func TestGPU(t *testing.T) {
 	dev := openDevice(t)
 	t.Logf("device: %s", dev.Name())
 	for _, c := range append(referenceCases(t), generatedCases()...) {
-		for _, fused := range []bool{true, false} {
+		for _, path := range []string{"fused", "fused-plain", "multi-launch"} {
 			w := dev.NewWorkspace(c.d)
-			if !fused {
+			w.e.fusedPlain = path == "fused-plain"
+			if path == "multi-launch" {
 				w.e.fusedMax = 0
 			} else if !w.e.fusedOK(c.n(), c.m()) {
 				w.Close()
 				continue
 			}
-			name := c.name + "/multi-launch"
-			if fused {
-				name = c.name + "/fused"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(c.name+"/"+path, func(t *testing.T) {
 				defer w.Close()
 				gpuCase(t, c, w)
 			})
@@ -215,8 +212,10 @@ func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float
 
 // BenchmarkCrossover measures one evaluation of the debiased divergence
 // with the unrolled gradient of x (T = 80, eps = resolution², n = m) on
-// package ot (all cores), on the GPU's fused path and on its multi-launch
-// path, in 1-D and 2-D: the sizes where backend = "auto" should switch.
+// package ot (all cores), on the GPU's fused path (forced up to 1024
+// points; "plain": in the caller's order without truncation, up to 256)
+// and on its multi-launch path, in 1-D and 2-D: the sizes where backend =
+// "auto" and the fused path should switch.
 func BenchmarkCrossover(b *testing.B) {
 	dev := openDevice(b)
 	b.Logf("device: %s", dev.Name())
@@ -240,13 +239,19 @@ func BenchmarkCrossover(b *testing.B) {
 			cpu := ot.NewWorkspace(n, n, d)
 			run("cpu", func() error { _, err := cpu.Divergence(x, y, la, lb, opt, nil, g); return err })
 			cpu.Close()
-			for _, fused := range []bool{true, false} {
+			for _, name := range []string{"cuda-fused", "cuda-plain", "cuda-multi"} {
 				w := dev.NewWorkspace(d)
-				name := "cuda-fused"
-				if !fused {
-					w.e.fusedMax, name = 0, "cuda-multi"
+				switch name {
+				case "cuda-fused":
+					w.e.fusedMax = 2048
+				case "cuda-plain":
+					w.e.fusedMax, w.e.fusedPlain = 2048, true
+				default:
+					w.e.fusedMax = 0
 				}
-				run(name, func() error { _, err := w.Divergence(x, y, la, lb, opt, nil, g); return err })
+				if (name != "cuda-plain" || n <= 256) && (name != "cuda-fused" || n <= 1024) {
+					run(name, func() error { _, err := w.Divergence(x, y, la, lb, opt, nil, g); return err })
+				}
 				w.Close()
 			}
 		}

@@ -24,6 +24,7 @@ const hostFusedMax = 2048
 type hostConfig struct {
 	name              string
 	minChunk, fusedNT int
+	plain             bool // fused, in the caller's order, without truncation
 }
 
 // hostBackend returns a backend running the engine on the host-compiled
@@ -33,6 +34,7 @@ func hostBackend(t *testing.T, bin string, d int, hc hostConfig) (backend, *engi
 	e := newEngine(h, d)
 	e.minChunk = hc.minChunk
 	e.fusedNT = hc.fusedNT
+	e.fusedPlain = hc.plain
 	e.fusedMax = 0
 	if hc.fusedNT > 0 {
 		e.fusedMax = hostFusedMax
@@ -53,9 +55,11 @@ func hostBackend(t *testing.T, bin string, d int, hc hostConfig) (backend, *engi
 // outside a buffer is reported), and compares every value and gradient with
 // package ot to 1e-12 relative, and with the reference vectors at their own
 // tolerance, on both paths: the multi-launch kernels and the fused kernel
-// (d ≤ 3). Small problems also run with reductions split in chunks of 2,
-// and the fused kernel with two thread counts, so that the combination of
-// partial results (chunks, segments of rows, rounds of rows) is exercised,
+// (d ≤ 3; in spatial order with truncation, and for small problems also in
+// the caller's order without). Small problems also run with reductions
+// split in chunks of 2, and the fused kernel with two thread counts, so
+// that the combination of partial results (chunks, segments of rows,
+// rounds of rows) is exercised,
 // and with subsets of the gradients and a cached y–y term; the two 256×256
 // grid files (a few seconds each) check the divergence and all its
 // gradients in both modes once.
@@ -72,7 +76,8 @@ func TestHostKernels(t *testing.T) {
 			if c.d <= fusedMaxDim && max(c.n(), c.m()) <= hostFusedMax {
 				configs = append(configs, hostConfig{name: "fused, 32 threads", minChunk: defaultMinChunk, fusedNT: 32})
 				if c.small {
-					configs = append(configs, hostConfig{name: "fused, 64 threads", minChunk: defaultMinChunk, fusedNT: 64})
+					configs = append(configs, hostConfig{name: "fused, 64 threads", minChunk: defaultMinChunk, fusedNT: 64},
+						hostConfig{name: "fused, 32 threads, plain", minChunk: defaultMinChunk, fusedNT: 32, plain: true})
 				}
 			}
 			for _, hc := range configs {

@@ -19,11 +19,24 @@
 // sequence.
 //
 // Inside a block the sweeps over rows are split among the threads: row i
-// of a sweep over nr rows is reduced by S = segsFor(nr) threads, each over
-// a contiguous segment of the columns, and the first of them combines the
-// S partial results in segment order (as lse_fin and row_fin combine
+// of a sweep over nr rows is reduced by S = segsFor(nr) threads, thread s
+// over the columns j ≡ s (mod S), and the first of them combines the S
+// partial results in segment order (as lse_fin and row_fin combine
 // chunks), so results do not depend on scheduling. Sweeps over columns are
 // computed the same way with rows and columns exchanged.
+//
+// Truncation. With FD_TRUNC the sweeps skip the exp of every term below
+// e^−thr times the sum's reference (fusedThr): the dropped terms of a sum
+// of at most N terms total less than 2^−54 of it, half an ulp. The log-sum-
+// exps use each segment's maximum as the reference (at most the row's);
+// the sweeps of the unrolled backward pass use 1, the sum of each row's
+// normalized terms (e_rc = exp(u_c − C_rc/ε + s_r) with s_r = −LSE_c(u_c −
+// C_rc/ε)); the column sums of those sweeps, Σ_r rfac_r·e_rc, then carry an
+// absolute error below 2^−54·max|rfac|, the bound package ot's sparse
+// sweeps state. The caller orders both measures in space (fused.go), so
+// that the threads of a warp, which work on neighbouring rows and
+// neighbouring columns, skip the same steps; the envelope gradient's sweeps
+// (rows not normalized) never truncate.
 //
 // Dynamic shared memory (fusedShared in fused.go): 2·max(n, m) + nt·(1 + d)
 // doubles for a block of nt threads: the column terms u, the row shifts s
@@ -53,6 +66,7 @@ enum : int {
 	FD_GLP,      // gradient with respect to LP (n) or 0
 	FD_GLQ,      // gradient with respect to LQ (m) or 0
 	FD_THREADS,  // the problem's thread count nt ≤ blockDim.x (see fusedBody)
+	FD_TRUNC,    // 1: drop the terms that cannot change a sum (see fusedThr)
 	FD_WORDS
 };
 
@@ -89,12 +103,19 @@ __device__ __forceinline__ int64_t segsFor(int64_t nout, int64_t nt) {
 	return s;
 }
 
-// blk is a thread's view of its block: its index, the block size and the
-// shared arrays.
+// blk is a thread's view of its block: its index, the block size, the
+// shared arrays, and whether the sweeps may truncate.
 struct blk {
 	int64_t tid, nt;
 	double *u, *s, *scr;
+	bool trunc;
 };
+
+// fusedThr is the truncation threshold of a sum of at most nterms terms:
+// ln(nterms) + 54·ln 2 (infinite without truncation).
+__device__ __forceinline__ double fusedThr(bool trunc, int64_t nterms) {
+	return trunc ? log((double)nterms) + 54 * 0.69314718055994530942 : INFINITY;
+}
 
 // lseOut is lse_fin's result for the combined maximum mx and sum s.
 __device__ __forceinline__ double lseOut(double mx, double s, double outScale) {
@@ -119,21 +140,24 @@ __device__ __noinline__ void fusedLSE(const blk &b, const double *rows, const do
 		b.u[j] = cpot[j] * invEps + clogw[j];
 	}
 	__syncthreads();
-	const int64_t S = segsFor(nr, b.nt), per = b.nt / S, chunk = (nc + S - 1) / S;
+	const int64_t S = segsFor(nr, b.nt), per = b.nt / S;
+	const double thr = fusedThr(b.trunc, nc);
 	for (int64_t r0 = 0; r0 < nr; r0 += per) {
 		const int64_t i = r0 + b.tid / S, sg = b.tid % S;
 		const bool active = b.tid < per * S && i < nr;
 		double mx = -INFINITY, sum = 0;
 		if (active) {
 			const double *p = rows + i * D;
-			const int64_t j0 = sg * chunk, j1 = min64(nc, j0 + chunk);
-			for (int64_t j = j0; j < j1; j++) {
+			for (int64_t j = sg; j < nc; j += S) {
 				const double v = b.u[j] - sqdist<D>(p, cols + j * D, D) * invEps;
 				mx = v > mx ? v : mx;
 			}
 			if (mx > -INFINITY) {
-				for (int64_t j = j0; j < j1; j++) {
-					sum += exp(b.u[j] - sqdist<D>(p, cols + j * D, D) * invEps - mx);
+				for (int64_t j = sg; j < nc; j += S) {
+					const double z = b.u[j] - sqdist<D>(p, cols + j * D, D) * invEps - mx;
+					if (!(z < -thr)) {
+						sum += exp(z);
+					}
 				}
 			}
 		}
@@ -179,6 +203,7 @@ struct wjob {
 	const double *cpot, *clogw, *rpot, *rlogw;
 	double invEps, sScale;
 	const double *rfac;
+	bool normalized; // each row's terms sum to 1: the sweep may truncate
 };
 
 // wfin says where the sums of a weighted sweep go. Over rows (row_fin):
@@ -225,7 +250,8 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 	}
 	__syncthreads();
 	const int64_t nout = byCol ? w.nc : w.nr, nin = byCol ? w.nr : w.nc;
-	const int64_t S = segsFor(nout, b.nt), per = b.nt / S, chunk = (nin + S - 1) / S;
+	const int64_t S = segsFor(nout, b.nt), per = b.nt / S;
+	const double thr = fusedThr(b.trunc && w.normalized, w.nr + w.nc);
 	for (int64_t o0 = 0; o0 < nout; o0 += per) {
 		const int64_t o = o0 + b.tid / S, sg = b.tid % S;
 		const bool active = b.tid < per * S && o < nout;
@@ -234,13 +260,16 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			g[k] = 0;
 		}
 		if (active) {
-			const int64_t k0 = sg * chunk, k1 = min64(nin, k0 + chunk);
 			if (!byCol) {
 				const double *p = w.rows + o * D;
 				const double s = b.s[o];
-				for (int64_t c = k0; c < k1; c++) {
+				for (int64_t c = sg; c < nin; c += S) {
 					const double *q = w.cols + c * D;
-					const double e = exp(b.u[c] - sqdist<D>(p, q, D) * w.invEps + s);
+					const double z = b.u[c] - sqdist<D>(p, q, D) * w.invEps + s;
+					if (z < -thr) {
+						continue;
+					}
+					const double e = exp(z);
 					sum += e;
 					if (grad) {
 						for (int k = 0; k < D; k++) {
@@ -251,13 +280,17 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			} else {
 				const double *q = w.cols + o * D;
 				const double u = b.u[o];
-				for (int64_t r = k0; r < k1; r++) {
+				for (int64_t r = sg; r < nin; r += S) {
 					const double ri = w.rfac ? w.rfac[r] : 1.0;
 					if (ri == 0) {
 						continue;
 					}
 					const double *p = w.rows + r * D;
-					const double re = ri * exp(u - sqdist<D>(p, q, D) * w.invEps + b.s[r]);
+					const double z = u - sqdist<D>(p, q, D) * w.invEps + b.s[r];
+					if (z < -thr) {
+						continue;
+					}
+					const double re = ri * exp(z);
 					sum += re;
 					if (grad) {
 						for (int k = 0; k < D; k++) {
@@ -428,7 +461,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	// threads only pass the barriers: their index is beyond every loop.
 	const int64_t nt = (int64_t)w[FD_THREADS];
 	const int64_t tid = (int64_t)threadIdx.x < nt ? (int64_t)threadIdx.x : INT64_MAX / 4;
-	const blk b{tid, nt, smem, smem + k, smem + 2 * k};
+	const blk b{tid, nt, smem, smem + k, smem + 2 * k, w[FD_TRUNC] != 0};
 	const double tau = balanced ? 1.0 : rho / (rho + eps);
 	const double invEps = 1 / eps, scale = -tau * eps;
 	const bool keep = mode == FM_UNROLLED;
@@ -463,14 +496,14 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		for (int64_t t = T; t >= 1; t--) {
 			const double *ft = F + (t - 1) * n, *gt = G + t * m, *gprev = G + (t - 1) * m;
 			// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are Q.
-			const wjob w1{Q, P, m, n, ft, LP, gt, nullptr, invEps, invTauEps, GBAR};
+			const wjob w1{Q, P, m, n, ft, LP, gt, nullptr, invEps, invTauEps, GBAR, true};
 			if (GQ) {
 				fusedWeighted<D>(b, w1, false, true, rowFin(nullptr, GQ, 2 * tau));
 			}
 			fusedWeighted<D>(b, w1, true, GP != nullptr,
 			                 colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)));
 			// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are P.
-			const wjob w2{P, Q, n, m, gprev, LQ, ft, nullptr, invEps, invTauEps, FBAR};
+			const wjob w2{P, Q, n, m, gprev, LQ, ft, nullptr, invEps, invTauEps, FBAR, true};
 			if (GP) {
 				fusedWeighted<D>(b, w2, false, true, rowFin(nullptr, GP, 2 * tau));
 			}
@@ -483,7 +516,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			__syncthreads();
 		}
 	} else if (mode == FM_ENVELOPE) {
-		const wjob w{P, Q, n, m, gcur, LQ, fcur, LP, invEps, invEps, nullptr};
+		const wjob w{P, Q, n, m, gcur, LQ, fcur, LP, invEps, invEps, nullptr, false};
 		if (GP || GLP) {
 			fusedWeighted<D>(b, w, false, GP != nullptr, rowFin(FBAR, GP, sigma * 2));
 		}
