@@ -18,12 +18,12 @@ func cudaAvailable() bool { return cuda.Available() }
 // "auto" uses the GPU. Small problems take the fused path (one launch per
 // evaluation, batched with the concurrent evaluations of other chains and
 // crn replicates), large ones the multi-launch path. Measured on an NVIDIA
-// H100 against package ot on 16 Xeon cores (BENCHMARKS.md, "CUDA: fused
-// kernel"), one evaluation of the debiased divergence with the unrolled
-// gradient, T = 80, eps = resolution²: the CPU wins at n = m = 16 (1.05
-// against 1.25 ms), the GPU from n = m = 32 (3.0 against 1.8 ms in 1-D,
-// 3.5 against 1.8 ms in 2-D) and at every larger size. A CPU with fewer
-// cores only moves the crossover lower.
+// H100 against package ot on 16 Xeon cores (BENCHMARKS.md, "Fused GPU
+// kernel and batched launches"), one evaluation of the debiased
+// divergence with the unrolled gradient, T = 80, eps = resolution²: the
+// CPU wins at n = m = 16 (1.0 against 1.3 ms), the GPU from n = m = 32
+// (3.0 against 1.7 ms in 1-D, 3.5 against 1.9 ms in 2-D) and at every
+// larger size. A CPU with fewer cores only moves the crossover lower.
 const autoThreshold = 32 * 32
 
 // gpuState is the GPU device and a workspace of one evaluator (a chain or

@@ -65,11 +65,12 @@ const (
 	// fusedMaxPoints is the default largest number of points of a side
 	// for which an evaluation takes the fused path. A block per problem
 	// is compute-bound on one multiprocessor: measured on an H100
-	// (BENCHMARKS.md, "CUDA: fused kernel"), one evaluation with the
-	// unrolled gradient alone takes 5.3 ms fused against 12 ms in
-	// multi-launch at n = m = 120, 17 against 14 ms at 256, 60 against
-	// 15 ms at 512; batched evaluations cost the fused path nothing
-	// more, so it keeps 256.
+	// (BENCHMARKS.md, "Fused GPU kernel and batched launches"), one
+	// evaluation with the unrolled gradient alone takes, fused against
+	// multi-launch, 3.9 against 12.4 ms at n = m = 120 in 1-D, 10.3
+	// against 14.0 ms at 256, 34.8 against 15.7 ms at 512 (2-D: 5.4
+	// against 13.2, 14.8 against 15.8, 47.4 against 18.0 ms); batched
+	// evaluations cost the fused path almost nothing more.
 	fusedMaxPoints = 256
 	// fusedMaxDim is the largest dimension the fused kernel is compiled
 	// for.
