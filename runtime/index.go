@@ -384,7 +384,10 @@ func (ev *evaluator) assign(a *ir.Assign) error {
 	if len(a.Indices) == 0 {
 		return ev.store(a.Var, a.Pos, rhs)
 	}
-	cur, err := ev.read(a.Var, a.Pos)
+	if done, err := ev.assignElement(a, rhs); done || err != nil {
+		return err
+	}
+	cur, err := ev.peek(a.Var, a.Pos)
 	if err != nil {
 		return err
 	}
@@ -395,14 +398,79 @@ func (ev *evaluator) assign(a *ir.Assign) error {
 	return ev.storeIndexed(a, cur, sels, ev.convert(rhs, a.LHSType))
 }
 
+// assignElement is the allocation-free path of an indexed assignment for
+// the common case of one element of a real container (vector, row vector,
+// matrix or real array) selected by int indices, x[i] = v or M[i, j] = v,
+// with a real or int scalar v: it writes the element's cell. It reports
+// false when the general path must be taken.
+func (ev *evaluator) assignElement(a *ir.Assign, rhs stdlib.Value) (bool, error) {
+	s := &ev.frame[a.Var.Slot]
+	if !s.set || !rhs.Type.IsScalar() || len(a.Indices) != len(s.dims) || len(s.dims) == 0 ||
+		s.v.Type.Base == lang.Int || (s.v.Type.Dims > 0 && s.v.Type.Base != lang.Real) {
+		return false, nil
+	}
+	for _, it := range a.Indices {
+		if it.Kind != ir.IndexSingle {
+			return false, nil
+		}
+	}
+	flat := 0
+	for k, it := range a.Indices {
+		i, err := ev.intExpr(it.Lo)
+		if err != nil {
+			return true, err
+		}
+		if i < 1 || i > s.dims[k] {
+			return true, ev.errorf(it.Pos, "index %d out of range: the size is %d", i, s.dims[k])
+		}
+		flat = flat*s.dims[k] + i - 1
+	}
+	t := ev.tape()
+	if s.cells == nil {
+		n := s.v.AD.Len()
+		s.cells = make([]autodiff.Value, n)
+		for i := range s.cells {
+			s.cells[i] = t.Index(s.v.AD, i)
+		}
+	}
+	s.cells[flat] = scalarOf(t, ev.toAD(ev.convert(rhs, lang.RealType)))
+	s.dirty = true
+	return true, nil
+}
+
+// peek returns a variable's value without packing its unpacked cells: its
+// shape and, for a container whose cells are newer (dirty), an out-of-date
+// tape value. An indexed assignment needs no more (storeIndexed writes the
+// cells), so a loop assigning v[t] stays O(1) per step instead of copying
+// the whole container each time.
+func (ev *evaluator) peek(v *ir.Var, p lang.Pos) (stdlib.Value, error) {
+	s := &ev.frame[v.Slot]
+	if !s.set {
+		return stdlib.Value{}, ev.errorf(p, "%s is used before it has a value", v.Name)
+	}
+	return s.v, nil
+}
+
 func (ev *evaluator) readIndexed(a *ir.Assign) (stdlib.Value, error) {
-	cur, err := ev.read(a.Var, a.Pos)
-	if err != nil || len(a.Indices) == 0 {
+	if len(a.Indices) == 0 {
+		return ev.read(a.Var, a.Pos)
+	}
+	cur, err := ev.peek(a.Var, a.Pos)
+	if err != nil {
 		return cur, err
 	}
 	sels, err := ev.selection(a.Indices, cur)
 	if err != nil {
 		return cur, err
+	}
+	if s := &ev.frame[a.Var.Slot]; s.dirty {
+		// One element of unpacked cells (x[i] += ...): read the cell.
+		if flat, kept := flatPositions(s.dims, sels); len(kept) == 0 {
+			return stdlib.RealValue(s.cells[flat[0]]), nil
+		}
+		if cur, err = ev.read(a.Var, a.Pos); err != nil {
+			return cur, err
+		}
 	}
 	return ev.index(cur, sels, a.LHSType)
 }

@@ -41,6 +41,7 @@ func TestInterpreter(t *testing.T) {
 		{"array of vectors", `array[2] vector[2] av; av[1] = [1, 2]'; av[2] = [3, 4]'; av[2, 1] = 9; print(av, av[:, 2]);`, "[[1, 2], [9, 4]][2, 4]"},
 		{"matrix assignment", `matrix[2, 2] M = [[0, 0], [0, 0]]; M[1] = [1, 2]; M[:, 2] = [7, 8]'; M[2, 1] = 5; print(M);`, "[[1, 7], [5, 8]]"},
 		{"compound", `vector[2] v = [1, 2]'; v *= 3; v[1] += 1; real r = 2; r /= 4; int k = 7; k -= 2; print(v, r, k);`, "[4, 6]0.55"},
+		{"compound on assigned elements", `vector[4] v; for (i in 1:4) { v[i] = i; v[i] += 10; v[i] *= v[i] - 10; } array[2] real a; a[1] = 1; a[1] -= 3; a[2] = a[1]; print(v, a);`, "[11, 24, 39, 56][-2, -2]"},
 		{"2d arrays", `array[2, 3] real a; for (i in 1:2) for (j in 1:3) a[i, j] = 10 * i + j; print(a[2], a[1, 3], a[:, 2]);`, "[21, 22, 23]13[12, 22]"},
 		{"int arrays", `array[3] int a = {3, 1, 2}; a[2] = 7; print(a, a[{3, 1}]);`, "[3, 7, 2][2, 3]"},
 		{"division by matrices", `matrix[2, 2] M = [[2, 0], [0, 4]]; vector[2] b = [2, 4]'; print(M \ b, b' / M);`, "[1, 1][1, 1]"},

@@ -194,3 +194,70 @@ model { }`, nil)
 		}
 	}
 }
+
+// TestLoopAssignmentGradient checks the log density and gradient of a model
+// that fills containers element by element in a loop, with compound
+// assignments to elements and reads of earlier elements (the cells of an
+// unpacked container), against the same computation in Go and finite
+// differences.
+func TestLoopAssignmentGradient(t *testing.T) {
+	const src = `
+parameters { real a; real b; }
+model {
+  vector[6] s;
+  array[3] real r;
+  matrix[2, 2] M;
+  s[1] = a;
+  for (k in 2:6) {
+    s[k] = b * s[k - 1];
+    s[k] += a;
+    s[k] *= 0.5;
+  }
+  r[1] = a;
+  r[2] = r[1] * b;
+  r[3] = r[2] + s[6];
+  r[2] -= 1;
+  M[1, 1] = a; M[1, 2] = b; M[2, 1] = s[3]; M[2, 2] = r[3];
+  M[2, 2] /= 2;
+  target += -0.5 * (s' * s) - 0.5 * sum(r) * sum(r) + sum(M) * a;
+}`
+	bm := bindSource(t, src, &data.Set{})
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(th []float64) float64 {
+		a, b := th[0], th[1]
+		var s [6]float64
+		s[0] = a
+		for k := 1; k < 6; k++ {
+			s[k] = (b*s[k-1] + a) * 0.5
+		}
+		r := [3]float64{a, a * b, a*b + s[5]}
+		r[1]--
+		m := [4]float64{a, b, s[2], r[2] / 2}
+		lp := 0.0
+		for _, v := range s {
+			lp -= 0.5 * v * v
+		}
+		sr := r[0] + r[1] + r[2]
+		return lp - 0.5*sr*sr + (m[0]+m[1]+m[2]+m[3])*a
+	}
+	for _, theta := range [][]float64{{0.3, -0.7}, {1.1, 0.4}} {
+		grad := make([]float64, 2)
+		lp, err := d.LogDensityGrad(theta, grad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := want(theta); math.Abs(lp-w) > 1e-12*math.Max(1, math.Abs(w)) {
+			t.Errorf("theta %v: log density %.17g, want %.17g", theta, lp, w)
+		}
+		num := make([]float64, 2)
+		autodiff.NumericGradient(want, theta, num)
+		for i := range grad {
+			if math.Abs(grad[i]-num[i]) > 1e-6*(1+math.Abs(num[i])) {
+				t.Errorf("theta %v: grad[%d] = %g, finite differences %g", theta, i, grad[i], num[i])
+			}
+		}
+	}
+}
