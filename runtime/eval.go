@@ -50,9 +50,13 @@ type evaluator struct {
 	// forceInline evaluates every crn call inline on the chain's tape,
 	// as before replicates had their own tapes (for tests).
 	forceInline bool
-	sites       []*crnSite   // crn call sites by ID
-	reps        []*replicate // replicate sub-evaluators by replicate index
-	inputs      crnInputs    // scratch of crnReplicates
+	// plans are the compiled scalar expressions (plan.go), by expression;
+	// noPlans turns them off (tests compare the two paths).
+	plans   map[ir.Expr]*scalarPlan
+	noPlans bool
+	sites   []*crnSite   // crn call sites by ID
+	reps    []*replicate // replicate sub-evaluators by replicate index
+	inputs  crnInputs    // scratch of crnReplicates
 }
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
@@ -255,6 +259,9 @@ func (ev *evaluator) truth(e ir.Expr) (bool, error) {
 }
 
 func (ev *evaluator) intExpr(e ir.Expr) (int, error) {
+	if p := ev.plan(e); p != nil && p.i != nil {
+		return p.i(ev)
+	}
 	v, err := ev.expr(e)
 	if err != nil {
 		return 0, err

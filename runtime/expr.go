@@ -24,6 +24,9 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 	case *ir.CRN:
 		return ev.crn(e)
 	case *ir.Index:
+		if p := ev.plan(e); p != nil {
+			return p.run(ev)
+		}
 		if v, ok, err := ev.cellElement(e); ok || err != nil {
 			return v, err
 		}
@@ -44,8 +47,14 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 		}
 		return v, nil
 	case *ir.Binary:
+		if p := ev.plan(e); p != nil {
+			return p.run(ev)
+		}
 		return ev.binary(e)
 	case *ir.Unary:
+		if p := ev.plan(e); p != nil {
+			return p.run(ev)
+		}
 		x, err := ev.expr(e.X)
 		if err != nil {
 			return x, err

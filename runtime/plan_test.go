@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/shmlang/shm/ir"
+)
+
+// TestScalarPlansMatchInterpreter evaluates models whose scalar
+// expressions are compiled into plans, and the same models with plans
+// off, and requires bitwise the same log density and gradient, and the
+// same errors.
+func TestScalarPlansMatchInterpreter(t *testing.T) {
+	const data = `{"T": 12, "K": 3, "y": [0.3, -1.2, 0.8, 2.1, -0.4, 0.0, 1.5, -2.2, 0.9, 0.1, -0.7, 1.3],
+		"g": [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3], "M": [[1, 2], [3, 4]]}`
+	const decls = `
+data {
+  int<lower=1> T;
+  int<lower=1> K;
+  array[T] real y;
+  array[T] int g;
+  array[2, 2] int M;
+}
+parameters {
+  real alpha;
+  array[K] real beta;
+  vector[3] gamma;
+  real<lower=0> sigma;
+}
+`
+	tests := []struct{ name, model, err string }{
+		{name: "loops", model: `
+model {
+  matrix[2, 3] A;
+  vector[T] mu;
+  for (t in (K + 1):T) {
+    real m = alpha;
+    for (k in 1:K) {
+      m += beta[k] * y[t - k];
+    }
+    mu[t] = m;
+    y[t] ~ normal(m, sigma);
+  }
+  for (t in 1:K) {
+    mu[t] = -alpha + gamma[g[t]] / (1 + t) - 2 ^ t * 0.01;
+  }
+  for (i in 1:2) {
+    for (j in 1:3) {
+      A[i, j] = gamma[j] * M[i, 2] - (i * 7 / 2 % 3) + (j %/% 2) + (i < j) + (gamma[j] >= 0.5 ? 1 : 0);
+    }
+  }
+  target += -0.5 * (mu' * mu) + A[2, 3] * alpha - A[1, 1] * A[2, 2];
+  alpha ~ normal(0, 2);
+  beta ~ normal(0, 1);
+  gamma ~ normal(0, 1);
+  sigma ~ normal(0, 1);
+}`},
+		{name: "index out of range", model: `
+model {
+  vector[3] v = gamma;
+  for (t in 1:T) {
+    target += v[g[t] + t %/% 10];
+  }
+}`, err: "index 4 out of range: the size is 3"},
+		{name: "division by zero", model: `
+model {
+  int z = K - 3;
+  target += alpha * (K / z);
+}`, err: "integer division by zero"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, cerrs := ir.CheckSource("t.shm", decls+tt.model)
+			if len(cerrs) > 0 {
+				t.Fatal(cerrs)
+			}
+			bm, err := Bind(m, setFromJSON(t, data), Options{Impls: Builtins(), Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lp [2]float64
+			var grad [2][]float64
+			var errs [2]error
+			for k, noPlans := range []bool{false, true} {
+				d, err := bm.NewDensity()
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.ev.noPlans = noPlans
+				theta := make([]float64, d.Dim())
+				for i := range theta {
+					theta[i] = 0.3 - 0.1*float64(i)
+				}
+				grad[k] = make([]float64, d.Dim())
+				lp[k], errs[k] = d.LogDensityGrad(theta, grad[k])
+				if !noPlans && len(d.ev.plans) == 0 {
+					t.Error("no expression was planned")
+				}
+			}
+			if tt.err != "" {
+				if errs[0] == nil || errs[1] == nil || errs[0].Error() != errs[1].Error() {
+					t.Fatalf("errors: planned %v, interpreted %v", errs[0], errs[1])
+				}
+				if got := errs[0].Error(); !strings.Contains(got, tt.err) {
+					t.Errorf("error %q, want one containing %q", got, tt.err)
+				}
+				return
+			}
+			if errs[0] != nil || errs[1] != nil {
+				t.Fatalf("errors: planned %v, interpreted %v", errs[0], errs[1])
+			}
+			if math.Float64bits(lp[0]) != math.Float64bits(lp[1]) {
+				t.Errorf("log density: planned %.17g, interpreted %.17g", lp[0], lp[1])
+			}
+			for i := range grad[0] {
+				if math.Float64bits(grad[0][i]) != math.Float64bits(grad[1][i]) {
+					t.Errorf("gradient %d: planned %.17g, interpreted %.17g", i, grad[0][i], grad[1][i])
+				}
+			}
+		})
+	}
+}
