@@ -52,11 +52,12 @@ type evaluator struct {
 	forceInline bool
 	// plans are the compiled scalar expressions (plan.go), by expression;
 	// noPlans turns them off (tests compare the two paths).
-	plans   map[ir.Expr]*scalarPlan
-	noPlans bool
-	sites   []*crnSite   // crn call sites by ID
-	reps    []*replicate // replicate sub-evaluators by replicate index
-	inputs  crnInputs    // scratch of crnReplicates
+	plans     map[ir.Expr]*scalarPlan
+	stmtPlans map[ir.Stmt]stmtPlan
+	noPlans   bool
+	sites     []*crnSite   // crn call sites by ID
+	reps      []*replicate // replicate sub-evaluators by replicate index
+	inputs    crnInputs    // scratch of crnReplicates
 }
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
@@ -93,7 +94,17 @@ func (ev *evaluator) execAll(ss []ir.Stmt) (control, error) {
 	return ctlNext, nil
 }
 
+// exec executes a statement: its plan (plan_stmt.go), compiled at its
+// first execution, or the interpreter when plans are off.
 func (ev *evaluator) exec(s ir.Stmt) (control, error) {
+	if p := ev.stmtPlanFor(s); p != nil {
+		return p(ev)
+	}
+	return ev.execIR(s)
+}
+
+// execIR interprets a statement.
+func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 	switch s := s.(type) {
 	case *ir.DeclStmt:
 		return ctlNext, ev.declare(s.Decl)

@@ -342,6 +342,8 @@ func compileReal(e ir.Expr) realPlan {
 		return compileRealBinary(e)
 	case *ir.Index:
 		return compileRealElement(e)
+	case *ir.Call:
+		return compileCall(e)
 	}
 	return nil
 }
@@ -448,5 +450,85 @@ func compileRealElement(e *ir.Index) realPlan {
 			return autodiff.Value{}, err
 		}
 		return ev.tape().Index(s.v.AD, flat), nil
+	}
+}
+
+// valuePlan computes an expression as a value: its scalar plan when it has
+// one, the interpreter otherwise.
+type valuePlan func(ev *evaluator) (stdlib.Value, error)
+
+// compileValue compiles e into a valuePlan (never nil).
+func compileValue(e ir.Expr) valuePlan {
+	switch e.Type() {
+	case lang.IntType:
+		if f := compileInt(e); f != nil {
+			return func(ev *evaluator) (stdlib.Value, error) {
+				n, err := f(ev)
+				return stdlib.IntValue(n), err
+			}
+		}
+	case lang.RealType:
+		if f := compileReal(e); f != nil {
+			return func(ev *evaluator) (stdlib.Value, error) {
+				v, err := f(ev)
+				return stdlib.RealValue(v), err
+			}
+		}
+	}
+	return func(ev *evaluator) (stdlib.Value, error) { return ev.expr(e) }
+}
+
+// compileValues compiles a list of expressions.
+func compileValues(es []ir.Expr) []valuePlan {
+	out := make([]valuePlan, len(es))
+	for i, e := range es {
+		out[i] = compileValue(e)
+	}
+	return out
+}
+
+// pushArgs evaluates args onto the evaluator's argument stack, after
+// first (when valid), and returns the stack's base (evaluator.call).
+func pushArgs(ev *evaluator, first *stdlib.Value, args []valuePlan) (int, error) {
+	base := len(ev.args)
+	if first != nil {
+		ev.args = append(ev.args, *first)
+	}
+	for _, a := range args {
+		v, err := a(ev)
+		if err != nil {
+			ev.args = ev.args[:base]
+			return base, err
+		}
+		ev.args = append(ev.args, v)
+	}
+	return base, nil
+}
+
+// compileCall compiles a call with a real scalar result and no named
+// arguments (the arguments of any type), as evaluator.call makes it, or
+// returns nil. Random draws (reparameterized inside crn) and target() stay
+// on the interpreter.
+func compileCall(e *ir.Call) realPlan {
+	if e.Func.Name == "target" || len(e.Named) > 0 || e.Func.Suffix == "_rng" {
+		return nil
+	}
+	args := compileValues(e.Args)
+	p, name := e.Position(), e.Func.Name
+	propto := e.Func.Suffix == "_lupdf" || e.Func.Suffix == "_lupmf"
+	return func(ev *evaluator) (autodiff.Value, error) {
+		base, err := pushArgs(ev, nil, args)
+		if err != nil {
+			return autodiff.Value{}, err
+		}
+		v, err := ev.callImpl(p, name, ev.args[base:], nil, propto)
+		ev.args = ev.args[:base]
+		if err != nil {
+			return autodiff.Value{}, err
+		}
+		if v.Type != lang.RealType {
+			return autodiff.Value{}, ev.errorf(p, "internal error: %s returned %s, want real", name, v.Type)
+		}
+		return v.AD, nil
 	}
 }

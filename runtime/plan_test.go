@@ -8,10 +8,12 @@ import (
 	"github.com/shmlang/shm/ir"
 )
 
-// TestScalarPlansMatchInterpreter evaluates models whose scalar
-// expressions are compiled into plans, and the same models with plans
-// off, and requires bitwise the same log density and gradient, and the
-// same errors.
+// TestScalarPlansMatchInterpreter evaluates models whose statements and
+// scalar expressions are compiled into plans (loops, conditions, break and
+// continue, scalar and element assignments, compound ones, calls, ~
+// statements, and a truncated ~ left to the interpreter), and the same
+// models with plans off, and requires bitwise the same log density and
+// gradient, and the same errors.
 func TestScalarPlansMatchInterpreter(t *testing.T) {
 	const data = `{"T": 12, "K": 3, "y": [0.3, -1.2, 0.8, 2.1, -0.4, 0.0, 1.5, -2.2, 0.9, 0.1, -0.7, 1.3],
 		"g": [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3], "M": [[1, 2], [3, 4]]}`
@@ -52,6 +54,23 @@ model {
     }
   }
   target += -0.5 * (mu' * mu) + A[2, 3] * alpha - A[1, 1] * A[2, 2];
+  {
+    vector[T] s;
+    int n = 0;
+    s[1] = 1;
+    for (t in 2:T) {
+      s[t] = sqrt(0.1 + square(y[t - 1] - alpha) + 0.5 * square(s[t - 1]));
+      s[t] += 1;
+      s[t] *= exp(-0.01 * t);
+      if (t > 9) break;
+      if (g[t] == 2) continue;
+      n += t;
+      target += log1p(square(s[t]));
+    }
+    target += n * 0.001;
+    y[2:10] ~ normal(alpha, s[2:10] + sigma);
+    y[1] ~ normal(alpha, sigma) T[-10, 10];
+  }
   alpha ~ normal(0, 2);
   beta ~ normal(0, 1);
   gamma ~ normal(0, 1);
@@ -95,8 +114,8 @@ model {
 				}
 				grad[k] = make([]float64, d.Dim())
 				lp[k], errs[k] = d.LogDensityGrad(theta, grad[k])
-				if !noPlans && len(d.ev.plans) == 0 {
-					t.Error("no expression was planned")
+				if !noPlans && (len(d.ev.plans) == 0 || len(d.ev.stmtPlans) == 0) {
+					t.Errorf("%d expressions and %d statements planned", len(d.ev.plans), len(d.ev.stmtPlans))
 				}
 			}
 			if tt.err != "" {

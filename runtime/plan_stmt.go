@@ -1,0 +1,313 @@
+package runtime
+
+import (
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/stdlib"
+)
+
+// Statement plans: the loops, blocks, conditions and scalar assignments of
+// a statement compiled once into closures over the scalar plans of
+// plan.go, so that a loop body runs without a map look-up or a walk over
+// the IR per statement. Statements outside that subset (declarations,
+// ~ statements, calls on containers, ...) run through evaluator.execIR
+// from their closure. As for expressions, a plan records what the
+// interpreter records, in the same order, with the same errors.
+
+// stmtPlan executes one compiled statement.
+type stmtPlan func(ev *evaluator) (control, error)
+
+// stmtPlanFor returns the compiled form of s (compiled at the first call;
+// nil when plans are off).
+func (ev *evaluator) stmtPlanFor(s ir.Stmt) stmtPlan {
+	if ev.noPlans {
+		return nil
+	}
+	if p, ok := ev.stmtPlans[s]; ok {
+		return p
+	}
+	if ev.stmtPlans == nil {
+		ev.stmtPlans = map[ir.Stmt]stmtPlan{}
+	}
+	p := compileStmt(s)
+	ev.stmtPlans[s] = p
+	return p
+}
+
+// compileStmt compiles s; a statement it does not know runs on the
+// interpreter.
+func compileStmt(s ir.Stmt) stmtPlan {
+	if p := compileKnownStmt(s); p != nil {
+		return p
+	}
+	return func(ev *evaluator) (control, error) { return ev.execIR(s) }
+}
+
+func compileKnownStmt(s ir.Stmt) stmtPlan {
+	switch s := s.(type) {
+	case *ir.Block:
+		body := make([]stmtPlan, len(s.Stmts))
+		for i, x := range s.Stmts {
+			body[i] = compileStmt(x)
+		}
+		return func(ev *evaluator) (control, error) {
+			for _, p := range body {
+				if c, err := p(ev); err != nil || c != ctlNext {
+					return c, err
+				}
+			}
+			return ctlNext, nil
+		}
+	case *ir.For:
+		lo, hi := compileInt(s.Lo), compileInt(s.Hi)
+		if lo == nil || hi == nil {
+			return nil
+		}
+		body, slotIndex := compileStmt(s.Body), s.Var.Slot
+		return func(ev *evaluator) (control, error) {
+			a, b, err := ints(ev, lo, hi)
+			if err != nil {
+				return ctlNext, err
+			}
+			for i := a; i <= b; i++ {
+				ev.frame[slotIndex] = slot{v: stdlib.IntValue(i), set: true}
+				c, err := body(ev)
+				if err != nil {
+					return ctlNext, err
+				}
+				if c == ctlBreak {
+					break
+				}
+			}
+			return ctlNext, nil
+		}
+	case *ir.If:
+		cond := compileNumber(s.Cond)
+		if cond == nil {
+			return nil
+		}
+		then := compileStmt(s.Then)
+		var els stmtPlan
+		if s.Else != nil {
+			els = compileStmt(s.Else)
+		}
+		return func(ev *evaluator) (control, error) {
+			x, err := cond(ev)
+			if err != nil {
+				return ctlNext, err
+			}
+			if x != 0 {
+				return then(ev)
+			}
+			if els != nil {
+				return els(ev)
+			}
+			return ctlNext, nil
+		}
+	case *ir.Break:
+		return func(*evaluator) (control, error) { return ctlBreak, nil }
+	case *ir.Continue:
+		return func(*evaluator) (control, error) { return ctlContinue, nil }
+	case *ir.TargetAdd:
+		if s.Expr.Type() != lang.RealType {
+			return nil
+		}
+		f := compileReal(s.Expr)
+		if f == nil {
+			return nil
+		}
+		return func(ev *evaluator) (control, error) {
+			v, err := f(ev)
+			if err != nil {
+				return ctlNext, err
+			}
+			ev.addTarget(stdlib.RealValue(v))
+			return ctlNext, nil
+		}
+	case *ir.Assign:
+		return compileAssign(s)
+	case *ir.Tilde:
+		return compileTilde(s)
+	}
+	return nil
+}
+
+// compileTilde compiles lhs ~ dist(args) without truncation, as
+// evaluator.tilde runs it, or returns nil.
+func compileTilde(s *ir.Tilde) stmtPlan {
+	if s.Trunc != nil {
+		return nil
+	}
+	lhs, args := compileValue(s.LHS), compileValues(s.Args)
+	p, name := s.Pos, s.Func.Name
+	return func(ev *evaluator) (control, error) {
+		y, err := lhs(ev)
+		if err != nil {
+			return ctlNext, err
+		}
+		base, err := pushArgs(ev, &y, args)
+		if err != nil {
+			return ctlNext, err
+		}
+		lp, err := ev.callImpl(p, name, ev.args[base:], nil, true)
+		ev.args = ev.args[:base]
+		if err != nil {
+			return ctlNext, err
+		}
+		ev.addTarget(lp)
+		return ctlNext, nil
+	}
+}
+
+// compoundOps maps the operator of a compound assignment to the tape
+// operation evaluator.arith records for two scalars.
+var compoundOps = map[string]func(t *autodiff.Tape, a, b autodiff.Value) autodiff.Value{
+	"+=": (*autodiff.Tape).Add, "-=": (*autodiff.Tape).Sub,
+	"*=": (*autodiff.Tape).Mul, ".*=": (*autodiff.Tape).Mul,
+	"/=": (*autodiff.Tape).Div, "./=": (*autodiff.Tape).Div,
+}
+
+// compileAssign compiles an assignment of a scalar to a real or int scalar
+// variable, or to one element of a real container, or returns nil.
+func compileAssign(a *ir.Assign) stmtPlan {
+	if !a.RHS.Type().IsScalar() || (a.Op != "=" && compoundOps[a.Op] == nil) {
+		return nil
+	}
+	v, pos := a.Var, a.Pos
+	if len(a.Indices) == 0 {
+		switch {
+		case v.Type == lang.IntType:
+			return compileIntAssign(a)
+		case v.Type != lang.RealType:
+			return nil
+		}
+	}
+	rhs := compileReal(a.RHS)
+	if rhs == nil {
+		return nil
+	}
+	op, name := compoundOps[a.Op], ""
+	if op != nil {
+		name = a.Op[:len(a.Op)-1]
+	}
+	// combine computes cur op rhs as evaluator.compound does.
+	combine := func(ev *evaluator, cur, r autodiff.Value) (autodiff.Value, error) {
+		t := ev.tape()
+		out := op(t, cur, r)
+		if err := t.Err(); err != nil {
+			return autodiff.Value{}, ev.errorf(pos, "%s: %v", name, err)
+		}
+		return out, nil
+	}
+	if len(a.Indices) == 0 {
+		return func(ev *evaluator) (control, error) {
+			r, err := rhs(ev)
+			if err != nil {
+				return ctlNext, err
+			}
+			s := &ev.frame[v.Slot]
+			if op != nil {
+				if !s.set {
+					return ctlNext, ev.errorf(pos, "%s is used before it has a value", v.Name)
+				}
+				if r, err = combine(ev, s.v.AD, r); err != nil {
+					return ctlNext, err
+				}
+			}
+			s.v, s.cells, s.dirty = stdlib.RealValue(r), nil, false
+			return ctlNext, nil
+		}
+	}
+	// One element of a real container (evaluator.assignElement).
+	vt := v.Type
+	rank := vt.Dims
+	switch {
+	case vt.Dims > 0 && vt.Base != lang.Real:
+		return nil
+	case vt.Dims == 0 && (vt.Base == lang.Vector || vt.Base == lang.RowVector):
+		rank = 1
+	case vt.Dims == 0 && vt.Base == lang.Matrix:
+		rank = 2
+	case vt.Dims == 0:
+		return nil
+	}
+	idx := compileIndices(a.Indices)
+	if idx == nil || rank != len(a.Indices) {
+		return nil
+	}
+	items := a.Indices
+	return func(ev *evaluator) (control, error) {
+		r, err := rhs(ev)
+		if err != nil {
+			return ctlNext, err
+		}
+		s := &ev.frame[v.Slot]
+		if !s.set {
+			return ctlNext, ev.errorf(pos, "%s is used before it has a value", v.Name)
+		}
+		t := ev.tape()
+		if op != nil {
+			// The current element (evaluator.readIndexed), then the
+			// indices again (evaluator.assignElement).
+			flat, err := flatIndex(ev, items, idx, s.dims)
+			if err != nil {
+				return ctlNext, err
+			}
+			var cur autodiff.Value
+			if s.dirty {
+				cur = s.cells[flat]
+			} else {
+				cur = t.Index(s.v.AD, flat)
+			}
+			if r, err = combine(ev, cur, r); err != nil {
+				return ctlNext, err
+			}
+		}
+		flat, err := flatIndex(ev, items, idx, s.dims)
+		if err != nil {
+			return ctlNext, err
+		}
+		if s.cells == nil {
+			n := s.v.AD.Len()
+			s.cells = make([]autodiff.Value, n)
+			for i := range s.cells {
+				s.cells[i] = t.Index(s.v.AD, i)
+			}
+		}
+		s.cells[flat] = r
+		s.dirty = true
+		return ctlNext, nil
+	}
+}
+
+// compileIntAssign compiles an assignment to an int scalar variable.
+func compileIntAssign(a *ir.Assign) stmtPlan {
+	rhs := compileInt(a.RHS)
+	if rhs == nil || (a.Op != "=" && a.Op != "+=" && a.Op != "-=" && a.Op != "*=") {
+		return nil
+	}
+	v, pos, opc := a.Var, a.Pos, a.Op
+	return func(ev *evaluator) (control, error) {
+		r, err := rhs(ev)
+		if err != nil {
+			return ctlNext, err
+		}
+		s := &ev.frame[v.Slot]
+		if opc != "=" {
+			if !s.set {
+				return ctlNext, ev.errorf(pos, "%s is used before it has a value", v.Name)
+			}
+			switch opc {
+			case "+=":
+				r = s.v.Int + r
+			case "-=":
+				r = s.v.Int - r
+			case "*=":
+				r = s.v.Int * r
+			}
+		}
+		s.v, s.cells, s.dirty = stdlib.IntValue(r), nil, false
+		return ctlNext, nil
+	}
+}
