@@ -420,7 +420,9 @@ func (ev *evaluator) callImpl(p lang.Pos, name string, args, named []stdlib.Valu
 	v, err := f(&ev.ctx, args, named)
 	ev.ctx.Propto = saved
 	if err != nil {
-		return stdlib.Value{}, ev.errorf(p, "%v", err)
+		// A built-in's failure depends on its arguments' values (Stan
+		// reports these as std::domain_error): it rejects the proposal.
+		return stdlib.Value{}, ev.domainf(p, "%v", err)
 	}
 	return v, nil
 }

@@ -291,7 +291,7 @@ func (ev *evaluator) arith(p lang.Pos, op string, l, r stdlib.Value) (stdlib.Val
 			return stdlib.IntValue(a * b), nil
 		case "/", "%/%", "%":
 			if b == 0 {
-				return stdlib.Value{}, ev.errorf(p, "integer division by zero")
+				return stdlib.Value{}, ev.domainf(p, "integer division by zero")
 			}
 			if op == "%" {
 				return stdlib.IntValue(a % b), nil

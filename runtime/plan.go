@@ -147,7 +147,7 @@ func compileIntBinary(e *ir.Binary) intPlan {
 			return 0, err
 		}
 		if b == 0 {
-			return 0, ev.errorf(p, "integer division by zero")
+			return 0, ev.domainf(p, "integer division by zero")
 		}
 		if mod {
 			return a % b, nil

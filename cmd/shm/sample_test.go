@@ -237,3 +237,35 @@ func TestDiagnose(t *testing.T) {
 		t.Errorf("expected one line per parameter:\n%s", stdout)
 	}
 }
+
+// TestSampleStopsOnModelBug checks that a bug in the model reached only in
+// part of the parameter space (an index out of range beyond mu = 2.5,
+// inside some trajectories) stops the run with its position and leaves no
+// output, instead of being counted as divergent transitions, while a
+// domain error there (a negative scale) only rejects proposals.
+func TestSampleStopsOnModelBug(t *testing.T) {
+	dir := t.TempDir()
+	const model = `parameters { real mu; }
+model {
+  vector[3] v = [1, 2, 3]';
+  target += -0.5 * mu^2;
+  if (mu > 2.5) {
+    target += v[4];
+  }
+}
+`
+	bug := writeFile(t, dir, "bug.shm", model)
+	out := filepath.Join(dir, "out")
+	_, stderr, code := runCmd(t, "sample", bug, "--init", "mu=0", "--seed", "3", "--warmup", "300", "--samples", "2000", "--output", out)
+	if code != 1 || !strings.Contains(stderr, "bug.shm:6:17: index 4 out of range: the size is 3") || !strings.Contains(stderr, "iteration") {
+		t.Errorf("exit %d, stderr %q; want 1 and the bug's position", code, stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(out, "*")); len(files) != 0 {
+		t.Errorf("files left behind: %v", files)
+	}
+	domain := writeFile(t, dir, "domain.shm", strings.Replace(model, "target += v[4];", "target += normal_lpdf(mu | 0, -1);", 1))
+	_, stderr, code = runCmd(t, "sample", domain, "--init", "mu=0", "--seed", "3", "--warmup", "300", "--samples", "2000", "--output", out)
+	if code != 0 {
+		t.Errorf("domain error: exit %d, stderr %q; want 0 (rejected proposals)", code, stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/runtime/diag"
@@ -510,21 +511,27 @@ func TestLargeStepSize(t *testing.T) {
 	}
 }
 
-// errorOutside is a standard normal on x > 0 whose density fails with an
-// error (instead of -Inf) outside.
+// rejection is an error that rejects the point (see nuts.Target).
+type rejection struct{ msg string }
+
+func (e rejection) Error() string { return e.msg }
+func (rejection) Reject() bool    { return true }
+
+// errorOutside is a standard normal on x > 0 whose density fails with a
+// rejection (instead of -Inf) outside.
 type errorOutside struct{}
 
 func (errorOutside) Dim() int { return 1 }
 
 func (errorOutside) LogDensityGrad(x, grad []float64) (float64, error) {
 	if x[0] <= 0 {
-		return 0, errors.New("x must be positive")
+		return 0, rejection{"x must be positive"}
 	}
 	grad[0] = -x[0]
 	return -0.5 * x[0] * x[0], nil
 }
 
-func TestErrorIsDivergence(t *testing.T) {
+func TestRejectionIsDivergence(t *testing.T) {
 	cfg := nuts.DefaultConfig()
 	cfg.NumWarmup, cfg.NumSamples = 200, 2000
 	cfg.Init = []float64{1}
@@ -550,6 +557,44 @@ func TestErrorIsDivergence(t *testing.T) {
 	m, _ := meanSD(x)
 	if se := diag.MCSEMean([][]float64{x}); math.Abs(m-math.Sqrt(2/math.Pi)) > 4*se {
 		t.Errorf("mean %.4f, want %.4f ± 4·%.4f", m, math.Sqrt(2/math.Pi), se)
+	}
+}
+
+// bugBeyond is a standard normal whose density fails with an error that is
+// not a rejection (a bug in the model) beyond x = 2.5, a point reached only
+// inside some trajectories.
+type bugBeyond struct{ err error }
+
+func (bugBeyond) Dim() int { return 1 }
+
+func (b bugBeyond) LogDensityGrad(x, grad []float64) (float64, error) {
+	if x[0] > 2.5 {
+		return 0, b.err
+	}
+	grad[0] = -x[0]
+	return -0.5 * x[0] * x[0], nil
+}
+
+// TestFatalErrorStopsChain checks that an error that is not a rejection,
+// met mid-trajectory, stops the chain with the error instead of being
+// counted as a divergence.
+func TestFatalErrorStopsChain(t *testing.T) {
+	bug := errors.New("t.shm:3:5: index 4 out of range: the size is 3")
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples = 200, 2000
+	cfg.Init = []float64{0.5}
+	_, err := nuts.Sample(context.Background(), bugBeyond{bug}, cfg, 8, 1)
+	if !errors.Is(err, bug) {
+		t.Fatalf("Sample: %v, want the model's error", err)
+	}
+	if !strings.Contains(err.Error(), "iteration") {
+		t.Errorf("error %q does not say at which iteration", err)
+	}
+	// At a random initial point, the same error stops the chain at once.
+	cfg.Init = nil
+	cfg.InitRadius = 10
+	if _, err := nuts.Sample(context.Background(), bugBeyond{bug}, cfg, 8, 1); !errors.Is(err, bug) {
+		t.Fatalf("Sample from random initial points: %v, want the model's error", err)
 	}
 }
 

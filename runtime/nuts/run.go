@@ -62,6 +62,9 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 			return err
 		}
 		c.transition(t, &draw)
+		if c.fatal != nil {
+			return fmt.Errorf("nuts: chain %d, warmup iteration %d: %w", c.id, it+1, c.fatal)
+		}
 		draw.Warmup = true
 		if adapt {
 			c.eps = da.learn(draw.AcceptStat)
@@ -110,6 +113,9 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 			return err
 		}
 		c.transition(t, &draw)
+		if c.fatal != nil {
+			return fmt.Errorf("nuts: chain %d, iteration %d: %w", c.id, cfg.NumWarmup+it+1, c.fatal)
+		}
 		draw.Warmup = false
 		if it%cfg.Thin == 0 {
 			if err := emit(); err != nil {

@@ -185,6 +185,9 @@ type Chain struct {
 
 	adaptation Adaptation
 	timing     Timing
+	// fatal is the first error of the target that is not a rejection: it
+	// ends the transition and stops the chain.
+	fatal error
 }
 
 // NewChain prepares chain id of a run with the given seed. The chain's random
@@ -238,9 +241,14 @@ func (c *Chain) Adaptation() Adaptation {
 // Timing returns the wall time of warmup and sampling of the last Run.
 func (c *Chain) Timing() Timing { return c.timing }
 
-// evaluate sets z.v and z.g at z.q.
+// evaluate sets z.v and z.g at z.q. A point where the target fails has
+// zero density (an infinite potential, so the trajectory diverges there);
+// an error that is not a rejection is also kept in c.fatal.
 func (c *Chain) evaluate(z *point) {
 	lp, err := c.target.LogDensityGrad(z.q, z.g)
+	if err != nil && !isRejection(err) && c.fatal == nil {
+		c.fatal = err
+	}
 	if err != nil || math.IsNaN(lp) || math.IsInf(lp, 0) {
 		z.v = math.Inf(1)
 		return
@@ -298,6 +306,8 @@ func (c *Chain) initialize() error {
 		}
 		lp, err := c.target.LogDensityGrad(z.q, z.g)
 		switch {
+		case err != nil && !isRejection(err):
+			return fmt.Errorf("nuts: chain %d: log density at a random initial point: %w", c.id, err)
 		case err != nil:
 			last = err
 		case math.IsNaN(lp) || math.IsInf(lp, 0):
@@ -345,6 +355,10 @@ func (c *Chain) initStepSize() error {
 	}
 	for {
 		dh := trial()
+		if c.fatal != nil {
+			z.copyFrom(init)
+			return c.fatal
+		}
 		if direction == 1 && !(dh > logAccept) {
 			break
 		}
