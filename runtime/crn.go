@@ -101,6 +101,10 @@ func (ev *evaluator) crnInline(e *ir.CRN, k int, seed uint64) (stdlib.Value, err
 // stream: normal(mu, sigma) is mu + sigma·z, uniform(a, b) is
 // a + (b − a)·u, and so on.
 func (ev *evaluator) reparamDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value, error) {
+	fam := e.Func.Family.Name
+	if fam == "multi_normal" || fam == "multi_normal_cholesky" {
+		return ev.multiNormalDraw(e, args)
+	}
 	t := ev.tape()
 	rng := ev.ctx.RNG
 	n := 1
@@ -117,7 +121,6 @@ func (ev *evaluator) reparamDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value,
 	}
 	// The vectorized extensions std_normal_rng(n) and uniform_rng(n) take
 	// a count, not a parameter.
-	fam := e.Func.Family.Name
 	if (fam == "std_normal" || fam == "uniform") && len(args) == 1 {
 		n, vector = args[0].Int, true
 		if n < 0 {
@@ -209,6 +212,55 @@ func (ev *evaluator) reparamDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value,
 		v.Type, v.Dims = want, []int{n}
 	}
 	return v, nil
+}
+
+// multiNormalDraw is the reparameterized draw of multi_normal_rng(mu,
+// Sigma) and multi_normal_cholesky_rng(mu, L) inside crn: mu + L·z with z
+// standard normal noise of mu's length and L the Cholesky factor of Sigma
+// (cholesky_decompose on the tape). An array of locations gives an array
+// of draws, one noise vector each.
+func (ev *evaluator) multiNormalDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value, error) {
+	t := ev.tape()
+	l := args[1]
+	if e.Func.Family.Name == "multi_normal" {
+		var err error
+		if l, err = ev.callImpl(e.Position(), "cholesky_decompose", args[1:2], nil, false); err != nil {
+			return l, err
+		}
+	}
+	draw := func(mu autodiff.Value) (autodiff.Value, error) {
+		k := mu.Len()
+		if l.AD.Rows() != k || l.AD.Cols() != k {
+			return mu, ev.errorf(e.Position(), "%s: mu has %d elements but the matrix is %d×%d", e.Func.Name, k, l.AD.Rows(), l.AD.Cols())
+		}
+		xs := make([]float64, k)
+		for i := range xs {
+			xs[i] = ev.ctx.RNG.NormFloat64()
+		}
+		if ev.crnLog != nil {
+			rep := &ev.crnLog[ev.crnCall][ev.crnRep]
+			*rep = append(*rep, xs...)
+		}
+		out := t.Add(mu, t.MatMul(l.AD, t.ConstVec(xs)))
+		if err := t.Err(); err != nil {
+			return out, ev.errorf(e.Position(), "%s: %v", e.Func.Name, err)
+		}
+		return out, nil
+	}
+	mu := args[0]
+	if mu.Type.Dims == 0 {
+		v, err := draw(ev.toAD(mu))
+		return stdlib.ADValue(v), err
+	}
+	elems := make([]stdlib.Value, len(mu.Elems))
+	for i, m := range mu.Elems {
+		v, err := draw(m.AD)
+		if err != nil {
+			return stdlib.Value{}, err
+		}
+		elems[i] = stdlib.ADValue(v)
+	}
+	return stdlib.Value{Type: e.Type(), Elems: elems, Dims: []int{len(elems)}}, nil
 }
 
 // constLike makes a constant scalar or vector of xs.

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/stdlib"
 )
 
 // TestCRNDeterministicAndReparameterized checks that crn averages the body
@@ -126,5 +129,78 @@ model {
 	theta, err := bm.UnconstrainColumns(map[string]float64{"mu": 0.5})
 	if err != nil || theta[0] != 0.5 {
 		t.Errorf("UnconstrainColumns: %v %v", theta, err)
+	}
+}
+
+// TestReparamFamiliesInsideCRN walks the family table: every family marked
+// reparameterizable must draw inside crn(...), with a log density whose
+// gradient with respect to the draw's parameters agrees with finite
+// differences (the draws are common random numbers, so the density is a
+// smooth function of the parameters).
+func TestReparamFamiliesInsideCRN(t *testing.T) {
+	// One call per family, with valid arguments for a in (0.5, 2).
+	calls := map[string]string{
+		"normal":                "normal_rng(a - 1, a)",
+		"std_normal":            "a * std_normal_rng()",
+		"student_t":             "student_t_rng(5, a - 1, a)",
+		"cauchy":                "cauchy_rng(a - 1, a)",
+		"double_exponential":    "double_exponential_rng(a - 1, a)",
+		"logistic":              "logistic_rng(a - 1, a)",
+		"lognormal":             "lognormal_rng(a - 1, a)",
+		"exponential":           "exponential_rng(a)",
+		"weibull":               "weibull_rng(a, a)",
+		"uniform":               "uniform_rng(a - 1, a + 1)",
+		"half_normal":           "half_normal_rng(a)",
+		"multi_normal":          "sum(multi_normal_rng([a, 0]', [[a, 0.1], [0.1, 1]]))",
+		"multi_normal_cholesky": "sum(multi_normal_cholesky_rng([a, 0]', [[a, 0], [0.3, 1]]))",
+	}
+	table := stdlib.Builtins()
+	for _, name := range table.FamilyNames() {
+		if !table.Family(name).Reparam {
+			continue
+		}
+		call, ok := calls[name]
+		if !ok {
+			t.Errorf("family %s is marked reparameterizable; give the test a call of %s_rng", name, name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			src := "parameters { real<lower=0.5, upper=2> a; }\nmodel { target += -crn(4, square(" + call + ")); }\n"
+			m, errs := ir.CheckSource("t.shm", src)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := bm.NewDensity()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := func(th []float64) float64 {
+				lp, err := d.LogDensity(th)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return lp
+			}
+			for _, u := range []float64{-0.4, 0.3} {
+				theta := []float64{u}
+				grad := make([]float64, 1)
+				lp, err := d.LogDensityGrad(theta, grad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.IsNaN(lp) || math.IsInf(lp, 0) {
+					t.Fatalf("log density %g at %g", lp, u)
+				}
+				num := make([]float64, 1)
+				autodiff.NumericGradient(f, theta, num)
+				if math.Abs(grad[0]-num[0]) > 1e-6*(1+math.Abs(num[0])) {
+					t.Errorf("at %g: gradient %g, finite differences %g", u, grad[0], num[0])
+				}
+			}
+		})
 	}
 }
