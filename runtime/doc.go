@@ -9,11 +9,19 @@
 // sampler's target, and whose Constrain and Generate produce the values
 // written to the output.
 //
-// Statements and expressions are interpreted over stdlib.Value; calls go
-// through the stdlib.Impls table. Containers assigned element by element
-// keep their elements as separate tape values and are packed into one
-// vector or matrix (one tape node) only when read whole, so that a loop
-// filling a vector costs O(n), not O(n²).
+// Statements and expressions run as plans where they can: loops,
+// conditions, scalar and element assignments, ~ statements and scalar
+// expressions are compiled at their first execution into closures bound
+// to frame slots and tape operations (plan.go, plan_stmt.go), which record
+// exactly what the interpreter records; everything else is interpreted
+// over stdlib.Value, with calls through the stdlib.Impls table. Containers
+// assigned element by element keep their elements as separate tape values
+// and are packed into one vector or matrix (one tape node) only when read
+// whole, so that a loop filling a vector costs O(n), not O(n²).
+//
+// Errors are values (Error, RejectError): a domain error (a built-in's
+// argument outside its domain, reject) rejects a proposal during
+// sampling; any other error stops the run with its position.
 //
 // The K replicates of crn(K, body) with a scalar body are evaluated on
 // per-replicate sub-evaluators, each with its own tape and built-in state,
