@@ -509,8 +509,9 @@ func (c *chainRecord) WriteTiming(warmup, sampling time.Duration) error {
 	return nil
 }
 
-func (c *chainRecord) Close() error { return nil }
-func (c *chainRecord) Abort()       {}
+func (c *chainRecord) Finish() error { return nil }
+func (c *chainRecord) Commit() error { return nil }
+func (c *chainRecord) Abort()        {}
 
 // replay writes the recorded chain to w and closes it.
 func (c *chainRecord) replay(w *stancsv.Writer) error {

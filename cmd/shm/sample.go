@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/shmlang/shm/runtime"
@@ -73,9 +74,15 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	if !seedGiven {
 		f.seed = uint64(time.Now().UnixNano()) & (1<<31 - 1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (what timeout and batch schedulers send) stops the run like
+	// Ctrl-C: the chains stop, and nothing of this run is left.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	paths, err := sample(ctx, pos[0], pos[1:], &f, stderr)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "shm sample: interrupted; no output written")
+		return 1
+	}
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -133,6 +140,11 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	if err := os.MkdirAll(f.output, 0o755); err != nil {
 		return nil, err
 	}
+	unlock, err := lockOutput(f.output)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	cfg := f.nutsConfig()
 	var mu sync.Mutex // serializes progress lines
 	cfg.Progress = func(p nuts.Progress) {
@@ -150,6 +162,12 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	paths := make([]string, f.chains)
 	for i := range paths {
 		paths[i] = chainPath(f.output, bm.IR.Name, f.chainID+i)
+		// The temporary files of an earlier run of these chains that was
+		// killed: no other run writes here while we hold the lock.
+		stale, _ := filepath.Glob(stancsv.TempPattern(paths[i]))
+		for _, p := range stale {
+			os.Remove(p)
+		}
 	}
 	create := func(header *stancsv.Config, columns []string) (chainOutput, error) {
 		header.OutputFile = paths[header.ID-f.chainID]
@@ -187,7 +205,10 @@ type chainOutput interface {
 	WriteAdaptation(stepSize float64, dense bool, dim int, invMetric []float64) error
 	WriteRow(values []float64) error
 	WriteTiming(warmup, sampling time.Duration) error
-	Close() error
+	// Finish completes the output without publishing it; Commit publishes
+	// it, Abort discards it (also after Finish).
+	Finish() error
+	Commit() error
 	Abort()
 }
 
@@ -201,6 +222,7 @@ type openChainOutput func(header *stancsv.Config, columns []string) (chainOutput
 // "--chains 1 --chain-id k" reproduces chain k of a larger run.
 func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, open openChainOutput) error {
 	errs := make([]error, f.chains)
+	outs := make([]chainOutput, f.chains)
 	sem := make(chan struct{}, f.parallel)
 	var wg sync.WaitGroup
 	for i := range errs {
@@ -209,18 +231,38 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[i] = runChain(ctx, bm, cfg, f, files, initSet, f.chainID+i, open)
+			outs[i], errs[i] = runChain(ctx, bm, cfg, f, files, initSet, f.chainID+i, open)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	// The outputs are published together, and only when every chain has
+	// finished: a failed run leaves neither its own files nor half of
+	// them over the previous run's.
+	if err := errors.Join(errs...); err != nil {
+		for _, o := range outs {
+			if o != nil {
+				o.Abort()
+			}
+		}
+		return err
+	}
+	for i, o := range outs {
+		if err := o.Commit(); err != nil {
+			for _, rest := range outs[i+1:] {
+				rest.Abort()
+			}
+			return err
+		}
+	}
+	return nil
 }
 
-// runChain runs one chain and writes its output.
-func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, chain int, open openChainOutput) error {
+// runChain runs one chain and writes its output, finished but not
+// committed.
+func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, chain int, open openChainOutput) (chainOutput, error) {
 	d, err := bm.NewDensity()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The replicates of crn calls use the cores the chains leave idle (and,
 	// with a GPU, wait for it together).
@@ -228,7 +270,7 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	if f.init != "" {
 		theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(f.seed, uint64(chain))), cfg.InitRadius)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cfg.Init = theta
 	}
@@ -247,9 +289,17 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	}
 	w, err := open(header, bm.Columns())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer w.Abort() // removes the partial file unless Close succeeded
+	if err := writeChain(ctx, w, d, cfg, f, chain, fixed); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+// writeChain runs chain on d and writes it to w, finished.
+func writeChain(ctx context.Context, w chainOutput, d *runtime.Density, cfg nuts.Config, f *sampleFlags, chain int, fixed bool) error {
 	c, err := nuts.NewChain(d, cfg, f.seed, chain)
 	if err != nil {
 		return fmt.Errorf("chain %d: %w", chain, err)
@@ -282,5 +332,5 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	if err := w.WriteTiming(t.Warmup, t.Sampling); err != nil {
 		return err
 	}
-	return w.Close()
+	return w.Finish()
 }

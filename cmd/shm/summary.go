@@ -24,6 +24,9 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, err)
 	}
+	for _, w := range fit.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 	if err := diag.WriteSummary(stdout, fit); err != nil {
 		return report(stderr, err)
 	}

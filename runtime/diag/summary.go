@@ -28,6 +28,9 @@ type Fit struct {
 	Model   string
 	Columns []string
 	Chains  []Chain
+	// Warnings are about the inputs of the fit (files of different runs),
+	// for the caller to show.
+	Warnings []string
 }
 
 // Column returns the draws of column j as chains[c][i].

@@ -10,7 +10,10 @@ import (
 
 // ToFit gathers the post-warmup draws of several files of one model (one
 // chain each) for the diagnostics of package diag. All files must have the
-// same columns.
+// same columns and model, and each must hold the draws its header declares
+// (a file cut short is refused). Files whose runs differ otherwise (seed,
+// data files, sampler settings) are gathered with a warning in
+// Fit.Warnings: chains of one posterior normally come from one run.
 func ToFit(files []*File) (*diag.Fit, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("stancsv: no files")
@@ -19,6 +22,21 @@ func ToFit(files []*File) (*diag.Fit, error) {
 	for i, f := range files {
 		if !slices.Equal(f.Columns, fit.Columns) {
 			return nil, fmt.Errorf("stancsv: file %d has columns different from file 1", i+1)
+		}
+		if m := f.Config["model"]; m != fit.Model {
+			return nil, fmt.Errorf("stancsv: file %d is from model %q, file 1 from %q", i+1, m, fit.Model)
+		}
+		if err := f.complete(); err != nil {
+			return nil, fmt.Errorf("stancsv: file %d: %w", i+1, err)
+		}
+		if i > 0 {
+			for _, key := range runKeys {
+				a, okA := files[0].Config[key]
+				b, okB := f.Config[key]
+				if okA && okB && a != b {
+					fit.Warnings = append(fit.Warnings, fmt.Sprintf("file %d is from another run than file 1: %s = %s, and %s", i+1, key, b, a))
+				}
+			}
 		}
 		nw, _ := f.Int("num_warmup")
 		thin, _ := f.Int("thin")
@@ -33,6 +51,32 @@ func ToFit(files []*File) (*diag.Fit, error) {
 		})
 	}
 	return fit, nil
+}
+
+// runKeys are the configuration keys that the chains of one run share.
+var runKeys = []string{"random.seed", "data.file", "num_samples", "num_warmup", "thin", "save_warmup",
+	"max_depth", "delta", "metric", "algorithm"}
+
+// complete checks that the file holds the draws its header declares:
+// ceil(num_samples/thin) after warmup, and ceil(num_warmup/thin) warmup
+// rows when save_warmup is set. Files without these keys are not checked.
+func (f *File) complete() error {
+	ns, ok1 := f.Int("num_samples")
+	thin, ok2 := f.Int("thin")
+	if !ok1 || !ok2 || thin < 1 {
+		return nil
+	}
+	if got, want := len(f.SamplingDraws()), (ns+thin-1)/thin; got != want {
+		return fmt.Errorf("%d draws after warmup, but its header declares num_samples = %d, thin = %d (%d draws): the file is incomplete or was edited", got, ns, thin, want)
+	}
+	if sw, _ := f.Int("save_warmup"); sw == 1 {
+		if nw, ok := f.Int("num_warmup"); ok {
+			if want := (nw + thin - 1) / thin; f.NumWarmupRows != want {
+				return fmt.Errorf("%d warmup draws, but its header declares num_warmup = %d, thin = %d (%d draws): the file is incomplete or was edited", f.NumWarmupRows, nw, thin, want)
+			}
+		}
+	}
+	return nil
 }
 
 // ReadFit reads one Stan CSV file per chain and gathers them with ToFit.

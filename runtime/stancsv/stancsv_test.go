@@ -320,3 +320,69 @@ func TestToFitMismatch(t *testing.T) {
 		t.Error("no files accepted")
 	}
 }
+
+// TestToFitRuns checks that ToFit refuses a file cut short (at a line
+// boundary, so that it still parses) and files of another model, and warns
+// about files of another run (seed, data).
+func TestToFitRuns(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, edit func(c *Config)) string {
+		cfg := testConfig()
+		cfg.SaveWarmup = false
+		edit(cfg)
+		path := filepath.Join(dir, name)
+		w, err := Create(path, cfg, []string{"theta"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cfg.NumSamples {
+			if err := w.WriteRow([]float64{-7, 0.9, 1, 2, 3, 0, 8, float64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.WriteTiming(time.Second, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a := write("a.csv", func(*Config) {})
+	same := write("b.csv", func(c *Config) { c.ID = 3 })
+	fit, err := ReadFit(a, same)
+	if err != nil || len(fit.Warnings) != 0 {
+		t.Fatalf("two chains of one run: %v, warnings %q", err, fit.Warnings)
+	}
+	other := write("c.csv", func(c *Config) { c.Seed = 99; c.DataFiles = []string{"other.json"} })
+	fit, err = ReadFit(a, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(fit.Warnings, "\n"); !strings.Contains(w, "random.seed = 99") || !strings.Contains(w, "data.file = other.json") {
+		t.Errorf("warnings %q, want the seed and the data files", fit.Warnings)
+	}
+	model := write("d.csv", func(c *Config) { c.Model = "other_model" })
+	if _, err := ReadFit(a, model); err == nil || !strings.Contains(err.Error(), "other_model") {
+		t.Errorf("files of two models: %v", err)
+	}
+	// Cut the last draw (and the timing after it) at a line boundary.
+	text, err := os.ReadFile(same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(text), "\n")
+	last := 0
+	for i, l := range lines {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			last = i
+		}
+	}
+	cut := filepath.Join(dir, "cut.csv")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:last], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFit(a, cut); err == nil || !strings.Contains(err.Error(), "incomplete") {
+		t.Errorf("a file cut short: %v", err)
+	}
+}

@@ -139,17 +139,30 @@ func (c *Config) header() []string {
 
 // Writer writes one chain's Stan CSV file. Create it with [Create], write the
 // draws, the adaptation and the timing, then Close it to move the complete
-// file into place, or Abort to remove it.
+// file into place, or Abort to remove it. Finish and Commit split Close in
+// two, so that several files can be completed first and moved into place
+// together.
 type Writer struct {
-	f       *os.File
-	tmp     string
-	path    string
-	w       *bufio.Writer
-	sigFigs int
-	ncol    int
-	buf     []byte
-	err     error
-	done    bool
+	f        *os.File
+	tmp      string
+	path     string
+	w        *bufio.Writer
+	sigFigs  int
+	ncol     int
+	buf      []byte
+	err      error
+	finished bool // Finish has run: the temporary file is complete and closed
+	done     bool // committed or aborted
+}
+
+// tempPrefix is the start of the name of a temporary file for base.
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+// TempPattern is the filepath.Glob pattern of the temporary files that
+// Create makes for path (those of a killed process stay behind).
+func TempPattern(path string) string {
+	dir, base := filepath.Split(path)
+	return filepath.Join(dir, tempPrefix(base)+"*")
 }
 
 // Create starts the file path: it writes the header and the column names
@@ -163,7 +176,7 @@ func Create(path string, cfg *Config, columns []string) (*Writer, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
 	if err != nil {
 		return nil, fmt.Errorf("stancsv: %w", err)
 	}
@@ -286,16 +299,28 @@ func (w *Writer) WriteTiming(warmup, sampling time.Duration) error {
 	return w.err
 }
 
-// Close flushes the file, syncs it and renames it to its final name.
+// Close flushes the file, syncs it and renames it to its final name:
+// Finish, then Commit.
 func (w *Writer) Close() error {
-	if w.done {
+	if err := w.Finish(); err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// Finish flushes the file, syncs it and closes it under its temporary
+// name; Commit then moves it into place, or Abort removes it. A stream
+// (NewStream) is only flushed.
+func (w *Writer) Finish() error {
+	if w.done || w.finished {
 		return errors.New("stancsv: writer already closed")
 	}
-	w.done = true
+	w.finished = true
 	if w.err == nil {
 		w.err = w.w.Flush()
 	}
 	if w.f == nil {
+		w.done = true
 		return w.err
 	}
 	if w.err == nil {
@@ -308,25 +333,45 @@ func (w *Writer) Close() error {
 	if cerr := w.f.Close(); w.err == nil {
 		w.err = cerr
 	}
-	if w.err == nil {
-		w.err = os.Rename(w.tmp, w.path)
-	}
 	if w.err != nil {
+		w.done = true
 		os.Remove(w.tmp)
 		return fmt.Errorf("stancsv: writing %s: %w", w.path, w.err)
 	}
 	return nil
 }
 
-// Abort discards the file. It is safe to call after Close (then it does
-// nothing), so `defer w.Abort()` cleans up on every error path.
+// Commit renames the finished file to its final name.
+func (w *Writer) Commit() error {
+	switch {
+	case w.done:
+		if w.f == nil && w.finished {
+			return nil // a stream: nothing to move
+		}
+		return errors.New("stancsv: writer already closed")
+	case !w.finished:
+		return errors.New("stancsv: Commit before Finish")
+	}
+	w.done = true
+	if err := os.Rename(w.tmp, w.path); err != nil {
+		os.Remove(w.tmp)
+		return fmt.Errorf("stancsv: writing %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Abort discards the file, also after Finish. It is safe to call after
+// Close or Commit (then it does nothing), so `defer w.Abort()` cleans up on
+// every error path.
 func (w *Writer) Abort() {
 	if w.done {
 		return
 	}
 	w.done = true
 	if w.f != nil {
-		w.f.Close()
+		if !w.finished {
+			w.f.Close()
+		}
 		os.Remove(w.tmp)
 	}
 }

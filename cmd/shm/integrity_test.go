@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shmlang/shm/runtime/stancsv"
+)
+
+// fakeOutput is a chainOutput that records what happens to it; fail makes
+// its WriteRow fail.
+type fakeOutput struct {
+	id                        int
+	fail                      bool
+	finished, committed, gone bool
+}
+
+func (o *fakeOutput) WriteAdaptation(float64, bool, int, []float64) error { return nil }
+func (o *fakeOutput) WriteTiming(time.Duration, time.Duration) error      { return nil }
+func (o *fakeOutput) WriteRow([]float64) error {
+	if o.fail {
+		return errors.New("disk full")
+	}
+	return nil
+}
+func (o *fakeOutput) Finish() error { o.finished = true; return nil }
+func (o *fakeOutput) Commit() error { o.committed = true; return nil }
+func (o *fakeOutput) Abort()        { o.gone = true }
+
+// TestChainsCommitTogether checks that the outputs of a run are published
+// only when every chain has finished: one failing chain discards them all.
+func TestChainsCommitTogether(t *testing.T) {
+	dir := t.TempDir()
+	bm, err := bindModel(writeFile(t, dir, "op.shm", operatorModel), nil, nil, 1, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, failing := range []int{0, 3} {
+		var mu sync.Mutex
+		var outs []*fakeOutput
+		open := func(h *stancsv.Config, _ []string) (chainOutput, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			o := &fakeOutput{id: h.ID, fail: h.ID == failing}
+			outs = append(outs, o)
+			return o, nil
+		}
+		f := sampleFlags{chains: 4, chainID: 1, warmup: 20, samples: 20, thin: 1, maxDepth: 5, delta: 0.8, metric: "diag", parallel: 2, seed: 1, sigFigs: 6}
+		err := runChains(context.Background(), bm, f.nutsConfig(), &f, nil, nil, open)
+		if (err != nil) != (failing > 0) {
+			t.Fatalf("chain %d failing: error %v", failing, err)
+		}
+		for _, o := range outs {
+			switch {
+			case failing == 0 && (!o.finished || !o.committed || o.gone):
+				t.Errorf("no failure: chain %d finished %v, committed %v, aborted %v", o.id, o.finished, o.committed, o.gone)
+			case failing > 0 && (o.committed || !o.gone):
+				t.Errorf("chain %d failing: chain %d committed %v, aborted %v", failing, o.id, o.committed, o.gone)
+			}
+		}
+	}
+}
+
+// TestSampleOutputFolder checks the output folder's lock (a second run is
+// refused while one holds it) and that a run removes the temporary files
+// that a killed run of the same chains left behind.
+func TestSampleOutputFolder(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"sample", model, "--warmup", "30", "--samples", "30", "--seed", "2", "--output", out, "--refresh", "0"}
+	_, stderr, code := runCmd(t, args...)
+	if code != 1 || !strings.Contains(stderr, "in use by another shm run") {
+		t.Errorf("second run: exit %d, stderr %q", code, stderr)
+	}
+	unlock()
+	stale := filepath.Join(out, ".op-1.csv.tmp-12345")
+	if err := os.WriteFile(stale, []byte("lp__\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCmd(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale temporary file left: %v", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(out, ".*"))
+	csvs, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	if len(left) != 0 || len(csvs) != 4 {
+		t.Errorf("output folder holds %v and %v, want the 4 chain files only", left, csvs)
+	}
+}
+
+// TestMain lets the tests run this binary as the shm command (for the
+// signal tests): with SHM_TEST_MAIN=1 it runs main's command line.
+func TestMain(m *testing.M) {
+	if os.Getenv("SHM_TEST_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestSampleSignals stops a running "shm sample" with SIGTERM (what timeout
+// and batch schedulers send) and with SIGINT (Ctrl-C): it must end within
+// seconds, say that it was interrupted, exit non-zero and leave no output.
+func TestSampleSignals(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+		out := filepath.Join(dir, "out-"+sig.String())
+		cmd := exec.Command(os.Args[0], "sample", model, "--warmup", "100000000", "--samples", "10", "--seed", "1",
+			"--refresh", "1000", "--output", out)
+		cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
+		var stderr bytes.Buffer
+		stderrPipe, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the first progress line: the chains are running. The
+		// reader owns stderr until the pipe's end (the process's exit).
+		started, eof := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(eof)
+			buf := make([]byte, 4096)
+			seen := false
+			for {
+				n, err := stderrPipe.Read(buf)
+				stderr.Write(buf[:n])
+				if !seen && strings.Contains(stderr.String(), "Iteration") {
+					close(started)
+					seen = true
+				}
+				if err != nil {
+					if !seen {
+						close(started)
+					}
+					return
+				}
+			}
+		}()
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("%v: no progress after 30 s", sig)
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-eof:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-eof
+			t.Errorf("%v: still running 10 s after the signal", sig)
+		}
+		if err := cmd.Wait(); err == nil {
+			t.Errorf("%v: exit status 0", sig)
+		}
+		if !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("%v: stderr %q does not say interrupted", sig, stderr.String())
+		}
+		left, _ := filepath.Glob(filepath.Join(out, "*"))
+		hidden, _ := filepath.Glob(filepath.Join(out, ".*"))
+		if len(left)+len(hidden) != 0 {
+			t.Errorf("%v: left %v %v", sig, left, hidden)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package main
+
+// lockOutput does not lock on systems without flock: concurrent runs into
+// one folder are the user's care there.
+func lockOutput(string) (func(), error) { return func() {}, nil }
