@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/shmlang/shm/ir"
@@ -85,7 +87,7 @@ func checkModel(path string) (*ir.Model, error) {
 // commas ("mu=1,sigma=2").
 func loadInit(arg string) (*data.Set, error) {
 	set := &data.Set{}
-	if arg == "" {
+	if _, ok := initRadius(arg); ok || arg == "" {
 		return set, nil
 	}
 	if strings.HasSuffix(strings.ToLower(arg), ".json") {
@@ -96,13 +98,44 @@ func loadInit(arg string) (*data.Set, error) {
 		return set, set.AddFile(vals)
 	}
 	for _, part := range splitTopLevel(arg) {
-		v, err := data.ParseSet(part)
+		v, err := data.ParseFlag("--init", part)
 		if err != nil {
-			return nil, fmt.Errorf("--init: %w", err)
+			return nil, err
 		}
 		set.AddSet(v)
 	}
 	return set, nil
+}
+
+// initRadius reports whether --init is a number, CmdStan's init=x: every
+// unconstrained coordinate drawn from uniform(-x, x), or 0 for x = 0.
+func initRadius(arg string) (float64, bool) {
+	x, err := strconv.ParseFloat(strings.TrimSpace(arg), 64)
+	return x, err == nil
+}
+
+// checkInit validates --init: a number must be finite and at least 0;
+// values given by name must name parameters (a misspelled name would
+// otherwise be ignored: a warning on stderr).
+func checkInit(arg string, set *data.Set, bm *runtime.Model, stderr io.Writer) error {
+	if x, ok := initRadius(arg); ok {
+		if !(x >= 0) || math.IsInf(x, 1) {
+			return fmt.Errorf("--init %s: a number must be finite and at least 0 (the radius of the random initial values on the unconstrained scale)", arg)
+		}
+		return nil
+	}
+	params := map[string]bool{}
+	var names []string
+	for _, e := range bm.Layout.Entries {
+		params[e.Decl.Var.Name] = true
+		names = append(names, e.Decl.Var.Name)
+	}
+	for _, name := range set.Names() {
+		if !params[name] {
+			fmt.Fprintf(stderr, "warning: --init gives %s, which is not a parameter of the model (parameters: %s)\n", name, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // splitTopLevel splits "a=1,b=[1,2]" at commas outside brackets.

@@ -43,7 +43,14 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, err)
 	}
-	theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(*seed, 0x1a17)), 2)
+	if err := checkInit(*init, initSet, bm, stderr); err != nil {
+		return report(stderr, err)
+	}
+	radius := 2.0
+	if x, ok := initRadius(*init); ok {
+		radius = x
+	}
+	theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(*seed, 0x1a17)), radius)
 	if err != nil {
 		return report(stderr, err)
 	}

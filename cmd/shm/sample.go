@@ -46,7 +46,7 @@ func (f *sampleFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock, printed in the output)")
 	fs.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic")
 	fs.StringVar(&f.metric, "metric", "diag", "metric: diag or dense")
-	fs.StringVar(&f.init, "init", "", "initial values: name=value,... or a JSON file (default: uniform(-2, 2) unconstrained)")
+	fs.StringVar(&f.init, "init", "", "initial values: name=value,..., a JSON file, or a number x: uniform(-x, x) unconstrained, 0: all zero (default: 2)")
 	fs.StringVar(&f.output, "output", "output", "directory for the Stan CSV files")
 	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
 	fs.BoolVar(&f.saveWarmup, "save-warmup", false, "also write the warmup draws")
@@ -135,6 +135,9 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	}
 	initSet, err := loadInit(f.init)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkInit(f.init, initSet, bm, stderr); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(f.output, 0o755); err != nil {
@@ -267,7 +270,14 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	// The replicates of crn calls use the cores the chains leave idle (and,
 	// with a GPU, wait for it together).
 	d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0) / min(f.parallel, f.chains))
-	if f.init != "" {
+	if x, ok := initRadius(f.init); ok {
+		// CmdStan's init=x: uniform(-x, x) unconstrained, or all 0.
+		if x == 0 {
+			cfg.Init = make([]float64, bm.Dim())
+		} else {
+			cfg.InitRadius = x
+		}
+	} else if f.init != "" {
 		theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(f.seed, uint64(chain))), cfg.InitRadius)
 		if err != nil {
 			return nil, err

@@ -269,3 +269,37 @@ model {
 		t.Errorf("domain error: exit %d, stderr %q; want 0 (rejected proposals)", code, stderr)
 	}
 }
+
+// TestInitForms checks CmdStan's forms of --init (a number: 0 puts every
+// unconstrained coordinate at 0, x > 0 draws them from uniform(-x, x)),
+// the warning for a name that is not a parameter, and that --init errors
+// name --init.
+func TestInitForms(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	// At the unconstrained origin: mu = 0, s = (1, 1), log-Jacobian 0.
+	stdout, stderr, code := runCmd(t, "diagnose", model, "--init", "0")
+	if code != 0 || !strings.Contains(stdout, "Log probability=-3") {
+		t.Errorf("diagnose --init 0: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	out := filepath.Join(dir, "out")
+	for _, init := range []string{"0", "0.5"} {
+		if _, stderr, code := runCmd(t, "sample", model, "--init", init, "--warmup", "20", "--samples", "20", "--output", out, "--refresh", "0"); code != 0 {
+			t.Errorf("sample --init %s: exit %d: %s", init, code, stderr)
+		}
+	}
+	_, stderr, code = runCmd(t, "sample", model, "--init", "mux=1", "--warmup", "20", "--samples", "20", "--output", out, "--refresh", "0")
+	if code != 0 || !strings.Contains(stderr, "warning: --init gives mux, which is not a parameter") {
+		t.Errorf("misspelled name: exit %d, stderr %q", code, stderr)
+	}
+	for _, tt := range []struct{ init, want string }{
+		{"-1", "--init -1: a number must be finite and at least 0"},
+		{"mu", `--init "mu": expected name=value`},
+		{"mu=1,s=[1,-1]", "--init s: initial value of s"},
+	} {
+		_, stderr, code := runCmd(t, "sample", model, "--init", tt.init, "--output", out)
+		if code != 1 || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "--set") {
+			t.Errorf("--init %s: exit %d, stderr %q; want %q", tt.init, code, stderr, tt.want)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type jsonParser struct {
 
 	file    string // the file name; "" for a --set argument
 	setName string // the name in --set name=value
+	setFlag string // the flag: --set or --init
 
 	// The value being read.
 	inValue   bool
@@ -387,7 +388,7 @@ func (p *jsonParser) errorf(pos int, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	switch {
 	case p.file == "":
-		return fmt.Errorf("--set %s: %s", p.pathString(p.path), msg)
+		return fmt.Errorf("%s %s: %s", p.setFlag, p.pathString(p.path), msg)
 	case p.inValue:
 		return fmt.Errorf("%s: key %s, line %d: %s", p.file, p.pathString(p.path), p.line(pos), msg)
 	default:

@@ -5,13 +5,11 @@ import (
 	"strings"
 )
 
-// setFile is the file name of a value given by --set.
-const setFile = "--set"
+// setSource locates the entries of a value given on the command line by
+// a flag (--set, --init).
+type setSource struct{ flag string }
 
-// setSource locates the entries of a value given by --set.
-type setSource struct{}
-
-func (setSource) file() string                 { return setFile }
+func (s setSource) file() string               { return s.flag }
 func (setSource) describe(v *Value) string     { return v.Name }
 func (setSource) where(v *Value, k int) string { return v.Name + indexSuffix(v.Index(k)) }
 
@@ -19,39 +17,43 @@ func (setSource) where(v *Value, k int) string { return v.Name + indexSuffix(v.I
 // in a CSV cell (3, -2.5, 1e-3, inf, nan) or a JSON array of numbers as in a
 // JSON data file ([1, 2.5, "NaN"], [[1, 2], [3, 4]]); spaces around the name
 // and the value are ignored. The result's provenance is "--set name".
-func ParseSet(arg string) (*Value, error) {
+func ParseSet(arg string) (*Value, error) { return ParseFlag("--set", arg) }
+
+// ParseFlag is ParseSet for the command-line flag flag ("--set",
+// "--init"), which its messages and the value's provenance name.
+func ParseFlag(flag, arg string) (*Value, error) {
 	eq := strings.IndexByte(arg, '=')
 	if eq < 0 {
-		return nil, fmt.Errorf("--set %s: expected name=value", quoteText(arg))
+		return nil, fmt.Errorf("%s %s: expected name=value", flag, quoteText(arg))
 	}
 	name := strings.TrimSpace(arg[:eq])
 	text := strings.TrimSpace(arg[eq+1:])
 	if !isIdentifier(name) {
 		if name == "" {
-			return nil, fmt.Errorf("--set %s: the name before '=' is missing", quoteText(arg))
+			return nil, fmt.Errorf("%s %s: the name before '=' is missing", flag, quoteText(arg))
 		}
-		return nil, fmt.Errorf("--set %s: %s is not a variable name", quoteText(arg), quoteText(name))
+		return nil, fmt.Errorf("%s %s: %s is not a variable name", flag, quoteText(arg), quoteText(name))
 	}
 	if text == "" {
-		return nil, fmt.Errorf("--set %s: the value after '=' is missing", name)
+		return nil, fmt.Errorf("%s %s: the value after '=' is missing", flag, name)
 	}
-	v := &Value{Name: name, src: setSource{}}
+	v := &Value{Name: name, src: setSource{flag: flag}}
 	if text[0] == '[' || text[0] == '"' {
-		p := &jsonParser{b: text, setName: name}
+		p := &jsonParser{b: text, setName: name, setFlag: flag}
 		jv, err := p.parseNamedValue(name)
 		if err != nil {
 			return nil, err
 		}
 		p.skipSpace()
 		if p.pos < len(p.b) {
-			return nil, fmt.Errorf("--set %s: unexpected %s after the value", name, p.found())
+			return nil, fmt.Errorf("%s %s: unexpected %s after the value", flag, name, p.found())
 		}
 		v.Dims, v.Data, v.IsInt = jv.Dims, jv.Data, jv.IsInt
 		return v, nil
 	}
 	f, isInt, err := parseCell(text)
 	if err != nil {
-		return nil, fmt.Errorf("--set %s: %v", name, err)
+		return nil, fmt.Errorf("%s %s: %v", flag, name, err)
 	}
 	v.Data, v.IsInt = []float64{f}, isInt
 	return v, nil

@@ -81,14 +81,14 @@ func (v *Value) placeInFile() string {
 	if v.src == nil {
 		return v.Name
 	}
-	if v.src.file() == setFile {
-		return setFile + " " + v.src.describe(v)
+	if s, ok := v.src.(setSource); ok {
+		return s.flag + " " + s.describe(v)
 	}
 	return v.src.file() + " (" + v.src.describe(v) + ")"
 }
 
 func joinPlace(file, place string) string {
-	if file == setFile {
+	if strings.HasPrefix(file, "--") {
 		return file + " " + place
 	}
 	return file + ": " + place
