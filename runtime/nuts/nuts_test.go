@@ -645,3 +645,36 @@ func TestDenseUserMetric(t *testing.T) {
 		t.Error("indefinite inverse metric accepted")
 	}
 }
+
+// flat is an improper density: constant in x.
+type flat struct{}
+
+func (flat) Dim() int { return 1 }
+func (flat) LogDensityGrad(_, grad []float64) (float64, error) {
+	grad[0] = 0
+	return 0, nil
+}
+
+// TestLargeScalesAndImproper checks that a proper posterior at scale 1e8
+// samples (the step size heuristic grows the step to that scale) and that
+// a flat density is reported as improper.
+func TestLargeScalesAndImproper(t *testing.T) {
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples = 300, 1000
+	cfg.Init = []float64{1e7}
+	res, err := nuts.Sample(context.Background(), &gaussian{d: 1, scales: []float64{1e8}}, cfg, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x []float64
+	for _, d := range res.Draws {
+		x = append(x, d.Theta[0])
+	}
+	if _, sd := meanSD(x); sd < 0.8e8 || sd > 1.2e8 {
+		t.Errorf("sd %g, want about 1e8", sd)
+	}
+	cfg.Init = []float64{0}
+	if _, err := nuts.Sample(context.Background(), flat{}, cfg, 4, 1); err == nil || !strings.Contains(err.Error(), "improper") {
+		t.Errorf("flat density: %v, want the improper posterior's error", err)
+	}
+}

@@ -332,10 +332,16 @@ func firstNonFinite(x []float64) int {
 	return -1
 }
 
+// maxStepSize is the step size beyond which the heuristic declares the
+// posterior improper: only a density flat in some direction accepts every
+// proposal that far (a posterior at any finite scale stops much earlier;
+// scales of 1e7 and more are legitimate).
+const maxStepSize = 1e300
+
 // initStepSize is Stan's init_stepsize heuristic: double or halve the step
 // size until the acceptance probability of one leapfrog step crosses 0.8.
 func (c *Chain) initStepSize() error {
-	if c.eps == 0 || c.eps > 1e7 || math.IsNaN(c.eps) {
+	if c.eps == 0 || c.eps > maxStepSize || math.IsNaN(c.eps) {
 		return nil
 	}
 	init := &c.saved
@@ -370,9 +376,9 @@ func (c *Chain) initStepSize() error {
 		} else {
 			c.eps *= 0.5
 		}
-		if c.eps > 1e7 {
+		if c.eps > maxStepSize {
 			z.copyFrom(init)
-			return errors.New("posterior is improper: the step size heuristic grew past 1e7; check the model")
+			return errors.New("posterior is improper: the step size heuristic doubled the step size past 1e300 with every proposal accepted; check the model (a parameter without a proper prior?)")
 		}
 		if c.eps == 0 {
 			z.copyFrom(init)
