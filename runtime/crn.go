@@ -41,6 +41,9 @@ func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
 	if k < 1 {
 		return stdlib.Value{}, ev.errorf(e.K.Position(), "the K of crn must be at least 1, got %d", k)
 	}
+	if k > maxCRNReplicates {
+		return stdlib.Value{}, ev.errorf(e.K.Position(), "the K of crn is %d, more than %d replicates", k, maxCRNReplicates)
+	}
 	seed, err := ev.crnSeed(e)
 	if err != nil {
 		return stdlib.Value{}, err
@@ -53,6 +56,10 @@ func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
 	}
 	return ev.crnInline(e, k, seed)
 }
+
+// maxCRNReplicates bounds the K of crn(K, ...): each replicate keeps its
+// own evaluator and tape, and the paper's K are tens.
+const maxCRNReplicates = 1 << 20
 
 // growReps returns reps with at least k replicate entries.
 func growReps(reps [][]float64, k int) [][]float64 {

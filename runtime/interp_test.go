@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime/data"
 )
@@ -97,5 +98,25 @@ func TestRuntimeErrors(t *testing.T) {
 	var rej *RejectError
 	if !errors.As(err, &rej) {
 		t.Errorf("reject gives %T, want *RejectError", err)
+	}
+}
+
+// TestSizeLimits checks that sizes that cannot fit are refused with the
+// declaration's position before anything is allocated, and that crn's K is
+// bounded.
+func TestSizeLimits(t *testing.T) {
+	if sysmem.MaxElements() == 0 {
+		t.Skip("the memory of this system is unknown")
+	}
+	for _, tt := range []struct{ body, want string }{
+		{"vector[2000000000] v;", "td.shm:2:1: vector[2000000000] v needs 2e+09 elements"},
+		{"matrix[1000000, 1000000] M;", "td.shm:2:1: matrix[1000000, 1000000] M needs 1e+12 elements"},
+		{"array[1000000000, 1000000000, 1000000000] real a;", "needs 1e+27 elements"},
+		{"real x = crn(1000000000, std_normal_rng());", "the K of crn is 1000000000, more than 1048576 replicates"},
+	} {
+		_, err := runTD(t, tt.body)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error containing %q", tt.body, err, tt.want)
+		}
 	}
 }

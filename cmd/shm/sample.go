@@ -99,10 +99,16 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// maxChains bounds --chains: every chain holds its own density and output,
+// and a run of more chains is better split with --chain-id.
+const maxChains = 10000
+
 func (f *sampleFlags) validate() error {
 	switch {
 	case f.chains < 1:
 		return fmt.Errorf("--chains must be at least 1, got %d", f.chains)
+	case f.chains > maxChains:
+		return fmt.Errorf("--chains is %d, at most %d", f.chains, maxChains)
 	case f.chainID < 1:
 		return fmt.Errorf("--chain-id must be at least 1, got %d", f.chainID)
 	case f.warmup < 0 || f.samples < 0:
