@@ -35,6 +35,9 @@ Usage:
   shm diagnose model.shm [data...] [--init ...]
                            compare the gradient with finite differences
   shm summary FILES...     summary table of Stan CSV files
+  shm plot KIND FILES... [--vars a,b] [--out file.png|file.svg]
+                           figures of Stan CSV files: trace, rank, dens
+                           (several runs overlaid), pairs, energy
   shm repl [model.shm] [data...] [--seed N] [--set name=value]
                            interactive session (":help" lists its commands)
   shm help                 show this help
@@ -56,6 +59,8 @@ func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return cmdDiagnose(args[1:], stdout, stderr)
 	case "summary":
 		return cmdSummary(args[1:], stdout, stderr)
+	case "plot":
+		return cmdPlot(args[1:], stdout, stderr)
 	case "repl":
 		return cmdRepl(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/shmlang/shm/plots"
+	"github.com/shmlang/shm/runtime/stancsv"
+	"gonum.org/v1/plot/vg"
+)
+
+// plotKinds are the figures of "shm plot".
+var plotKinds = []string{"trace", "rank", "dens", "pairs", "energy"}
+
+// cmdPlot implements "shm plot KIND FILES... [--vars a,b] [--out F]": a
+// figure of Stan CSV files (shm's or CmdStan's) written as PNG or SVG (by
+// the extension of --out). For dens, the files are grouped into runs by
+// model and folder, one density per run.
+func cmdPlot(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("plot", stderr)
+	vars := fs.String("vars", "", "variables, comma-separated (default: the first parameters)")
+	out := fs.String("out", "", "output file, .png or .svg (default: MODEL-KIND.png)")
+	width := fs.Float64("width", 0, "width in inches (default: by the number of panels)")
+	height := fs.Float64("height", 0, "height in inches (default: by the number of panels)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) < 2 || !slices.Contains(plotKinds, pos[0]) {
+		fmt.Fprintf(stderr, "usage: shm plot %s FILES... [--vars a,b] [--out file.png|file.svg]\n", strings.Join(plotKinds, "|"))
+		return 2
+	}
+	kind, files := pos[0], pos[1:]
+	var names []string
+	if *vars != "" {
+		names = strings.Split(*vars, ",")
+	}
+	runs, err := plotRuns(files, kind == "dens")
+	if err != nil {
+		return report(stderr, err)
+	}
+	for _, r := range runs {
+		for _, w := range r.Fit.Warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
+	}
+	var fig *plots.Figure
+	switch kind {
+	case "trace":
+		fig, err = plots.Trace(runs[0], names)
+	case "rank":
+		fig, err = plots.Rank(runs[0], names)
+	case "dens":
+		fig, err = plots.Dens(runs, names)
+	case "pairs":
+		fig, err = plots.Pairs(runs[0], names)
+	case "energy":
+		fig, err = plots.Energy(runs[0])
+	}
+	if err != nil {
+		return report(stderr, err)
+	}
+	path := *out
+	if path == "" {
+		path = runs[0].Fit.Model + "-" + kind + ".png"
+	}
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if format != "png" && format != "svg" {
+		fmt.Fprintf(stderr, "shm plot: --out %s: the file must end in .png or .svg\n", path)
+		return 2
+	}
+	w, h := figureSize(fig, *width, *height)
+	if err := writeFigure(path, fig, format, w, h); err != nil {
+		return report(stderr, err)
+	}
+	fmt.Fprintln(stdout, path)
+	return 0
+}
+
+// plotRuns reads the files: one run, or with byRun one run per (model,
+// folder) group, in the order of the files.
+func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
+	if !byRun {
+		fit, err := stancsv.ReadFit(files...)
+		if err != nil {
+			return nil, err
+		}
+		return []*plots.Run{{Label: fit.Model, Fit: fit}}, nil
+	}
+	var groups []*csvGroup
+	find := map[string]*csvGroup{}
+	for _, p := range files {
+		f, err := stancsv.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		key := f.Config["model"] + " (" + filepath.Dir(p) + ")"
+		g := find[key]
+		if g == nil {
+			g = &csvGroup{key: key}
+			find[key] = g
+			groups = append(groups, g)
+		}
+		g.files = append(g.files, p)
+	}
+	var runs []*plots.Run
+	for _, g := range groups {
+		fit, err := stancsv.ReadFit(g.files...)
+		if err != nil {
+			return nil, err
+		}
+		label := fit.Model
+		if len(groups) > 1 && sameModel(groups) {
+			label = g.key
+		}
+		runs = append(runs, &plots.Run{Label: label, Fit: fit})
+	}
+	return runs, nil
+}
+
+// csvGroup is the files of one run: a model in a folder.
+type csvGroup struct {
+	key   string // "model (folder)"
+	files []string
+}
+
+// sameModel reports whether two groups share a model name (then the
+// folder tells them apart in the legend).
+func sameModel(groups []*csvGroup) bool {
+	seen := map[string]bool{}
+	for _, g := range groups {
+		m := g.key[:strings.LastIndex(g.key, " (")]
+		if seen[m] {
+			return true
+		}
+		seen[m] = true
+	}
+	return false
+}
+
+// figureSize is the size of a figure in inches: about 3.2 × 2.4 per
+// panel, unless given.
+func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
+	cols := max(f.Cols, 1)
+	rows := (len(f.Panels) + cols - 1) / cols
+	if width <= 0 {
+		width = min(3.2*float64(cols), 14)
+	}
+	if height <= 0 {
+		height = min(2.4*float64(rows)+0.4, 14)
+	}
+	return vg.Length(width) * vg.Inch, vg.Length(height) * vg.Inch
+}
+
+// writeFigure renders fig into path, through a temporary file renamed
+// when complete.
+func writeFigure(path string, fig *plots.Figure, format string, w, h vg.Length) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := plots.Render(fig, tmp, format, w, h); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,248 @@
+package plots
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shmlang/shm/runtime/stancsv"
+	"gonum.org/v1/plot/vg"
+)
+
+// cmdstanCSV writes a Stan CSV file laid out as CmdStan 2.32 writes it:
+// n draws of mu, sigma and theta.1..3, with every 50th draw divergent.
+func cmdstanCSV(t testing.TB, dir string, model string, chain, n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# stan_version_major = 2\n# model = %s\n# method = sample (Default)\n#   sample\n", model)
+	fmt.Fprintf(&b, "#     num_samples = %d\n#     num_warmup = 1000 (Default)\n#     save_warmup = 0 (Default)\n#     thin = 1 (Default)\n", n)
+	fmt.Fprintf(&b, "# id = %d\n# random\n#   seed = 12\n", chain)
+	b.WriteString("lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,mu,sigma,theta.1,theta.2,theta.3\n")
+	b.WriteString("# Adaptation terminated\n# Step size = 0.8\n# Diagonal elements of inverse mass matrix:\n# 1, 1, 1, 1, 1\n")
+	rng := rand.New(rand.NewPCG(uint64(chain), 7))
+	energy := 10.0
+	for i := range n {
+		div := 0
+		if i%50 == 49 {
+			div = 1
+		}
+		energy = 0.5*energy + 5 + rng.NormFloat64()
+		mu, sigma := rng.NormFloat64(), math.Exp(0.3*rng.NormFloat64())
+		fmt.Fprintf(&b, "%g,0.9,0.8,3,7,%d,%g,%g,%g,%g,%g,%g\n", -energy, div, energy, mu, sigma,
+			mu+rng.NormFloat64(), mu+rng.NormFloat64(), mu+rng.NormFloat64())
+	}
+	b.WriteString("# \n#  Elapsed Time: 0.1 seconds (Warm-up)\n#                0.1 seconds (Sampling)\n#                0.2 seconds (Total)\n# \n")
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.csv", model, chain))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readRun(t testing.TB, label string, paths ...string) *Run {
+	fit, err := stancsv.ReadFit(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Run{Label: label, Fit: fit}
+}
+
+func fourChains(t testing.TB, dir, model string, n int) *Run {
+	var paths []string
+	for c := 1; c <= 4; c++ {
+		paths = append(paths, cmdstanCSV(t, dir, model, c, n))
+	}
+	return readRun(t, model, paths...)
+}
+
+// seriesOf counts a panel's series of each kind.
+func seriesOf(pn *Panel) (lines, points, marks int) {
+	for _, s := range pn.Series {
+		switch s.Kind {
+		case Line:
+			lines++
+		case Points:
+			points++
+		case Marks:
+			marks++
+		}
+	}
+	return
+}
+
+// TestKinds builds every kind of figure from four CmdStan-written chains
+// and checks its structure, then renders it to SVG (panel titles and axis
+// labels in the output) and PNG (an image of the requested size).
+func TestKinds(t *testing.T) {
+	dir := t.TempDir()
+	run := fourChains(t, dir, "normal", 200)
+	other := fourChains(t, dir, "normal_other", 200)
+	other.Label = "other run"
+	vars := []string{"mu", "theta"}
+	tests := []struct {
+		name   string
+		build  func() (*Figure, error)
+		panels int
+		check  func(t *testing.T, f *Figure)
+	}{
+		{"trace", func() (*Figure, error) { return Trace(run, vars) }, 4, func(t *testing.T, f *Figure) {
+			for _, pn := range f.Panels {
+				if l, _, m := seriesOf(pn); l != 4 || m != 1 || pn.XLabel != "iteration" {
+					t.Errorf("panel %s: %d lines, %d mark series, x label %q; want 4 chains, divergences marked", pn.Title, l, m, pn.XLabel)
+				}
+			}
+		}},
+		{"rank", func() (*Figure, error) { return Rank(run, vars) }, 4, func(t *testing.T, f *Figure) {
+			for _, pn := range f.Panels {
+				total := 0.0
+				for _, s := range pn.Series[:4] {
+					for k := 0; k < len(s.Y); k += 2 {
+						total += s.Y[k]
+					}
+				}
+				if l, _, _ := seriesOf(pn); l != 5 || total != 800 {
+					t.Errorf("panel %s: %d lines, %g ranks; want 4 chains and the uniform line, 800 ranks", pn.Title, l, total)
+				}
+			}
+		}},
+		{"dens", func() (*Figure, error) { return Dens([]*Run{run, other}, vars) }, 4, func(t *testing.T, f *Figure) {
+			for _, pn := range f.Panels {
+				if l, _, _ := seriesOf(pn); l != 2 || pn.Series[1].Label != "other run" {
+					t.Errorf("panel %s: %d lines; want one per run, labelled", pn.Title, l)
+				}
+				// A density integrates to 1.
+				s := pn.Series[0]
+				area := 0.0
+				for k := 1; k < len(s.X); k++ {
+					area += (s.X[k] - s.X[k-1]) * (s.Y[k] + s.Y[k-1]) / 2
+				}
+				if math.Abs(area-1) > 0.02 {
+					t.Errorf("panel %s: density integrates to %g", pn.Title, area)
+				}
+			}
+		}},
+		{"pairs", func() (*Figure, error) { return Pairs(run, []string{"mu", "sigma", "theta.1"}) }, 9, func(t *testing.T, f *Figure) {
+			for k, pn := range f.Panels {
+				l, p, m := seriesOf(pn)
+				diagonal := k%3 == k/3
+				if diagonal && l != 1 || !diagonal && (p != 1 || m != 1) {
+					t.Errorf("panel %d: %d lines, %d point and %d mark series", k, l, p, m)
+				}
+			}
+			if f.Panels[6].XLabel != "mu" || f.Panels[6].YLabel != "theta.1" {
+				t.Errorf("bottom-left panel labels %q, %q", f.Panels[6].XLabel, f.Panels[6].YLabel)
+			}
+		}},
+		{"energy", func() (*Figure, error) { return Energy(run) }, 1, func(t *testing.T, f *Figure) {
+			if !strings.Contains(f.Panels[0].Title, "E-BFMI") || len(f.Panels[0].Series) != 2 {
+				t.Errorf("energy panel %q with %d series", f.Panels[0].Title, len(f.Panels[0].Series))
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := tt.build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Panels) != tt.panels {
+				t.Fatalf("%d panels, want %d", len(f.Panels), tt.panels)
+			}
+			tt.check(t, f)
+			var svg bytes.Buffer
+			if err := Render(f, &svg, "svg", 6*vg.Inch, 4*vg.Inch); err != nil {
+				t.Fatal(err)
+			}
+			for _, pn := range f.Panels {
+				for _, text := range []string{pn.Title, pn.XLabel, pn.YLabel} {
+					if text != "" && !strings.Contains(svg.String(), text) {
+						t.Errorf("SVG lacks %q", text)
+					}
+				}
+			}
+			var pngOut bytes.Buffer
+			if err := Render(f, &pngOut, "png", 6*vg.Inch, 4*vg.Inch); err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(&pngOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := img.Bounds(); b.Dx() != 576 || b.Dy() != 384 {
+				t.Errorf("PNG of %d×%d pixels, want 576×384 (6×4 inches at 96 dpi)", b.Dx(), b.Dy())
+			}
+		})
+	}
+}
+
+// TestShmWrittenFile draws a trace of a file written by shm's own writer.
+func TestShmWrittenFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m-1.csv")
+	cfg := &stancsv.Config{Model: "m", NumSamples: 30, NumWarmup: 10, Thin: 1, MaxDepth: 10, Metric: "diag_e", StepSize: 1, NumChains: 1, ID: 1}
+	w, err := stancsv.Create(path, cfg, []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if err := w.WriteRow([]float64{-1, 0.9, 1, 2, 3, 0, 1.5, float64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Trace(readRun(t, "m", path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Panels) != 1 || f.Panels[0].Title != "x" || len(f.Panels[0].Series) != 1 {
+		t.Errorf("trace of one chain of x: %+v", f.Panels)
+	}
+}
+
+// TestBadInput checks the errors for a variable the files lack and an
+// energy plot without energy__.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	run := fourChains(t, dir, "normal", 20)
+	if _, err := Trace(run, []string{"nu"}); err == nil || !strings.Contains(err.Error(), "no variable nu") {
+		t.Errorf("missing variable: %v", err)
+	}
+	if _, err := Pairs(run, []string{"mu"}); err == nil || !strings.Contains(err.Error(), "two variables") {
+		t.Errorf("pairs of one variable: %v", err)
+	}
+	run.Fit.Columns = append([]string(nil), run.Fit.Columns...)
+	run.Fit.Columns[6] = "other__"
+	if _, err := Energy(run); err == nil || !strings.Contains(err.Error(), "energy__") {
+		t.Errorf("no energy column: %v", err)
+	}
+	if err := Render(&Figure{}, &bytes.Buffer{}, "svg", vg.Inch, vg.Inch); err == nil {
+		t.Error("empty figure rendered")
+	}
+	if err := Render(&Figure{Panels: []*Panel{{}}}, &bytes.Buffer{}, "gif", vg.Inch, vg.Inch); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+// BenchmarkTrace measures a trace plot of 4 chains × 1000 draws of 10
+// variables rendered to PNG (issue 20: under a second).
+func BenchmarkTrace(b *testing.B) {
+	dir := b.TempDir()
+	run := fourChains(b, dir, "normal", 1000)
+	names := []string{"mu", "sigma", "theta", "lp__", "energy__", "stepsize__", "treedepth__", "n_leapfrog__"}
+	for b.Loop() {
+		f, err := Trace(run, names)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Render(f, &bytes.Buffer{}, "png", 10*vg.Inch, 8*vg.Inch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
