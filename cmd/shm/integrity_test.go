@@ -70,9 +70,10 @@ func TestChainsCommitTogether(t *testing.T) {
 	}
 }
 
-// TestSampleOutputFolder checks the output folder's lock (a second run is
-// refused while one holds it) and that a run removes the temporary files
-// that a killed run of the same chains left behind.
+// TestSampleOutputFolder checks the chain files' locks (a second run
+// writing the same chain is refused while one holds it, other chains may
+// be written) and that a run removes the temporary files that a killed run
+// of the same chains left behind.
 func TestSampleOutputFolder(t *testing.T) {
 	dir := t.TempDir()
 	model := writeFile(t, dir, "op.shm", operatorModel)
@@ -80,15 +81,21 @@ func TestSampleOutputFolder(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := lockOutput(out)
+	unlock, err := lockOutput([]string{filepath.Join(out, "op-3.csv")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"sample", model, "--warmup", "30", "--samples", "30", "--seed", "2", "--output", out, "--refresh", "0"}
 	_, stderr, code := runCmd(t, args...)
-	if code != 1 || !strings.Contains(stderr, "in use by another shm run") {
+	if code != 1 || !strings.Contains(stderr, "op-3.csv is being written by another shm run") {
 		t.Errorf("second run: exit %d, stderr %q", code, stderr)
 	}
+	// Other chains of the model may be written meanwhile.
+	if _, stderr, code := runCmd(t, "sample", model, "--chains", "2", "--chain-id", "5", "--warmup", "30", "--samples", "30", "--output", out, "--refresh", "0"); code != 0 {
+		t.Errorf("chains 5 and 6 beside a run of chain 3: exit %d: %s", code, stderr)
+	}
+	os.Remove(filepath.Join(out, "op-5.csv"))
+	os.Remove(filepath.Join(out, "op-6.csv"))
 	unlock()
 	stale := filepath.Join(out, ".op-1.csv.tmp-12345")
 	if err := os.WriteFile(stale, []byte("lp__\n"), 0o600); err != nil {

@@ -2,6 +2,6 @@
 
 package main
 
-// lockOutput does not lock on systems without flock: concurrent runs into
-// one folder are the user's care there.
-func lockOutput(string) (func(), error) { return func() {}, nil }
+// lockOutput does not lock on systems without flock: concurrent runs
+// writing the same files are the user's care there.
+func lockOutput([]string) (func(), error) { return func() {}, nil }

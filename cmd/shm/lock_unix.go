@@ -12,34 +12,42 @@ import (
 	"syscall"
 )
 
-// lockName is the lock file of an output folder.
-const lockName = ".shm.lock"
-
-// lockOutput takes the output folder dir for this run: an exclusive,
-// non-blocking flock on dir/.shm.lock, which the kernel releases when the
-// process ends in any way (kill -9 included), so a lock never goes stale.
-// A second run into the same folder is refused with the pid of the first.
-// The returned function releases the lock.
-func lockOutput(dir string) (func(), error) {
-	path := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("locking the output folder: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		pid := make([]byte, 32)
-		n, _ := f.Read(pid)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("output folder %s is in use by another shm run (pid %s): wait for it to end, or give another --output", dir, strings.TrimSpace(string(pid[:n])))
+// lockOutput takes the output files paths for this run: an exclusive,
+// non-blocking flock on a lock file beside each (".NAME.lock"), which the
+// kernel releases when the process ends in any way (kill -9 included), so
+// a lock never goes stale. A second run writing one of the same files
+// (the same model and chain ids in the same folder) is refused with the
+// pid of the first; runs of other chains (--chain-id) may share the
+// folder. The returned function releases the locks.
+func lockOutput(paths []string) (func(), error) {
+	var held []*os.File
+	release := func() {
+		for _, f := range held {
+			os.Remove(f.Name())
+			f.Close()
 		}
-		return nil, fmt.Errorf("locking the output folder %s: %w", dir, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	for _, p := range paths {
+		dir, base := filepath.Split(p)
+		f, err := os.OpenFile(filepath.Join(dir, "."+base+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("locking %s: %w", p, err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			pid := make([]byte, 32)
+			n, _ := f.Read(pid)
+			f.Close()
+			release()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("%s is being written by another shm run (pid %s): wait for it to end, or give another --output or --chain-id", p, strings.TrimSpace(string(pid[:n])))
+			}
+			return nil, fmt.Errorf("locking %s: %w", p, err)
+		}
+		if err := f.Truncate(0); err == nil {
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		held = append(held, f)
 	}
-	return func() {
-		os.Remove(path)
-		f.Close()
-	}, nil
+	return release, nil
 }

@@ -149,11 +149,6 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	if err := os.MkdirAll(f.output, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lockOutput(f.output)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	cfg := f.nutsConfig()
 	var mu sync.Mutex // serializes progress lines
 	cfg.Progress = func(p nuts.Progress) {
@@ -171,11 +166,18 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	paths := make([]string, f.chains)
 	for i := range paths {
 		paths[i] = chainPath(f.output, bm.IR.Name, f.chainID+i)
+	}
+	unlock, err := lockOutput(paths)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	for _, p := range paths {
 		// The temporary files of an earlier run of these chains that was
-		// killed: no other run writes here while we hold the lock.
-		stale, _ := filepath.Glob(stancsv.TempPattern(paths[i]))
-		for _, p := range stale {
-			os.Remove(p)
+		// killed: no other run writes them while we hold their locks.
+		stale, _ := filepath.Glob(stancsv.TempPattern(p))
+		for _, s := range stale {
+			os.Remove(s)
 		}
 	}
 	create := func(header *stancsv.Config, columns []string) (chainOutput, error) {
