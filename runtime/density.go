@@ -34,6 +34,7 @@ type Density struct {
 func (m *Model) NewDensity() (*Density, error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.IR.File, m.IR, m.opts.Impls, tape, m.opts.Print)
+	ev.setContext(m.opts.Context)
 	ev.runSeed = m.opts.Seed
 	base := make([]slot, len(m.frame))
 	for i, s := range m.frame {

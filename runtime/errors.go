@@ -16,7 +16,11 @@ type Error struct {
 	Pos    lang.Pos
 	Msg    string
 	Domain bool
+	cause  error // wrapped: the context's error of an interruption
 }
+
+// Unwrap returns the error's cause (context.Canceled for an interruption).
+func (e *Error) Unwrap() error { return e.cause }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%s: %s", e.File, e.Pos, e.Msg)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -52,6 +53,11 @@ type evaluator struct {
 	forceInline bool
 	// plans are the compiled scalar expressions (plan.go), by expression;
 	// noPlans turns them off (tests compare the two paths).
+	// ctx0, when not nil, interrupts loops (checkInterrupt); ticks
+	// counts loop iterations between checks.
+	ctx0  context.Context
+	ticks uint32
+
 	plans     map[ir.Expr]*scalarPlan
 	stmtPlans map[ir.Stmt]stmtPlan
 	noPlans   bool
@@ -74,6 +80,23 @@ func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.T
 }
 
 func (ev *evaluator) tape() *autodiff.Tape { return ev.ctx.Tape }
+
+func (ev *evaluator) setContext(ctx context.Context) { ev.ctx0 = ctx }
+
+// checkInterrupt is called at every loop iteration; every 256 iterations
+// it returns an error wrapping the context's Err() once the context is
+// done (Ctrl-C, SIGTERM), so that long loops stop within a fraction of a
+// second.
+func (ev *evaluator) checkInterrupt(p lang.Pos) error {
+	ev.ticks++
+	if ev.ctx0 == nil || ev.ticks&255 != 0 {
+		return nil
+	}
+	if err := ev.ctx0.Err(); err != nil {
+		return &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: err}
+	}
+	return nil
+}
 
 // control is the outcome of executing a statement.
 type control int
@@ -129,6 +152,9 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 			return ctlNext, err
 		}
 		for i := lo; i <= hi; i++ {
+			if err := ev.checkInterrupt(s.Pos); err != nil {
+				return ctlNext, err
+			}
 			ev.frame[s.Var.Slot] = slot{v: stdlib.IntValue(i), set: true}
 			c, err := ev.exec(s.Body)
 			if err != nil {
@@ -150,6 +176,9 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 			if err != nil {
 				return ctlNext, ev.errorf(s.Pos, "%v", err)
 			}
+			if err := ev.checkInterrupt(s.Pos); err != nil {
+				return ctlNext, err
+			}
 			ev.frame[s.Var.Slot] = slot{v: el, set: true}
 			c, err := ev.exec(s.Body)
 			if err != nil {
@@ -162,6 +191,9 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 		return ctlNext, nil
 	case *ir.While:
 		for {
+			if err := ev.checkInterrupt(s.Pos); err != nil {
+				return ctlNext, err
+			}
 			ok, err := ev.truth(s.Cond)
 			if err != nil || !ok {
 				return ctlNext, err

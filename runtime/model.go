@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,6 +22,10 @@ type Options struct {
 	Seed uint64
 	// DataFiles names the data sources, for messages.
 	DataFiles []string
+	// Context, when not nil, stops long evaluations: the loops of
+	// transformed data and of every density evaluation check it, and
+	// return an error wrapping its Err() once it is done.
+	Context context.Context
 }
 
 // Model is a checked model bound to its data: data and transformed data
@@ -51,6 +56,7 @@ type outVar struct {
 func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.File, m, opts.Impls, tape, opts.Print)
+	ev.setContext(opts.Context)
 	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
 	ev.runSeed = opts.Seed
 	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {

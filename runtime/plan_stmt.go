@@ -64,13 +64,16 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 		if lo == nil || hi == nil {
 			return nil
 		}
-		body, slotIndex := compileStmt(s.Body), s.Var.Slot
+		body, slotIndex, pos := compileStmt(s.Body), s.Var.Slot, s.Pos
 		return func(ev *evaluator) (control, error) {
 			a, b, err := ints(ev, lo, hi)
 			if err != nil {
 				return ctlNext, err
 			}
 			for i := a; i <= b; i++ {
+				if err := ev.checkInterrupt(pos); err != nil {
+					return ctlNext, err
+				}
 				ev.frame[slotIndex] = slot{v: stdlib.IntValue(i), set: true}
 				c, err := body(ev)
 				if err != nil {

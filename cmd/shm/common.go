@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -160,6 +161,12 @@ func splitTopLevel(s string) []string {
 
 // bindModel checks the model and binds its data.
 func bindModel(path string, files, sets []string, seed uint64, print io.Writer) (*runtime.Model, error) {
+	return bindModelContext(context.Background(), path, files, sets, seed, print)
+}
+
+// bindModelContext is bindModel with a context that stops the loops of
+// transformed data and of the model's density evaluations once done.
+func bindModelContext(ctx context.Context, path string, files, sets []string, seed uint64, print io.Writer) (*runtime.Model, error) {
 	m, err := checkModel(path)
 	if err != nil {
 		return nil, err
@@ -168,7 +175,7 @@ func bindModel(path string, files, sets []string, seed uint64, print io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: files})
+	return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: files, Context: ctx})
 }
 
 // report prints an error (every error of a list) and returns exit status 1.

@@ -124,72 +124,109 @@ func TestMain(m *testing.M) {
 }
 
 // TestSampleSignals stops a running "shm sample" with SIGTERM (what timeout
-// and batch schedulers send) and with SIGINT (Ctrl-C): it must end within
-// seconds, say that it was interrupted, exit non-zero and leave no output.
+// and batch schedulers send) and with SIGINT (Ctrl-C), between sampler
+// iterations, inside a long loop of transformed data and inside a long
+// loop of one density evaluation: it must end within seconds, say that it
+// was interrupted, exit non-zero and leave no output.
 func TestSampleSignals(t *testing.T) {
 	dir := t.TempDir()
 	model := writeFile(t, dir, "op.shm", operatorModel)
-	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
-		out := filepath.Join(dir, "out-"+sig.String())
-		cmd := exec.Command(os.Args[0], "sample", model, "--warmup", "100000000", "--samples", "10", "--seed", "1",
-			"--refresh", "1000", "--output", out)
-		cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
-		var stderr bytes.Buffer
-		stderrPipe, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
+	tdLoop := writeFile(t, dir, "td.shm", `transformed data {
+  real x = 0;
+  for (i in 1:2000000000) { x += 1; }
+}
+parameters { real mu; }
+model { mu ~ normal(0, 1); }
+`)
+	modelLoop := writeFile(t, dir, "ml.shm", `parameters { real mu; }
+model {
+  real s = 0;
+  for (i in 1:2000000000) { s += mu; }
+  target += -mu^2;
+}
+`)
+	cases := []struct {
+		name, model string
+		progress    bool // wait for the first progress line
+	}{{"iterations", model, true}, {"transformed data", tdLoop, false}, {"density", modelLoop, false}}
+	for _, tc := range cases {
+		for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
+				signalRun(t, dir, tc.model, tc.progress, sig)
+			})
 		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Wait for the first progress line: the chains are running. The
-		// reader owns stderr until the pipe's end (the process's exit).
-		started, eof := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(eof)
-			buf := make([]byte, 4096)
-			seen := false
-			for {
-				n, err := stderrPipe.Read(buf)
-				stderr.Write(buf[:n])
-				if !seen && strings.Contains(stderr.String(), "Iteration") {
-					close(started)
-					seen = true
-				}
-				if err != nil {
-					if !seen {
-						close(started)
-					}
-					return
-				}
+	}
+}
+
+// signalRun starts shm sample on model, sends sig once it runs, and checks
+// how it ends.
+func signalRun(t *testing.T, dir, model string, progress bool, sig os.Signal) {
+	out := filepath.Join(dir, "out-"+filepath.Base(model)+"-"+sig.String())
+	cmd := exec.Command(os.Args[0], "sample", model, "--warmup", "100000000", "--samples", "10", "--seed", "1",
+		"--refresh", "1000", "--output", out)
+	cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	stderrPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first progress line (the chains are running), or
+	// for half a second. The reader owns stderr until the pipe's end
+	// (the process's exit).
+	started, eof := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(eof)
+		buf := make([]byte, 4096)
+		seen := false
+		for {
+			n, err := stderrPipe.Read(buf)
+			stderr.Write(buf[:n])
+			if !seen && strings.Contains(stderr.String(), "Iteration") {
+				close(started)
+				seen = true
 			}
-		}()
-		select {
-		case <-started:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("%v: no progress after 30 s", sig)
+			if err != nil {
+				if !seen {
+					close(started)
+				}
+				return
+			}
 		}
-		if err := cmd.Process.Signal(sig); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-eof:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-eof
-			t.Errorf("%v: still running 10 s after the signal", sig)
-		}
-		if err := cmd.Wait(); err == nil {
-			t.Errorf("%v: exit status 0", sig)
-		}
-		if !strings.Contains(stderr.String(), "interrupted") {
-			t.Errorf("%v: stderr %q does not say interrupted", sig, stderr.String())
-		}
-		left, _ := filepath.Glob(filepath.Join(out, "*"))
-		hidden, _ := filepath.Glob(filepath.Join(out, ".*"))
-		if len(left)+len(hidden) != 0 {
-			t.Errorf("%v: left %v %v", sig, left, hidden)
-		}
+	}()
+	var wait <-chan struct{} = started
+	if !progress {
+		half := make(chan struct{})
+		time.AfterFunc(500*time.Millisecond, func() { close(half) })
+		wait = half
+	}
+	select {
+	case <-wait:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("%v: no progress after 30 s", sig)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-eof:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-eof
+		t.Errorf("%v: still running 10 s after the signal", sig)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Errorf("%v: exit status 0", sig)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("%v: stderr %q does not say interrupted", sig, stderr.String())
+	}
+	left, _ := filepath.Glob(filepath.Join(out, "*"))
+	hidden, _ := filepath.Glob(filepath.Join(out, ".*"))
+	if len(left)+len(hidden) != 0 {
+		t.Errorf("%v: left %v %v", sig, left, hidden)
 	}
 }

@@ -132,7 +132,7 @@ func (f *sampleFlags) validate() error {
 
 // sample runs the chains and returns the paths of their output files.
 func sample(ctx context.Context, model string, files []string, f *sampleFlags, stderr io.Writer) ([]string, error) {
-	bm, err := bindModel(model, files, f.sets, f.seed, stderr)
+	bm, err := bindModelContext(ctx, model, files, f.sets, f.seed, stderr)
 	if err != nil {
 		return nil, err
 	}
