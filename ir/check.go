@@ -196,6 +196,11 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 		}
 		decl.Lower = bound(b.Lower, "lower")
 		decl.Upper = bound(b.Upper, "upper")
+		if lo, ok1 := ConstNumber(decl.Lower); ok1 {
+			if hi, ok2 := ConstNumber(decl.Upper); ok2 && !(lo < hi) {
+				c.errorf(b.Pos, "the lower bound of %s (%g) must be below its upper bound (%g)", d.Name, lo, hi)
+			}
+		}
 		if te.Base == lang.Int && (b.Offset != nil || b.Multiplier != nil) {
 			c.errorf(b.Pos, "offset and multiplier apply to real types, not to int %s", d.Name)
 		} else {

@@ -6,6 +6,29 @@ import (
 	"github.com/shmlang/shm/lang"
 )
 
+// ConstNumber evaluates a number built from int and real literals, unary
+// signs and ConstInt's int arithmetic. It reports false when the value is
+// not a compile-time constant (or e is nil).
+func ConstNumber(e Expr) (float64, bool) {
+	switch e := e.(type) {
+	case nil:
+		return 0, false
+	case *RealLit:
+		return e.Value, true
+	case *Unary:
+		x, ok := ConstNumber(e.X)
+		switch {
+		case !ok || e.Op == "!":
+			return 0, false
+		case e.Op == "-":
+			return -x, true
+		}
+		return x, true
+	}
+	n, ok := ConstInt(e)
+	return float64(n), ok
+}
+
 // ConstInt evaluates an int expression built from literals and + - * / %
 // (integer division truncates, as in Stan). It reports false when the
 // value is not a compile-time constant.

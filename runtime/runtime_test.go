@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -259,5 +260,25 @@ model {
 				t.Errorf("theta %v: grad[%d] = %g, finite differences %g", theta, i, grad[i], num[i])
 			}
 		}
+	}
+}
+
+// TestBoundsOrder checks that bounds that cross at some parameter values
+// give a domain error (a rejection) naming the variable.
+func TestBoundsOrder(t *testing.T) {
+	bm := bindSource(t, `parameters { real<lower=0, upper=3> a; vector<lower=a, upper=2>[2] b; }
+model { }`, nil)
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grad := make([]float64, 3)
+	if _, err := d.LogDensityGrad([]float64{-1, 0, 0}, grad); err != nil {
+		t.Fatalf("a below 2: %v", err)
+	}
+	_, err = d.LogDensityGrad([]float64{2, 0, 0}, grad) // a = 3·inv_logit(2) ≈ 2.64
+	var re *Error
+	if !errors.As(err, &re) || !re.Reject() || !strings.Contains(err.Error(), "the lower bound of b (2.64") {
+		t.Errorf("crossed bounds: %v, want a domain error naming b", err)
 	}
 }

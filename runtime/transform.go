@@ -44,6 +44,21 @@ func (ev *evaluator) evalBounds(d *ir.Decl) (bounds, error) {
 	if b.hi, b.hasHi, err = get(d.Upper, math.Inf(1)); err != nil {
 		return b, err
 	}
+	if b.hasLo && b.hasHi {
+		// Bounds in the wrong order (they may depend on parameters: a
+		// domain error, as in Stan).
+		lo, hi := t.Val(b.lo), t.Val(b.hi)
+		for i := range max(len(lo), len(hi)) {
+			l, h := lo[min(i, len(lo)-1)], hi[min(i, len(hi)-1)]
+			if !(l < h) {
+				where := d.Var.Name
+				if len(lo) > 1 || len(hi) > 1 {
+					where = fmt.Sprintf("%s[%d]", d.Var.Name, i+1)
+				}
+				return b, ev.domainf(d.Pos, "the lower bound of %s (%g) must be below its upper bound (%g)", where, l, h)
+			}
+		}
+	}
 	if b.offset, b.hasOff, err = get(d.Offset, math.NaN()); err != nil {
 		return b, err
 	}
