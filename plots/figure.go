@@ -46,6 +46,8 @@ const (
 	// Marks draws each point with the highlighting glyph (divergent
 	// draws).
 	Marks
+	// Band fills the area between Y and Y2.
+	Band
 )
 
 // Series is one set of points of a panel.
@@ -53,6 +55,7 @@ type Series struct {
 	Label string
 	Kind  SeriesKind
 	X, Y  []float64
+	Y2    []float64 // the upper edge of a Band
 	// Color is an index into the palette (a chain, a run); Marks series
 	// use the highlight color.
 	Color int
@@ -160,6 +163,21 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 		col := palette[s.Color%len(palette)]
 		var thumb plot.Thumbnailer
 		switch s.Kind {
+		case Band:
+			var poly plotter.XYs
+			for i := range s.X {
+				poly = append(poly, plotter.XY{X: s.X[i], Y: s.Y2[i]})
+			}
+			for i := len(s.X) - 1; i >= 0; i-- {
+				poly = append(poly, plotter.XY{X: s.X[i], Y: s.Y[i]})
+			}
+			pg, err := plotter.NewPolygon(poly)
+			if err != nil {
+				return nil, err
+			}
+			pg.Color, pg.LineStyle.Width = color.NRGBA{R: col.R, G: col.G, B: col.B, A: 70}, 0
+			p.Add(pg)
+			thumb = pg
 		case Line:
 			l, err := plotter.NewLine(xys)
 			if err != nil {

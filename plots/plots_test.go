@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/stancsv"
 	"gonum.org/v1/plot/vg"
 )
@@ -243,6 +244,86 @@ func BenchmarkTrace(b *testing.B) {
 		}
 		if err := Render(f, &bytes.Buffer{}, "png", 10*vg.Inch, 8*vg.Inch); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// ppcRun is a run with a generated quantity y_rep of n elements per draw
+// (normal around the draw's mu), and observed data of the same size.
+func ppcRun(t *testing.T, n, draws int) (*Run, *Observed) {
+	cols := []string{"lp__", "mu"}
+	for i := range n {
+		cols = append(cols, fmt.Sprintf("y_rep.%d", i+1))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	fit := &Run{Label: "m"}
+	fit.Fit = &diag.Fit{Model: "m", Columns: cols}
+	ch := diag.Chain{}
+	for range draws {
+		mu := rng.NormFloat64()
+		row := []float64{-1, mu}
+		for range n {
+			row = append(row, mu+rng.NormFloat64())
+		}
+		ch.Draws = append(ch.Draws, row)
+	}
+	fit.Fit.Chains = []diag.Chain{ch}
+	obs := &Observed{Name: "y", Dims: []int{n}}
+	for range n {
+		obs.Data = append(obs.Data, rng.NormFloat64())
+	}
+	return fit, obs
+}
+
+// TestPPC checks the posterior predictive checks: a density overlay for a
+// vector, point clouds for points in the plane, intervals over the index
+// for a series, and their errors.
+func TestPPC(t *testing.T) {
+	run, y := ppcRun(t, 30, 100)
+	f, err := PPC(run, y, "y_rep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pn := f.Panels[0]
+	if len(f.Panels) != 1 || len(pn.Series) != ppcDraws+1 || pn.Series[ppcDraws].Label != "observed y" {
+		t.Errorf("density overlay: %d panels, %d series", len(f.Panels), len(pn.Series))
+	}
+	f, err = PPCSeries(run, y, "y_rep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Panels[0].Series
+	if len(s) != 4 || s[0].Kind != Band || s[3].Kind != Points || len(s[0].Y2) != 30 {
+		t.Fatalf("series check: %+v", s)
+	}
+	for i := range 30 {
+		if !(s[0].Y[i] <= s[1].Y[i] && s[1].Y[i] <= s[2].Y[i] && s[2].Y[i] <= s[1].Y2[i] && s[1].Y2[i] <= s[0].Y2[i]) {
+			t.Fatalf("index %d: quantiles out of order", i+1)
+		}
+	}
+	var svg bytes.Buffer
+	if err := Render(f, &svg, "svg", 5*vg.Inch, 3*vg.Inch); err != nil {
+		t.Fatal(err)
+	}
+	plane := &Observed{Name: "xy", Dims: []int{15, 2}, Data: y.Data}
+	f, err = PPC(run, plane, "y_rep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Panels) != 6 || len(f.Panels[0].Series[0].X) != 15 {
+		t.Errorf("point clouds: %d panels", len(f.Panels))
+	}
+	for _, tt := range []struct {
+		obs  *Observed
+		yrep string
+		want string
+	}{
+		{y, "z_rep", "needs the generated quantity z_rep"},
+		{&Observed{Name: "y", Dims: []int{10}, Data: make([]float64, 10)}, "y_rep", "30 elements per draw, the observed y 10"},
+		{&Observed{Name: "img", Dims: []int{5, 6}, Data: make([]float64, 30)}, "y_rep", "no posterior predictive check for img"},
+	} {
+		if _, err := PPC(run, tt.obs, tt.yrep); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("PPC(%s, %s): %v, want %q", tt.obs.Name, tt.yrep, err, tt.want)
 		}
 	}
 }

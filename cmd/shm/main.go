@@ -37,7 +37,8 @@ Usage:
   shm summary FILES...     summary table of Stan CSV files
   shm plot KIND FILES... [--vars a,b] [--out file.png|file.svg]
                            figures of Stan CSV files: trace, rank, dens
-                           (several runs overlaid), pairs, energy
+                           (several runs overlaid), pairs, energy, ppc
+                           (--data FILE --y NAME [--series])
   shm repl [model.shm] [data...] [--seed N] [--set name=value]
                            interactive session (":help" lists its commands)
   shm help                 show this help

@@ -9,12 +9,13 @@ import (
 	"strings"
 
 	"github.com/shmlang/shm/plots"
+	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/stancsv"
 	"gonum.org/v1/plot/vg"
 )
 
 // plotKinds are the figures of "shm plot".
-var plotKinds = []string{"trace", "rank", "dens", "pairs", "energy"}
+var plotKinds = []string{"trace", "rank", "dens", "pairs", "energy", "ppc"}
 
 // cmdPlot implements "shm plot KIND FILES... [--vars a,b] [--out F]": a
 // figure of Stan CSV files (shm's or CmdStan's) written as PNG or SVG (by
@@ -26,6 +27,10 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output file, .png or .svg (default: MODEL-KIND.png)")
 	width := fs.Float64("width", 0, "width in inches (default: by the number of panels)")
 	height := fs.Float64("height", 0, "height in inches (default: by the number of panels)")
+	dataFiles := fs.String("data", "", "ppc: the data files, comma-separated")
+	yName := fs.String("y", "", "ppc: the observed data variable")
+	yrep := fs.String("yrep", "", "ppc: the generated quantity replicating it (default: Y_rep)")
+	series := fs.Bool("series", false, "ppc: intervals of the replicates over the index, for a series")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
@@ -60,6 +65,8 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		fig, err = plots.Pairs(runs[0], names)
 	case "energy":
 		fig, err = plots.Energy(runs[0])
+	case "ppc":
+		fig, err = ppcFigure(runs[0], *dataFiles, *yName, *yrep, *series)
 	}
 	if err != nil {
 		return report(stderr, err)
@@ -79,6 +86,33 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, path)
 	return 0
+}
+
+// ppcFigure is the posterior predictive check of the data variable y,
+// read from the data files, against the generated quantity yrep.
+func ppcFigure(run *plots.Run, files, y, yrep string, series bool) (*plots.Figure, error) {
+	if files == "" || y == "" {
+		return nil, fmt.Errorf("shm plot ppc needs --data FILE and --y NAME (the observed data)")
+	}
+	set, err := data.Load(strings.Split(files, ","), nil)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := set.Lookup(y)
+	if !ok {
+		return nil, fmt.Errorf("shm plot ppc: the data files have no %s (they have %s)", y, strings.Join(set.Names(), ", "))
+	}
+	obs := &plots.Observed{Name: y, Dims: v.Dims, Data: v.Data}
+	if len(obs.Dims) == 0 {
+		obs.Dims = []int{len(obs.Data)}
+	}
+	if yrep == "" {
+		yrep = plots.DefaultReplicate(y)
+	}
+	if series {
+		return plots.PPCSeries(run, obs, yrep)
+	}
+	return plots.PPC(run, obs, yrep)
 }
 
 // plotRuns reads the files: one run, or with byRun one run per (model,
@@ -143,15 +177,15 @@ func sameModel(groups []*csvGroup) bool {
 }
 
 // figureSize is the size of a figure in inches: about 3.2 × 2.4 per
-// panel, unless given.
+// panel, at least 5 × 3.4, unless given.
 func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 	cols := max(f.Cols, 1)
 	rows := (len(f.Panels) + cols - 1) / cols
 	if width <= 0 {
-		width = min(3.2*float64(cols), 14)
+		width = min(max(3.2*float64(cols), 5), 14)
 	}
 	if height <= 0 {
-		height = min(2.4*float64(rows)+0.4, 14)
+		height = min(max(2.4*float64(rows)+0.4, 3.4), 14)
 	}
 	return vg.Length(width) * vg.Inch, vg.Length(height) * vg.Inch
 }

@@ -67,3 +67,50 @@ func TestPlotCommand(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestPlotPPC samples a model with replicated data and draws its
+// posterior predictive checks (density overlay and series), and refuses a
+// check without data, of a variable the data lack, or without the
+// replicates.
+func TestPlotPPC(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "rep.shm", `data { int N; vector[N] y; }
+parameters { real mu; }
+model { y ~ normal(mu, 1); }
+generated quantities {
+  vector[N] y_rep;
+  for (n in 1:N) y_rep[n] = normal_rng(mu, 1);
+}
+`)
+	dataFile := writeFile(t, dir, "data.csv", "y\n0.1\n-0.4\n1.2\n0.8\n0.3\n-1.1\n0.5\n")
+	out := filepath.Join(dir, "out")
+	if _, stderr, code := runCmd(t, "sample", model, dataFile, "--warmup", "100", "--samples", "100", "--output", out, "--refresh", "0"); code != 0 {
+		t.Fatalf("sample: %s", stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "rep-*.csv"))
+	for _, extra := range [][]string{nil, {"--series"}} {
+		svg := filepath.Join(dir, "ppc.svg")
+		args := append(append([]string{"plot", "ppc", "--data", dataFile, "--y", "y", "--out", svg}, extra...), files...)
+		if _, stderr, code := runCmd(t, args...); code != 0 {
+			t.Fatalf("plot ppc %v: %s", extra, stderr)
+		}
+		text, _ := os.ReadFile(svg)
+		if !strings.Contains(string(text), "y_rep") || !strings.Contains(string(text), "observed") {
+			t.Errorf("plot ppc %v: the figure does not name y_rep and the observed data", extra)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--y", "y"}, "needs --data FILE and --y NAME"},
+		{[]string{"--data", dataFile, "--y", "z"}, "the data files have no z"},
+		{[]string{"--data", dataFile, "--y", "y", "--yrep", "mu_rep"}, "needs the generated quantity mu_rep"},
+	} {
+		args := append(append([]string{"plot", "ppc", "--out", filepath.Join(dir, "x.png")}, tt.args...), files...)
+		_, stderr, code := runCmd(t, args...)
+		if code != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// ppcDraws is the number of replicated data sets a density overlay draws.
+const ppcDraws = 40
+
+// Observed is the observed data of a posterior predictive check: values
+// with their sizes ([N] for a vector, [N, 2] for points in the plane).
+type Observed struct {
+	Name string
+	Dims []int
+	Data []float64
+}
+
+// replicates returns the draws of the generated quantity yrep as rows of
+// len(y) values each, in the observed data's row-major order.
+func (r *Run) replicates(yrep string, y *Observed) ([][]float64, error) {
+	_, idx, err := r.vars([]string{yrep})
+	if err != nil {
+		return nil, fmt.Errorf("plots: the posterior predictive check needs the generated quantity %s: %w", yrep, err)
+	}
+	if len(idx) != len(y.Data) {
+		return nil, fmt.Errorf("plots: %s has %d elements per draw, the observed %s %d", yrep, len(idx), y.Name, len(y.Data))
+	}
+	var out [][]float64
+	for c := range r.Fit.Chains {
+		for _, row := range r.Fit.Chains[c].Draws {
+			rep := make([]float64, len(idx))
+			for k, j := range idx {
+				rep[k] = row[j]
+			}
+			out = append(out, rep)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("plots: %s has no draws", r.Label)
+	}
+	return out, nil
+}
+
+// thin picks at most n of the draws, evenly spaced.
+func thin(draws [][]float64, n int) [][]float64 {
+	if len(draws) <= n {
+		return draws
+	}
+	out := make([][]float64, n)
+	for k := range out {
+		out[k] = draws[k*len(draws)/n]
+	}
+	return out
+}
+
+// PPC is the posterior predictive check of observed data y against the
+// generated quantity yrep (the same shape, one replicate per draw). For
+// data on a line (dims [N]) it overlays the densities of 40 replicated data
+// sets on the observed density; for points in the plane (dims [N, 2]) it
+// overlays replicated point clouds on the observed points.
+func PPC(r *Run, y *Observed, yrep string) (*Figure, error) {
+	reps, err := r.replicates(yrep, y)
+	if err != nil {
+		return nil, err
+	}
+	title := fmt.Sprintf("posterior predictive check: %s (%s)", y.Name, r.Label)
+	switch {
+	case len(y.Dims) == 1:
+		pn := &Panel{Title: y.Name + " and " + yrep, XLabel: y.Name, YLabel: "density"}
+		for k, rep := range thin(reps, ppcDraws) {
+			gx, gy := kde(rep, 128)
+			label := ""
+			if k == 0 {
+				label = yrep + " (" + fmt.Sprint(min(len(reps), ppcDraws)) + " draws)"
+			}
+			pn.Series = append(pn.Series, Series{Label: label, Kind: Line, X: gx, Y: gy, Color: 4})
+		}
+		gx, gy := kde(y.Data, 256)
+		pn.Series = append(pn.Series, Series{Label: "observed " + y.Name, Kind: Line, X: gx, Y: gy, Color: 6})
+		return &Figure{Title: title, Cols: 1, Panels: []*Panel{pn}}, nil
+	case len(y.Dims) == 2 && y.Dims[1] == 2:
+		// Four replicated clouds beside the observed one, in panels.
+		f := &Figure{Title: title, Cols: 3}
+		cloud := func(data []float64) (x, yy []float64) {
+			for i := 0; i+1 < len(data); i += 2 {
+				x, yy = append(x, data[i]), append(yy, data[i+1])
+			}
+			return
+		}
+		ox, oy := cloud(y.Data)
+		f.Panels = append(f.Panels, &Panel{Title: "observed " + y.Name, XLabel: y.Name + "[, 1]", YLabel: y.Name + "[, 2]",
+			Series: []Series{{Kind: Points, X: ox, Y: oy, Color: 6}}})
+		for k, rep := range thin(reps, 5) {
+			rx, ry := cloud(rep)
+			f.Panels = append(f.Panels, &Panel{Title: fmt.Sprintf("%s, draw %d", yrep, k+1), XLabel: y.Name + "[, 1]", YLabel: y.Name + "[, 2]",
+				Series: []Series{{Kind: Points, X: rx, Y: ry, Color: 0}}})
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("plots: no posterior predictive check for %s of sizes %v (a vector, or points in the plane [N, 2])", y.Name, y.Dims)
+}
+
+// PPCSeries is the posterior predictive check of data over an index (a
+// series): the 5%–95% and 25%–75% intervals of yrep at each index, its
+// median, and the observed values.
+func PPCSeries(r *Run, y *Observed, yrep string) (*Figure, error) {
+	if len(y.Dims) != 1 {
+		return nil, fmt.Errorf("plots: a series check needs a vector %s, got sizes %v", y.Name, y.Dims)
+	}
+	reps, err := r.replicates(yrep, y)
+	if err != nil {
+		return nil, err
+	}
+	n := len(y.Data)
+	x := make([]float64, n)
+	q := func(p float64) []float64 {
+		out := make([]float64, n)
+		col := make([]float64, len(reps))
+		for i := range n {
+			for d, rep := range reps {
+				col[d] = rep[i]
+			}
+			out[i] = quantile(col, p)
+		}
+		return out
+	}
+	for i := range x {
+		x[i] = float64(i + 1)
+	}
+	pn := &Panel{Title: y.Name + " and " + yrep + " by index", XLabel: "index", YLabel: y.Name}
+	pn.Series = []Series{
+		{Label: "90% of " + yrep, Kind: Band, X: x, Y: q(0.05), Y2: q(0.95), Color: 4},
+		{Label: "50% of " + yrep, Kind: Band, X: x, Y: q(0.25), Y2: q(0.75), Color: 0},
+		{Label: "median", Kind: Line, X: x, Y: q(0.5), Color: 0},
+		{Label: "observed", Kind: Points, X: x, Y: y.Data, Color: 6},
+	}
+	return &Figure{Title: "posterior predictive check: " + y.Name + " (" + r.Label + ")", Cols: 1, Panels: []*Panel{pn}}, nil
+}
+
+// quantile is the p-quantile of xs (linear interpolation; xs is sorted in
+// place).
+func quantile(xs []float64, p float64) float64 {
+	sort.Float64s(xs)
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	h := p * float64(len(xs)-1)
+	lo := int(math.Floor(h))
+	if lo+1 >= len(xs) {
+		return xs[len(xs)-1]
+	}
+	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
+}
+
+// DefaultReplicate is the name of the generated quantity a check of y
+// reads when none is given: y_rep.
+func DefaultReplicate(y string) string { return strings.TrimSpace(y) + "_rep" }
