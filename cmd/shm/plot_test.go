@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -112,5 +113,86 @@ generated quantities {
 		if code != 1 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// TestReplPlot draws figures of the REPL's last run: the PNG file's path
+// is printed and the file decodes; a kind the REPL does not know and a
+// plot before any run are errors.
+func TestReplPlot(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	input := strings.Join([]string{":plot trace", ":sample --chains 2 --warmup 50 --samples 50 --seed 3", ":plot trace mu s", ":plot energy", ":plot violin"}, "\n")
+	stdout, stderr, code := runRepl(t, input, model)
+	if code != 1 || !strings.Contains(stderr, "no run yet") || !strings.Contains(stderr, "usage: :plot") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	var paths []string
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasSuffix(line, ".png") {
+			paths = append(paths, line)
+		}
+	}
+	if len(paths) != 2 {
+		t.Fatalf("figure paths %v in\n%s", paths, stdout)
+	}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = png.Decode(f)
+		f.Close()
+		os.Remove(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestInlineImages checks the terminal detection (never assumed) and the
+// escape sequences of kitty (chunks of at most 4096 base64 bytes) and
+// iTerm2.
+func TestInlineImages(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		env  func(string) string
+		want imageProtocol
+	}{
+		{env(), noImages}, {env("TERM", "xterm-256color"), noImages}, {env("KITTY_WINDOW_ID", "1"), kittyImages},
+		{env("TERM", "xterm-kitty"), kittyImages}, {env("TERM_PROGRAM", "iTerm.app"), itermImages},
+	} {
+		if got := detectImages(tt.env); got != tt.want {
+			t.Errorf("detectImages = %v, want %v", got, tt.want)
+		}
+	}
+	img := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 2000) // 8000 bytes: 10668 in base64
+	var b bytes.Buffer
+	if err := writeInlineImage(&b, kittyImages, img); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "\x1b_Gf=100,a=T,m=1;") || strings.Count(out, "\x1b_G") != 3 || !strings.Contains(out, "\x1b_Gm=0;") {
+		t.Errorf("kitty sequence %q...", out[:min(40, len(out))])
+	}
+	b.Reset()
+	if err := writeInlineImage(&b, itermImages, img); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "\x1b]1337;File=inline=1;size=8000:") {
+		t.Errorf("iTerm2 sequence %q...", b.String()[:40])
+	}
+	b.Reset()
+	if err := writeInlineImage(&b, noImages, img); err != nil || b.Len() != 0 {
+		t.Errorf("no protocol wrote %d bytes", b.Len())
 	}
 }

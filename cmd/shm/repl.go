@@ -44,13 +44,16 @@ Commands:
   :summary                     summary table of the last run
   :draws name                  quantiles and histogram of one column of the last run
   :write dir                   write the last run as Stan CSV files
+  :plot kind [vars...]         a figure of the last run (trace, rank, dens,
+                               pairs, energy) as a PNG file, shown inline in
+                               kitty and iTerm2
   :names                       names in scope
   :help                        this help
   :quit                        leave (also Ctrl-D)
 `
 
 // replCommands are the command names, for completion and help.
-var replCommands = []string{":data", ":draws", ":help", ":load", ":lp", ":names", ":quit", ":sample", ":set", ":summary", ":write"}
+var replCommands = []string{":data", ":draws", ":help", ":load", ":lp", ":names", ":plot", ":quit", ":sample", ":set", ":summary", ":write"}
 
 // errQuit is returned by :quit.
 var errQuit = errors.New("quit")
@@ -74,6 +77,7 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	interactive := tty != nil && readline.IsTerminal(int(tty.Fd()))
 	if interactive {
 		r.color = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+		r.images = detectImages(os.Getenv)
 		fmt.Fprintln(stdout, `shm repl: ":help" lists the commands, Ctrl-D leaves`)
 	}
 	failed := false
@@ -103,8 +107,10 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // repl is the state of one session.
 type repl struct {
 	stdout, stderr io.Writer
-	color          bool // colour error messages
-	progress       bool // show a progress line while sampling
+	color          bool          // colour error messages
+	progress       bool          // show a progress line while sampling
+	images         imageProtocol // how the terminal shows :plot's figures
+	plots          int           // figures written so far
 	seed           uint64
 
 	state     modelState
@@ -242,6 +248,8 @@ func (r *repl) exec(line string) error {
 		return r.cmdDraws(rest)
 	case ":write":
 		return r.cmdWrite(rest)
+	case ":plot":
+		return r.cmdPlot(rest)
 	case ":names":
 		names := slices.Clone(r.session.Names())
 		sort.Strings(names)

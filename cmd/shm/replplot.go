@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/shmlang/shm/plots"
+)
+
+// imageProtocol is how a terminal shows an inline image.
+type imageProtocol int
+
+const (
+	noImages imageProtocol = iota
+	kittyImages
+	itermImages
+)
+
+// detectImages tells from the environment (getenv) whether the terminal
+// shows inline images, and how: kitty's graphics protocol (KITTY_WINDOW_ID
+// or TERM=xterm-kitty) or iTerm2's (TERM_PROGRAM=iTerm.app or WezTerm,
+// which reads it too). It is never assumed: any other terminal gets the
+// file's path only.
+func detectImages(getenv func(string) string) imageProtocol {
+	switch {
+	case getenv("KITTY_WINDOW_ID") != "" || getenv("TERM") == "xterm-kitty":
+		return kittyImages
+	case getenv("TERM_PROGRAM") == "iTerm.app" || getenv("TERM_PROGRAM") == "WezTerm":
+		return itermImages
+	}
+	return noImages
+}
+
+// writeInlineImage writes the PNG image img to w as the terminal's escape
+// sequence: kitty's in base64 chunks of at most 4096 bytes (m=1 on all but
+// the last), iTerm2's in one OSC 1337 sequence.
+func writeInlineImage(w io.Writer, p imageProtocol, img []byte) error {
+	enc := base64.StdEncoding.EncodeToString(img)
+	var b strings.Builder
+	switch p {
+	case kittyImages:
+		for first := true; ; first = false {
+			chunk := enc[:min(4096, len(enc))]
+			enc = enc[len(chunk):]
+			more := 0
+			if enc != "" {
+				more = 1
+			}
+			if first {
+				fmt.Fprintf(&b, "\x1b_Gf=100,a=T,m=%d;%s\x1b\\", more, chunk)
+			} else {
+				fmt.Fprintf(&b, "\x1b_Gm=%d;%s\x1b\\", more, chunk)
+			}
+			if enc == "" {
+				break
+			}
+		}
+	case itermImages:
+		fmt.Fprintf(&b, "\x1b]1337;File=inline=1;size=%d:%s\a", len(img), enc)
+	default:
+		return nil
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// cmdPlot implements ":plot KIND [vars...]": a figure of the last run
+// written as a PNG file in the temporary folder (its path printed), and
+// shown inline when the terminal supports it.
+func (r *repl) cmdPlot(rest string) error {
+	args := splitFields(rest)
+	kinds := []string{"trace", "rank", "dens", "pairs", "energy"}
+	if len(args) == 0 || !slices.Contains(kinds, args[0]) {
+		return fmt.Errorf("usage: :plot %s [variables...]", strings.Join(kinds, "|"))
+	}
+	run, err := r.lastRun()
+	if err != nil {
+		return err
+	}
+	pr := &plots.Run{Label: run.model, Fit: run.fit}
+	names := args[1:]
+	var fig *plots.Figure
+	switch args[0] {
+	case "trace":
+		fig, err = plots.Trace(pr, names)
+	case "rank":
+		fig, err = plots.Rank(pr, names)
+	case "dens":
+		fig, err = plots.Dens([]*plots.Run{pr}, names)
+	case "pairs":
+		fig, err = plots.Pairs(pr, names)
+	case "energy":
+		fig, err = plots.Energy(pr)
+	}
+	if err != nil {
+		return err
+	}
+	w, h := figureSize(fig, 0, 0)
+	var img bytes.Buffer
+	if err := plots.Render(fig, &img, "png", w, h); err != nil {
+		return err
+	}
+	r.plots++
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("shm-%s-%s-%d-%d.png", run.model, args[0], os.Getpid(), r.plots))
+	if err := os.WriteFile(path, img.Bytes(), 0o644); err != nil {
+		return errors.New("writing the figure: " + err.Error())
+	}
+	fmt.Fprintln(r.stdout, path)
+	if r.images != noImages {
+		return writeInlineImage(r.stdout, r.images, img.Bytes())
+	}
+	return nil
+}
