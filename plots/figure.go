@@ -48,6 +48,9 @@ const (
 	Marks
 	// Band fills the area between Y and Y2.
 	Band
+	// Image draws Z, a Rows × Cols grid in row-major order with row 1 at
+	// the top, in gray levels from Lo (black) to Hi (white).
+	Image
 )
 
 // Series is one set of points of a panel.
@@ -56,6 +59,10 @@ type Series struct {
 	Kind  SeriesKind
 	X, Y  []float64
 	Y2    []float64 // the upper edge of a Band
+	// An Image's values, its size and its gray scale.
+	Z          []float64
+	Rows, Cols int
+	Lo, Hi     float64
 	// Color is an index into the palette (a chain, a run); Marks series
 	// use the highlight color.
 	Color int
@@ -140,6 +147,26 @@ func Render(f *Figure, w io.Writer, format string, width, height vg.Length) erro
 	return err
 }
 
+// grid is an Image series as gonum's GridXYZ: column c, row r from the
+// bottom.
+type grid struct{ s Series }
+
+func (g grid) Dims() (c, r int)   { return g.s.Cols, g.s.Rows }
+func (g grid) Z(c, r int) float64 { return g.s.Z[(g.s.Rows-1-r)*g.s.Cols+c] }
+func (g grid) X(c int) float64    { return float64(c) }
+func (g grid) Y(r int) float64    { return float64(r) }
+
+// grays is a palette of 256 gray levels, black to white.
+type grays struct{}
+
+func (grays) Colors() []color.Color {
+	out := make([]color.Color, 256)
+	for i := range out {
+		out[i] = color.Gray{Y: uint8(i)}
+	}
+	return out
+}
+
 // plot builds the gonum plot of a panel, with its legend when legend is
 // set.
 func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
@@ -151,6 +178,16 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 	p.X.Label.TextStyle.Font.Size = vg.Points(10)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
 	for _, s := range pn.Series {
+		if s.Kind == Image {
+			hm := plotter.NewHeatMap(grid{s}, grays{})
+			hm.Min, hm.Max = s.Lo, s.Hi
+			if !(hm.Max > hm.Min) {
+				hm.Max = hm.Min + 1
+			}
+			p.Add(hm)
+			p.HideAxes()
+			continue
+		}
 		xys := make(plotter.XYs, 0, len(s.X))
 		for i := range s.X {
 			if !math.IsNaN(s.X[i]) && !math.IsNaN(s.Y[i]) && !math.IsInf(s.X[i], 0) && !math.IsInf(s.Y[i], 0) {

@@ -313,6 +313,21 @@ func TestPPC(t *testing.T) {
 	if len(f.Panels) != 6 || len(f.Panels[0].Series[0].X) != 15 {
 		t.Errorf("point clouds: %d panels", len(f.Panels))
 	}
+	image := &Observed{Name: "img", Dims: []int{5, 6}, Data: y.Data}
+	f, err = PPC(run, image, "y_rep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Panels) != 4 || f.Panels[0].Series[0].Kind != Image || f.Panels[1].Title != "mean of y_rep" {
+		t.Errorf("image check: %d panels", len(f.Panels))
+	}
+	var pngOut bytes.Buffer
+	if err := Render(f, &pngOut, "png", 6*vg.Inch, 2*vg.Inch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(&pngOut); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		obs  *Observed
 		yrep string
@@ -320,7 +335,7 @@ func TestPPC(t *testing.T) {
 	}{
 		{y, "z_rep", "needs the generated quantity z_rep"},
 		{&Observed{Name: "y", Dims: []int{10}, Data: make([]float64, 10)}, "y_rep", "30 elements per draw, the observed y 10"},
-		{&Observed{Name: "img", Dims: []int{5, 6}, Data: make([]float64, 30)}, "y_rep", "no posterior predictive check for img"},
+		{&Observed{Name: "cube", Dims: []int{2, 3, 5}, Data: make([]float64, 30)}, "y_rep", "no posterior predictive check for cube"},
 	} {
 		if _, err := PPC(run, tt.obs, tt.yrep); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("PPC(%s, %s): %v, want %q", tt.obs.Name, tt.yrep, err, tt.want)

@@ -60,7 +60,9 @@ func thin(draws [][]float64, n int) [][]float64 {
 // generated quantity yrep (the same shape, one replicate per draw). For
 // data on a line (dims [N]) it overlays the densities of 40 replicated data
 // sets on the observed density; for points in the plane (dims [N, 2]) it
-// overlays replicated point clouds on the observed points.
+// shows replicated point clouds beside the observed points; for an image
+// (dims [H, W]) the observed image, the replicates' mean and two
+// replicated images.
 func PPC(r *Run, y *Observed, yrep string) (*Figure, error) {
 	reps, err := r.replicates(yrep, y)
 	if err != nil {
@@ -99,8 +101,35 @@ func PPC(r *Run, y *Observed, yrep string) (*Figure, error) {
 				Series: []Series{{Kind: Points, X: rx, Y: ry, Color: 0}}})
 		}
 		return f, nil
+	case len(y.Dims) == 2:
+		return ppcImages(y, yrep, reps, title), nil
 	}
-	return nil, fmt.Errorf("plots: no posterior predictive check for %s of sizes %v (a vector, or points in the plane [N, 2])", y.Name, y.Dims)
+	return nil, fmt.Errorf("plots: no posterior predictive check for %s of sizes %v (a vector, points in the plane [N, 2], or an image [H, W])", y.Name, y.Dims)
+}
+
+// ppcImages shows an image-valued check: the observed image, the mean of
+// the replicates and two replicated images, on one gray scale (the
+// observed range).
+func ppcImages(y *Observed, yrep string, reps [][]float64, title string) *Figure {
+	h, w := y.Dims[0], y.Dims[1]
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range y.Data {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	img := func(name string, z []float64) *Panel {
+		return &Panel{Title: name, Series: []Series{{Kind: Image, Z: z, Rows: h, Cols: w, Lo: lo, Hi: hi}}}
+	}
+	mean := make([]float64, len(y.Data))
+	for _, rep := range reps {
+		for i, v := range rep {
+			mean[i] += v / float64(len(reps))
+		}
+	}
+	f := &Figure{Title: title, Cols: 4, Panels: []*Panel{img("observed "+y.Name, y.Data), img("mean of "+yrep, mean)}}
+	for k, rep := range thin(reps, 2) {
+		f.Panels = append(f.Panels, img(fmt.Sprintf("%s, draw %d", yrep, k+1), rep))
+	}
+	return f
 }
 
 // PPCSeries is the posterior predictive check of data over an index (a
