@@ -16,14 +16,33 @@ type Observed struct {
 	Name string
 	Dims []int
 	Data []float64
+	// Axes names the two coordinates of points in the plane (default:
+	// NAME[, 1] and NAME[, 2]).
+	Axes [2]string
 }
 
 // replicates returns the draws of the generated quantity yrep as rows of
-// len(y) values each, in the observed data's row-major order.
+// len(y) values each, in the observed data's row-major order. yrep may
+// name two vectors ("t_rep,y_rep") replicating the two columns of points
+// in the plane.
 func (r *Run) replicates(yrep string, y *Observed) ([][]float64, error) {
-	_, idx, err := r.vars([]string{yrep})
-	if err != nil {
-		return nil, fmt.Errorf("plots: the posterior predictive check needs the generated quantity %s: %w", yrep, err)
+	var idx []int
+	parts := strings.Split(yrep, ",")
+	for _, name := range parts {
+		_, ix, err := r.vars([]string{name})
+		if err != nil {
+			return nil, fmt.Errorf("plots: the posterior predictive check needs the generated quantity %s: %w", name, err)
+		}
+		idx = append(idx, ix...)
+	}
+	if len(parts) == 2 {
+		// Interleave the two columns: point i is (a_i, b_i).
+		n := len(idx) / 2
+		inter := make([]int, 0, len(idx))
+		for i := range n {
+			inter = append(inter, idx[i], idx[n+i])
+		}
+		idx = inter
 	}
 	if len(idx) != len(y.Data) {
 		return nil, fmt.Errorf("plots: %s has %d elements per draw, the observed %s %d", yrep, len(idx), y.Name, len(y.Data))
@@ -92,12 +111,16 @@ func PPC(r *Run, y *Observed, yrep string) (*Figure, error) {
 			}
 			return
 		}
+		xl, yl := y.Axes[0], y.Axes[1]
+		if xl == "" || yl == "" {
+			xl, yl = y.Name+"[, 1]", y.Name+"[, 2]"
+		}
 		ox, oy := cloud(y.Data)
-		f.Panels = append(f.Panels, &Panel{Title: "observed " + y.Name, XLabel: y.Name + "[, 1]", YLabel: y.Name + "[, 2]",
+		f.Panels = append(f.Panels, &Panel{Title: "observed " + y.Name, XLabel: xl, YLabel: yl,
 			Series: []Series{{Kind: Points, X: ox, Y: oy, Color: 6}}})
 		for k, rep := range thin(reps, 5) {
 			rx, ry := cloud(rep)
-			f.Panels = append(f.Panels, &Panel{Title: fmt.Sprintf("%s, draw %d", yrep, k+1), XLabel: y.Name + "[, 1]", YLabel: y.Name + "[, 2]",
+			f.Panels = append(f.Panels, &Panel{Title: fmt.Sprintf("%s, draw %d", yrep, k+1), XLabel: xl, YLabel: yl,
 				Series: []Series{{Kind: Points, X: rx, Y: ry, Color: 0}}})
 		}
 		return f, nil

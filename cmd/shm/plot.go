@@ -98,16 +98,39 @@ func ppcFigure(run *plots.Run, files, y, yrep string, series bool) (*plots.Figur
 	if err != nil {
 		return nil, err
 	}
-	v, ok := set.Lookup(y)
-	if !ok {
-		return nil, fmt.Errorf("shm plot ppc: the data files have no %s (they have %s)", y, strings.Join(set.Names(), ", "))
+	// One variable, or two vectors ("t,y") as points in the plane.
+	names := strings.Split(y, ",")
+	if len(names) > 2 {
+		return nil, fmt.Errorf("shm plot ppc: --y takes one variable or two vectors, got %s", y)
 	}
-	obs := &plots.Observed{Name: y, Dims: v.Dims, Data: v.Data}
+	var cols []*data.Value
+	for _, name := range names {
+		v, ok := set.Lookup(strings.TrimSpace(name))
+		if !ok {
+			return nil, fmt.Errorf("shm plot ppc: the data files have no %s (they have %s)", name, strings.Join(set.Names(), ", "))
+		}
+		cols = append(cols, v)
+	}
+	obs := &plots.Observed{Name: y, Dims: cols[0].Dims, Data: cols[0].Data}
 	if len(obs.Dims) == 0 {
 		obs.Dims = []int{len(obs.Data)}
 	}
+	if len(cols) == 2 {
+		a, b := cols[0].Data, cols[1].Data
+		if len(a) != len(b) || len(cols[0].Dims) > 1 || len(cols[1].Dims) > 1 {
+			return nil, fmt.Errorf("shm plot ppc: %s must be two vectors of one length", y)
+		}
+		obs = &plots.Observed{Name: "(" + y + ")", Dims: []int{len(a), 2}, Axes: [2]string{names[0], names[1]}}
+		for i := range a {
+			obs.Data = append(obs.Data, a[i], b[i])
+		}
+	}
 	if yrep == "" {
-		yrep = plots.DefaultReplicate(y)
+		var reps []string
+		for _, name := range names {
+			reps = append(reps, plots.DefaultReplicate(name))
+		}
+		yrep = strings.Join(reps, ",")
 	}
 	if series {
 		return plots.PPCSeries(run, obs, yrep)

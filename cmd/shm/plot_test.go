@@ -75,23 +75,24 @@ func TestPlotCommand(t *testing.T) {
 // replicates.
 func TestPlotPPC(t *testing.T) {
 	dir := t.TempDir()
-	model := writeFile(t, dir, "rep.shm", `data { int N; vector[N] y; }
+	model := writeFile(t, dir, "rep.shm", `data { int N; vector[N] t; vector[N] y; }
 parameters { real mu; }
 model { y ~ normal(mu, 1); }
 generated quantities {
   vector[N] y_rep;
+  vector[N] t_rep = t;
   for (n in 1:N) y_rep[n] = normal_rng(mu, 1);
 }
 `)
-	dataFile := writeFile(t, dir, "data.csv", "y\n0.1\n-0.4\n1.2\n0.8\n0.3\n-1.1\n0.5\n")
+	dataFile := writeFile(t, dir, "data.csv", "t,y\n1,0.1\n2,-0.4\n3,1.2\n4,0.8\n5,0.3\n6,-1.1\n7,0.5\n")
 	out := filepath.Join(dir, "out")
 	if _, stderr, code := runCmd(t, "sample", model, dataFile, "--warmup", "100", "--samples", "100", "--output", out, "--refresh", "0"); code != 0 {
 		t.Fatalf("sample: %s", stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "rep-*.csv"))
-	for _, extra := range [][]string{nil, {"--series"}} {
+	for _, extra := range [][]string{{"--y", "y"}, {"--y", "y", "--series"}, {"--y", "t,y"}} {
 		svg := filepath.Join(dir, "ppc.svg")
-		args := append(append([]string{"plot", "ppc", "--data", dataFile, "--y", "y", "--out", svg}, extra...), files...)
+		args := append(append([]string{"plot", "ppc", "--data", dataFile, "--out", svg}, extra...), files...)
 		if _, stderr, code := runCmd(t, args...); code != 0 {
 			t.Fatalf("plot ppc %v: %s", extra, stderr)
 		}
