@@ -54,19 +54,10 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var fig *plots.Figure
-	switch kind {
-	case "trace":
-		fig, err = plots.Trace(runs[0], names)
-	case "rank":
-		fig, err = plots.Rank(runs[0], names)
-	case "dens":
-		fig, err = plots.Dens(runs, names)
-	case "pairs":
-		fig, err = plots.Pairs(runs[0], names)
-	case "energy":
-		fig, err = plots.Energy(runs[0])
-	case "ppc":
+	if kind == "ppc" {
 		fig, err = ppcFigure(runs[0], *dataFiles, *yName, *yrep, *series)
+	} else {
+		fig, err = runFigure(kind, runs, names)
 	}
 	if err != nil {
 		return report(stderr, err)
@@ -86,6 +77,23 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, path)
 	return 0
+}
+
+// runFigure builds a figure of the draws alone (every kind but ppc).
+func runFigure(kind string, runs []*plots.Run, names []string) (*plots.Figure, error) {
+	switch kind {
+	case "trace":
+		return plots.Trace(runs[0], names)
+	case "rank":
+		return plots.Rank(runs[0], names)
+	case "dens":
+		return plots.Dens(runs, names)
+	case "pairs":
+		return plots.Pairs(runs[0], names)
+	case "energy":
+		return plots.Energy(runs[0])
+	}
+	return nil, fmt.Errorf("unknown figure %s", kind)
 }
 
 // ppcFigure is the posterior predictive check of the data variable y,

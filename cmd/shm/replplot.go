@@ -85,21 +85,7 @@ func (r *repl) cmdPlot(rest string) error {
 	if err != nil {
 		return err
 	}
-	pr := &plots.Run{Label: run.model, Fit: run.fit}
-	names := args[1:]
-	var fig *plots.Figure
-	switch args[0] {
-	case "trace":
-		fig, err = plots.Trace(pr, names)
-	case "rank":
-		fig, err = plots.Rank(pr, names)
-	case "dens":
-		fig, err = plots.Dens([]*plots.Run{pr}, names)
-	case "pairs":
-		fig, err = plots.Pairs(pr, names)
-	case "energy":
-		fig, err = plots.Energy(pr)
-	}
+	fig, err := runFigure(args[0], []*plots.Run{{Label: run.model, Fit: run.fit}}, args[1:])
 	if err != nil {
 		return err
 	}
