@@ -185,7 +185,9 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 				hm.Max = hm.Min + 1
 			}
 			p.Add(hm)
-			p.HideAxes()
+			if len(pn.Series) == 1 {
+				p.HideAxes() // a picture alone
+			}
 			continue
 		}
 		xys := make(plotter.XYs, 0, len(s.X))

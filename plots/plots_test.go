@@ -342,3 +342,40 @@ func TestPPC(t *testing.T) {
 		}
 	}
 }
+
+// TestLocation checks the posterior of a position over a picture: the
+// draws in the picture's coordinates, their median, and an ellipse that
+// holds about 90% of normal draws.
+func TestLocation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	ch := diag.Chain{}
+	for range 2000 {
+		ch.Draws = append(ch.Draws, []float64{-1, 2 + 0.5*rng.NormFloat64(), -3 + rng.NormFloat64()})
+	}
+	run := &Run{Label: "m", Fit: &diag.Fit{Model: "m", Columns: []string{"lp__", "dx", "dy"}, Chains: []diag.Chain{ch}}}
+	pic := &Picture{Name: "img", Rows: 20, Cols: 30, Z: make([]float64, 600)}
+	f, err := Location(run, pic, [2]string{"dx", "dy"}, [2]float64{10, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Panels[0].Series
+	if len(s) != 4 || s[0].Kind != Image || s[3].Kind != Marks {
+		t.Fatalf("series %+v", s)
+	}
+	// Offset (2, −3) from pixel (10, 8): column 12, row 5, i.e. (11, 15)
+	// in plot coordinates.
+	if mx, my := s[3].X[0], s[3].Y[0]; math.Abs(mx-11) > 0.1 || math.Abs(my-15) > 0.2 {
+		t.Errorf("median at (%g, %g), want about (11, 15)", mx, my)
+	}
+	// The ellipse's extent along x is about ±sqrt(4.605)·0.5.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range s[2].X {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	if w := (hi - lo) / 2; math.Abs(w-math.Sqrt(4.605)*0.5) > 0.1 {
+		t.Errorf("ellipse half-width %g, want %g", w, math.Sqrt(4.605)*0.5)
+	}
+	if _, err := Location(run, pic, [2]string{"dx", "nu"}, [2]float64{1, 1}); err == nil {
+		t.Error("unknown variable accepted")
+	}
+}

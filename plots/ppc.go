@@ -210,3 +210,86 @@ func quantile(xs []float64, p float64) float64 {
 // DefaultReplicate is the name of the generated quantity a check of y
 // reads when none is given: y_rep.
 func DefaultReplicate(y string) string { return strings.TrimSpace(y) + "_rep" }
+
+// Picture is an image from the data: Rows × Cols values in row-major
+// order, row 1 at the top.
+type Picture struct {
+	Name       string
+	Rows, Cols int
+	Z          []float64
+}
+
+// Location draws the posterior of a position on a picture: the draws of
+// the offsets (vars[0] along the columns, vars[1] along the rows, in
+// pixels, from the 1-based pixel position at = (column, row)) as points
+// over the picture in gray, their median, and the 90% ellipse of a normal
+// with their mean and covariance (Experiment D's window).
+func Location(r *Run, pic *Picture, vars [2]string, at [2]float64) (*Figure, error) {
+	var cols [2][]float64
+	for k, v := range vars {
+		_, idx, err := r.vars([]string{v})
+		if err != nil {
+			return nil, err
+		}
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("plots: %s is not a scalar", v)
+		}
+		for c := range r.Fit.Chains {
+			cols[k] = append(cols[k], r.column(c, idx[0])...)
+		}
+	}
+	// Pixel (column j, row i), 1-based, is at (j − 1, Rows − i) in the
+	// picture's plot coordinates.
+	px := func(dx float64) float64 { return at[0] + dx - 1 }
+	py := func(dy float64) float64 { return float64(pic.Rows) - (at[1] + dy) }
+	n := len(cols[0])
+	x, y := make([]float64, n), make([]float64, n)
+	for i := range n {
+		x[i], y[i] = px(cols[0][i]), py(cols[1][i])
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range pic.Z {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	mx, my := median(x), median(y)
+	ex, ey := ellipse(x, y, 4.605) // the 0.9 quantile of chi-square(2)
+	// No legend over the picture: the title says what is drawn.
+	pn := &Panel{Title: fmt.Sprintf("%s: draws of (%s, %s), median (×), 90%% ellipse", pic.Name, vars[0], vars[1]),
+		XLabel: "column − 1", YLabel: "rows from the bottom"}
+	pn.Series = []Series{
+		{Kind: Image, Z: pic.Z, Rows: pic.Rows, Cols: pic.Cols, Lo: lo, Hi: hi},
+		{Kind: Points, X: x, Y: y, Color: 4},
+		{Kind: Line, X: ex, Y: ey, Color: 1},
+		{Kind: Marks, X: []float64{mx}, Y: []float64{my}},
+	}
+	return &Figure{Title: "location: " + r.Label, Cols: 1, Panels: []*Panel{pn}}, nil
+}
+
+func median(v []float64) float64 { return quantile(append([]float64(nil), v...), 0.5) }
+
+// ellipse returns the closed curve {z : (z − m)ᵀ S⁻¹ (z − m) = c} of the
+// sample mean m and covariance S of the points (x, y).
+func ellipse(x, y []float64, c float64) (ex, ey []float64) {
+	mx, sx := meanSD(x)
+	my, sy := meanSD(y)
+	cov := 0.0
+	for i := range x {
+		cov += (x[i] - mx) * (y[i] - my)
+	}
+	cov /= math.Max(float64(len(x)-1), 1)
+	// S = L Lᵀ (Cholesky); the ellipse is m + sqrt(c)·L·(cos t, sin t).
+	l11 := sx
+	if l11 == 0 {
+		l11 = 1e-12
+	}
+	l21 := cov / l11
+	l22 := math.Sqrt(math.Max(sy*sy-l21*l21, 0))
+	r := math.Sqrt(c)
+	for k := 0; k <= 100; k++ {
+		t := 2 * math.Pi * float64(k) / 100
+		u, v := r*math.Cos(t), r*math.Sin(t)
+		ex = append(ex, mx+l11*u)
+		ey = append(ey, my+l21*u+l22*v)
+	}
+	return ex, ey
+}

@@ -38,7 +38,8 @@ Usage:
   shm plot KIND FILES... [--vars a,b] [--out file.png|file.svg]
                            figures of Stan CSV files: trace, rank, dens
                            (several runs overlaid), pairs, energy, ppc
-                           (--data FILE --y NAME [--series])
+                           (--data FILE --y NAME [--series]), location
+                           (--data FILE --image NAME --vars X,Y --at C,R)
   shm repl [model.shm] [data...] [--seed N] [--set name=value]
                            interactive session (":help" lists its commands)
   shm help                 show this help

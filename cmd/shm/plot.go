@@ -15,7 +15,7 @@ import (
 )
 
 // plotKinds are the figures of "shm plot".
-var plotKinds = []string{"trace", "rank", "dens", "pairs", "energy", "ppc"}
+var plotKinds = []string{"trace", "rank", "dens", "pairs", "energy", "ppc", "location"}
 
 // cmdPlot implements "shm plot KIND FILES... [--vars a,b] [--out F]": a
 // figure of Stan CSV files (shm's or CmdStan's) written as PNG or SVG (by
@@ -31,6 +31,8 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	yName := fs.String("y", "", "ppc: the observed data variable")
 	yrep := fs.String("yrep", "", "ppc: the generated quantity replicating it (default: Y_rep)")
 	series := fs.Bool("series", false, "ppc: intervals of the replicates over the index, for a series")
+	image := fs.String("image", "", "location: the picture, a matrix (or an array of matrices, averaged) of the data")
+	at := fs.String("at", "", "location: the pixel column,row from which the two --vars are offsets")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
@@ -54,9 +56,12 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var fig *plots.Figure
-	if kind == "ppc" {
+	switch kind {
+	case "ppc":
 		fig, err = ppcFigure(runs[0], *dataFiles, *yName, *yrep, *series)
-	} else {
+	case "location":
+		fig, err = locationFigure(runs[0], *dataFiles, *image, names, *at)
+	default:
 		fig, err = runFigure(kind, runs, names)
 	}
 	if err != nil {
@@ -94,6 +99,42 @@ func runFigure(kind string, runs []*plots.Run, names []string) (*plots.Figure, e
 		return plots.Energy(runs[0])
 	}
 	return nil, fmt.Errorf("unknown figure %s", kind)
+}
+
+// locationFigure draws the posterior of a position (two offsets, in
+// pixels from the pixel at) on a picture of the data files.
+func locationFigure(run *plots.Run, files, image string, vars []string, at string) (*plots.Figure, error) {
+	if files == "" || image == "" || len(vars) != 2 || at == "" {
+		return nil, fmt.Errorf("shm plot location needs --data FILE --image NAME --vars X,Y --at COLUMN,ROW")
+	}
+	var origin [2]float64
+	if _, err := fmt.Sscanf(strings.ReplaceAll(at, " ", ""), "%g,%g", &origin[0], &origin[1]); err != nil {
+		return nil, fmt.Errorf("shm plot location: --at %s: want COLUMN,ROW", at)
+	}
+	set, err := data.Load(strings.Split(files, ","), nil)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := set.Lookup(image)
+	if !ok {
+		return nil, fmt.Errorf("shm plot location: the data files have no %s (they have %s)", image, strings.Join(set.Names(), ", "))
+	}
+	dims := v.Dims
+	if len(dims) != 2 && len(dims) != 3 {
+		return nil, fmt.Errorf("shm plot location: %s has sizes %v, want a matrix or an array of matrices", image, dims)
+	}
+	pic := &plots.Picture{Name: image, Rows: dims[len(dims)-2], Cols: dims[len(dims)-1]}
+	layers := 1
+	if len(dims) == 3 {
+		layers = dims[0]
+	}
+	pic.Z = make([]float64, pic.Rows*pic.Cols)
+	for k := range layers {
+		for i := range pic.Z {
+			pic.Z[i] += v.Data[k*len(pic.Z)+i] / float64(layers)
+		}
+	}
+	return plots.Location(run, pic, [2]string{vars[0], vars[1]}, origin)
 }
 
 // ppcFigure is the posterior predictive check of the data variable y,

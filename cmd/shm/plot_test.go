@@ -197,3 +197,32 @@ func TestInlineImages(t *testing.T) {
 		t.Errorf("no protocol wrote %d bytes", b.Len())
 	}
 }
+
+// TestPlotLocationErrors checks the messages of shm plot location.
+func TestPlotLocationErrors(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "m-1.csv")
+	if err := os.WriteFile(csv, []byte("lp__,dx,dy\n-1,0.5,0.2\n-1,0.4,0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dataFile := writeFile(t, dir, "d.json", `{"img": [[1, 2, 3], [4, 5, 6]], "v": [1, 2]}`)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--vars", "dx,dy"}, "needs --data FILE --image NAME --vars X,Y --at COLUMN,ROW"},
+		{[]string{"--data", dataFile, "--image", "img", "--vars", "dx,dy", "--at", "a,b"}, "--at a,b: want COLUMN,ROW"},
+		{[]string{"--data", dataFile, "--image", "pic", "--vars", "dx,dy", "--at", "1,1"}, "the data files have no pic"},
+		{[]string{"--data", dataFile, "--image", "v", "--vars", "dx,dy", "--at", "1,1"}, "want a matrix or an array of matrices"},
+	} {
+		args := append(append([]string{"plot", "location", "--out", filepath.Join(dir, "x.png")}, tt.args...), csv)
+		_, stderr, code := runCmd(t, args...)
+		if code != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	args := []string{"plot", "location", "--data", dataFile, "--image", "img", "--vars", "dx,dy", "--at", "2,1", "--out", filepath.Join(dir, "ok.svg"), csv}
+	if _, stderr, code := runCmd(t, args...); code != 0 {
+		t.Errorf("a valid location figure: %s", stderr)
+	}
+}
