@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -288,7 +289,7 @@ func TestPPC(t *testing.T) {
 	if len(f.Panels) != 1 || len(pn.Series) != ppcDraws+1 || pn.Series[ppcDraws].Label != "observed y" {
 		t.Errorf("density overlay: %d panels, %d series", len(f.Panels), len(pn.Series))
 	}
-	f, err = PPCSeries(run, y, "y_rep")
+	f, err = PPCSeries(run, y, "y_rep", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +305,21 @@ func TestPPC(t *testing.T) {
 	var svg bytes.Buffer
 	if err := Render(f, &svg, "svg", 5*vg.Inch, 3*vg.Inch); err != nil {
 		t.Fatal(err)
+	}
+	// Over a covariate: the points in its order.
+	cov := &Observed{Name: "t", Dims: []int{30}}
+	for i := range 30 {
+		cov.Data = append(cov.Data, float64((i*7)%30))
+	}
+	f, err = PPCSeries(run, y, "y_rep", cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xs := f.Panels[0].Series[3].X; !sort.Float64sAreSorted(xs) || f.Panels[0].XLabel != "t" {
+		t.Errorf("series over a covariate: x %v, label %q", xs, f.Panels[0].XLabel)
+	}
+	if _, err := PPCSeries(run, y, "y_rep", &Observed{Name: "t", Data: make([]float64, 3)}); err == nil {
+		t.Error("a covariate of another length accepted")
 	}
 	plane := &Observed{Name: "xy", Dims: []int{15, 2}, Data: y.Data}
 	f, err = PPC(run, plane, "y_rep")

@@ -156,9 +156,10 @@ func ppcImages(y *Observed, yrep string, reps [][]float64, title string) *Figure
 }
 
 // PPCSeries is the posterior predictive check of data over an index (a
-// series): the 5%–95% and 25%–75% intervals of yrep at each index, its
-// median, and the observed values.
-func PPCSeries(r *Run, y *Observed, yrep string) (*Figure, error) {
+// series) or, when x is not nil, over a covariate x of the same length:
+// the 5%–95% and 25%–75% intervals of yrep at each point, its median, and
+// the observed values, in the order of x.
+func PPCSeries(r *Run, y *Observed, yrep string, x *Observed) (*Figure, error) {
 	if len(y.Dims) != 1 {
 		return nil, fmt.Errorf("plots: a series check needs a vector %s, got sizes %v", y.Name, y.Dims)
 	}
@@ -167,27 +168,42 @@ func PPCSeries(r *Run, y *Observed, yrep string) (*Figure, error) {
 		return nil, err
 	}
 	n := len(y.Data)
-	x := make([]float64, n)
+	xs, xName := make([]float64, n), "index"
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	if x != nil {
+		if len(x.Data) != n {
+			return nil, fmt.Errorf("plots: the covariate %s has %d values, %s %d", x.Name, len(x.Data), y.Name, n)
+		}
+		xs, xName = x.Data, x.Name
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
 	q := func(p float64) []float64 {
 		out := make([]float64, n)
 		col := make([]float64, len(reps))
-		for i := range n {
+		for k, i := range order {
 			for d, rep := range reps {
 				col[d] = rep[i]
 			}
-			out[i] = quantile(col, p)
+			out[k] = quantile(col, p)
 		}
 		return out
 	}
-	for i := range x {
-		x[i] = float64(i + 1)
+	sx, sy := make([]float64, n), make([]float64, n)
+	for k, i := range order {
+		sx[k], sy[k] = xs[i], y.Data[i]
 	}
-	pn := &Panel{Title: y.Name + " and " + yrep + " by index", XLabel: "index", YLabel: y.Name}
+	pn := &Panel{Title: y.Name + " and " + yrep + " by " + xName, XLabel: xName, YLabel: y.Name}
 	pn.Series = []Series{
-		{Label: "90% of " + yrep, Kind: Band, X: x, Y: q(0.05), Y2: q(0.95), Color: 4},
-		{Label: "50% of " + yrep, Kind: Band, X: x, Y: q(0.25), Y2: q(0.75), Color: 0},
-		{Label: "median", Kind: Line, X: x, Y: q(0.5), Color: 0},
-		{Label: "observed", Kind: Points, X: x, Y: y.Data, Color: 6},
+		{Label: "90% of " + yrep, Kind: Band, X: sx, Y: q(0.05), Y2: q(0.95), Color: 4},
+		{Label: "50% of " + yrep, Kind: Band, X: sx, Y: q(0.25), Y2: q(0.75), Color: 0},
+		{Label: "median", Kind: Line, X: sx, Y: q(0.5), Color: 0},
+		{Label: "observed", Kind: Points, X: sx, Y: sy, Color: 6},
 	}
 	return &Figure{Title: "posterior predictive check: " + y.Name + " (" + r.Label + ")", Cols: 1, Panels: []*Panel{pn}}, nil
 }

@@ -30,7 +30,8 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	dataFiles := fs.String("data", "", "ppc: the data files, comma-separated")
 	yName := fs.String("y", "", "ppc: the observed data variable")
 	yrep := fs.String("yrep", "", "ppc: the generated quantity replicating it (default: Y_rep)")
-	series := fs.Bool("series", false, "ppc: intervals of the replicates over the index, for a series")
+	series := fs.Bool("series", false, "ppc: intervals of the replicates over the index (or --x), for a series")
+	xName := fs.String("x", "", "ppc --series: a covariate of the data to draw the intervals over")
 	image := fs.String("image", "", "location: the picture, a matrix (or an array of matrices, averaged) of the data")
 	at := fs.String("at", "", "location: the pixel column,row from which the two --vars are offsets")
 	pos, err := parseArgs(fs, args)
@@ -58,7 +59,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	var fig *plots.Figure
 	switch kind {
 	case "ppc":
-		fig, err = ppcFigure(runs[0], *dataFiles, *yName, *yrep, *series)
+		fig, err = ppcFigure(runs[0], *dataFiles, *yName, *yrep, *series, *xName)
 	case "location":
 		fig, err = locationFigure(runs[0], *dataFiles, *image, names, *at)
 	default:
@@ -139,7 +140,7 @@ func locationFigure(run *plots.Run, files, image string, vars []string, at strin
 
 // ppcFigure is the posterior predictive check of the data variable y,
 // read from the data files, against the generated quantity yrep.
-func ppcFigure(run *plots.Run, files, y, yrep string, series bool) (*plots.Figure, error) {
+func ppcFigure(run *plots.Run, files, y, yrep string, series bool, x string) (*plots.Figure, error) {
 	if files == "" || y == "" {
 		return nil, fmt.Errorf("shm plot ppc needs --data FILE and --y NAME (the observed data)")
 	}
@@ -182,7 +183,15 @@ func ppcFigure(run *plots.Run, files, y, yrep string, series bool) (*plots.Figur
 		yrep = strings.Join(reps, ",")
 	}
 	if series {
-		return plots.PPCSeries(run, obs, yrep)
+		var cov *plots.Observed
+		if x != "" {
+			v, ok := set.Lookup(x)
+			if !ok {
+				return nil, fmt.Errorf("shm plot ppc: the data files have no %s (they have %s)", x, strings.Join(set.Names(), ", "))
+			}
+			cov = &plots.Observed{Name: x, Dims: v.Dims, Data: v.Data}
+		}
+		return plots.PPCSeries(run, obs, yrep, cov)
 	}
 	return plots.PPC(run, obs, yrep)
 }
