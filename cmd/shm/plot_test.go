@@ -58,6 +58,7 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "trace", "--vars", "nu", runs[0][0]}, 1, "no variable nu"},
 		{[]string{"plot", "trace", "--out", filepath.Join(dir, "x.gif"), runs[0][0]}, 2, "must end in .png or .svg"},
 		{[]string{"plot", "trace", filepath.Join(dir, "missing.csv")}, 1, "no such file"},
+		{[]string{"plot", "trace", runs[0][0], writeFile(t, dir, "other-1.csv", "lp__,nu\n-1,2\n")}, 1, "columns different from file 1"},
 	} {
 		_, stderr, code := runCmd(t, tt.args...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
