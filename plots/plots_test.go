@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -393,5 +394,22 @@ func TestLocation(t *testing.T) {
 	}
 	if _, err := Location(run, pic, [2]string{"dx", "nu"}, [2]float64{1, 1}); err == nil {
 		t.Error("unknown variable accepted")
+	}
+}
+
+// TestReplicatesRowMajor checks that a matrix-valued generated quantity,
+// written column by column in Stan CSV, is read in the data's row-major
+// order.
+func TestReplicatesRowMajor(t *testing.T) {
+	cols := []string{"lp__", "y_rep.1.1", "y_rep.2.1", "y_rep.3.1", "y_rep.1.2", "y_rep.2.2", "y_rep.3.2"}
+	// Element (i, j) holds 10·i + j.
+	row := []float64{-1, 11, 21, 31, 12, 22, 32}
+	run := &Run{Label: "m", Fit: &diag.Fit{Model: "m", Columns: cols, Chains: []diag.Chain{{Draws: [][]float64{row}}}}}
+	reps, err := run.replicates("y_rep", &Observed{Name: "y", Dims: []int{3, 2}, Data: make([]float64, 6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{11, 12, 21, 22, 31, 32}; !slices.Equal(reps[0], want) {
+		t.Errorf("replicate %v, want %v (row-major)", reps[0], want)
 	}
 }

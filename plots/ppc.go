@@ -3,7 +3,9 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -29,11 +31,11 @@ func (r *Run) replicates(yrep string, y *Observed) ([][]float64, error) {
 	var idx []int
 	parts := strings.Split(yrep, ",")
 	for _, name := range parts {
-		_, ix, err := r.vars([]string{name})
+		names, ix, err := r.vars([]string{name})
 		if err != nil {
 			return nil, fmt.Errorf("plots: the posterior predictive check needs the generated quantity %s: %w", name, err)
 		}
-		idx = append(idx, ix...)
+		idx = append(idx, rowMajor(names, ix)...)
 	}
 	if len(parts) == 2 {
 		// Interleave the two columns: point i is (a_i, b_i).
@@ -61,6 +63,33 @@ func (r *Run) replicates(yrep string, y *Observed) ([][]float64, error) {
 		return nil, fmt.Errorf("plots: %s has no draws", r.Label)
 	}
 	return out, nil
+}
+
+// rowMajor orders the element columns of one variable (Stan CSV writes a
+// matrix column by column: y.1.1, y.2.1, ..., y.1.2, ...) by their
+// indices in row-major order, the order of the data.
+func rowMajor(names []string, idx []int) []int {
+	key := func(name string) []int {
+		var out []int
+		for _, part := range strings.Split(name, ".")[1:] {
+			n, err := strconv.Atoi(part)
+			if err != nil {
+				return nil
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	order := make([]int, len(idx))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return slices.Compare(key(names[order[a]]), key(names[order[b]])) < 0 })
+	out := make([]int, len(idx))
+	for k, i := range order {
+		out[k] = idx[i]
+	}
+	return out
 }
 
 // thin picks at most n of the draws, evenly spaced.
