@@ -115,31 +115,52 @@ func chainLabel(c int) string { return "chain " + strconv.Itoa(c+1) }
 func gridCols(n int) int { return min(n, 3) }
 
 // Trace plots each variable against the iteration, one line per chain,
-// with the divergent draws marked.
-func Trace(r *Run, names []string) (*Figure, error) {
+// with the divergent draws marked. With warmup, the warmup draws the files
+// kept (save_warmup) come first, and a vertical line marks the end of
+// warmup; files without them are an error.
+func Trace(r *Run, names []string, warmup bool) (*Figure, error) {
 	vars, idx, err := r.vars(names)
 	if err != nil {
 		return nil, err
+	}
+	nw := 0
+	if warmup {
+		nw = len(r.Fit.Chains[0].WarmupDraws)
+		if nw == 0 {
+			return nil, fmt.Errorf("plots: %s has no warmup draws (sample with save_warmup)", r.Label)
+		}
 	}
 	f := &Figure{Title: "trace: " + r.Label, Cols: gridCols(len(vars))}
 	for k, j := range idx {
 		pn := &Panel{Title: vars[k], XLabel: "iteration", YLabel: vars[k]}
 		var mx, my []float64
-		for c := range r.Fit.Chains {
-			y := r.column(c, j)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for c, ch := range r.Fit.Chains {
+			var y []float64
+			if warmup {
+				for _, row := range ch.WarmupDraws {
+					y = append(y, row[j])
+				}
+			}
+			y = append(y, r.column(c, j)...)
 			x := make([]float64, len(y))
 			for i := range x {
 				x[i] = float64(i + 1)
+				lo, hi = math.Min(lo, y[i]), math.Max(hi, y[i])
 			}
 			pn.Series = append(pn.Series, Series{Label: chainLabel(c), Kind: Line, X: x, Y: y, Color: c})
 			for i, d := range r.divergent(c) {
 				if d {
-					mx, my = append(mx, x[i]), append(my, y[i])
+					mx, my = append(mx, x[nw+i]), append(my, y[nw+i])
 				}
 			}
 		}
 		if len(mx) > 0 {
 			pn.Series = append(pn.Series, Series{Label: "divergent", Kind: Marks, X: mx, Y: my})
+		}
+		if warmup {
+			e := float64(nw) + 0.5
+			pn.Series = append(pn.Series, Series{Label: "end of warmup", Kind: Line, X: []float64{e, e}, Y: []float64{lo, hi}, Color: len(palette) - 1})
 		}
 		f.Panels = append(f.Panels, pn)
 	}

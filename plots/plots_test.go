@@ -93,7 +93,7 @@ func TestKinds(t *testing.T) {
 		panels int
 		check  func(t *testing.T, f *Figure)
 	}{
-		{"trace", func() (*Figure, error) { return Trace(run, vars) }, 4, func(t *testing.T, f *Figure) {
+		{"trace", func() (*Figure, error) { return Trace(run, vars, false) }, 4, func(t *testing.T, f *Figure) {
 			for _, pn := range f.Panels {
 				if l, _, m := seriesOf(pn); l != 4 || m != 1 || pn.XLabel != "iteration" {
 					t.Errorf("panel %s: %d lines, %d mark series, x label %q; want 4 chains, divergences marked", pn.Title, l, m, pn.XLabel)
@@ -200,7 +200,7 @@ func TestShmWrittenFile(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Trace(readRun(t, "m", path), nil)
+	f, err := Trace(readRun(t, "m", path), nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestShmWrittenFile(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	run := fourChains(t, dir, "normal", 20)
-	if _, err := Trace(run, []string{"nu"}); err == nil || !strings.Contains(err.Error(), "no variable nu") {
+	if _, err := Trace(run, []string{"nu"}, false); err == nil || !strings.Contains(err.Error(), "no variable nu") {
 		t.Errorf("missing variable: %v", err)
 	}
 	if _, err := Pairs(run, []string{"mu"}); err == nil || !strings.Contains(err.Error(), "two variables") {
@@ -240,7 +240,7 @@ func BenchmarkTrace(b *testing.B) {
 	run := fourChains(b, dir, "normal", 1000)
 	names := []string{"mu", "sigma", "theta", "lp__", "energy__", "stepsize__", "treedepth__", "n_leapfrog__"}
 	for b.Loop() {
-		f, err := Trace(run, names)
+		f, err := Trace(run, names, false)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -327,7 +327,7 @@ func TestPPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Panels) != 6 || len(f.Panels[0].Series[0].X) != 15 {
+	if len(f.Panels) != 6 || len(f.Panels[0].Series) != 2 || len(f.Panels[0].Series[1].X) != 15 || f.Panels[0].Series[1].Label != "observed" {
 		t.Errorf("point clouds: %d panels", len(f.Panels))
 	}
 	image := &Observed{Name: "img", Dims: []int{5, 6}, Data: y.Data}
@@ -411,5 +411,46 @@ func TestReplicatesRowMajor(t *testing.T) {
 	}
 	if want := []float64{11, 12, 21, 22, 31, 32}; !slices.Equal(reps[0], want) {
 		t.Errorf("replicate %v, want %v (row-major)", reps[0], want)
+	}
+}
+
+// TestTraceWarmup draws the warmup draws a file kept before the sampling
+// ones, with the end of warmup marked, and refuses when there are none.
+func TestTraceWarmup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w-1.csv")
+	cfg := &stancsv.Config{Model: "w", NumSamples: 30, NumWarmup: 10, SaveWarmup: true, Thin: 1, MaxDepth: 10, Metric: "diag_e", StepSize: 1, NumChains: 1, ID: 1}
+	w, err := stancsv.Create(path, cfg, []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		if i == 10 {
+			if err := w.WriteAdaptation(0.5, false, 1, []float64{1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.WriteRow([]float64{-1, 0.9, 1, 2, 3, 0, 1.5, float64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	run := readRun(t, "w", path)
+	f, err := Trace(run, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Panels[0].Series
+	if len(s) != 2 || len(s[0].X) != 40 || s[0].Y[0] != 0 || s[1].Label != "end of warmup" || s[1].X[0] != 10.5 {
+		t.Errorf("trace with warmup: %+v", s)
+	}
+	if f, err := Trace(run, nil, false); err != nil || len(f.Panels[0].Series[0].X) != 30 || f.Panels[0].Series[0].Y[0] != 10 {
+		t.Errorf("trace without warmup: %v", err)
+	}
+	other := fourChains(t, dir, "normal", 20)
+	if _, err := Trace(other, nil, true); err == nil || !strings.Contains(err.Error(), "no warmup draws") {
+		t.Errorf("warmup asked of files without it: %v", err)
 	}
 }

@@ -144,10 +144,14 @@ func PPC(r *Run, y *Observed, yrep string) (*Figure, error) {
 		if xl == "" || yl == "" {
 			xl, yl = y.Name+"[, 1]", y.Name+"[, 2]"
 		}
+		// The observed cloud with a replicated one overlaid, then more
+		// replicated clouds alone.
 		ox, oy := cloud(y.Data)
-		f.Panels = append(f.Panels, &Panel{Title: "observed " + y.Name, XLabel: xl, YLabel: yl,
-			Series: []Series{{Kind: Points, X: ox, Y: oy, Color: 6}}})
-		for k, rep := range thin(reps, 5) {
+		some := thin(reps, 5)
+		rx, ry := cloud(some[0])
+		f.Panels = append(f.Panels, &Panel{Title: "observed " + y.Name + " and a replicate", XLabel: xl, YLabel: yl,
+			Series: []Series{{Label: yrep, Kind: Points, X: rx, Y: ry, Color: 4}, {Label: "observed", Kind: Points, X: ox, Y: oy, Color: 6}}})
+		for k, rep := range some {
 			rx, ry := cloud(rep)
 			f.Panels = append(f.Panels, &Panel{Title: fmt.Sprintf("%s, draw %d", yrep, k+1), XLabel: xl, YLabel: yl,
 				Series: []Series{{Kind: Points, X: rx, Y: ry, Color: 0}}})

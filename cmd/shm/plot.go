@@ -32,6 +32,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	yrep := fs.String("yrep", "", "ppc: the generated quantity replicating it (default: Y_rep)")
 	series := fs.Bool("series", false, "ppc: intervals of the replicates over the index (or --x), for a series")
 	xName := fs.String("x", "", "ppc --series: a covariate of the data to draw the intervals over")
+	warmup := fs.Bool("warmup", false, "trace: include the warmup draws the files kept (save_warmup)")
 	image := fs.String("image", "", "location: the picture, a matrix (or an array of matrices, averaged) of the data")
 	at := fs.String("at", "", "location: the pixel column,row from which the two --vars are offsets")
 	pos, err := parseArgs(fs, args)
@@ -63,7 +64,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	case "location":
 		fig, err = locationFigure(runs[0], *dataFiles, *image, names, *at)
 	default:
-		fig, err = runFigure(kind, runs, names)
+		fig, err = runFigure(kind, runs, names, *warmup)
 	}
 	if err != nil {
 		return report(stderr, err)
@@ -86,10 +87,10 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 }
 
 // runFigure builds a figure of the draws alone (every kind but ppc).
-func runFigure(kind string, runs []*plots.Run, names []string) (*plots.Figure, error) {
+func runFigure(kind string, runs []*plots.Run, names []string, warmup bool) (*plots.Figure, error) {
 	switch kind {
 	case "trace":
-		return plots.Trace(runs[0], names)
+		return plots.Trace(runs[0], names, warmup)
 	case "rank":
 		return plots.Rank(runs[0], names)
 	case "dens":
@@ -204,7 +205,7 @@ func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*plots.Run{{Label: fit.Model, Fit: fit}}, nil
+		return []*plots.Run{{Label: fit.Model + " (" + describeFiles(files) + ")", Fit: fit}}, nil
 	}
 	var groups []*csvGroup
 	find := map[string]*csvGroup{}
@@ -235,6 +236,20 @@ func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
 		runs = append(runs, &plots.Run{Label: label, Fit: fit})
 	}
 	return runs, nil
+}
+
+// describeFiles names files for a title: "out/A, 4 files" or the file.
+func describeFiles(files []string) string {
+	if len(files) == 1 {
+		return files[0]
+	}
+	dir := filepath.Dir(files[0])
+	for _, f := range files[1:] {
+		if filepath.Dir(f) != dir {
+			return fmt.Sprintf("%d files", len(files))
+		}
+	}
+	return fmt.Sprintf("%s, %d files", dir, len(files))
 }
 
 // csvGroup is the files of one run: a model in a folder.

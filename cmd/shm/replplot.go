@@ -85,7 +85,7 @@ func (r *repl) cmdPlot(rest string) error {
 	if err != nil {
 		return err
 	}
-	fig, err := runFigure(args[0], []*plots.Run{{Label: run.model, Fit: run.fit}}, args[1:])
+	fig, err := runFigure(args[0], []*plots.Run{{Label: run.model, Fit: run.fit}}, args[1:], false)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 // column of the enclosing [Fit].
 type Chain struct {
 	Draws           [][]float64 // [draw][column]
+	WarmupDraws     [][]float64 // the warmup draws, when the file kept them (save_warmup)
 	NumWarmup       int
 	Thin            int
 	MaxDepth        int // tree-depth limit of the sampler; 0: unknown (10 assumed)

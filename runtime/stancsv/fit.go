@@ -43,6 +43,7 @@ func ToFit(files []*File) (*diag.Fit, error) {
 		depth, _ := f.Int("max_depth")
 		fit.Chains = append(fit.Chains, diag.Chain{
 			Draws:           f.SamplingDraws(),
+			WarmupDraws:     f.Draws[:f.NumWarmupRows],
 			NumWarmup:       nw,
 			Thin:            thin,
 			MaxDepth:        depth,
