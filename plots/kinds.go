@@ -256,6 +256,21 @@ func Dens(runs []*Run, names []string) (*Figure, error) {
 // kde is a Gaussian kernel density estimate of xs on n grid points, with
 // Silverman's bandwidth; non-finite draws are left out.
 func kde(xs []float64, n int) (gx, gy []float64) {
+	v, h := kdeSetup(xs)
+	if len(v) == 0 {
+		return nil, nil
+	}
+	lo, hi := v[0]-3*h, v[len(v)-1]+3*h
+	gx = make([]float64, n)
+	for k := range gx {
+		gx[k] = lo + (hi-lo)*float64(k)/float64(n-1)
+	}
+	return gx, kdeOn(v, h, gx)
+}
+
+// kdeSetup returns the finite draws of xs, sorted, and Silverman's
+// bandwidth.
+func kdeSetup(xs []float64) ([]float64, float64) {
 	var v []float64
 	for _, x := range xs {
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {
@@ -263,7 +278,7 @@ func kde(xs []float64, n int) (gx, gy []float64) {
 		}
 	}
 	if len(v) == 0 {
-		return nil, nil
+		return nil, 0
 	}
 	sort.Float64s(v)
 	mean, sd := meanSD(v)
@@ -272,11 +287,15 @@ func kde(xs []float64, n int) (gx, gy []float64) {
 	if !(h > 0) {
 		h = math.Max(math.Abs(mean)*1e-3, 1e-3)
 	}
-	lo, hi := v[0]-3*h, v[len(v)-1]+3*h
-	gx, gy = make([]float64, n), make([]float64, n)
+	return v, h
+}
+
+// kdeOn evaluates the kernel density estimate of the sorted draws v with
+// bandwidth h at the points gx.
+func kdeOn(v []float64, h float64, gx []float64) []float64 {
+	gy := make([]float64, len(gx))
 	norm := 1 / (float64(len(v)) * h * math.Sqrt(2*math.Pi))
-	for k := range gx {
-		x := lo + (hi-lo)*float64(k)/float64(n-1)
+	for k, x := range gx {
 		s := 0.0
 		// Only the draws within 6 bandwidths matter.
 		from := sort.SearchFloat64s(v, x-6*h)
@@ -287,9 +306,9 @@ func kde(xs []float64, n int) (gx, gy []float64) {
 			z := (x - xi) / h
 			s += math.Exp(-0.5 * z * z)
 		}
-		gx[k], gy[k] = x, s*norm
+		gy[k] = s * norm
 	}
-	return gx, gy
+	return gy
 }
 
 func meanSD(v []float64) (float64, float64) {

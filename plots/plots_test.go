@@ -287,8 +287,13 @@ func TestPPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	pn := f.Panels[0]
-	if len(f.Panels) != 1 || len(pn.Series) != ppcDraws+1 || pn.Series[ppcDraws].Label != "observed y" {
+	if len(f.Panels) != 1 || len(pn.Series) != ppcDraws+2 || pn.Series[0].Kind != Band || pn.Series[ppcDraws+1].Label != "observed y" {
 		t.Errorf("density overlay: %d panels, %d series", len(f.Panels), len(pn.Series))
+	}
+	for k := range pn.Series[0].X {
+		if b := pn.Series[0]; !(b.Y[k] <= b.Y2[k]) {
+			t.Fatalf("density band inverted at %g", b.X[k])
+		}
 	}
 	f, err = PPCSeries(run, y, "y_rep", nil)
 	if err != nil {

@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// ppcDraws is the number of replicated data sets a density overlay draws.
-const ppcDraws = 40
+// ppcDraws is the number of replicated data sets a density overlay draws
+// over the band of their densities.
+const ppcDraws = 20
 
 // Observed is the observed data of a posterior predictive check: values
 // with their sizes ([N] for a vector, [N, 2] for points in the plane).
@@ -106,8 +107,8 @@ func thin(draws [][]float64, n int) [][]float64 {
 
 // PPC is the posterior predictive check of observed data y against the
 // generated quantity yrep (the same shape, one replicate per draw). For
-// data on a line (dims [N]) it overlays the densities of 40 replicated data
-// sets on the observed density; for points in the plane (dims [N, 2]) it
+// data on a line (dims [N]) it draws the 90% band of the replicated data
+// sets' densities, 20 of them, and the observed density; for points in the plane (dims [N, 2]) it
 // shows replicated point clouds beside the observed points; for an image
 // (dims [H, W]) the observed image, the replicates' mean and two
 // replicated images.
@@ -120,6 +121,7 @@ func PPC(r *Run, y *Observed, yrep string) (*Figure, error) {
 	switch {
 	case len(y.Dims) == 1:
 		pn := &Panel{Title: y.Name + " and " + yrep, XLabel: y.Name, YLabel: "density"}
+		pn.Series = append(pn.Series, densityBand(reps, yrep))
 		for k, rep := range thin(reps, ppcDraws) {
 			gx, gy := kde(rep, 128)
 			label := ""
@@ -186,6 +188,44 @@ func ppcImages(y *Observed, yrep string, reps [][]float64, title string) *Figure
 		f.Panels = append(f.Panels, img(fmt.Sprintf("%s, draw %d", yrep, k+1), rep))
 	}
 	return f
+}
+
+// densityBand is the 5%–95% band of the densities of (at most 400 of)
+// the replicated data sets, on one grid.
+func densityBand(reps [][]float64, yrep string) Series {
+	reps = thin(reps, 400)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	type est struct {
+		v []float64
+		h float64
+	}
+	ests := make([]est, len(reps))
+	for d, rep := range reps {
+		v, h := kdeSetup(rep)
+		ests[d] = est{v, h}
+		if len(v) > 0 {
+			lo, hi = math.Min(lo, v[0]-3*h), math.Max(hi, v[len(v)-1]+3*h)
+		}
+	}
+	gx := make([]float64, 128)
+	for k := range gx {
+		gx[k] = lo + (hi-lo)*float64(k)/float64(len(gx)-1)
+	}
+	dens := make([][]float64, 0, len(ests))
+	for _, e := range ests {
+		if len(e.v) > 0 {
+			dens = append(dens, kdeOn(e.v, e.h, gx))
+		}
+	}
+	low, high := make([]float64, len(gx)), make([]float64, len(gx))
+	col := make([]float64, len(dens))
+	for k := range gx {
+		for d := range dens {
+			col[d] = dens[d][k]
+		}
+		low[k], high[k] = quantile(col, 0.05), quantile(col, 0.95)
+	}
+	return Series{Label: "90% band of " + yrep + " densities", Kind: Band, X: gx, Y: low, Y2: high, Color: 4}
 }
 
 // PPCSeries is the posterior predictive check of data over an index (a
