@@ -20,6 +20,8 @@ type Density struct {
 	ev   *evaluator
 	base []slot // data and transformed data on this tape
 	grad []float64
+	// nonFinite names the first non-finite term of the last evaluation.
+	nonFinite error
 	// Jacobian adds the log-Jacobian of the constraining transforms (true
 	// for sampling; false gives the density of the constrained values).
 	Jacobian bool
@@ -56,7 +58,7 @@ func (d *Density) start() {
 	d.tape.Reset()
 	copy(d.ev.frame, d.base)
 	d.ev.workers, d.ev.needGrad = d.Workers, false
-	d.ev.target = d.ev.target[:0]
+	d.ev.target, d.ev.targetPos = d.ev.target[:0], d.ev.targetPos[:0]
 }
 
 // setParams constrains the unconstrained values u (a tape vector) into
@@ -90,7 +92,7 @@ func (d *Density) setParams(u autodiff.Value, jacobian bool) error {
 				ui := t.Reshape(t.Slice(raw, i*n, n), shape)
 				x, lj := constrain(t, ui, b) // bounds are scalars or one element's shape
 				if jacobian {
-					ev.target = append(ev.target, lj)
+					ev.pushTarget(lj, decl.Pos)
 				}
 				elems[i] = stdlib.Value{Type: lang.Type{Base: typ.Base}, AD: x}
 			}
@@ -103,7 +105,7 @@ func (d *Density) setParams(u autodiff.Value, jacobian bool) error {
 		}
 		x, lj := constrain(t, shaped, b)
 		if jacobian {
-			ev.target = append(ev.target, lj)
+			ev.pushTarget(lj, decl.Pos)
 		}
 		v := stdlib.Value{Type: typ, AD: x}
 		if typ.Dims > 0 {
@@ -186,8 +188,17 @@ func (d *Density) eval(theta []float64, grad bool) (autodiff.Value, error) {
 	if err := d.tape.Err(); err != nil {
 		return lp, err
 	}
+	d.nonFinite = nil
+	if v := d.tape.Scalar(lp); math.IsNaN(v) || math.IsInf(v, 0) {
+		d.nonFinite = d.ev.nonFiniteTerm()
+	}
 	return lp, nil
 }
+
+// NonFiniteTerm reports, after an evaluation whose log density was not
+// finite, the first term that was not (with the position of its statement
+// or declaration), for messages; nil after a finite one.
+func (d *Density) NonFiniteTerm() error { return d.nonFinite }
 
 // Draw computes the output row for the unconstrained point theta: the
 // constrained parameters, the transformed parameters and the generated

@@ -19,7 +19,8 @@ type evaluator struct {
 	impls  stdlib.Impls
 	ctx    stdlib.Context
 	frame  []slot
-	target []autodiff.Value // terms of the log density
+	target    []autodiff.Value // terms of the log density
+	targetPos []lang.Pos       // the statement (or declaration) of each term
 	print  io.Writer
 	// crnDepth is the nesting depth of crn(...) being evaluated; runSeed
 	// derives the streams of crn calls without a seed argument.
@@ -138,7 +139,7 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 		if err != nil {
 			return ctlNext, err
 		}
-		ev.addTarget(v)
+		ev.addTarget(v, s.Pos)
 		return ctlNext, nil
 	case *ir.Tilde:
 		return ctlNext, ev.tilde(s)
@@ -316,27 +317,48 @@ func (ev *evaluator) intExpr(e ir.Expr) (int, error) {
 }
 
 // addTarget adds a value (a scalar, or every element of a container) to
-// the log density.
-func (ev *evaluator) addTarget(v stdlib.Value) {
+// the log density, as a term of the statement at p.
+func (ev *evaluator) addTarget(v stdlib.Value, p lang.Pos) {
 	t := ev.tape()
 	switch {
 	case v.Type == lang.IntType:
-		ev.target = append(ev.target, t.Const(float64(v.Int)))
+		ev.pushTarget(t.Const(float64(v.Int)), p)
 	case v.Type.Base == lang.Int:
 		s := 0
 		for _, x := range v.Ints {
 			s += x
 		}
-		ev.target = append(ev.target, t.Const(float64(s)))
+		ev.pushTarget(t.Const(float64(s)), p)
 	case v.Type.Dims > 0 && v.Type.Base.IsLinalg():
 		for _, el := range v.Elems {
-			ev.addTarget(el)
+			ev.addTarget(el, p)
 		}
 	case v.AD.Len() == 1 && v.Type == lang.RealType:
-		ev.target = append(ev.target, v.AD)
+		ev.pushTarget(v.AD, p)
 	default:
-		ev.target = append(ev.target, t.Sum(v.AD))
+		ev.pushTarget(t.Sum(v.AD), p)
 	}
+}
+
+// pushTarget appends one term of the log density, from the statement or
+// declaration at p.
+func (ev *evaluator) pushTarget(v autodiff.Value, p lang.Pos) {
+	ev.target = append(ev.target, v)
+	ev.targetPos = append(ev.targetPos, p)
+}
+
+// nonFiniteTerm returns an error naming the first term of the log density
+// whose value is not finite, or nil.
+func (ev *evaluator) nonFiniteTerm() error {
+	t := ev.tape()
+	for k, v := range ev.target {
+		for _, x := range t.Val(v) {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return &Error{File: ev.file, Pos: ev.targetPos[k], Msg: fmt.Sprintf("this term of the log density is %g", x), Domain: true}
+			}
+		}
+	}
+	return nil
 }
 
 // targetSum returns the sum of the target terms so far.
@@ -371,7 +393,7 @@ func (ev *evaluator) tilde(s *ir.Tilde) error {
 	if err != nil {
 		return err
 	}
-	ev.addTarget(lp)
+	ev.addTarget(lp, s.Pos)
 	if s.Trunc == nil {
 		return nil
 	}
@@ -390,7 +412,7 @@ func (ev *evaluator) truncate(s *ir.Tilde, y stdlib.Value, params []stdlib.Value
 			return err
 		}
 		if yv < ev.scalar(lo) {
-			ev.target = append(ev.target, t.Const(math.Inf(-1)))
+			ev.pushTarget(t.Const(math.Inf(-1)), s.Pos)
 			return nil
 		}
 	}
@@ -399,7 +421,7 @@ func (ev *evaluator) truncate(s *ir.Tilde, y stdlib.Value, params []stdlib.Value
 			return err
 		}
 		if yv > ev.scalar(hi) {
-			ev.target = append(ev.target, t.Const(math.Inf(-1)))
+			ev.pushTarget(t.Const(math.Inf(-1)), s.Pos)
 			return nil
 		}
 	}
@@ -416,19 +438,19 @@ func (ev *evaluator) truncate(s *ir.Tilde, y stdlib.Value, params []stdlib.Value
 			return err
 		}
 		norm := t.Add(lcHi.AD, t.Unary(autodiff.Log1mExp, t.Sub(lcLo.AD, lcHi.AD)))
-		ev.target = append(ev.target, t.Neg(norm))
+		ev.pushTarget(t.Neg(norm), s.Pos)
 	case s.Trunc.Lo != nil:
 		lcc, err := ev.callImpl(s.Pos, s.Trunc.LCCDF.Name, withY(lo), nil, false)
 		if err != nil {
 			return err
 		}
-		ev.target = append(ev.target, t.Neg(lcc.AD))
+		ev.pushTarget(t.Neg(lcc.AD), s.Pos)
 	default:
 		lc, err := ev.callImpl(s.Pos, s.Trunc.LCDF.Name, withY(hi), nil, false)
 		if err != nil {
 			return err
 		}
-		ev.target = append(ev.target, t.Neg(lc.AD))
+		ev.pushTarget(t.Neg(lc.AD), s.Pos)
 	}
 	return nil
 }

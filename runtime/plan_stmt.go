@@ -116,7 +116,7 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 		if s.Expr.Type() != lang.RealType {
 			return nil
 		}
-		f := compileReal(s.Expr)
+		f, pos := compileReal(s.Expr), s.Pos
 		if f == nil {
 			return nil
 		}
@@ -125,7 +125,7 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 			if err != nil {
 				return ctlNext, err
 			}
-			ev.addTarget(stdlib.RealValue(v))
+			ev.addTarget(stdlib.RealValue(v), pos)
 			return ctlNext, nil
 		}
 	case *ir.Assign:
@@ -158,7 +158,7 @@ func compileTilde(s *ir.Tilde) stmtPlan {
 		if err != nil {
 			return ctlNext, err
 		}
-		ev.addTarget(lp)
+		ev.addTarget(lp, p)
 		return ctlNext, nil
 	}
 }

@@ -304,3 +304,20 @@ func TestInitForms(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFiniteNamesTerm checks that when no initial point has a finite log
+// density (here an infinite observation), the message names the statement
+// whose term is not finite.
+func TestNonFiniteNamesTerm(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "inf.shm", "data { int N; vector[N] y; }\nparameters { real mu; real<lower=0> sigma; }\nmodel {\n  mu ~ normal(0, 1);\n  y ~ normal(mu, sigma);\n}\n")
+	data := writeFile(t, dir, "inf.csv", "y\n1\ninf\n2\n")
+	_, stderr, code := runCmd(t, "sample", model, data, "--output", filepath.Join(dir, "out"))
+	if code != 1 || !strings.Contains(stderr, "inf.shm:5:3: this term of the log density is -Inf") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = runCmd(t, "sample", model, data, "--init", "mu=0,sigma=1", "--output", filepath.Join(dir, "out"))
+	if code != 1 || !strings.Contains(stderr, "initial point is -Inf: ") || !strings.Contains(stderr, "inf.shm:5:3") {
+		t.Errorf("--init: exit %d, stderr %q", code, stderr)
+	}
+}

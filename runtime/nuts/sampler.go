@@ -290,7 +290,7 @@ func (c *Chain) initialize() error {
 			return fmt.Errorf("nuts: chain %d: log density at the initial point: %w", c.id, err)
 		}
 		if math.IsNaN(lp) || math.IsInf(lp, 0) {
-			return fmt.Errorf("nuts: chain %d: log density at the initial point is %g", c.id, lp)
+			return fmt.Errorf("nuts: chain %d: log density at the initial point is %g%s", c.id, lp, c.whyNonFinite())
 		}
 		if i := firstNonFinite(z.g); i >= 0 {
 			return fmt.Errorf("nuts: chain %d: gradient element %d at the initial point is %g", c.id, i, z.g[i])
@@ -311,7 +311,7 @@ func (c *Chain) initialize() error {
 		case err != nil:
 			last = err
 		case math.IsNaN(lp) || math.IsInf(lp, 0):
-			last = fmt.Errorf("log density is %g", lp)
+			last = fmt.Errorf("log density is %g%s", lp, c.whyNonFinite())
 		case firstNonFinite(z.g) >= 0:
 			i := firstNonFinite(z.g)
 			last = fmt.Errorf("gradient element %d is %g", i, z.g[i])
@@ -321,6 +321,18 @@ func (c *Chain) initialize() error {
 		}
 	}
 	return fmt.Errorf("nuts: chain %d: no finite initial point in %d attempts on (-%g, %g): last: %w", c.id, c.cfg.MaxInitTries, r, r, last)
+}
+
+// whyNonFinite is ": " and the target's explanation of its last
+// non-finite log density (the term and its position), when it gives one
+// through a method NonFiniteTerm() error; "" otherwise.
+func (c *Chain) whyNonFinite() string {
+	if t, ok := c.target.(interface{ NonFiniteTerm() error }); ok {
+		if err := t.NonFiniteTerm(); err != nil {
+			return ": " + err.Error()
+		}
+	}
+	return ""
 }
 
 func firstNonFinite(x []float64) int {
