@@ -15,13 +15,13 @@ import (
 
 // evaluator interprets IR statements and expressions on one tape.
 type evaluator struct {
-	file   string
-	impls  stdlib.Impls
-	ctx    stdlib.Context
-	frame  []slot
+	file      string
+	impls     stdlib.Impls
+	ctx       stdlib.Context
+	frame     []slot
 	target    []autodiff.Value // terms of the log density
 	targetPos []lang.Pos       // the statement (or declaration) of each term
-	print  io.Writer
+	print     io.Writer
 	// crnDepth is the nesting depth of crn(...) being evaluated; runSeed
 	// derives the streams of crn calls without a seed argument.
 	crnDepth int
