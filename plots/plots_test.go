@@ -459,3 +459,26 @@ func TestTraceWarmup(t *testing.T) {
 		t.Errorf("warmup asked of files without it: %v", err)
 	}
 }
+
+// TestCmdStanFile draws a trace and a rank plot of a file written by
+// CmdStan 2.32 (bernoulli example, four draws, a dense metric, CRLF in the
+// first line, nan and inf values).
+func TestCmdStanFile(t *testing.T) {
+	run := readRun(t, "bernoulli", filepath.Join("testdata", "bernoulli-1.csv"))
+	for _, build := range []func() (*Figure, error){
+		func() (*Figure, error) { return Trace(run, nil, false) },
+		func() (*Figure, error) { return Rank(run, []string{"theta"}) },
+	} {
+		f, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Panels) == 0 || f.Panels[0].Title != "theta" || len(f.Panels[0].Series) == 0 {
+			t.Fatalf("figure of the CmdStan file: %+v", f.Panels)
+		}
+		var svg bytes.Buffer
+		if err := Render(f, &svg, "svg", 4*vg.Inch, 3*vg.Inch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
