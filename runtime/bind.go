@@ -17,11 +17,9 @@ import (
 func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) error {
 	for i, d := range decls {
 		dv, ok := set.Lookup(d.Var.Name)
+		var sized []string // the declarations it sizes, all missing
 		if !ok && d.Var.Type == lang.IntType {
-			n, found, err := inferSize(d.Var, decls[i+1:], set)
-			if err != nil {
-				return err
-			}
+			n, found, users := inferSize(d.Var, decls[i+1:], set)
 			if found {
 				ev.frame[d.Var.Slot] = slot{v: stdlib.IntValue(n), set: true}
 				if err := ev.checkBounds(d, stdlib.IntValue(n)); err != nil {
@@ -29,6 +27,12 @@ func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) e
 				}
 				continue
 			}
+			sized = users
+		}
+		if !ok && len(sized) > 0 {
+			// The size is missing because what it sizes is: name that.
+			return fmt.Errorf("data variable %s is missing: not found in %s (%s, its size, would have been inferred from it)",
+				sized[0], sources, d.Var.Name)
 		}
 		if !ok {
 			return fmt.Errorf("data variable %s (%s) is missing: not found in %s", d.Var.Name, d.TypeText, sources)
@@ -50,8 +54,9 @@ func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) e
 }
 
 // inferSize finds the value of an int that sizes a later declaration from
-// that declaration's data: N in vector[N] y is the length of y.
-func inferSize(v *ir.Var, later []*ir.Decl, set *data.Set) (int, bool, error) {
+// that declaration's data: N in vector[N] y is the length of y. When none
+// is found, users lists the declarations it sizes ("y (vector[N])").
+func inferSize(v *ir.Var, later []*ir.Decl, set *data.Set) (n int, found bool, users []string) {
 	for _, d := range later {
 		sizes := append(append([]ir.Expr{}, d.ArraySizes...), d.Sizes...)
 		for p, e := range sizes {
@@ -61,12 +66,13 @@ func inferSize(v *ir.Var, later []*ir.Decl, set *data.Set) (int, bool, error) {
 			}
 			dv, ok := set.Lookup(d.Var.Name)
 			if !ok || p >= len(dv.Dims) {
+				users = append(users, d.Var.Name+" ("+d.TypeText+")")
 				continue
 			}
 			return dv.Dims[p], true, nil
 		}
 	}
-	return 0, false, nil
+	return 0, false, users
 }
 
 // fromData converts a data value to a runtime value of declaration d with

@@ -49,6 +49,8 @@ func TestBadData(t *testing.T) {
 	}{
 		{"missing variable", "data { vector[2] y; }\nmodel { }", map[string]string{"data.csv": "z\n1\n2\n"},
 			"data variable y (vector[2]) is missing: not found in data.csv"},
+		{"missing column of an inferred size", vecModel, map[string]string{"data.csv": "z\n1\n2\n"},
+			"data variable y (vector[N]) is missing: not found in data.csv (N, its size, would have been inferred from it)"},
 		{"wrong length", "data { vector[3] y; }\nmodel { }", map[string]string{"data.csv": "y\n1\n2\n"},
 			`data.csv: column "y": y is declared vector[3] with sizes [3], but the data has sizes [2]`},
 		{"wrong length from JSON", "data { int N; vector[N] y; }\nmodel { }", map[string]string{"d.json": `{"N": 3, "y": [1, 2]}`},
