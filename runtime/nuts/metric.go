@@ -76,7 +76,7 @@ func (m *metric) refactor() error {
 	if m.kind == Diag {
 		for i, v := range m.inv {
 			if !(v > 0) || math.IsInf(v, 0) {
-				return fmt.Errorf("diagonal inverse metric element %d is %g, must be positive and finite", i, v)
+				return fmt.Errorf("diagonal inverse metric element %d is %g, must be positive and finite", i+1, v)
 			}
 			m.factor[i] = 1 / math.Sqrt(v)
 		}

@@ -293,7 +293,7 @@ func (c *Chain) initialize() error {
 			return fmt.Errorf("nuts: chain %d: log density at the initial point is %g%s", c.id, lp, c.whyNonFinite())
 		}
 		if i := firstNonFinite(z.g); i >= 0 {
-			return fmt.Errorf("nuts: chain %d: gradient element %d at the initial point is %g", c.id, i, z.g[i])
+			return fmt.Errorf("nuts: chain %d: gradient element %d at the initial point is %g", c.id, i+1, z.g[i])
 		}
 		z.v = -lp
 		return nil
@@ -314,7 +314,7 @@ func (c *Chain) initialize() error {
 			last = fmt.Errorf("log density is %g%s", lp, c.whyNonFinite())
 		case firstNonFinite(z.g) >= 0:
 			i := firstNonFinite(z.g)
-			last = fmt.Errorf("gradient element %d is %g", i, z.g[i])
+			last = fmt.Errorf("gradient element %d is %g", i+1, z.g[i])
 		default:
 			z.v = -lp
 			return nil

@@ -488,7 +488,7 @@ func checkSide(name string, pts, logw []float64, d int) (side, error) {
 	}
 	for k, v := range pts {
 		if !isFinite(v) {
-			return side{}, fmt.Errorf("ot: measure %s: coordinate %d of point %d is %g", name, k%d, k/d, v)
+			return side{}, fmt.Errorf("ot: measure %s: coordinate %d of point %d is %g", name, k%d+1, k/d+1, v)
 		}
 	}
 	return side{pts: pts, logw: logw, n: n}, nil
@@ -500,7 +500,7 @@ func checkLogWeights(name string, logw []float64) error {
 	finite := false
 	for i, v := range logw {
 		if math.IsNaN(v) || math.IsInf(v, 1) {
-			return fmt.Errorf("ot: measure %s: log-weight %d is %g", name, i, v)
+			return fmt.Errorf("ot: measure %s: log-weight %d is %g", name, i+1, v)
 		}
 		finite = finite || !math.IsInf(v, -1)
 	}

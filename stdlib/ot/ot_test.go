@@ -467,9 +467,9 @@ func TestErrors(t *testing.T) {
 		{"empty", nil, y, nil, lb, ok, nil, []string{"no points"}},
 		{"unequal masses", x, y, la, []float64{0, 0, 0}, ok, nil, []string{"equal masses", "mass(a) = 1", "mass(b) = 3"}},
 		{"grad length", x, y, la, lb, ok, &Grad{X: make([]float64, 3)}, []string{"gradient slice X", "length 3, want 4"}},
-		{"NaN point", []float64{0, math.NaN(), 1, 1}, y, la, lb, ok, nil, []string{"coordinate 1 of point 0 is NaN"}},
-		{"NaN log-weight", x, y, []float64{0, math.NaN()}, lb, ok, nil, []string{"log-weight 1 is NaN"}},
-		{"+Inf log-weight", x, y, la, []float64{0, math.Inf(1), 0}, ok, nil, []string{"log-weight 1 is +Inf"}},
+		{"NaN point", []float64{0, math.NaN(), 1, 1}, y, la, lb, ok, nil, []string{"coordinate 2 of point 1 is NaN"}},
+		{"NaN log-weight", x, y, []float64{0, math.NaN()}, lb, ok, nil, []string{"log-weight 2 is NaN"}},
+		{"+Inf log-weight", x, y, la, []float64{0, math.Inf(1), 0}, ok, nil, []string{"log-weight 2 is +Inf"}},
 		{"no weight", x, y, []float64{math.Inf(-1), math.Inf(-1)}, lb, Options{Eps: 0.1, Rho: 1, Iters: 3}, nil, []string{"no positive weight"}},
 	} {
 		_, err := w.Divergence(tc.x, tc.y, tc.la, tc.lb, tc.o, nil, tc.gr)

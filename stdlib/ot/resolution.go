@@ -22,7 +22,7 @@ func Resolution(x []float64, n, d int) (float64, error) {
 	}
 	for k, v := range x {
 		if !isFinite(v) {
-			return 0, fmt.Errorf("ot: resolution: coordinate %d of point %d is %g", k%d, k/d, v)
+			return 0, fmt.Errorf("ot: resolution: coordinate %d of point %d is %g", k%d+1, k/d+1, v)
 		}
 	}
 	nn := nearestSq(x, n, d)

@@ -48,7 +48,7 @@ func TestResolution(t *testing.T) {
 	if _, err := Resolution([]float64{1, 2, 3}, 2, 2); err == nil || !strings.Contains(err.Error(), "3 coordinates") {
 		t.Errorf("bad length: error %v", err)
 	}
-	if _, err := Resolution([]float64{1, 2, 3, math.NaN()}, 2, 2); err == nil || !strings.Contains(err.Error(), "coordinate 1 of point 1 is NaN") {
+	if _, err := Resolution([]float64{1, 2, 3, math.NaN()}, 2, 2); err == nil || !strings.Contains(err.Error(), "coordinate 2 of point 2 is NaN") {
 		t.Errorf("NaN: error %v", err)
 	}
 }

@@ -40,7 +40,7 @@ func checkSide(name string, pts, logw []float64, d int) (int, error) {
 	finite := false
 	for i, v := range logw {
 		if math.IsNaN(v) || math.IsInf(v, 1) {
-			return 0, fmt.Errorf("cuda: measure %s: log-weight %d is %g", name, i, v)
+			return 0, fmt.Errorf("cuda: measure %s: log-weight %d is %g", name, i+1, v)
 		}
 		finite = finite || !math.IsInf(v, -1)
 	}
@@ -49,7 +49,7 @@ func checkSide(name string, pts, logw []float64, d int) (int, error) {
 	}
 	for k, v := range pts {
 		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return 0, fmt.Errorf("cuda: measure %s: coordinate %d of point %d is %g", name, k%d, k/d, v)
+			return 0, fmt.Errorf("cuda: measure %s: coordinate %d of point %d is %g", name, k%d+1, k/d+1, v)
 		}
 	}
 	return n, nil
