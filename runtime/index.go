@@ -553,7 +553,11 @@ func (ev *evaluator) storeIndexed(a *ir.Assign, cur stdlib.Value, sels []sel, rh
 	dims := s.dims
 	flat, _ := flatPositions(dims, sels)
 	if cur.Type.Base == lang.Int {
-		ints := append([]int(nil), cur.Ints...)
+		// The slot owns its ints (store copies, declare allocates; the
+		// frames of data and of crn replicates, which share theirs, are
+		// never assigned), so they are updated in place: a loop filling
+		// an int array stays O(1) per element.
+		ints := cur.Ints
 		if rhs.Type == lang.IntType {
 			for _, f := range flat {
 				ints[f] = rhs.Int

@@ -45,6 +45,7 @@ func TestInterpreter(t *testing.T) {
 		{"compound on assigned elements", `vector[4] v; for (i in 1:4) { v[i] = i; v[i] += 10; v[i] *= v[i] - 10; } array[2] real a; a[1] = 1; a[1] -= 3; a[2] = a[1]; print(v, a);`, "[11, 24, 39, 56][-2, -2]"},
 		{"2d arrays", `array[2, 3] real a; for (i in 1:2) for (j in 1:3) a[i, j] = 10 * i + j; print(a[2], a[1, 3], a[:, 2]);`, "[21, 22, 23]13[12, 22]"},
 		{"int arrays", `array[3] int a = {3, 1, 2}; a[2] = 7; print(a, a[{3, 1}]);`, "[3, 7, 2][2, 3]"},
+		{"int arrays do not alias", `array[3] int a = {1, 2, 3}; array[3] int b = a; b[1] = 9; a[3] = 0; array[2, 2] int m; for (i in 1:2) for (j in 1:2) m[i, j] = 10 * i + j; m[2] = {7, 8}; print(a, b, m);`, "[1, 2, 0][9, 2, 3][11, 12, 7, 8]"},
 		{"division by matrices", `matrix[2, 2] M = [[2, 0], [0, 4]]; vector[2] b = [2, 4]'; print(M \ b, b' / M);`, "[1, 1][1, 1]"},
 		{"array arithmetic through loops", `array[3] real a = {1, 2, 3}; real s = 0; for (i in 1:3) s += a[i] ^ 2; print(s);`, "14"},
 		{"nested blocks", `real x = 1; { real y = x + 1; print(y); }`, "2"},
