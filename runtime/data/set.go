@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // setSource locates the entries of a value given on the command line by
@@ -60,12 +61,16 @@ func ParseFlag(flag, arg string) (*Value, error) {
 }
 
 // A Set gathers the values of the data files and --set arguments of a run.
-// The zero Set is empty and ready to use.
+// The zero Set is empty and ready to use. Once filled, it may be read by
+// several goroutines (the chains of a run look up their initial values at
+// once): Lookup, Names and Unused are safe for concurrent use.
 type Set struct {
 	fromFile map[string]*Value
 	fromSet  map[string]*Value
-	order    []string        // names in the order they were first added
-	used     map[string]bool // names looked up
+	order    []string // names in the order they were first added
+
+	mu   sync.Mutex      // guards used
+	used map[string]bool // names looked up
 }
 
 // AddFile adds the values read from one data file. A name that a file added
@@ -116,6 +121,8 @@ func (s *Set) Lookup(name string) (*Value, bool) {
 	if v == nil {
 		return nil, false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.used == nil {
 		s.used = map[string]bool{}
 	}
@@ -139,6 +146,8 @@ func (s *Set) Names() []string {
 // names were first added, so that the caller can warn about data the model
 // does not declare.
 func (s *Set) Unused() []*Value {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var unused []*Value
 	for _, name := range s.order {
 		if !s.used[name] {

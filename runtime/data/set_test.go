@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -237,5 +238,36 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(nil, []string{"novalue"}); err == nil {
 		t.Error("bad --set accepted")
+	}
+}
+
+// TestSetConcurrentLookups looks values up from several goroutines at once
+// (the chains of a run read their initial values so); run with -race.
+func TestSetConcurrentLookups(t *testing.T) {
+	s := &Set{}
+	for _, arg := range []string{"a=1", "b=2", "c=3"} {
+		v, err := ParseSet(arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.AddSet(v)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				for _, name := range []string{"a", "b"} {
+					if _, ok := s.Lookup(name); !ok {
+						t.Errorf("%s not found", name)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if u := s.Unused(); len(u) != 1 || u[0].Name != "c" {
+		t.Errorf("unused %v, want c", u)
 	}
 }
