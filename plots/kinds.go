@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shmlang/shm/runtime/diag"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Run is the draws of one run: the chains of one model, with a label for
@@ -131,6 +132,10 @@ func Trace(r *Run, names []string, warmup bool) (*Figure, error) {
 		}
 	}
 	f := &Figure{Title: "trace: " + r.Label, Cols: gridCols(len(vars))}
+	div := make([][]bool, len(r.Fit.Chains))
+	for c := range div {
+		div[c] = r.divergent(c)
+	}
 	for k, j := range idx {
 		pn := &Panel{Title: vars[k], XLabel: "iteration", YLabel: vars[k]}
 		var mx, my []float64
@@ -149,7 +154,7 @@ func Trace(r *Run, names []string, warmup bool) (*Figure, error) {
 				lo, hi = math.Min(lo, y[i]), math.Max(hi, y[i])
 			}
 			pn.Series = append(pn.Series, Series{Label: chainLabel(c), Kind: Line, X: x, Y: y, Color: c})
-			for i, d := range r.divergent(c) {
+			for i, d := range div[c] {
 				if d {
 					mx, my = append(mx, x[nw+i]), append(my, y[nw+i])
 				}
@@ -281,7 +286,7 @@ func kdeSetup(xs []float64) ([]float64, float64) {
 		return nil, 0
 	}
 	sort.Float64s(v)
-	mean, sd := meanSD(v)
+	mean, sd := stat.MeanStdDev(v, nil)
 	iqr := v[len(v)*3/4] - v[len(v)/4]
 	h := 0.9 * math.Min(sd, iqr/1.34) * math.Pow(float64(len(v)), -0.2)
 	if !(h > 0) {
@@ -311,18 +316,6 @@ func kdeOn(v []float64, h float64, gx []float64) []float64 {
 	return gy
 }
 
-func meanSD(v []float64) (float64, float64) {
-	m := 0.0
-	for _, x := range v {
-		m += x
-	}
-	m /= float64(len(v))
-	s := 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return m, math.Sqrt(s / math.Max(float64(len(v)-1), 1))
-}
 
 // Pairs is the scatter matrix of the variables (all chains' draws), the
 // divergent draws marked, with each variable's density on the diagonal.
@@ -334,19 +327,21 @@ func Pairs(r *Run, names []string) (*Figure, error) {
 	if len(vars) < 2 {
 		return nil, fmt.Errorf("plots: pairs needs at least two variables, got %s", strings.Join(vars, ", "))
 	}
-	pooled := func(j int) ([]float64, []bool) {
-		var xs []float64
-		var div []bool
+	// Every variable's draws of all chains, and the divergent ones.
+	var div []bool
+	for c := range r.Fit.Chains {
+		div = append(div, r.divergent(c)...)
+	}
+	pooled := make([][]float64, len(idx))
+	for k, j := range idx {
 		for c := range r.Fit.Chains {
-			xs = append(xs, r.column(c, j)...)
-			div = append(div, r.divergent(c)...)
+			pooled[k] = append(pooled[k], r.column(c, j)...)
 		}
-		return xs, div
 	}
 	f := &Figure{Title: "pairs: " + r.Label, Cols: len(vars)}
-	for a, ja := range idx {
-		ya, div := pooled(ja)
-		for b, jb := range idx {
+	for a := range idx {
+		ya := pooled[a]
+		for b := range idx {
 			pn := &Panel{}
 			if a == len(vars)-1 {
 				pn.XLabel = vars[b]
@@ -361,7 +356,7 @@ func Pairs(r *Run, names []string) (*Figure, error) {
 				f.Panels = append(f.Panels, pn)
 				continue
 			}
-			xb, _ := pooled(jb)
+			xb := pooled[b]
 			var px, py, mx, my []float64
 			for i := range ya {
 				if div[i] {
@@ -394,7 +389,7 @@ func Energy(r *Run) (*Figure, error) {
 	var bfmi []string
 	for c := range r.Fit.Chains {
 		e := r.column(c, j)
-		m, _ := meanSD(e)
+		m := stat.Mean(e, nil)
 		for i, v := range e {
 			centred = append(centred, v-m)
 			if i > 0 {

@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/shmlang/shm/runtime/diag"
+	"gonum.org/v1/gonum/stat"
 )
 
 // ppcDraws is the number of replicated data sets a density overlay draws
@@ -223,7 +226,7 @@ func densityBand(reps [][]float64, yrep string) Series {
 		for d := range dens {
 			col[d] = dens[d][k]
 		}
-		low[k], high[k] = quantile(col, 0.05), quantile(col, 0.95)
+		low[k], high[k] = diag.Quantile(col, 0.05), diag.Quantile(col, 0.95)
 	}
 	return Series{Label: "90% band of " + yrep + " densities", Kind: Band, X: gx, Y: low, Y2: high, Color: 4}
 }
@@ -263,7 +266,7 @@ func PPCSeries(r *Run, y *Observed, yrep string, x *Observed) (*Figure, error) {
 			for d, rep := range reps {
 				col[d] = rep[i]
 			}
-			out[k] = quantile(col, p)
+			out[k] = diag.Quantile(col, p)
 		}
 		return out
 	}
@@ -281,20 +284,6 @@ func PPCSeries(r *Run, y *Observed, yrep string, x *Observed) (*Figure, error) {
 	return &Figure{Title: "posterior predictive check: " + y.Name + " (" + r.Label + ")", Cols: 1, Panels: []*Panel{pn}}, nil
 }
 
-// quantile is the p-quantile of xs (linear interpolation; xs is sorted in
-// place).
-func quantile(xs []float64, p float64) float64 {
-	sort.Float64s(xs)
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	h := p * float64(len(xs)-1)
-	lo := int(math.Floor(h))
-	if lo+1 >= len(xs) {
-		return xs[len(xs)-1]
-	}
-	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
-}
 
 // DefaultReplicate is the name of the generated quantity a check of y
 // reads when none is given: y_rep.
@@ -340,7 +329,7 @@ func Location(r *Run, pic *Picture, vars [2]string, at [2]float64) (*Figure, err
 	for _, v := range pic.Z {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
-	mx, my := median(x), median(y)
+	mx, my := diag.Quantile(x, 0.5), diag.Quantile(y, 0.5)
 	ex, ey := ellipse(x, y, 4.605) // the 0.9 quantile of chi-square(2)
 	// No legend over the picture: the title says what is drawn.
 	pn := &Panel{Title: fmt.Sprintf("%s: draws of (%s, %s), median (×), 90%% ellipse", pic.Name, vars[0], vars[1]),
@@ -354,13 +343,11 @@ func Location(r *Run, pic *Picture, vars [2]string, at [2]float64) (*Figure, err
 	return &Figure{Title: "location: " + r.Label, Cols: 1, Panels: []*Panel{pn}}, nil
 }
 
-func median(v []float64) float64 { return quantile(append([]float64(nil), v...), 0.5) }
-
 // ellipse returns the closed curve {z : (z − m)ᵀ S⁻¹ (z − m) = c} of the
 // sample mean m and covariance S of the points (x, y).
 func ellipse(x, y []float64, c float64) (ex, ey []float64) {
-	mx, sx := meanSD(x)
-	my, sy := meanSD(y)
+	mx, sx := stat.MeanStdDev(x, nil)
+	my, sy := stat.MeanStdDev(y, nil)
 	cov := 0.0
 	for i := range x {
 		cov += (x[i] - mx) * (y[i] - my)

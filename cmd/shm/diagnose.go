@@ -162,12 +162,21 @@ func writeNoise(path string, noise [][][]float64) error {
 		}
 		b.WriteByte('\n')
 	}
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, b.String())
+		return err
+	})
+}
+
+// writeAtomic writes path through a temporary file in its folder, renamed
+// into place once write has succeeded, so that path is complete or absent.
+func writeAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(b.String()); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
 	}

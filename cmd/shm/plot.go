@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -217,7 +216,7 @@ func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
 		key := f.Config["model"] + " (" + filepath.Dir(p) + ")"
 		g := find[key]
 		if g == nil {
-			g = &csvGroup{key: key}
+			g = &csvGroup{key: key, model: f.Config["model"]}
 			find[key] = g
 			groups = append(groups, g)
 		}
@@ -255,6 +254,7 @@ func describeFiles(files []string) string {
 // csvGroup is the files of one run: a model in a folder.
 type csvGroup struct {
 	key   string // "model (folder)"
+	model string
 	files []string
 }
 
@@ -263,11 +263,10 @@ type csvGroup struct {
 func sameModel(groups []*csvGroup) bool {
 	seen := map[string]bool{}
 	for _, g := range groups {
-		m := g.key[:strings.LastIndex(g.key, " (")]
-		if seen[m] {
+		if seen[g.model] {
 			return true
 		}
-		seen[m] = true
+		seen[g.model] = true
 	}
 	return false
 }
@@ -289,21 +288,5 @@ func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 // writeFigure renders fig into path, through a temporary file renamed
 // when complete.
 func writeFigure(path string, fig *plots.Figure, format string, w, h vg.Length) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := plots.Render(fig, tmp, format, w, h); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return writeAtomic(path, func(out io.Writer) error { return plots.Render(fig, out, format, w, h) })
 }
