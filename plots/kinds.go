@@ -316,7 +316,6 @@ func kdeOn(v []float64, h float64, gx []float64) []float64 {
 	return gy
 }
 
-
 // Pairs is the scatter matrix of the variables (all chains' draws), the
 // divergent draws marked, with each variable's density on the diagonal.
 func Pairs(r *Run, names []string) (*Figure, error) {

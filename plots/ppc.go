@@ -284,7 +284,6 @@ func PPCSeries(r *Run, y *Observed, yrep string, x *Observed) (*Figure, error) {
 	return &Figure{Title: "posterior predictive check: " + y.Name + " (" + r.Label + ")", Cols: 1, Panels: []*Panel{pn}}, nil
 }
 
-
 // DefaultReplicate is the name of the generated quantity a check of y
 // reads when none is given: y_rep.
 func DefaultReplicate(y string) string { return strings.TrimSpace(y) + "_rep" }
