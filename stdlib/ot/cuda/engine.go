@@ -97,16 +97,8 @@ func (e *engine) plan(base ptr, n, m, iters int, hist bool) layout {
 	d := e.d
 	k := max(n, m)
 	l := layout{n: n, m: m, iters: iters, hist: hist}
-	off := 0
-	take := func(size int) ptr {
-		p := base.at(off)
-		off += size
-		if e.guard > 0 {
-			l.gaps = append(l.gaps, off)
-			off += e.guard
-		}
-		return p
-	}
+	a := arena{base: base, guard: e.guard}
+	take := a.take
 	// The inputs and the outputs are each one block, copied at once.
 	l.inLen = (n+m)*d + n + m
 	l.in = take(l.inLen)
@@ -144,8 +136,28 @@ func (e *engine) plan(base ptr, n, m, iters int, hist bool) layout {
 	l.csum = take(k)
 	l.vp1 = take(ceilDiv(k, valueChunk))
 	l.vp2 = take(ceilDiv(k, valueChunk))
-	l.total = off
+	l.total, l.gaps = a.off, a.gaps
 	return l
+}
+
+// arena lays buffers out one after the other from base; in guard mode
+// each is followed by guard words, whose offsets gaps collects.
+type arena struct {
+	base  ptr
+	off   int // in float64s from base
+	guard int
+	gaps  []int
+}
+
+// take reserves size float64s and returns their address.
+func (a *arena) take(size int) ptr {
+	p := a.base.at(a.off)
+	a.off += size
+	if a.guard > 0 {
+		a.gaps = append(a.gaps, a.off)
+		a.off += a.guard
+	}
+	return p
 }
 
 // reserve makes the device allocation large enough for the evaluation and

@@ -153,17 +153,9 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 	n, m, d := len(ev.logA), len(ev.logB), e.d
 	want := wanted(ev.grad)
 	T := ev.opt.Iters
-	*L = fusedLayout{probs: L.probs[:0], descWords: L.descWords[:0], gaps: L.gaps[:0]}
-	off := 0
-	take := func(size int) ptr {
-		p := base.at(off)
-		off += size
-		if e.guard > 0 {
-			L.gaps = append(L.gaps, off)
-			off += e.guard
-		}
-		return p
-	}
+	a := arena{base: base, guard: e.guard, gaps: L.gaps[:0]}
+	*L = fusedLayout{probs: L.probs[:0], descWords: L.descWords[:0]}
+	take := a.take
 	var gx, gy, gla, glb []float64
 	if want {
 		gx, gy, gla, glb = ev.grad.X, ev.grad.Y, ev.grad.LogA, ev.grad.LogB
@@ -212,7 +204,7 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 	for i := range L.probs {
 		pr := &L.probs[i]
 		np, nq := pr.p.n, pr.q.n
-		start := off
+		start := a.off
 		pr.scal = take(3)
 		sizes := [4]int{np * d, nq * d, np, nq}
 		for k, dst := range pr.dst {
@@ -224,8 +216,8 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 			L.out = base.at(start)
 		}
 	}
-	L.outLen = off - int(L.out-base)/8
-	L.total = off
+	L.outLen = a.off - int(L.out-base)/8
+	L.total, L.gaps = a.off, a.gaps
 }
 
 // fusedPrepare reserves the device memory of ev, and uploads its inputs and
