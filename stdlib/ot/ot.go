@@ -195,11 +195,13 @@ type engine struct {
 	grid             gridBufs
 	onGrid           bool // sweeps use the separable grid path (e.grid.g)
 
-	path     Path         // dense, sparse or chosen per sweep
-	sp       *sparseState // the sparse path's buffers
-	sparseOn bool         // the problem being solved is in tree order
-	phase    sparsePhase  // the part of a sparse sweep the workers run
-	sparseNB int          // the number of blocks of the sparse sweep
+	path      Path          // dense, sparse, scaling or chosen per sweep
+	sc        *scalingState // the scaling path's epochs (scaling.go)
+	scalingOn bool          // the problem being solved is on the scaling path
+	sp        *sparseState  // the sparse path's buffers
+	sparseOn  bool          // the problem being solved is in tree order
+	phase     sparsePhase   // the part of a sparse sweep the workers run
+	sparseNB  int           // the number of blocks of the sparse sweep
 }
 
 // reserve makes every per-point buffer hold at least k points.
@@ -346,6 +348,7 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 	}
 	invTauEps := 1 / (c.tau * c.eps)
 	u, s := e.u, e.s
+	sides := [2]side{p, q}
 	for t := T; t >= 1; t-- {
 		ft := e.fHist[(t-1)*np : t*np]
 		gt := e.gHist[t*nq : (t+1)*nq]
@@ -361,8 +364,8 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 		if gr.q != nil {
 			rg = e.rowGrad[:nq*d]
 		}
-		e.sweep(e.sparseJob(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, s: s, r: gbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, q, p, -1, 2*t-1))
+		e.backSweep(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, s: s, r: gbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, sides, 1, 2*t-1)
 		if gr.q != nil {
 			for k, v := range rg {
 				gr.q[k] += 2 * c.tau * v
@@ -391,8 +394,8 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 			rg = e.rowGrad[:np*d]
 		}
 		needColSum := t > 1 || gr.logq != nil
-		e.sweep(e.sparseJob(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, r: fbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, p, q, -1, 2*t-2))
+		e.backSweep(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, r: fbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, sides, 0, 2*t-2)
 		if gr.p != nil {
 			for k, v := range rg {
 				gr.p[k] += 2 * c.tau * v
@@ -547,7 +550,12 @@ func (g *Grad) zero() {
 // final potentials (valid until the next solve).
 func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
 	keep := want && mode == GradUnrolled
-	f, g := e.solve(p, q, c, keep)
+	var f, g []float64
+	if e.scalingOn {
+		f, g = e.scalingSolve(p, q, c, keep)
+	} else {
+		f, g = e.solve(p, q, c, keep)
+	}
 	v := value(p, q, f, g, c)
 	if want {
 		if mode == GradUnrolled {
@@ -562,7 +570,7 @@ func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr g
 // runProblem is problem on the sparse path where it applies (sparseProblem),
 // on the dense or grid path otherwise.
 func (e *engine) runProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
-	if !e.onGrid && e.useSparse(p, q) {
+	if !e.onGrid && (e.useScaling(p, q) || e.useSparse(p, q)) {
 		return e.sparseProblem(slot, p, q, c, mode, sigma, gr, want)
 	}
 	return e.problem(p, q, c, mode, sigma, gr, want)

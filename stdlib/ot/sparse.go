@@ -17,6 +17,10 @@ const (
 	PathDense
 	// PathSparse always uses the sparse sweeps.
 	PathSparse
+	// PathScaling always uses the scaling path (scaling.go): truncated
+	// kernels absorbed from the potentials, sparse products between
+	// absorptions.
+	PathScaling
 )
 
 func (p Path) String() string {
@@ -27,18 +31,20 @@ func (p Path) String() string {
 		return "dense"
 	case PathSparse:
 		return "sparse"
+	case PathScaling:
+		return "scaling"
 	}
 	return fmt.Sprintf("Path(%d)", int(p))
 }
 
-// ParsePath returns the path named "auto", "dense" or "sparse".
+// ParsePath returns the path named "auto", "dense", "sparse" or "scaling".
 func ParsePath(s string) (Path, error) {
-	for _, p := range []Path{PathAuto, PathDense, PathSparse} {
+	for _, p := range []Path{PathAuto, PathDense, PathSparse, PathScaling} {
 		if s == p.String() {
 			return p, nil
 		}
 	}
-	return PathAuto, fmt.Errorf("ot: unknown path %q (want auto, dense or sparse)", s)
+	return PathAuto, fmt.Errorf("ot: unknown path %q (want auto, dense, sparse or scaling)", s)
 }
 
 // SetPath selects the sweeps of later evaluations (PathAuto by default).
@@ -345,8 +351,9 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 	}
 	sp.slot = slot
 	e.sparseOn = true
+	e.scalingOn = e.useScaling(p, q)
 	v, f, g := e.problem(pp, qq, c, mode, sigma, pg, want)
-	e.sparseOn = false
+	e.sparseOn, e.scalingOn = false, false
 	unpermute(gr.p, pg.p, pp.tree.perm, d)
 	unpermute(gr.logp, pg.logp, pp.tree.perm, 1)
 	if !same {

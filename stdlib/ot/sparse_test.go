@@ -235,6 +235,8 @@ type pathResult struct {
 	gOT      *Grad
 	density  float64
 	anySweep bool
+
+	kernelSweeps, absorbs int // the scaling path's counters
 }
 
 func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int) pathResult {
@@ -270,6 +272,9 @@ func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int) pat
 	}
 	r.ot = v
 	sp := w.e.sp
+	if sc := w.e.sc; sc != nil {
+		r.kernelSweeps, r.absorbs = sc.kernelSweeps, sc.absorbs
+	}
 	r.anySweep = sp.allTerms > 0
 	if sp.allTerms > 0 {
 		r.density = sp.candTerms / sp.allTerms

@@ -11,13 +11,13 @@
 // when y and log_b are constants, is computed once and reused while they
 // do not change.
 //
-// On the CPU, problems on scattered points use package ot's sparse sweeps
-// (exact to rounding; see ot's package documentation) unless the
+// On the CPU, problems on scattered points use package ot's scaling path
+// (truncated kernels, up to 2^22 point pairs) or its sparse sweeps (beyond),
+// both exact to rounding (see ot's package documentation), unless the
 // environment variable SHM_SINKHORN_PATH (PathEnv) says "dense", the
-// reference, or "sparse" (forced); "auto", the default, falls back to the
-// dense sweeps where too few terms can be dropped. The variable is read
-// when a chain's workspace is created and is meant for benchmarks and
-// tests.
+// reference, "sparse" or "scaling" (forced); "auto" is the default. The
+// variable is read when a chain's workspace is created and is meant for
+// benchmarks and tests.
 //
 // When x and y are the same constant unit grid in row-major order (as
 // grid_points makes them, for image histograms whose weights carry the

@@ -184,10 +184,11 @@ func ReplicateWorkers(cores int) int {
 }
 
 // PathEnv is the environment variable that selects the CPU kernels of the
-// Sinkhorn problems on scattered points: "auto" (the default: sparse
-// sweeps, dense where too few terms can be dropped), "dense" (every term:
-// the reference) or "sparse". The paths agree to rounding; the variable is
-// for benchmarks and tests.
+// Sinkhorn problems on scattered points: "auto" (the default: the scaling
+// path up to 2^22 point pairs, the sparse sweeps beyond, dense sweeps where
+// too few terms can be dropped), "dense" (every term: the reference),
+// "sparse" or "scaling". The paths agree to rounding; the variable is for
+// benchmarks and tests.
 const PathEnv = "SHM_SINKHORN_PATH"
 
 func envPath() (ot.Path, error) {
@@ -197,7 +198,7 @@ func envPath() (ot.Path, error) {
 	}
 	p, err := ot.ParsePath(v)
 	if err != nil {
-		return p, fmt.Errorf("%s=%s: want auto, dense or sparse", PathEnv, v)
+		return p, fmt.Errorf("%s=%s: want auto, dense, sparse or scaling", PathEnv, v)
 	}
 	return p, nil
 }

@@ -1,0 +1,627 @@
+package ot
+
+import (
+	"math"
+	"slices"
+)
+
+// The scaling path.
+//
+// At the paper's eps the potentials of a problem change by a few units of
+// eps per iteration once the first iterations have placed them, so the
+// kernel can be "absorbed" (Schmitzer 2019, stabilized sparse scaling): after
+// a log-domain sweep, with row offsets A_i and column offsets B_j (log
+// units, from the potentials just computed), the truncated kernel
+//
+//	K_ij = e^(A_i + B_j − C_ij/eps),  kept where it can matter,
+//
+// is stored in compressed rows, and the following sweeps are sparse
+// matrix–vector products without exponentials of terms:
+//
+//	LSE_i = −A_i + H + log Σ_j K_ij e^(h_j − H),  h_j = u_j − B_j, H = max h,
+//
+// and likewise for the columns with Kᵀ. The stored kernel is an *epoch*; a
+// new one is absorbed whenever a sweep cannot be computed exactly from the
+// current one (the first few sweeps, and now and then as the potentials
+// drift). The backward pass of an unrolled gradient reuses each sweep's
+// epoch: its weights e^(a_ij − LSE_i) are K_ij e^(h_j − H) e^(s_i − A_i + H).
+//
+// Exactness. With h⁰ the column factors at absorption and
+// M_i = max_j (k_ij + h⁰_j) (k = log K), an entry is kept when
+// k_ij + h⁰_j ≥ M_i − L (it matters to its row) or the same holds for its
+// column in the transposed orientation; L = ln(max(n, m)) + 54·ln 2 +
+// scalingMargin. A later sweep with factors h = h⁰ + Δ drops, in row i,
+// terms below e^(M_i − L + max Δ − H) each, so it is accepted only when
+//
+//	log σ_i ≥ ln(m) + 54·ln 2 + M_i − (L − 1) + max Δ − H
+//
+// for every row (σ_i the computed sum, at least 2^-900), that is when the
+// dropped terms add up to less than 2^-54 of the row's sum (with a factor e
+// of slack for the rounding of the selection): the same guarantee as the
+// sparse sweeps, so the paths agree to rounding. Otherwise the sweep is
+// computed densely in the log domain and a new epoch is absorbed from it.
+// Every weight dropped from a backward sweep is then below 2^-54 of its
+// row's total weight, the sparse path's error bound.
+//
+// Absorbing scans every (row, column) pair twice (the row and column
+// maxima, then the selection), so the path is used for problems of at most
+// scalingMaxTerms pairs; the stored epochs are bounded by scalingMaxEntries
+// (beyond it the remaining sweeps run densely).
+
+// scalingMargin is the drift of the potentials, in units of eps, that an
+// epoch absorbs before a sweep must absorb a new one; larger margins keep
+// more entries and absorb less often (measured on Experiments A–C: 20–30
+// gives the fewest terms overall).
+const scalingMargin = 28.0
+
+// scalingMaxTerms is the largest n·m for which PathAuto uses the scaling
+// path.
+const scalingMaxTerms = 1 << 22
+
+// scalingMaxEntries bounds the kernel entries stored for one problem (12
+// bytes each).
+const scalingMaxEntries = 1 << 23
+
+// scalingMinSum is the smallest row sum a kernel sweep accepts (2^-900):
+// its terms stay normal numbers and their reciprocals finite.
+var scalingMinSum = math.Ldexp(1, -900)
+
+// scalingEpoch is one absorbed kernel. Side 0 is p (the rows of the
+// f-sweeps), side 1 is q.
+type scalingEpoch struct {
+	k   [2]csr // the kernel with rows on side 0 (K) and on side 1 (Kᵀ)
+	off [2][]float64
+	ref [2][]float64 // per point: its factor h at absorption, as a column
+	top [2][]float64 // per point: max over the other side of k + ref, as a row
+}
+
+// csr is a sparse matrix in compressed rows.
+type csr struct {
+	start []int32   // row r's entries are start[r]:start[r+1]
+	idx   []int32   // an entry's column
+	val   []float64 // its value
+}
+
+// row returns the columns and values of row r.
+func (m *csr) row(r int) ([]int32, []float64) {
+	lo, hi := m.start[r], m.start[r+1]
+	return m.idx[lo:hi], m.val[lo:hi:hi]
+}
+
+// transpose sets t to mᵀ, whose rows are the nc columns of m.
+func (m *csr) transpose(t *csr, nc int) {
+	nr := len(m.start) - 1
+	t.start = grow32(t.start, nc+1)
+	clear(t.start)
+	for _, j := range m.idx {
+		t.start[j+1]++
+	}
+	for j := range nc {
+		t.start[j+1] += t.start[j]
+	}
+	t.idx = grow32(t.idx, len(m.idx))
+	t.val = grow(t.val, len(m.val))
+	next := t.start[:nc] // the next free entry of each row of t, restored below
+	for i := range nr {
+		cols, vals := m.row(i)
+		for k, j := range cols {
+			p := next[j]
+			t.idx[p] = int32(i)
+			t.val[p] = vals[k]
+			next[j]++
+		}
+	}
+	for j := nc; j > 0; j-- {
+		t.start[j] = t.start[j-1]
+	}
+	t.start[0] = 0
+}
+
+// scalingState holds the scaling path's epochs, scratch and counters.
+type scalingState struct {
+	epochs     []scalingEpoch
+	n          int       // epochs in use
+	cur        int       // the epoch of the next sweep, −1 for none
+	stored     int       // entries of the epochs in use
+	broken     bool      // the problem's remaining sweeps run densely
+	sweepEpoch []int32   // per forward sweep: its epoch, −1 when none covers it
+	sigHist    []float64 // per forward sweep (stride rows each): its row sums σ
+	stride     int
+	keep       bool
+
+	h, v, sig, out, lg []float64
+	kept               []int32
+	args               []float64
+
+	// The accepted error of a kernel sweep (the dropped terms of a row
+	// below 2^-bits of its sum) and the margin of L: 54 and scalingMargin,
+	// smaller in tests that must see terms dropped.
+	bits, margin float64
+
+	// Counters over the workspace's life (tests and benchmarks).
+	kernelSweeps, absorbs int
+	kernelTerms           float64
+}
+
+// useScaling reports whether the problem (p, q) runs on the scaling path.
+func (e *engine) useScaling(p, q side) bool {
+	switch e.path {
+	case PathScaling:
+		return true
+	case PathAuto:
+		return p.n >= sparseMinPoints && q.n >= sparseMinPoints && float64(p.n)*float64(q.n) <= scalingMaxTerms
+	}
+	return false
+}
+
+// newScalingState returns the scaling path's state with the standard
+// precision (2^-54) and margin.
+func newScalingState() *scalingState {
+	return &scalingState{bits: 54, margin: scalingMargin}
+}
+
+// limit is L for a problem of n and m points.
+func (sc *scalingState) limit(n, m int) float64 {
+	return math.Log(float64(max(n, m))) + sc.bits*math.Ln2 + sc.margin
+}
+
+// begin prepares the state for a problem of the given number of sweeps
+// with at most rows rows each.
+func (sc *scalingState) begin(keep bool, sweeps, rows int) {
+	sc.n, sc.cur, sc.stored, sc.broken, sc.keep = 0, -1, 0, false, keep
+	if keep {
+		sc.sweepEpoch = grow32(sc.sweepEpoch, sweeps)
+		sc.stride = rows
+		sc.sigHist = grow(sc.sigHist, sweeps*rows)
+	}
+}
+
+// sigma returns the row sums kept for the forward sweep rec.
+func (sc *scalingState) sigma(rec, nr int) []float64 {
+	return sc.sigHist[rec*sc.stride : rec*sc.stride+nr]
+}
+
+// scalingSolve is solve on the scaling path.
+func (e *engine) scalingSolve(p, q side, c consts, keep bool) (f, g []float64) {
+	if e.sc == nil {
+		e.sc = newScalingState()
+	}
+	np, nq, T := p.n, q.n, c.iters
+	e.sc.begin(keep, 2*T, max(np, nq))
+	var fcur, gcur []float64
+	if keep {
+		e.fHist = grow(e.fHist, T*np)
+		e.gHist = grow(e.gHist, (T+1)*nq)
+		gcur = e.gHist[:nq]
+	} else {
+		fcur = e.f[:np]
+		gcur = e.g[:nq]
+	}
+	clear(gcur)
+	u := e.u
+	sides := [2]side{p, q}
+	for t := 1; t <= T; t++ {
+		rec := -1
+		if keep {
+			fcur = e.fHist[(t-1)*np : t*np]
+			rec = 2 * (t - 1)
+		}
+		for j := range nq {
+			u[j] = gcur[j]*c.invEps + q.logw[j]
+		}
+		e.scalingStep(0, sides, u[:nq], gcur, fcur, c, rec)
+		if keep {
+			gcur = e.gHist[t*nq : (t+1)*nq]
+		}
+		for i := range np {
+			u[i] = fcur[i]*c.invEps + p.logw[i]
+		}
+		if keep {
+			rec++
+		}
+		e.scalingStep(1, sides, u[:np], fcur, gcur, c, rec)
+	}
+	return fcur, gcur
+}
+
+// scalingStep computes one forward sweep of orientation o (rows: side o):
+// out_r = −τε·LSE_c(u_c − C_rc/eps), from the current epoch when it
+// provably can, else densely, absorbing a new epoch. colPot is the column
+// side's potential (u = colPot/eps + log w).
+func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
+	sc := e.sc
+	rows, cols := sides[o], sides[1-o]
+	if sc.cur >= 0 && e.kernelSweep(o, rows, cols, u, out, c, rec) {
+		sc.kernelSweeps++
+		if rec >= 0 {
+			sc.sweepEpoch[rec] = int32(sc.cur)
+		}
+		return
+	}
+	scale := -c.tau * c.eps
+	e.sweep(sweepJob{rows: rows.pts, cols: cols.pts, nr: rows.n, nc: cols.n, u: u, invEps: c.invEps, outScale: scale, out: out[:rows.n]})
+	sc.cur = -1
+	if !sc.broken {
+		sc.cur = e.absorb(o, rows, cols, u, colPot, out, c)
+		if sc.cur < 0 {
+			sc.broken = true
+		}
+	}
+	if rec < 0 {
+		return
+	}
+	// The backward pass takes this sweep's weights from the new epoch when
+	// its row sums are representable.
+	sc.sweepEpoch[rec] = -1
+	if _, ok := e.rowSums(o, u, sc.sigma(rec, rows.n)); sc.cur >= 0 && ok {
+		sc.sweepEpoch[rec] = int32(sc.cur)
+	}
+}
+
+// colFactors sets sc.v to the column factors e^(h_c − H), h_c = u_c − B_c,
+// of a sweep of orientation o on the current epoch and returns H, or false
+// when h has no finite maximum.
+func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (float64, bool) {
+	sc := e.sc
+	offC := ep.off[1-o]
+	nc := len(offC)
+	sc.h = grow(sc.h, nc)
+	sc.v = grow(sc.v, nc)
+	h := sc.h
+	H := math.Inf(-1)
+	for j := range nc {
+		x := u[j] - offC[j]
+		h[j] = x
+		H = max(H, x)
+	}
+	if !(math.Abs(H) <= math.MaxFloat64) {
+		return H, false
+	}
+	for j := range h {
+		h[j] -= H
+	}
+	kern{simd: e.simd}.exp(sc.v, h)
+	return H, true
+}
+
+// rowSums sets sig to the row sums σ_r = Σ_c K_rc e^(h_c − H) of a sweep
+// of orientation o on the current epoch and reports whether they are all
+// at least scalingMinSum and finite.
+func (e *engine) rowSums(o int, u, sig []float64) (H float64, ok bool) {
+	sc := e.sc
+	ep := &sc.epochs[sc.cur]
+	if H, ok = e.colFactors(ep, o, u); !ok {
+		return H, false
+	}
+	km := &ep.k[o]
+	for i := range sig {
+		s := dotGather(km, i, sc.v)
+		sig[i] = s
+		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
+	}
+	sc.kernelTerms += float64(len(km.val))
+	return H, ok
+}
+
+// newEpoch returns an empty epoch for the next absorption, or −1 when the
+// stored entries leave no room.
+func (sc *scalingState) newEpoch() int {
+	if !sc.keep {
+		sc.n, sc.stored = 0, 0
+	}
+	if sc.n == len(sc.epochs) {
+		sc.epochs = append(sc.epochs, scalingEpoch{})
+	}
+	k := sc.n
+	sc.n++
+	return k
+}
+
+// absorb builds a new epoch from the log-domain sweep of orientation o just
+// computed (input u, output out) and returns its index, or −1 when the
+// kernel cannot be stored or represented (weights beyond e^±700, no room).
+func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c consts) int {
+	sc := e.sc
+	nr, nc, d := rows.n, cols.n, e.d
+	k := sc.newEpoch()
+	ep := &sc.epochs[k]
+	size := [2]int{nr, nc} // per side
+	if o == 1 {
+		size = [2]int{nc, nr}
+	}
+	for side, n := range size {
+		ep.off[side] = grow(ep.off[side], n)
+		ep.ref[side] = grow(ep.ref[side], n)
+		ep.top[side] = grow(ep.top[side], n)
+	}
+	offR, offC := ep.off[o], ep.off[1-o]
+	refR, refC := ep.ref[o], ep.ref[1-o]
+	topR, topC := ep.top[o], ep.top[1-o]
+	scale := -c.tau * c.eps
+	for j := range nc {
+		offC[j] = colPot[j] * c.invEps
+		refC[j] = u[j] - offC[j]
+		if !isFinite(offC[j]) || math.IsNaN(refC[j]) || refC[j] == math.Inf(1) {
+			return -1
+		}
+	}
+	for i := range nr {
+		offR[i] = -(out[i] / scale)
+		refR[i] = out[i]*c.invEps + rows.logw[i] - offR[i]
+		if !isFinite(offR[i]) || math.IsNaN(refR[i]) || refR[i] == math.Inf(1) {
+			return -1
+		}
+	}
+	L := sc.limit(rows.n, cols.n)
+	kr := kern{simd: e.simd}
+	sc.args = grow(sc.args, 2*nc)
+	buf := sc.args[:nc]
+	ebuf := sc.args[nc : 2*nc]
+	cpts := cols.pts[:nc*d]
+	// Pass 1: the row maxima M_r − A_r and the column maxima.
+	for j := range topC {
+		topC[j] = math.Inf(-1)
+	}
+	for i := range nr {
+		kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
+		mr := math.Inf(-1)
+		ri := offR[i] + refR[i]
+		for j, b := range buf {
+			mr = max(mr, b+refC[j])
+			topC[j] = max(topC[j], b+ri)
+		}
+		topR[i] = mr // + offR[i] below
+	}
+	// Pass 2: the selection and the kernel's entries.
+	km := &ep.k[o]
+	km.start = grow32(km.start, nr+1)
+	km.idx = km.idx[:0]
+	km.val = km.val[:0]
+	for i := range nr {
+		km.start[i] = int32(len(km.idx))
+		kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
+		cutR := topR[i] - L
+		ri := offR[i] + refR[i]
+		n0 := len(km.idx)
+		for j, b := range buf {
+			if b+refC[j] >= cutR || b+ri >= topC[j]-L {
+				a := offR[i] + b
+				if !(a <= expHigh-9) {
+					sc.n--
+					return -1
+				}
+				km.idx = append(km.idx, int32(j))
+				ebuf[len(km.idx)-1-n0] = a
+			}
+		}
+		kept := len(km.idx) - n0
+		km.val = slices.Grow(km.val, kept)[:n0+kept]
+		kr.exp(km.val[n0:], ebuf[:kept])
+		topR[i] += offR[i]
+	}
+	km.start[nr] = int32(len(km.idx))
+	if sc.stored+len(km.idx) > scalingMaxEntries {
+		sc.n--
+		return -1
+	}
+	km.transpose(&ep.k[1-o], nc)
+	sc.stored += len(km.idx)
+	sc.absorbs++
+	return k
+}
+
+// grow32 is grow for int32 slices.
+func grow32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+// kernelSweep computes the forward sweep of orientation o from the current
+// epoch into out and reports whether every row passed the exactness test
+// (out is unchanged otherwise). The row sums are kept for the backward
+// pass of sweep rec (rec ≥ 0).
+func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts, rec int) bool {
+	sc := e.sc
+	ep := &sc.epochs[sc.cur]
+	nr, nc := rows.n, cols.n
+	refC := ep.ref[1-o]
+	D := math.Inf(-1) // the largest drift of a column factor since absorption
+	for j := range nc {
+		if r := refC[j]; r > math.Inf(-1) {
+			D = max(D, u[j]-ep.off[1-o][j]-r)
+		}
+	}
+	if math.IsNaN(D) || D == math.Inf(1) {
+		return false
+	}
+	sc.sig = grow(sc.sig, nr)
+	sig := sc.sig[:nr]
+	H, ok := e.rowSums(o, u, sig)
+	if !ok {
+		return false
+	}
+	sc.lg = grow(sc.lg, nr)
+	lg := sc.lg[:nr]
+	kern{simd: e.simd}.log(lg, sig)
+	// Every row's dropped terms must add up to less than 2^-54 of its sum.
+	lim := math.Log(float64(nc)) + sc.bits*math.Ln2 - (sc.limit(rows.n, cols.n) - 1) + D - H
+	topR, offR := ep.top[o], ep.off[o]
+	for i, l := range lg {
+		if l < topR[i]+lim {
+			return false
+		}
+	}
+	// LSE_i = −A_i + H + l_i; −scale·A_i is formed exactly (a product and
+	// its FMA residual), so out_i = −scale·A_i + scale·(H + l_i) rounds
+	// once at the potential's magnitude.
+	scale := -c.tau * c.eps
+	for i, l := range lg {
+		p := -scale * offR[i]
+		r := math.FMA(-scale, offR[i], -p)
+		out[i] = p + (r + scale*(H+l))
+	}
+	if rec >= 0 {
+		copy(sc.sigma(rec, nr), sig)
+	}
+	return true
+}
+
+// backSweep runs the backward pass's weighted sweep job (orientation o:
+// rows are side o) of the forward sweep rec: from its epoch on the scaling
+// path, on the sparse or dense path otherwise.
+func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int) {
+	if e.scalingOn {
+		if k := e.sc.sweepEpoch[rec]; k >= 0 {
+			e.kernelWeighted(&e.sc.epochs[k], o, job, e.sc.sigma(rec, job.nr))
+			return
+		}
+		e.sweep(job)
+		return
+	}
+	e.sweep(e.sparseJob(job, sides[o], sides[1-o], -1, rec))
+}
+
+// kernelWeighted computes the normalized weighted sweep job from the epoch
+// ep: the weights are e_rc = K_rc·e^(h_c − H)/σ_r with σ_r the forward
+// sweep's row sums (sig), that is the forward softmax exactly normalized.
+// It sets rowGrad, and colSum and colGrad in e.colSum, e.colGrad.
+func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig []float64) {
+	sc := e.sc
+	d := e.d
+	nr, nc := job.nr, job.nc
+	e.colFactors(ep, o, job.u[:nc]) // as in the forward sweep: finite
+	sc.out = grow(sc.out, nr)
+	cf, rf := sc.v[:nc], sc.out[:nr]
+	for i := range rf {
+		rf[i] = job.r[i] / sig[i]
+	}
+	e.colSum = grow(e.colSum, nc)
+	e.colGrad = grow(e.colGrad, nc*d)
+	rp, cp := job.rows, job.cols
+	if job.rowGrad != nil {
+		rowGradPass(&ep.k[o], rf, cf, rp, cp, d, job.rowGrad)
+	}
+	colPass(&ep.k[1-o], cf, rf, rp, cp, d, e.colSum, e.colGrad, job.wantColGrad)
+	sc.kernelTerms += float64(len(ep.k[o].val))
+}
+
+// dotGather returns Σ_k val_k·v[idx_k] over row i of m.
+func dotGather(m *csr, i int, v []float64) float64 {
+	cols, vals := m.row(i)
+	vals = vals[:len(cols)]
+	var s0, s1 float64
+	k := 0
+	for ; k+1 < len(cols); k += 2 {
+		s0 += vals[k] * v[cols[k]]
+		s1 += vals[k+1] * v[cols[k+1]]
+	}
+	if k < len(cols) {
+		s0 += vals[k] * v[cols[k]]
+	}
+	return s0 + s1
+}
+
+// rowGradPass sets rowGrad[i] = rf_i·Σ_j K_ij·cf_j·(p_i − q_j) over the
+// kernel m whose rows are the sweep's rows (points rp; columns cp).
+func rowGradPass(m *csr, rf, cf, rp, cp []float64, d int, rowGrad []float64) {
+	for i, ri := range rf {
+		cols, vals := m.row(i)
+		vals = vals[:len(cols)]
+		switch d {
+		case 1:
+			x0 := rp[i]
+			var g0, g1 float64
+			k := 0
+			for ; k+1 < len(cols); k += 2 {
+				j0, j1 := cols[k], cols[k+1]
+				g0 += vals[k] * cf[j0] * (x0 - cp[j0])
+				g1 += vals[k+1] * cf[j1] * (x0 - cp[j1])
+			}
+			if k < len(cols) {
+				j := cols[k]
+				g0 += vals[k] * cf[j] * (x0 - cp[j])
+			}
+			rowGrad[i] = ri * (g0 + g1)
+		case 2:
+			x0, x1 := rp[2*i], rp[2*i+1]
+			var g0, g1 float64
+			for k, j := range cols {
+				w := vals[k] * cf[j]
+				y := cp[2*j : 2*j+2 : 2*j+2]
+				g0 += w * (x0 - y[0])
+				g1 += w * (x1 - y[1])
+			}
+			rowGrad[2*i], rowGrad[2*i+1] = ri*g0, ri*g1
+		default:
+			x := rp[i*d : i*d+d]
+			g := rowGrad[i*d : i*d+d]
+			clear(g)
+			for k, j := range cols {
+				w := vals[k] * cf[j]
+				y := cp[int(j)*d : int(j)*d+d]
+				for c := range x {
+					g[c] += w * (x[c] - y[c])
+				}
+			}
+			for c := range g {
+				g[c] *= ri
+			}
+		}
+	}
+}
+
+// colPass sets colSum[j] = cf_j·Σ_i K_ij·rf_i and (with grads)
+// colGrad[j] = cf_j·Σ_i K_ij·rf_i·(p_i − q_j) over the kernel m whose rows
+// are the sweep's columns.
+func colPass(m *csr, cf, rf, rp, cp []float64, d int, colSum, colGrad []float64, grads bool) {
+	for j, cj := range cf {
+		rws, vals := m.row(j)
+		vals = vals[:len(rws)]
+		if !grads {
+			colSum[j] = cj * dotGather(m, j, rf)
+			continue
+		}
+		switch d {
+		case 1:
+			y0 := cp[j]
+			var s, g float64
+			for k, i := range rws {
+				w := vals[k] * rf[i]
+				s += w
+				g += w * (rp[i] - y0)
+			}
+			colSum[j], colGrad[j] = cj*s, cj*g
+		case 2:
+			y0, y1 := cp[2*j], cp[2*j+1]
+			var s, g0, g1 float64
+			for k, i := range rws {
+				w := vals[k] * rf[i]
+				x := rp[2*i : 2*i+2 : 2*i+2]
+				s += w
+				g0 += w * (x[0] - y0)
+				g1 += w * (x[1] - y1)
+			}
+			colSum[j] = cj * s
+			colGrad[2*j], colGrad[2*j+1] = cj*g0, cj*g1
+		default:
+			y := cp[j*d : j*d+d]
+			g := colGrad[j*d : j*d+d]
+			clear(g)
+			var s float64
+			for k, i := range rws {
+				w := vals[k] * rf[i]
+				s += w
+				x := rp[int(i)*d : int(i)*d+d]
+				for c := range y {
+					g[c] += w * (x[c] - y[c])
+				}
+			}
+			colSum[j] = cj * s
+			for c := range g {
+				g[c] *= cj
+			}
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package ot
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gradError is the largest error of g against ref over the four arrays,
+// each relative to the largest entry of its reference.
+func gradError(g, ref *Grad) float64 {
+	e := 0.0
+	for _, p := range [][2][]float64{{g.X, ref.X}, {g.Y, ref.Y}, {g.LogA, ref.LogA}, {g.LogB, ref.LogB}} {
+		scale := maxAbs(p[1])
+		for k, w := range p[1] {
+			if d := math.Abs(p[0][k] - w); d > 0 {
+				e = max(e, d/scale)
+			}
+		}
+	}
+	return e
+}
+
+// pathErrors are the errors of one path's results against the
+// double-double reference: the x–y OT gradient (unrolled) and the
+// divergence's gradients (unrolled, envelope).
+func pathErrors(r pathResult, div, xy refResult, withDiv bool) map[string]float64 {
+	e := map[string]float64{"OT unrolled": gradError(r.gOT, xy.gU)}
+	if withDiv {
+		e["divergence unrolled"] = gradError(r.gU, div.gU)
+		e["divergence envelope"] = gradError(r.gE, div.gE)
+	}
+	return e
+}
+
+// TestScalingAccuracy checks the scaling path on the adversarial cases of
+// TestSparseMatchesDense, with the AVX2 and the pure-Go kernels: values
+// within 1e-12 of the dense path, and gradients (unrolled, envelope) at
+// least as accurate as the dense path's, measured against the
+// double-double reference (ddref_test.go): an error at most twice the
+// dense path's plus 1e-13 of the gradient's scale. The dense path's own
+// gradients are off by up to 1e-10 where potentials are large (its
+// backward weights are normalized with the stored potentials, whose
+// rounding is 1e5·u in the shifted case); the scaling path normalizes each
+// row by its forward sum and is typically far closer to the reference,
+// so a direct 1e-12 comparison of the two gradients would measure the
+// dense path's error.
+func TestScalingAccuracy(t *testing.T) {
+	const rtol = 1e-12
+	for _, c := range sparseCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.opt
+			o.Grad = GradUnrolled
+			var div, xy refResult
+			if c.skipDivergence {
+				xy = refOT(c.x, c.y, c.la, c.lb, c.d, o)
+			} else {
+				div, xy = refDivergence(c.x, c.y, c.la, c.lb, c.d, o)
+			}
+			dense := evalPath(t, c, PathDense, haveSIMD, 1)
+			denseErr := pathErrors(dense, div, xy, !c.skipDivergence)
+			for _, simd := range []bool{false, haveSIMD} {
+				what := fmt.Sprintf("simd=%v", simd)
+				got := evalPath(t, c, PathScaling, simd, 1)
+				if c.mustCull && got.kernelSweeps == 0 {
+					t.Errorf("%s: no kernel sweep ran (%d absorptions)", what, got.absorbs)
+				}
+				t.Logf("%s: %d kernel sweeps, %d absorptions", what, got.kernelSweeps, got.absorbs)
+				scale := math.Abs(dense.div.OTxy) + math.Abs(dense.div.OTxx) + math.Abs(dense.div.OTyy)
+				for _, v := range []struct {
+					name      string
+					got, want float64
+				}{
+					{"divergence", got.div.Divergence, dense.div.Divergence},
+					{"ot_xy", got.div.OTxy, dense.div.OTxy},
+					{"ot_xx", got.div.OTxx, dense.div.OTxx},
+					{"ot_yy", got.div.OTyy, dense.div.OTyy},
+				} {
+					if !closeRel(v.got, v.want, rtol, max(math.Abs(v.want), 1e-3*scale)) {
+						t.Errorf("%s: %s = %.17g, dense %.17g", what, v.name, v.got, v.want)
+					}
+				}
+				if !closeRel(got.ot, dense.ot, rtol, math.Abs(dense.ot)) {
+					t.Errorf("%s: ot = %.17g, dense %.17g", what, got.ot, dense.ot)
+				}
+				for k, e := range pathErrors(got, div, xy, !c.skipDivergence) {
+					if de := denseErr[k]; !(e <= 2*de+1e-13) {
+						t.Errorf("%s: %s gradient: error %.3g against the reference, dense path %.3g", what, k, e, de)
+					} else {
+						t.Logf("%s: %s gradient: error %.3g, dense path %.3g", what, k, e, de)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestReferenceMatchesVectors checks the double-double reference itself
+// against the shared vectors (computed independently in 80-bit extended
+// precision): values to 1e-13 of their scale, gradients to 1e-12 of their
+// largest entry.
+func TestReferenceMatchesVectors(t *testing.T) {
+	for _, r := range loadRefs(t) {
+		t.Run(r.Name, func(t *testing.T) {
+			in := &r.Inputs
+			x, y := flatten(in.X), flatten(in.Y)
+			d := len(x) / len(in.LogA)
+			div, xy := refDivergence(x, y, in.LogA, in.LogB, d, refOptions(r, GradUnrolled))
+			ex := &r.Expected
+			scale := r.Tolerance.ValueScale
+			for _, v := range []struct {
+				name      string
+				got, want float64
+			}{{"divergence", div.v, ex.Divergence}, {"ot_xy", xy.v, ex.OTxy}} {
+				if !(math.Abs(v.got-v.want) <= 1e-13*scale) {
+					t.Errorf("%s = %.17g, want %.17g", v.name, v.got, v.want)
+				}
+			}
+			for _, a := range []struct {
+				name      string
+				got, want []float64
+			}{
+				{"grad_x", div.gU.X, flatten(ex.GradX)},
+				{"grad_y", div.gU.Y, flatten(ex.GradY)},
+				{"grad_log_a", div.gU.LogA, ex.GradLogA},
+				{"grad_log_b", div.gU.LogB, ex.GradLogB},
+				{"envelope_grad_x", div.gE.X, flatten(ex.EnvelopeGradX)},
+				{"envelope_grad_log_a", div.gE.LogA, ex.EnvelopeGradLogA},
+				{"ot_xy_grad_x", xy.gU.X, flatten(ex.OTxyGradX)},
+			} {
+				checkArray(t, a.name, a.got, a.want, 1e-12)
+			}
+		})
+	}
+}
+
+// TestScalingSweepErrorBound checks the error bounds of one kernel sweep
+// against the dense sweep with the same inputs, with precisions small
+// enough that terms are dropped (2^-4 and 2^-10 in place of 2^-54, margin
+// 2). An accepted kernel sweep drops, in each row, terms adding up to less
+// than 2^-b of the row's kept sum σ_i, and the backward pass normalizes the
+// kept weights by σ_i, so every row's weights differ from the exact ones
+// by at most 2·2^-b in total:
+//
+//	forward:  |Δ LSE_i|      ≤ 2·2^-b
+//	backward: |Δ rowGrad_ik| ≤ 2·2^-b·|r_i|·max_j |x_ik − y_jk|
+//	          |Δ colSum_j|   ≤ 2·2^-b·Σ_i |r_i|
+//	          |Δ colGrad_jk| ≤ 2·2^-b·Σ_i |r_i|·max_j' |x_ik − y_j'k|
+//
+// (each plus 1e-12 of the quantity's scale for rounding). It also checks
+// that the low precision did drop something.
+func TestScalingSweepErrorBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	const n, m, d = 90, 70, 2
+	x := gaussPts(rng, n, d, 0, 1)
+	y := gaussPts(rng, m, d, 0.2, 0.9)
+	h := resolutionOf(t, y, d)
+	eps := h * h
+	c := newConsts(Options{Eps: eps, Balanced: true, Iters: 1})
+	rows := side{pts: x, logw: uniformLogW(n), n: n}
+	cols := side{pts: y, logw: uniformLogW(m), n: m}
+	for _, bits := range []float64{4, 10} {
+		w := NewWorkspaceWorkers(n, m, d, 1)
+		e := w.e
+		e.reserve(max(n, m))
+		e.sc = newScalingState()
+		e.sc.bits, e.sc.margin = bits, 2
+		e.sc.begin(false, 2, max(n, m))
+		// Absorb from a dense sweep with rough potentials, then sweep from
+		// the kernel with potentials that drifted by up to half a unit.
+		g := make([]float64, m)
+		u := make([]float64, m)
+		for j := range g {
+			g[j] = eps * (3*rng.NormFloat64() + float64(j%5))
+			u[j] = g[j]*c.invEps + cols.logw[j]
+		}
+		out := make([]float64, n)
+		e.scalingStep(0, [2]side{rows, cols}, u, g, out, c, -1)
+		if e.sc.cur < 0 {
+			t.Fatalf("bits %g: no epoch was absorbed", bits)
+		}
+		u2 := make([]float64, m)
+		for j := range u2 {
+			u2[j] = u[j] + 0.5*(2*rng.Float64()-1)
+		}
+		if !e.kernelSweep(0, rows, cols, u2, out, c, -1) {
+			t.Fatalf("bits %g: the kernel sweep was refused", bits)
+		}
+		sig := append([]float64(nil), e.sc.sig[:n]...)
+		lse := make([]float64, n)
+		for i := range n {
+			mx := math.Inf(-1)
+			for j := range m {
+				mx = max(mx, u2[j]-sqDist(x[i*d:i*d+d], y[j*d:j*d+d])/eps)
+			}
+			var s float64
+			for j := range m {
+				s += math.Exp(u2[j] - sqDist(x[i*d:i*d+d], y[j*d:j*d+d])/eps - mx)
+			}
+			lse[i] = mx + math.Log(s)
+		}
+		sNeg := make([]float64, n)
+		r := make([]float64, n)
+		for i := range n {
+			sNeg[i] = -lse[i]
+			r[i] = rng.NormFloat64()
+		}
+		type res struct{ rowGrad, colSum, colGrad []float64 }
+		run := func(kernel bool) res {
+			job := sweepJob{weighted: true, normalized: true, rows: x, cols: y, nr: n, nc: m, u: u2, s: sNeg, r: r,
+				invEps: c.invEps, rowGrad: make([]float64, n*d), wantColSum: true, wantColGrad: true}
+			if kernel {
+				e.kernelWeighted(&e.sc.epochs[e.sc.cur], 0, job, sig)
+			} else {
+				job.out = make([]float64, n)
+				e.sweep(job)
+			}
+			return res{job.rowGrad, append([]float64(nil), e.colSum[:m]...), append([]float64(nil), e.colGrad[:m*d]...)}
+		}
+		dense, kernel := run(false), run(true)
+		tol := 2 * math.Exp2(-bits)
+		var dropped bool
+		check := func(what string, k int, got, want, bound, scale float64) {
+			t.Helper()
+			diff := math.Abs(got - want)
+			if diff > 1e-12*scale {
+				dropped = true
+			}
+			if !(diff <= bound+1e-12*scale) {
+				t.Errorf("bits %g: %s[%d] = %.17g, dense %.17g: |Δ| = %.3g > bound %.3g", bits, what, k, got, want, diff, bound)
+			}
+		}
+		maxDiff := func(i, k int) float64 {
+			var md float64
+			for j := range m {
+				md = max(md, math.Abs(x[i*d+k]-y[j*d+k]))
+			}
+			return md
+		}
+		var sr float64
+		for i := range n {
+			sr += math.Abs(r[i])
+			check("LSE", i, out[i]/(-c.tau*eps), lse[i], tol, math.Abs(lse[i]))
+			for k := range d {
+				md := maxDiff(i, k)
+				check("rowGrad", i*d+k, kernel.rowGrad[i*d+k], dense.rowGrad[i*d+k], tol*math.Abs(r[i])*md, math.Abs(r[i])*md)
+			}
+		}
+		for j := range m {
+			check("colSum", j, kernel.colSum[j], dense.colSum[j], tol*sr, sr)
+			for k := range d {
+				var l float64
+				for i := range n {
+					l += math.Abs(r[i]) * maxDiff(i, k)
+				}
+				check("colGrad", j*d+k, kernel.colGrad[j*d+k], dense.colGrad[j*d+k], tol*l, l)
+			}
+		}
+		if !dropped {
+			t.Errorf("bits %g: the kernel sweep agrees with the dense one to rounding: nothing was dropped", bits)
+		}
+		w.Close()
+	}
+}
+
+// TestScalingNoAllocations checks that the scaling path allocates nothing
+// in steady state, also when x changes at every evaluation, in 1-D and 2-D,
+// with both gradient modes.
+func TestScalingNoAllocations(t *testing.T) {
+	for _, d := range []int{1, 2} {
+		x, y, la, lb, opt := sparseBenchProblem(t, 150, d)
+		w := NewWorkspaceWorkers(150, 150, d, 1)
+		w.SetPath(PathScaling)
+		yy, err := w.SelfTerm(y, lb, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs := [2][]float64{x, append([]float64(nil), x...)}
+		for k := range xs[1] {
+			xs[1][k] *= 1.01
+		}
+		gr := &Grad{X: make([]float64, len(x)), LogA: make([]float64, 150)}
+		k := 0
+		run := func() {
+			k++
+			for _, o := range []Options{opt, {Eps: opt.Eps, Balanced: true, Iters: 80, Grad: GradEnvelope}} {
+				if _, err := w.Divergence(xs[k%2], y, la, lb, o, yy, gr); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		run()
+		run()
+		if a := testing.AllocsPerRun(4, run); a != 0 {
+			t.Errorf("d=%d: %v allocations per evaluation, want 0", d, a)
+		}
+		if w.e.sc == nil || w.e.sc.kernelSweeps == 0 {
+			t.Errorf("d=%d: no kernel sweep ran", d)
+		}
+		w.Close()
+	}
+}
