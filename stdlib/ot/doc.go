@@ -107,6 +107,34 @@
 // 2 are AVX2 assembly (lse1LeafAVX2, exp1LeafAVX2, ...); other dimensions
 // use the row kernels.
 //
+// # The scaling path
+//
+// Problems of at most 2^22 point pairs run, by default, on the scaling path
+// (scaling.go; PathScaling forces it), which avoids most exponentials. After
+// a dense log-domain sweep the kernel is absorbed into the potentials: with
+// row and column offsets A_i, B_j (log units) from the potentials just
+// computed, K_ij = e^(A_i + B_j − C_ij/eps) is stored in compressed rows
+// (and transposed), keeping an entry when it lies within L = ln(max(n, m))
+// + 54·ln 2 + 28 of its row's or its column's largest term. Later sweeps
+// are sparse products LSE_i = −A_i + H + log Σ_j K_ij e^(h_j − H), h_j =
+// u_j − B_j. A sweep is accepted only when, for every row, the dropped
+// entries provably add up to less than 2^-54 of the row's sum, whatever the
+// potentials' drift since absorption (a bound from each row's largest kept
+// term, the largest drift of the column factors and the computed sum);
+// otherwise it is computed densely and a new kernel absorbed. At the paper's
+// eps a problem needs a handful of absorptions in 160 sweeps and keeps 5–15%
+// of the pairs. The unrolled backward pass reuses each sweep's kernel and
+// divides each row's weights by the row sum of its forward sweep, so the
+// softmax it differentiates is normalized exactly; the dense path
+// normalizes with the stored potentials, whose rounding (u times their size
+// in units of eps) limits its gradients to about 1e-11 relative on
+// Experiment A's scale and 1e-10 on steep problems. Against a double-double
+// reference (ddref_test.go, itself checked against the 80-bit vectors of
+// shared/testdata) the scaling path's gradients are within 3e-14 of their
+// scale on every test problem where the dense path's are within 1e-10;
+// values agree with the dense path to 1e-12. The envelope gradient is
+// computed by the sparse sweeps at the final potentials.
+//
 // Points on a regular h×w grid with unit spacing can use the separable path
 // (GridDivergence, GridOT), which computes each half-iteration as two 1-D
 // log-sum-exp passes, O(h·w·(h+w)) instead of O((h·w)²). When the kernel

@@ -354,7 +354,7 @@ func BenchmarkSparse(b *testing.B) {
 	for _, n := range sizes {
 		for _, d := range []int{1, 2} {
 			x, y, la, lb, opt := sparseBenchProblem(b, n, d)
-			for _, path := range []Path{PathSparse, PathDense} {
+			for _, path := range []Path{PathScaling, PathSparse, PathDense} {
 				b.Run(fmt.Sprintf("n=%d/d=%d/%v", n, d, path), func(b *testing.B) {
 					w := NewWorkspaceWorkers(n, n, d, 1)
 					defer w.Close()
@@ -371,6 +371,9 @@ func BenchmarkSparse(b *testing.B) {
 					}
 					if sp := w.e.sp; sp.allTerms > 0 {
 						b.ReportMetric(100*sp.candTerms/sp.allTerms, "%cand")
+					}
+					if sc := w.e.sc; sc != nil && sc.kernelSweeps > 0 {
+						b.ReportMetric(float64(sc.absorbs)/float64(b.N), "absorbs/op")
 					}
 				})
 			}
