@@ -278,7 +278,9 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (float64, bool
 	for j := range nc {
 		x := u[j] - offC[j]
 		h[j] = x
-		H = max(H, x)
+		if x > H { // not max (slower); a NaN makes its row sums NaN: refused
+			H = x
+		}
 	}
 	if !(math.Abs(H) <= math.MaxFloat64) {
 		return H, false
@@ -373,8 +375,14 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 		mr := math.Inf(-1)
 		ri := offR[i] + refR[i]
 		for j, b := range buf {
-			mr = max(mr, b+refC[j])
-			topC[j] = max(topC[j], b+ri)
+			// Comparisons, not max (which orders signed zeros and NaNs and
+			// costs branches): the arguments are finite or −Inf here.
+			if v := b + refC[j]; v > mr {
+				mr = v
+			}
+			if v := b + ri; v > topC[j] {
+				topC[j] = v
+			}
 		}
 		topR[i] = mr // + offR[i] below
 	}
@@ -436,7 +444,9 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	D := math.Inf(-1) // the largest drift of a column factor since absorption
 	for j := range nc {
 		if r := refC[j]; r > math.Inf(-1) {
-			D = max(D, u[j]-ep.off[1-o][j]-r)
+			if x := u[j] - ep.off[1-o][j] - r; x > D || x != x {
+				D = x
+			}
 		}
 	}
 	if math.IsNaN(D) || D == math.Inf(1) {
