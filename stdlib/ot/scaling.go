@@ -49,10 +49,12 @@ import (
 // one times the same sum taken with |r_i| and the largest |x_i − y_j|
 // (TestScalingSweepErrorBound checks these bounds with 2^-4 and 2^-10).
 //
-// Absorbing scans every (row, column) pair twice (the row and column
-// maxima, then the selection), so the path is used for problems of at most
+// The sweeps that absorb, and those no epoch covers, run on the sparse
+// sweeps (sparse.go), recording for the backward pass as there. Absorbing
+// also scans every (row, column) pair twice (the row and column maxima,
+// then the selection), so the path is used for problems of at most
 // scalingMaxTerms pairs; the stored epochs are bounded by scalingMaxEntries
-// (beyond it the remaining sweeps run densely).
+// (beyond it the remaining sweeps are sparse sweeps).
 
 // scalingMargin is the drift of the potentials, in units of eps, that an
 // epoch absorbs before a sweep must absorb a new one; larger margins keep
@@ -64,9 +66,9 @@ const scalingMargin = 28.0
 // path.
 const scalingMaxTerms = 1 << 22
 
-// scalingMaxEntries bounds the kernel entries stored for one problem (12
-// bytes each).
-const scalingMaxEntries = 1 << 23
+// scalingMaxEntries bounds the kernel entries stored for one problem (24
+// bytes each with the transpose: 24 MiB).
+const scalingMaxEntries = 1 << 20
 
 // scalingMinSum is the smallest row sum a kernel sweep accepts (2^-900):
 // its terms stay normal numbers and their reciprocals finite.
@@ -136,7 +138,6 @@ type scalingState struct {
 	keep       bool
 
 	h, v, sig, out, lg []float64
-	kept               []int32
 	args               []float64
 
 	// The accepted error of a kernel sweep (the dropped terms of a row
@@ -145,7 +146,7 @@ type scalingState struct {
 	bits, margin float64
 
 	// Counters over the workspace's life (tests and benchmarks).
-	kernelSweeps, absorbs int
+	kernelSweeps, absorbs, failed int
 	kernelTerms           float64
 }
 
@@ -194,6 +195,9 @@ func (e *engine) scalingSolve(p, q side, c consts, keep bool) (f, g []float64) {
 	}
 	np, nq, T := p.n, q.n, c.iters
 	e.sc.begin(keep, 2*T, max(np, nq))
+	if keep {
+		e.sp.rec.reset(T)
+	}
 	var fcur, gcur []float64
 	if keep {
 		e.fHist = grow(e.fHist, T*np)
@@ -232,7 +236,7 @@ func (e *engine) scalingSolve(p, q side, c consts, keep bool) (f, g []float64) {
 
 // scalingStep computes one forward sweep of orientation o (rows: side o):
 // out_r = −τε·LSE_c(u_c − C_rc/eps), from the current epoch when it
-// provably can, else densely, absorbing a new epoch. colPot is the column
+// provably can, else on the sparse sweeps, absorbing a new epoch. colPot is the column
 // side's potential (u = colPot/eps + log w).
 func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
 	sc := e.sc
@@ -245,7 +249,7 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 		return
 	}
 	scale := -c.tau * c.eps
-	e.sweep(sweepJob{rows: rows.pts, cols: cols.pts, nr: rows.n, nc: cols.n, u: u, invEps: c.invEps, outScale: scale, out: out[:rows.n]})
+	e.sweep(e.sparseJob(sweepJob{rows: rows.pts, cols: cols.pts, nr: rows.n, nc: cols.n, u: u, invEps: c.invEps, outScale: scale, out: out[:rows.n]}, rows, cols, o, rec))
 	sc.cur = -1
 	if !sc.broken {
 		sc.cur = e.absorb(o, rows, cols, u, colPot, out, c)
@@ -259,7 +263,10 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 	// The backward pass takes this sweep's weights from the new epoch when
 	// its row sums are representable.
 	sc.sweepEpoch[rec] = -1
-	if _, ok := e.rowSums(o, u, sc.sigma(rec, rows.n)); sc.cur >= 0 && ok {
+	if sc.cur < 0 {
+		return
+	}
+	if _, ok := e.rowSums(o, u, sc.sigma(rec, rows.n)); ok {
 		sc.sweepEpoch[rec] = int32(sc.cur)
 	}
 }
@@ -330,9 +337,24 @@ func (sc *scalingState) newEpoch() int {
 // kernel cannot be stored or represented (weights beyond e^±700, no room).
 func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c consts) int {
 	sc := e.sc
-	nr, nc, d := rows.n, cols.n, e.d
 	k := sc.newEpoch()
-	ep := &sc.epochs[k]
+	if !e.fillEpoch(&sc.epochs[k], o, rows, cols, u, colPot, out, c) || sc.stored+len(sc.epochs[k].k[o].idx) > scalingMaxEntries {
+		sc.n--
+		sc.failed++
+		return -1
+	}
+	km := &sc.epochs[k].k[o]
+	km.transpose(&sc.epochs[k].k[1-o], cols.n)
+	sc.stored += len(km.idx)
+	sc.absorbs++
+	return k
+}
+
+// fillEpoch sets ep to the kernel absorbed from the sweep of absorb and
+// reports whether it could (finite offsets, entries below e^700).
+func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts) bool {
+	sc := e.sc
+	nr, nc, d := rows.n, cols.n, e.d
 	size := [2]int{nr, nc} // per side
 	if o == 1 {
 		size = [2]int{nc, nr}
@@ -350,14 +372,14 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 		offC[j] = colPot[j] * c.invEps
 		refC[j] = u[j] - offC[j]
 		if !isFinite(offC[j]) || math.IsNaN(refC[j]) || refC[j] == math.Inf(1) {
-			return -1
+			return false
 		}
 	}
 	for i := range nr {
 		offR[i] = -(out[i] / scale)
 		refR[i] = out[i]*c.invEps + rows.logw[i] - offR[i]
 		if !isFinite(offR[i]) || math.IsNaN(refR[i]) || refR[i] == math.Inf(1) {
-			return -1
+			return false
 		}
 	}
 	L := sc.limit(rows.n, cols.n)
@@ -401,8 +423,7 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 			if b+refC[j] >= cutR || b+ri >= topC[j]-L {
 				a := offR[i] + b
 				if !(a <= expHigh-9) {
-					sc.n--
-					return -1
+					return false
 				}
 				km.idx = append(km.idx, int32(j))
 				ebuf[len(km.idx)-1-n0] = a
@@ -414,14 +435,7 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 		topR[i] += offR[i]
 	}
 	km.start[nr] = int32(len(km.idx))
-	if sc.stored+len(km.idx) > scalingMaxEntries {
-		sc.n--
-		return -1
-	}
-	km.transpose(&ep.k[1-o], nc)
-	sc.stored += len(km.idx)
-	sc.absorbs++
-	return k
+	return true
 }
 
 // grow32 is grow for int32 slices.
@@ -493,8 +507,6 @@ func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int) {
 			e.kernelWeighted(&e.sc.epochs[k], o, job, e.sc.sigma(rec, job.nr))
 			return
 		}
-		e.sweep(job)
-		return
 	}
 	e.sweep(e.sparseJob(job, sides[o], sides[1-o], -1, rec))
 }

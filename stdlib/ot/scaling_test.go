@@ -153,7 +153,7 @@ func TestReferenceMatchesVectors(t *testing.T) {
 func TestScalingSweepErrorBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	const n, m, d = 90, 70, 2
-	x := gaussPts(rng, n, d, 0, 1)
+	x := gaussPts(rng, n, d, 1e30, 1e28)
 	y := gaussPts(rng, m, d, 0.2, 0.9)
 	h := resolutionOf(t, y, d)
 	eps := h * h
@@ -299,5 +299,40 @@ func TestScalingNoAllocations(t *testing.T) {
 			t.Errorf("d=%d: no kernel sweep ran", d)
 		}
 		w.Close()
+	}
+}
+
+// TestScalingFallback runs a problem whose kernel cannot be absorbed on
+// the scaling path: far measures at a small eps (costs of 1e62 units of
+// eps, whose offsets float64 cannot carry to the unit), as a sampler's
+// warmup can propose. The absorptions fail, the sweeps fall back to the
+// sparse ones, and the x–y problem's results are the sparse path's,
+// bitwise (its gradient is NaN there, on both paths).
+func TestScalingFallback(t *testing.T) {
+	rng := rand.New(rand.NewPCG(91, 92))
+	const n, m, d = 60, 50, 2
+	x := gaussPts(rng, n, d, 1e30, 1e28)
+	y := gaussPts(rng, m, d, 0, 1)
+	h := resolutionOf(t, y, d)
+	c := sparseCase{name: "fallback", x: x, y: y, la: uniformLogW(n), lb: uniformLogW(m), d: d, opt: Options{Eps: h * h, Balanced: true, Iters: 30}}
+	sparse := evalPath(t, c, PathSparse, haveSIMD, 1)
+	got := evalPath(t, c, PathScaling, haveSIMD, 1)
+	if got.failed == 0 {
+		t.Fatalf("every absorption succeeded (%d): the case does not exercise the fallback", got.absorbs)
+	}
+	if got.ot != sparse.ot || got.div.OTxy != sparse.div.OTxy {
+		t.Errorf("ot %v, ot_xy %v; sparse path %v, %v", got.ot, got.div.OTxy, sparse.ot, sparse.div.OTxy)
+	}
+	same := func(a, b []float64) bool {
+		for k := range a {
+			if math.Float64bits(a[k]) != math.Float64bits(b[k]) && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
+				return false
+			}
+		}
+		return true
+	}
+	g, w := got.gOT, sparse.gOT
+	if !same(g.X, w.X) || !same(g.Y, w.Y) || !same(g.LogA, w.LogA) || !same(g.LogB, w.LogB) {
+		t.Errorf("the OT gradient differs from the sparse path's")
 	}
 }

@@ -236,7 +236,7 @@ type pathResult struct {
 	density  float64
 	anySweep bool
 
-	kernelSweeps, absorbs int // the scaling path's counters
+	kernelSweeps, absorbs, failed int // the scaling path's counters
 }
 
 func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int) pathResult {
@@ -273,7 +273,7 @@ func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int) pat
 	r.ot = v
 	sp := w.e.sp
 	if sc := w.e.sc; sc != nil {
-		r.kernelSweeps, r.absorbs = sc.kernelSweeps, sc.absorbs
+		r.kernelSweeps, r.absorbs, r.failed = sc.kernelSweeps, sc.absorbs, sc.failed
 	}
 	r.anySweep = sp.allTerms > 0
 	if sp.allTerms > 0 {
