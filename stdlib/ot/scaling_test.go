@@ -153,7 +153,7 @@ func TestReferenceMatchesVectors(t *testing.T) {
 func TestScalingSweepErrorBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	const n, m, d = 90, 70, 2
-	x := gaussPts(rng, n, d, 1e30, 1e28)
+	x := gaussPts(rng, n, d, 0, 1)
 	y := gaussPts(rng, m, d, 0.2, 0.9)
 	h := resolutionOf(t, y, d)
 	eps := h * h
