@@ -109,9 +109,10 @@
 //
 // # The scaling path
 //
-// Problems of at most 2^22 point pairs run, by default, on the scaling path
-// (scaling.go; PathScaling forces it), which avoids most exponentials. After
-// a dense log-domain sweep the kernel is absorbed into the potentials: with
+// Problems of at most 2^21 point pairs (2^17 in 1-D) run, by default, on
+// the scaling path (scaling.go; PathScaling forces it), which avoids most
+// exponentials. After a log-domain sweep the kernel is absorbed into the
+// potentials: with
 // row and column offsets A_i, B_j (log units) from the potentials just
 // computed, K_ij = e^(A_i + B_j − C_ij/eps) is stored in compressed rows
 // (and transposed), keeping an entry when it lies within L = ln(max(n, m))

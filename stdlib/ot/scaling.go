@@ -52,8 +52,8 @@ import (
 // The sweeps that absorb, and those no epoch covers, run on the sparse
 // sweeps (sparse.go), recording for the backward pass as there. Absorbing
 // also scans every (row, column) pair twice (the row and column maxima,
-// then the selection), so the path is used for problems of at most
-// scalingMaxTerms pairs; the stored epochs are bounded by scalingMaxEntries
+// then the selection), so PathAuto uses the path for problems of at most
+// scalingMaxTerms pairs (scalingMaxTerms1D in 1-D); the stored epochs are bounded by scalingMaxEntries
 // (beyond it the remaining sweeps are sparse sweeps).
 
 // scalingMargin is the drift of the potentials, in units of eps, that an
@@ -62,9 +62,15 @@ import (
 // gives the fewest terms overall).
 const scalingMargin = 28.0
 
-// scalingMaxTerms is the largest n·m for which PathAuto uses the scaling
-// path.
-const scalingMaxTerms = 1 << 22
+// scalingMaxTerms and scalingMaxTerms1D are the largest n·m for which
+// PathAuto uses the scaling path, in 2 or more dimensions and in 1-D:
+// absorbing scans every pair, and the sparse sweeps are cheaper beyond
+// (measured with BenchmarkSparse, one core: in 1-D the scaling path wins
+// at n = m = 256 and loses at 512; in 2-D it wins up to 1024, by 1.4×).
+const (
+	scalingMaxTerms   = 1 << 21
+	scalingMaxTerms1D = 1 << 17
+)
 
 // scalingMaxEntries bounds the kernel entries stored for one problem (24
 // bytes each with the transpose: 24 MiB).
@@ -147,7 +153,7 @@ type scalingState struct {
 
 	// Counters over the workspace's life (tests and benchmarks).
 	kernelSweeps, absorbs, failed int
-	kernelTerms           float64
+	kernelTerms                   float64
 }
 
 // useScaling reports whether the problem (p, q) runs on the scaling path.
@@ -156,7 +162,11 @@ func (e *engine) useScaling(p, q side) bool {
 	case PathScaling:
 		return true
 	case PathAuto:
-		return p.n >= sparseMinPoints && q.n >= sparseMinPoints && float64(p.n)*float64(q.n) <= scalingMaxTerms
+		limit := scalingMaxTerms
+		if e.d == 1 {
+			limit = scalingMaxTerms1D
+		}
+		return p.n >= sparseMinPoints && q.n >= sparseMinPoints && float64(p.n)*float64(q.n) <= float64(limit)
 	}
 	return false
 }

@@ -347,7 +347,7 @@ func sparseBenchProblem(b testing.TB, n, d int) (x, y, la, lb []float64, opt Opt
 //	go test -run '^$' -bench Sparse ./stdlib/ot
 //	OT_BENCH_LARGE=1 go test -run '^$' -bench 'Sparse/n=4096' -benchtime 1x ./stdlib/ot
 func BenchmarkSparse(b *testing.B) {
-	sizes := []int{120, 1024}
+	sizes := []int{120, 256, 512, 1024}
 	if largeBench() {
 		sizes = append(sizes, 4096)
 	}

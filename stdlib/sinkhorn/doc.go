@@ -12,12 +12,12 @@
 // do not change.
 //
 // On the CPU, problems on scattered points use package ot's scaling path
-// (truncated kernels, up to 2^22 point pairs) or its sparse sweeps (beyond),
-// both exact to rounding (see ot's package documentation), unless the
-// environment variable SHM_SINKHORN_PATH (PathEnv) says "dense", the
-// reference, "sparse" or "scaling" (forced); "auto" is the default. The
-// variable is read when a chain's workspace is created and is meant for
-// benchmarks and tests.
+// (truncated kernels, up to 2^21 point pairs, 2^17 in 1-D) or its sparse
+// sweeps (beyond), both exact to rounding (see ot's package
+// documentation), unless the environment variable SHM_SINKHORN_PATH
+// (PathEnv) says "dense", the reference, "sparse" or "scaling" (forced);
+// "auto" is the default. The variable is read when a chain's workspace is
+// created and is meant for benchmarks and tests.
 //
 // When x and y are the same constant unit grid in row-major order (as
 // grid_points makes them, for image histograms whose weights carry the
