@@ -53,8 +53,9 @@ import (
 // sweeps (sparse.go), recording for the backward pass as there. Absorbing
 // also scans every (row, column) pair twice (the row and column maxima,
 // then the selection), so PathAuto uses the path for problems of at most
-// scalingMaxTerms pairs (scalingMaxTerms1D in 1-D); the stored epochs are bounded by scalingMaxEntries
-// (beyond it the remaining sweeps are sparse sweeps).
+// scalingMaxTerms pairs (scalingMaxTerms1D in 1-D); the stored epochs are
+// bounded by scalingMaxEntries and scalingMaxEpochs (beyond them the
+// remaining sweeps are sparse sweeps).
 
 // scalingMargin is the drift of the potentials, in units of eps, that an
 // epoch absorbs before a sweep must absorb a new one; larger margins keep
@@ -72,9 +73,18 @@ const (
 	scalingMaxTerms1D = 1 << 17
 )
 
-// scalingMaxEntries bounds the kernel entries stored for one problem (24
-// bytes each with the transpose: 24 MiB).
-const scalingMaxEntries = 1 << 20
+// scalingMaxEntries and scalingMaxEpochs bound the kernels stored for one
+// problem: entries (24 bytes each with the transpose; at most
+// scalingEntriesPerPair·n·m, and 12 MiB) and epochs. Problems that reach
+// them (potentials that move by hundreds of units per iteration, as at a
+// sampler's wildest warmup proposals) finish on the sparse sweeps. A
+// problem at the paper's scales stores about one entry per pair over all
+// its epochs.
+const (
+	scalingMaxEntries     = 1 << 19
+	scalingEntriesPerPair = 2
+	scalingMaxEpochs      = 32
+)
 
 // scalingMinSum is the smallest row sum a kernel sweep accepts (2^-900):
 // its terms stay normal numbers and their reciprocals finite.
@@ -137,6 +147,7 @@ type scalingState struct {
 	n          int       // epochs in use
 	cur        int       // the epoch of the next sweep, −1 for none
 	stored     int       // entries of the epochs in use
+	budget     int       // the entries this problem may store
 	broken     bool      // the problem's remaining sweeps run densely
 	sweepEpoch []int32   // per forward sweep: its epoch, −1 when none covers it
 	sigHist    []float64 // per forward sweep (stride rows each): its row sums σ
@@ -182,10 +193,19 @@ func (sc *scalingState) limit(n, m int) float64 {
 	return math.Log(float64(max(n, m))) + sc.bits*math.Ln2 + sc.margin
 }
 
-// begin prepares the state for a problem of the given number of sweeps
-// with at most rows rows each.
-func (sc *scalingState) begin(keep bool, sweeps, rows int) {
+// begin prepares the state for a problem of n·m pairs and the given number
+// of sweeps with at most rows rows each. Kernels kept from earlier problems
+// holding more entries than this problem's budget are released.
+func (sc *scalingState) begin(keep bool, nm, sweeps, rows int) {
 	sc.n, sc.cur, sc.stored, sc.broken, sc.keep = 0, -1, 0, false, keep
+	sc.budget = min(scalingMaxEntries, scalingEntriesPerPair*nm)
+	held := 0
+	for k := range sc.epochs {
+		held += cap(sc.epochs[k].k[0].val) + cap(sc.epochs[k].k[1].val)
+	}
+	if held > 2*sc.budget { // both orientations: more entries than the budget
+		sc.epochs = nil
+	}
 	if keep {
 		sc.sweepEpoch = grow32(sc.sweepEpoch, sweeps)
 		sc.stride = rows
@@ -204,7 +224,7 @@ func (e *engine) scalingSolve(p, q side, c consts, keep bool) (f, g []float64) {
 		e.sc = newScalingState()
 	}
 	np, nq, T := p.n, q.n, c.iters
-	e.sc.begin(keep, 2*T, max(np, nq))
+	e.sc.begin(keep, np*nq, 2*T, max(np, nq))
 	if keep {
 		e.sp.rec.reset(T)
 	}
@@ -347,8 +367,11 @@ func (sc *scalingState) newEpoch() int {
 // kernel cannot be stored or represented (weights beyond e^±700, no room).
 func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c consts) int {
 	sc := e.sc
+	if sc.keep && sc.n == scalingMaxEpochs {
+		return -1
+	}
 	k := sc.newEpoch()
-	if !e.fillEpoch(&sc.epochs[k], o, rows, cols, u, colPot, out, c) || sc.stored+len(sc.epochs[k].k[o].idx) > scalingMaxEntries {
+	if !e.fillEpoch(&sc.epochs[k], o, rows, cols, u, colPot, out, c, sc.budget-sc.stored) {
 		sc.n--
 		sc.failed++
 		return -1
@@ -361,8 +384,9 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 }
 
 // fillEpoch sets ep to the kernel absorbed from the sweep of absorb and
-// reports whether it could (finite offsets, entries below e^700).
-func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts) bool {
+// reports whether it could (finite offsets, entries below e^700, at most
+// budget of them).
+func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts, budget int) bool {
 	sc := e.sc
 	nr, nc, d := rows.n, cols.n, e.d
 	size := [2]int{nr, nc} // per side
@@ -440,6 +464,9 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 			}
 		}
 		kept := len(km.idx) - n0
+		if len(km.idx) > budget {
+			return false
+		}
 		km.val = slices.Grow(km.val, kept)[:n0+kept]
 		kr.exp(km.val[n0:], ebuf[:kept])
 		topR[i] += offR[i]

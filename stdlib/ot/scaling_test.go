@@ -166,7 +166,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
 		e.sc.bits, e.sc.margin = bits, 2
-		e.sc.begin(false, 2, max(n, m))
+		e.sc.begin(false, n*m, 2, max(n, m))
 		// Absorb from a dense sweep with rough potentials, then sweep from
 		// the kernel with potentials that drifted by up to half a unit.
 		g := make([]float64, m)
