@@ -247,30 +247,54 @@ func (e *engine) solve(p, q side, c consts, keep bool) (f, g []float64) {
 		gcur = e.g[:nq]
 	}
 	clear(gcur)
-	scale := -c.tau * c.eps
 	u := e.u
 	if e.sparseOn && keep {
 		e.sp.rec.reset(T)
 	}
+	if e.scalingOn {
+		if e.sc == nil {
+			e.sc = newScalingState()
+		}
+		e.sc.begin(keep, np*nq, 2*T, max(np, nq))
+	}
+	sides := [2]side{p, q}
 	for t := 1; t <= T; t++ {
-		rec := -1 // the sweeps' records for the backward pass
+		recF, recG := -1, -1 // the sweeps' records for the backward pass
 		if keep {
 			fcur = e.fHist[(t-1)*np : t*np]
-			rec = 2 * (t - 1)
+			recF, recG = 2*(t-1), 2*(t-1)+1
 		}
 		for j := range nq {
 			u[j] = gcur[j]*c.invEps + q.logw[j]
 		}
-		e.sweep(e.sparseJob(sweepJob{rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, invEps: c.invEps, outScale: scale, out: fcur}, p, q, 0, rec))
+		e.forwardSweep(0, sides, u[:nq], gcur, fcur, c, recF)
 		if keep {
 			gcur = e.gHist[t*nq : (t+1)*nq]
 		}
 		for i := range np {
 			u[i] = fcur[i]*c.invEps + p.logw[i]
 		}
-		e.sweep(e.sparseJob(sweepJob{rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, invEps: c.invEps, outScale: scale, out: gcur}, q, p, 1, rec+1))
+		e.forwardSweep(1, sides, u[:np], fcur, gcur, c, recG)
 	}
 	return fcur, gcur
+}
+
+// forwardSweep computes the sweep of orientation o (rows: side o, 0 for p)
+// of the solve loop, out_r = −τε·LSE_c(u_c − C_rc/eps), with colPot the
+// column side's potential, on the scaling path (scalingStep) or as one
+// log-domain sweep, recorded as rec (−1 for none).
+func (e *engine) forwardSweep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
+	if e.scalingOn {
+		e.scalingStep(o, sides, u, colPot, out, c, rec)
+		return
+	}
+	e.logSweep(o, sides, u, out, c, rec)
+}
+
+// logSweep is forwardSweep's dense or sparse (in tree order) sweep.
+func (e *engine) logSweep(o int, sides [2]side, u, out []float64, c consts, rec int) {
+	rows, cols := sides[o], sides[1-o]
+	e.sweep(e.sparseJob(sweepJob{rows: rows.pts, cols: cols.pts, nr: rows.n, nc: cols.n, u: u, invEps: c.invEps, outScale: -c.tau * c.eps, out: out[:rows.n]}, rows, cols, o, rec))
 }
 
 // value returns the OT value at (f, g) without the unbalanced constant
@@ -550,12 +574,7 @@ func (g *Grad) zero() {
 // final potentials (valid until the next solve).
 func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
 	keep := want && mode == GradUnrolled
-	var f, g []float64
-	if e.scalingOn {
-		f, g = e.scalingSolve(p, q, c, keep)
-	} else {
-		f, g = e.solve(p, q, c, keep)
-	}
+	f, g := e.solve(p, q, c, keep)
 	v := value(p, q, f, g, c)
 	if want {
 		if mode == GradUnrolled {

@@ -148,7 +148,7 @@ type scalingState struct {
 	cur        int       // the epoch of the next sweep, −1 for none
 	stored     int       // entries of the epochs in use
 	budget     int       // the entries this problem may store
-	broken     bool      // the problem's remaining sweeps run densely
+	broken     bool      // the problem's remaining sweeps are sparse sweeps
 	sweepEpoch []int32   // per forward sweep: its epoch, −1 when none covers it
 	sigHist    []float64 // per forward sweep (stride rows each): its row sums σ
 	stride     int
@@ -218,56 +218,10 @@ func (sc *scalingState) sigma(rec, nr int) []float64 {
 	return sc.sigHist[rec*sc.stride : rec*sc.stride+nr]
 }
 
-// scalingSolve is solve on the scaling path.
-func (e *engine) scalingSolve(p, q side, c consts, keep bool) (f, g []float64) {
-	if e.sc == nil {
-		e.sc = newScalingState()
-	}
-	np, nq, T := p.n, q.n, c.iters
-	e.sc.begin(keep, np*nq, 2*T, max(np, nq))
-	if keep {
-		e.sp.rec.reset(T)
-	}
-	var fcur, gcur []float64
-	if keep {
-		e.fHist = grow(e.fHist, T*np)
-		e.gHist = grow(e.gHist, (T+1)*nq)
-		gcur = e.gHist[:nq]
-	} else {
-		fcur = e.f[:np]
-		gcur = e.g[:nq]
-	}
-	clear(gcur)
-	u := e.u
-	sides := [2]side{p, q}
-	for t := 1; t <= T; t++ {
-		rec := -1
-		if keep {
-			fcur = e.fHist[(t-1)*np : t*np]
-			rec = 2 * (t - 1)
-		}
-		for j := range nq {
-			u[j] = gcur[j]*c.invEps + q.logw[j]
-		}
-		e.scalingStep(0, sides, u[:nq], gcur, fcur, c, rec)
-		if keep {
-			gcur = e.gHist[t*nq : (t+1)*nq]
-		}
-		for i := range np {
-			u[i] = fcur[i]*c.invEps + p.logw[i]
-		}
-		if keep {
-			rec++
-		}
-		e.scalingStep(1, sides, u[:np], fcur, gcur, c, rec)
-	}
-	return fcur, gcur
-}
-
 // scalingStep computes one forward sweep of orientation o (rows: side o):
 // out_r = −τε·LSE_c(u_c − C_rc/eps), from the current epoch when it
-// provably can, else on the sparse sweeps, absorbing a new epoch. colPot is the column
-// side's potential (u = colPot/eps + log w).
+// provably can, else on the sparse sweeps, absorbing a new epoch. colPot
+// is the column side's potential (u = colPot/eps + log w).
 func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
 	sc := e.sc
 	rows, cols := sides[o], sides[1-o]
@@ -278,8 +232,7 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 		}
 		return
 	}
-	scale := -c.tau * c.eps
-	e.sweep(e.sparseJob(sweepJob{rows: rows.pts, cols: cols.pts, nr: rows.n, nc: cols.n, u: u, invEps: c.invEps, outScale: scale, out: out[:rows.n]}, rows, cols, o, rec))
+	e.logSweep(o, sides, u, out, c, rec)
 	sc.cur = -1
 	if !sc.broken {
 		sc.cur = e.absorb(o, rows, cols, u, colPot, out, c)
