@@ -19,7 +19,6 @@ type Density struct {
 	tape *autodiff.Tape
 	ev   *evaluator
 	base []slot // data and transformed data on this tape
-	grad []float64
 	// nonFinite names the first non-finite term of the last evaluation.
 	nonFinite error
 	// Jacobian adds the log-Jacobian of the constraining transforms (true

@@ -21,7 +21,6 @@ var (
 	numP   = Param{Class: Numeric}
 	contP  = Param{Class: Container}
 	linP   = Param{Class: Linalg}
-	ptsP   = Param{Class: Points}
 )
 
 func ex(t lang.Type) Param { return Param{Class: Exact, Type: t} }

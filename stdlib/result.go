@@ -35,20 +35,6 @@ func broadcast(a []lang.Type) (lang.Type, bool) {
 	return lang.BadType, false
 }
 
-// elemScalar is the type of one element of a container: int for arrays of
-// int, real otherwise.
-func elemScalar(t lang.Type) lang.Type {
-	if t.Base == lang.Int {
-		return lang.IntType
-	}
-	return lang.RealType
-}
-
-// scalarOf returns the element type of argument i (int stays int).
-func scalarOf(i int) ResultFunc {
-	return func(a []lang.Type) (lang.Type, bool) { return elemScalar(a[i]), true }
-}
-
 // arrayOf returns an array of n dimensions of argument i's type.
 func arrayOf(i, n int) ResultFunc {
 	return func(a []lang.Type) (lang.Type, bool) { return lang.ArrayOf(a[i], n), true }

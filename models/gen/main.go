@@ -26,7 +26,7 @@ const usage = `usage:
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New(usage)
+		return errors.New(strings.TrimSuffix(usage, "\n"))
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)

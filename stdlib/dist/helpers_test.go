@@ -94,8 +94,6 @@ func (d closedForm) Variance() float64          { return d.variance }
 
 func lgam(x float64) float64 { v, _ := math.Lgamma(x); return v }
 
-func logit(p float64) float64 { return math.Log(p / (1 - p)) }
-
 // negBin2 is neg_binomial_2(mu, phi) written from its pmf, with the cdf
 // from gonum's Binomial-free identity P(X ≤ n) = I_p(phi, n+1),
 // p = phi/(mu+phi), computed by summing gonum-independent terms.

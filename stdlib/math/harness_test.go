@@ -91,18 +91,6 @@ func (a arg) reals() []float64 {
 	return a.x
 }
 
-// all returns every scalar of a, ints included.
-func (a arg) all() []float64 {
-	if a.elems != nil {
-		var xs []float64
-		for _, e := range a.elems {
-			xs = append(xs, e.all()...)
-		}
-		return xs
-	}
-	return a.x
-}
-
 func (a arg) String() string {
 	if a.elems != nil {
 		parts := make([]string, len(a.elems))

@@ -51,7 +51,6 @@ type gridBufs struct {
 	lp, ln   []float64 // log of positive and negative parts
 	tp, tn   []float64 // their separable LSEs
 	rowLSE   []float64
-	scratchU []float64
 }
 
 func (e *engine) gridReserve(g Grid) {

@@ -306,10 +306,8 @@ func TestLog(t *testing.T) {
 	for range 20000 {
 		xs = append(xs, math.Exp(1400*rng.Float64()-700)) // every binade
 	}
-	for _, x := range []float64{1, 2, 0.5, 3, 16, math.Sqrt2 / 2, math.Nextafter(math.Sqrt2/2, 0), math.Nextafter(math.Sqrt2/2, 2),
-		math.Sqrt2, math.Nextafter(1, 2), math.Nextafter(1, 0), 0x1p-1022, math.MaxFloat64, math.E, 10, 1e300} {
-		xs = append(xs, x)
-	}
+	xs = append(xs, 1, 2, 0.5, 3, 16, math.Sqrt2/2, math.Nextafter(math.Sqrt2/2, 0), math.Nextafter(math.Sqrt2/2, 2),
+		math.Sqrt2, math.Nextafter(1, 2), math.Nextafter(1, 0), 0x1p-1022, math.MaxFloat64, math.E, 10, 1e300)
 	special := []float64{0, math.Copysign(0, -1), -1, 0x1p-1074, 0x1p-1030, math.Inf(1), math.Inf(-1), math.NaN()}
 	got := make([]float64, len(xs))
 	logInto(got, xs)
