@@ -21,13 +21,41 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Header())
 	if e.Line != "" && e.Pos.IsValid() {
+		line, col := excerpt(e.Line, e.Pos.Col)
 		b.WriteString("\n  ")
-		b.WriteString(e.Line)
+		b.WriteString(line)
 		b.WriteString("\n  ")
-		b.WriteString(caretPrefix(e.Line, e.Pos.Col))
+		b.WriteString(caretPrefix(line, col))
 		b.WriteString("^")
 	}
 	return b.String()
+}
+
+// excerptWidth is the most characters of a source line an error shows:
+// a longer line (a generated model, a 10^5-term sum) is cut to this many
+// around the column, its cut ends marked with "…".
+const excerptWidth = 100
+
+// excerpt returns the part of line an error shows and the column of col in
+// it (columns count characters from 1).
+func excerpt(line string, col int) (string, int) {
+	r := []rune(line)
+	if len(r) <= excerptWidth {
+		return line, col
+	}
+	start := max(0, col-1-excerptWidth/2)
+	end := min(len(r), start+excerptWidth)
+	start = max(0, end-excerptWidth)
+	text := string(r[start:end])
+	col -= start
+	if start > 0 {
+		text = "…" + text
+		col++
+	}
+	if end < len(r) {
+		text += "…"
+	}
+	return text, col
 }
 
 // Header renders the first line of the error: "file:line:col: message".

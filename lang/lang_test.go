@@ -1,6 +1,9 @@
 package lang
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestTypeString(t *testing.T) {
 	tests := []struct {
@@ -48,6 +51,33 @@ func TestErrorRendering(t *testing.T) {
 	list.Sort()
 	if list[0].Msg != "a" || list.Err() == nil || (ErrorList{}).Err() != nil {
 		t.Error("ErrorList sort or Err wrong")
+	}
+}
+
+// TestErrorExcerpt checks that an error on a very long line shows a
+// window of excerptWidth characters around the column, with the caret
+// under the same character.
+func TestErrorExcerpt(t *testing.T) {
+	long := strings.Repeat("a+", 5000) + "b"
+	for _, tc := range []struct {
+		name string
+		col  int
+	}{{"start", 1}, {"middle", 5001}, {"end", len(long)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &Error{File: "m.shm", Pos: Pos{Line: 1, Col: tc.col}, Msg: "x", Line: long}
+			lines := strings.Split(e.Error(), "\n")
+			if len(lines) != 3 {
+				t.Fatalf("%d lines", len(lines))
+			}
+			shown := []rune(strings.TrimPrefix(lines[1], "  "))
+			caret := len([]rune(strings.TrimPrefix(lines[2], "  ")))
+			if n := len(shown); n > excerptWidth+2 {
+				t.Errorf("%d characters shown", n)
+			}
+			if want := []rune(long)[tc.col-1]; shown[caret-1] != want {
+				t.Errorf("caret under %q, want %q", shown[caret-1], want)
+			}
+		})
 	}
 }
 
