@@ -194,7 +194,7 @@ type replicate struct {
 func (ev *evaluator) replicates(k int) []*replicate {
 	for len(ev.reps) < k {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
-		sub.ctx0 = ev.ctx0
+		sub.setContext(ev.ctx0)
 		sub.replica = true
 		pcg := rand.NewPCG(0, 0)
 		sub.ctx.RNG = rand.New(pcg)

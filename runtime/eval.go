@@ -82,7 +82,10 @@ func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.T
 
 func (ev *evaluator) tape() *autodiff.Tape { return ev.ctx.Tape }
 
-func (ev *evaluator) setContext(ctx context.Context) { ev.ctx0 = ctx }
+func (ev *evaluator) setContext(ctx context.Context) {
+	ev.ctx0 = ctx
+	ev.ctx.Run = ctx
+}
 
 // checkInterrupt is called at every loop iteration; every 256 iterations
 // it returns an error wrapping the context's Err() once the context is
@@ -474,6 +477,10 @@ func (ev *evaluator) callImpl(p lang.Pos, name string, args, named []stdlib.Valu
 	v, err := f(&ev.ctx, args, named)
 	ev.ctx.Propto = saved
 	if err != nil {
+		if ev.ctx0 != nil && ev.ctx0.Err() != nil {
+			// The built-in stopped for the run's interruption.
+			return stdlib.Value{}, &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: ev.ctx0.Err()}
+		}
 		// A built-in's failure depends on its arguments' values (Stan
 		// reports these as std::domain_error): it rejects the proposal.
 		return stdlib.Value{}, ev.domainf(p, "%v", err)

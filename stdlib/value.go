@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -84,6 +85,10 @@ type Context struct {
 	// on parameters (terms whose arguments are all constants), as Stan's
 	// ~ statement does.
 	Propto bool
+	// Run is the run's context, nil for none: built-ins that can run for
+	// long (a Sinkhorn problem of 10^5 points) stop when it is done and
+	// return an error wrapping its Err().
+	Run context.Context
 	// State keeps per-chain working memory of built-ins between
 	// evaluations (for example a Sinkhorn workspace and the cached y–y
 	// term), keyed by a name each package chooses. The runtime creates one

@@ -145,10 +145,21 @@ model {
   target += -mu^2;
 }
 `)
+	// One long built-in call: a Sinkhorn problem of 10^5 points a side
+	// (tens of seconds) in transformed data.
+	longCall := writeFile(t, dir, "sk.shm", `transformed data {
+  int N = 100000;
+  matrix[N, 2] x = append_col(std_normal_rng(N), std_normal_rng(N));
+  matrix[N, 2] y = append_col(std_normal_rng(N), std_normal_rng(N)) + 0.5;
+  real s = sinkhorn(x, y, eps = 1e-4, iters = 80);
+}
+parameters { real mu; }
+model { mu ~ normal(0, 1); }
+`)
 	cases := []struct {
 		name, model string
 		progress    bool // wait for the first progress line
-	}{{"iterations", model, true}, {"transformed data", tdLoop, false}, {"density", modelLoop, false}}
+	}{{"iterations", model, true}, {"transformed data", tdLoop, false}, {"density", modelLoop, false}, {"sinkhorn call", longCall, false}}
 	for _, tc := range cases {
 		for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
 			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
@@ -213,10 +224,10 @@ func signalRun(t *testing.T, dir, model string, progress bool, sig os.Signal) {
 	}
 	select {
 	case <-eof:
-	case <-time.After(10 * time.Second):
+	case <-time.After(5 * time.Second):
 		cmd.Process.Kill()
 		<-eof
-		t.Errorf("%v: still running 10 s after the signal", sig)
+		t.Errorf("%v: still running 5 s after the signal", sig)
 	}
 	if err := cmd.Wait(); err == nil {
 		t.Errorf("%v: exit status 0", sig)

@@ -317,7 +317,7 @@ func (w *Workspace) GridSelfTerm(g Grid, logB []float64, opt Options) (*SelfTerm
 	e := w.e
 	e.gridOn(g)
 	defer func() { e.onGrid = false }()
-	return e.selfTerm(side{logw: logB, n: g.N()}, opt, g), nil
+	return e.selfTerm(side{logw: logB, n: g.N()}, opt, g)
 }
 
 // GridOT is OT for two measures on the grid g, computed with the separable

@@ -1,6 +1,7 @@
 package ot
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -149,6 +150,40 @@ func NewWorkspaceWorkers(n, m, d, workers int) *Workspace {
 // when the workspace is garbage collected); the workspace stays usable.
 func (w *Workspace) Close() { w.e.pool.close() }
 
+// SetContext makes later evaluations stop early once ctx is done: the
+// iterations check it once per Sinkhorn iteration (forward and backward),
+// and the evaluation returns an error wrapping ctx.Err() (its results are
+// not written). A nil ctx (the default) is never done.
+func (w *Workspace) SetContext(ctx context.Context) {
+	w.e.ctx, w.e.done = ctx, nil
+	if ctx != nil {
+		w.e.done = ctx.Done()
+	}
+}
+
+// halt reports whether the evaluation must stop (its context is done),
+// remembering it for interrupted.
+func (e *engine) halt() bool {
+	if !e.halted && e.done != nil {
+		select {
+		case <-e.done:
+			e.halted = true
+		default:
+		}
+	}
+	return e.halted
+}
+
+// interrupted returns the error of an evaluation that halted, nil
+// otherwise, and resets the state for the next one.
+func (e *engine) interrupted() error {
+	if !e.halted {
+		return nil
+	}
+	e.halted = false
+	return fmt.Errorf("ot: interrupted: %w", e.ctx.Err())
+}
+
 // Dim returns the dimension of the points.
 func (w *Workspace) Dim() int { return w.e.d }
 
@@ -202,6 +237,10 @@ type engine struct {
 	sparseOn  bool          // the problem being solved is in tree order
 	phase     sparsePhase   // the part of a sparse sweep the workers run
 	sparseNB  int           // the number of blocks of the sparse sweep
+
+	ctx    context.Context // SetContext's context, nil for none
+	done   <-chan struct{} // its Done channel
+	halted bool            // the current evaluation was interrupted
 }
 
 // reserve makes every per-point buffer hold at least k points.
@@ -275,6 +314,9 @@ func (e *engine) solve(p, q side, c consts, keep bool) (f, g []float64) {
 			u[i] = fcur[i]*c.invEps + p.logw[i]
 		}
 		e.forwardSweep(1, sides, u[:np], fcur, gcur, c, recG)
+		if e.halt() {
+			break
+		}
 	}
 	return fcur, gcur
 }
@@ -373,7 +415,7 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 	invTauEps := 1 / (c.tau * c.eps)
 	u, s := e.u, e.s
 	sides := [2]side{p, q}
-	for t := T; t >= 1; t-- {
+	for t := T; t >= 1 && !e.halt(); t-- {
 		ft := e.fHist[(t-1)*np : t*np]
 		gt := e.gHist[t*nq : (t+1)*nq]
 		gprev := e.gHist[(t-1)*nq : t*nq]
@@ -653,6 +695,9 @@ func (e *engine) divergence(ps, qs side, opt Options, yy *SelfTerm, grad *Grad, 
 	} else {
 		vyy, _, _ = e.runProblem(slotYY, qs, qs, c, opt.Grad, -0.5, gyy, want && (grad.Y != nil || grad.LogB != nil))
 	}
+	if err := e.interrupted(); err != nil {
+		return Result{}, err
+	}
 	res := Result{MassA: ma, MassB: mb, OTxy: vxy, OTxx: vxx, OTyy: vyy, YYFromCache: yy != nil}
 	res.Divergence = vxy - 0.5*vxx - 0.5*vyy
 	if opt.Balanced {
@@ -690,13 +735,16 @@ func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) 
 	if err != nil {
 		return nil, err
 	}
-	return e.selfTerm(qs, opt, Grid{}), nil
+	return e.selfTerm(qs, opt, Grid{})
 }
 
-func (e *engine) selfTerm(qs side, opt Options, g Grid) *SelfTerm {
+func (e *engine) selfTerm(qs side, opt Options, g Grid) (*SelfTerm, error) {
 	e.reserve(qs.n)
 	v, _, _ := e.runProblem(slotYY, qs, qs, newConsts(opt), opt.Grad, -0.5, grads{}, false)
-	return &SelfTerm{value0: v, mass: mass(qs.logw), m: qs.n, opt: opt, grid: g}
+	if err := e.interrupted(); err != nil {
+		return nil, err
+	}
+	return &SelfTerm{value0: v, mass: mass(qs.logw), m: qs.n, opt: opt, grid: g}, nil
 }
 
 // OT returns the entropic OT value of (x, log_a) and (y, log_b) after
@@ -736,6 +784,9 @@ func (e *engine) ot(ps, qs side, opt Options, grad *Grad) (float64, error) {
 		gr = grads{grad.X, grad.Y, grad.LogA, grad.LogB}
 	}
 	v, f, g := e.runProblem(slotXY, ps, qs, c, opt.Grad, 1, gr, want)
+	if err := e.interrupted(); err != nil {
+		return 0, err
+	}
 	e.saveXY(f, g)
 	if want && (!opt.Balanced || opt.Grad == GradEnvelope) {
 		// Gradient of the constant eps·m_a·m_b (part of the unbalanced value,
@@ -775,6 +826,9 @@ func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64)
 	e.reserve(max(ps.n, qs.n))
 	c := newConsts(opt)
 	f, g := e.solve(ps, qs, c, false)
+	if err := e.interrupted(); err != nil {
+		return nil, err
+	}
 	e.saveXY(f, g)
 	n, m, d := ps.n, qs.n, e.d
 	dst = grow(dst, n*m)

@@ -1,10 +1,13 @@
 package ot
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // randProblem returns random points (n×d, m×d) and log-weights; with equal
@@ -562,4 +565,66 @@ func TestZeroWeightsGiveFiniteResults(t *testing.T) {
 		checkArray(t, "grad_x without the zero-weight point", gr.X[:12], gr6.X, 1e-13)
 		checkArray(t, "grad_log_b", gr.LogB, gr6.LogB, 1e-13)
 	}
+}
+
+// TestSetContext checks that an evaluation stops once its context is done:
+// an error wrapping the context's error, no result, on every entry point
+// and path, within an iteration; and that the workspace works again after.
+func TestSetContext(t *testing.T) {
+	x, y, la, lb, opt := sparseBenchProblem(t, 300, 2)
+	for _, path := range []Path{PathAuto, PathDense, PathSparse} {
+		w := NewWorkspaceWorkers(300, 300, 2, 1)
+		w.SetPath(path)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		w.SetContext(ctx)
+		gr := &Grad{X: make([]float64, len(x))}
+		if _, err := w.Divergence(x, y, la, lb, opt, nil, gr); !errors.Is(err, context.Canceled) {
+			t.Errorf("%v: Divergence: %v, want context.Canceled", path, err)
+		}
+		if _, err := w.OT(x, y, la, lb, opt, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("%v: OT: %v", path, err)
+		}
+		if st, err := w.SelfTerm(y, lb, opt); st != nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("%v: SelfTerm: %v, %v", path, st, err)
+		}
+		if _, err := w.Plan(x, y, la, lb, opt, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("%v: Plan: %v", path, err)
+		}
+		w.SetContext(nil)
+		got, err := w.Divergence(x, y, la, lb, opt, nil, gr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := NewWorkspaceWorkers(300, 300, 2, 1)
+		ref.SetPath(path)
+		want, _ := ref.Divergence(x, y, la, lb, opt, nil, &Grad{X: make([]float64, len(x))})
+		if got != want {
+			t.Errorf("%v: after the interruption %+v, want %+v", path, got, want)
+		}
+		w.Close()
+		ref.Close()
+	}
+	// A context done during the evaluation (after a tenth of its time): it
+	// stops within an iteration, before the whole evaluation's time (a
+	// bound ten times loose, for noisy machines).
+	w := NewWorkspaceWorkers(300, 300, 2, 1)
+	w.SetPath(PathDense)
+	start := time.Now()
+	if _, err := w.Divergence(x, y, la, lb, opt, nil, &Grad{X: make([]float64, len(x))}); err != nil {
+		t.Fatal(err)
+	}
+	whole := time.Since(start)
+	ctx, cancel := context.WithTimeout(context.Background(), whole/10)
+	defer cancel()
+	w.SetContext(ctx)
+	start = time.Now()
+	_, err := w.Divergence(x, y, la, lb, opt, nil, &Grad{X: make([]float64, len(x))})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("interrupted evaluation: %v", err)
+	}
+	if took := time.Since(start); took > whole {
+		t.Errorf("stopped after %v; the whole evaluation takes %v", took, whole)
+	}
+	w.Close()
 }

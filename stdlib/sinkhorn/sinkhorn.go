@@ -258,6 +258,7 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	if err != nil {
 		return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
 	}
+	s.ws.SetContext(c.Run)
 	if k == plan {
 		xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
 		p, err := s.ws.Plan(xv, yv, lav, lbv, opt, s.plan)
