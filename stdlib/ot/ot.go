@@ -152,8 +152,9 @@ func (w *Workspace) Close() { w.e.pool.close() }
 
 // SetContext makes later evaluations stop early once ctx is done: the
 // iterations check it once per Sinkhorn iteration (forward and backward),
-// and the evaluation returns an error wrapping ctx.Err() (its results are
-// not written). A nil ctx (the default) is never done.
+// and the evaluation returns an error wrapping ctx.Err() (no result; the
+// gradients and Potentials then hold partial values). A nil ctx (the
+// default) is never done.
 func (w *Workspace) SetContext(ctx context.Context) {
 	w.e.ctx, w.e.done = ctx, nil
 	if ctx != nil {
@@ -628,8 +629,8 @@ func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr g
 	return v, f, g
 }
 
-// runProblem is problem on the sparse path where it applies (sparseProblem),
-// on the dense or grid path otherwise.
+// runProblem is problem on the scaling or sparse path where one applies
+// (sparseProblem, in tree order), on the dense or grid path otherwise.
 func (e *engine) runProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
 	if !e.onGrid && (e.useScaling(p, q) || e.useSparse(p, q)) {
 		return e.sparseProblem(slot, p, q, c, mode, sigma, gr, want)
