@@ -591,7 +591,7 @@ func TestSetContext(t *testing.T) {
 		if _, err := w.Plan(x, y, la, lb, opt, nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("%v: Plan: %v", path, err)
 		}
-		w.SetContext(nil)
+		w.SetContext(context.Background())
 		got, err := w.Divergence(x, y, la, lb, opt, nil, gr)
 		if err != nil {
 			t.Fatal(err)
