@@ -48,10 +48,8 @@ func slice(t *autodiff.Tape, v value, start, n int) value {
 func registerContainers(m stdlib.Impls) {
 	rep := func(name string, shape func(args []value) autodiff.Shape) {
 		m.Add(name, func(c *ctx, args, _ []value) (value, error) {
-			for _, a := range args[1:] {
-				if err := count(name, a.Int); err != nil {
-					return value{}, err
-				}
+			if err := count(name, args[1].Int); err != nil {
+				return value{}, err
 			}
 			return stdlib.ADValue(c.Tape.Fill(toAD(c.Tape, args[0]), shape(args))), nil
 		})
@@ -60,10 +58,14 @@ func registerContainers(m stdlib.Impls) {
 	rep("rep_row_vector", func(a []value) autodiff.Shape { return autodiff.RowVectorShape(a[1].Int) })
 	m.Add("rep_matrix", func(c *ctx, args, _ []value) (value, error) {
 		t := c.Tape
-		for _, a := range args[1:] {
-			if err := count("rep_matrix", a.Int); err != nil {
-				return value{}, err
-			}
+		sizes := []int{args[1].Int}
+		if len(args) == 3 {
+			sizes = append(sizes, args[2].Int)
+		} else {
+			sizes = append(sizes, args[0].AD.Len())
+		}
+		if err := count("rep_matrix", sizes...); err != nil {
+			return value{}, err
 		}
 		if len(args) == 3 {
 			return stdlib.ADValue(t.Fill(toAD(t, args[0]), autodiff.MatrixShape(args[1].Int, args[2].Int))), nil
@@ -238,6 +240,23 @@ func registerContainers(m stdlib.Impls) {
 	}
 }
 
+// scalarsOf returns the number of scalars of x (1 for an int or a real).
+func scalarsOf(x value) int {
+	switch {
+	case hasElems(x):
+		n := 0
+		for _, e := range x.Elems {
+			n += scalarsOf(e)
+		}
+		return n
+	case isInt(x) && x.Type.Dims > 0:
+		return len(x.Ints)
+	case isInt(x):
+		return 1
+	}
+	return x.AD.Len()
+}
+
 // repArray returns an array of the given sizes every element of which is
 // x: ints are copied, reals are one Gather node (a Fill for a scalar),
 // vectors and matrices are shared (values are immutable).
@@ -245,10 +264,14 @@ func repArray(t *autodiff.Tape, x value, sizes []value) (value, error) {
 	dims := make([]int, 0, len(sizes)+len(x.Dims))
 	k := 1
 	for _, s := range sizes {
-		if err := count("rep_array", s.Int); err != nil {
-			return value{}, err
-		}
 		dims = append(dims, s.Int)
+	}
+	// The result holds k copies of x's scalars (shared for vectors and
+	// matrices, but k of them all the same).
+	if err := count("rep_array", append(slices.Clone(dims), scalarsOf(x))...); err != nil {
+		return value{}, err
+	}
+	for _, s := range sizes {
 		k *= s.Int
 	}
 	dims = append(dims, x.Dims...)

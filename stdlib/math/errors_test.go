@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/stdlib"
 )
 
@@ -163,4 +164,34 @@ func TestRegisterTwice(t *testing.T) {
 		}
 	}()
 	Register(m)
+}
+
+// TestResultSizeLimit checks that built-ins whose sizes are arguments
+// refuse a result beyond half of the machine's memory before allocating it
+// (rep_matrix(mu, 50000, 50000) used to reach the out-of-memory killer).
+func TestResultSizeLimit(t *testing.T) {
+	limit := sysmem.MaxElements()
+	if limit <= 0 {
+		t.Skip("the machine's memory is unknown")
+	}
+	side := int(math.Sqrt(float64(limit))) + 2 // side² > limit
+	for _, c := range []struct {
+		fn   string
+		args []arg
+	}{
+		{"rep_matrix", []arg{R(1), I(side), I(side)}},
+		{"rep_matrix", []arg{V(1, 2, 3), I(int(limit))}},
+		{"rep_vector", []arg{R(1), I(int(limit) + 1)}},
+		{"rep_array", []arg{R(1), I(side), I(side)}},
+		{"rep_array", []arg{V(1, 2), I(int(limit))}},
+		{"identity_matrix", []arg{I(side)}},
+		{"zeros_vector", []arg{I(int(limit) + 1)}},
+		{"linspaced_vector", []arg{I(int(limit) + 1), R(0), R(1)}},
+	} {
+		tc := tcase{fn: c.fn, args: c.args}
+		_, err := tc.call(autodiff.NewTape(), autodiff.Value{})
+		if err == nil || !strings.Contains(err.Error(), "more than half of this machine's memory") {
+			t.Errorf("%s: error %v", tc.name(), err)
+		}
+	}
 }

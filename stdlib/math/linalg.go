@@ -64,7 +64,7 @@ func registerLinalg(m stdlib.Impls) {
 	})
 	m.Add("identity_matrix", func(c *ctx, args, _ []value) (value, error) {
 		n := args[0].Int
-		if err := count("identity_matrix", n); err != nil {
+		if err := count("identity_matrix", n, n); err != nil {
 			return value{}, err
 		}
 		xs := make([]float64, n*n)
