@@ -3,9 +3,11 @@ package dist
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/stdlib"
 )
 
@@ -141,8 +143,8 @@ func TestOtherErrors(t *testing.T) {
 		{"poisson_rng", []stdlib.Value{realV(c, 1<<31)}, "poisson_rng: rate lambda = 2.147483648e+09 must be less than 2^30"},
 		{"poisson_log_rng", []stdlib.Value{realV(c, 25)}, "poisson_log_rng: rate exp(alpha) = 7.200489933738588e+10 must be less than 2^30"},
 		{"neg_binomial_2_log_rng", []stdlib.Value{realV(c, 800), realV(c, 1)}, "neg_binomial_2_log_rng: log location eta is too large"},
-		{"std_normal_rng", []stdlib.Value{intV(-1)}, "std_normal_rng: size n = -1 must be nonnegative"},
-		{"uniform_rng", []stdlib.Value{intV(-2)}, "uniform_rng: size n = -2 must be nonnegative"},
+		{"std_normal_rng", []stdlib.Value{intV(-1)}, "std_normal_rng: size must be non-negative, got -1"},
+		{"uniform_rng", []stdlib.Value{intV(-2)}, "uniform_rng: size must be non-negative, got -2"},
 
 		{"multi_normal_lpdf", []stdlib.Value{v2, v2, matV(c, 2, 1, 0.5, 0.4, 1)},
 			"multi_normal_lpdf: covariance matrix Sigma is not symmetric: Sigma[1,2] = 0.5 but Sigma[2,1] = 0.4"},
@@ -218,6 +220,22 @@ func TestOtherErrors(t *testing.T) {
 		_, err := m[name](noRNG, args, nil)
 		if want := name + ": random draws are not allowed here"; err == nil || err.Error() != want {
 			t.Errorf("%s without an RNG: error %v, want %q", name, err, want)
+		}
+	}
+}
+
+// TestVectorDrawSizeLimit checks that std_normal_rng(n) and uniform_rng(n)
+// refuse an n beyond half of the machine's memory before drawing.
+func TestVectorDrawSizeLimit(t *testing.T) {
+	limit := sysmem.MaxElements()
+	if limit <= 0 {
+		t.Skip("the machine's memory is unknown")
+	}
+	m := registered()
+	for _, name := range []string{"std_normal_rng", "uniform_rng"} {
+		_, err := m[name](newContext(1), []stdlib.Value{intV(int(limit) + 1)}, nil)
+		if err == nil || !strings.Contains(err.Error(), name+": a result of") || !strings.Contains(err.Error(), "more than half of this machine's memory") {
+			t.Errorf("%s: error %v", name, err)
 		}
 	}
 }

@@ -142,8 +142,8 @@ func registerExtensions(m stdlib.Impls) {
 				return stdlib.Value{}, err
 			}
 			k := args[0].Int
-			if k < 0 {
-				return stdlib.Value{}, errorf(name, "size n = %d must be nonnegative", k)
+			if err := stdlib.CheckSize(k); err != nil {
+				return stdlib.Value{}, errorf(name, "%v", err)
 			}
 			out := make([]float64, k)
 			for i := range out {

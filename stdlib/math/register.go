@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/shmlang/shm/autodiff"
-	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
 )
@@ -116,20 +115,11 @@ func asVector(t *autodiff.Tape, x ad) ad {
 }
 
 // count checks a size argument.
-// count checks the sizes of a result: each non-negative, and their
-// product (the elements to allocate) within half of the machine's memory
-// (sysmem.MaxElements), refused before anything is allocated.
+// count checks the sizes of a result before it is allocated
+// (stdlib.CheckSize), naming the function.
 func count(name string, dims ...int) error {
-	total := 1.0
-	for _, n := range dims {
-		if n < 0 {
-			return errorf(name, "size must be non-negative, got %d", n)
-		}
-		total *= float64(n)
-	}
-	if limit := sysmem.MaxElements(); limit > 0 && total > float64(limit) {
-		return errorf(name, "a result of %.4g elements (%s) needs more than half of this machine's memory (%s)",
-			total, sysmem.Bytes(8*total), sysmem.Bytes(float64(sysmem.Total())))
+	if err := stdlib.CheckSize(dims...); err != nil {
+		return errorf(name, "%v", err)
 	}
 	return nil
 }
