@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
@@ -60,7 +61,7 @@ func Parse(file, src string) (*lang.Program, lang.ErrorList) {
 func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
 	source := lang.NewSource(file, src)
 	var errs lang.ErrorList
-	if e := checkNesting(source, src); e != nil {
+	if e := checkDepth(source, src); e != nil {
 		return nil, lang.ErrorList{e}
 	}
 	text := []byte(src)
@@ -196,6 +197,64 @@ func invalidTextMessage(msg string) string {
 	}
 	r, _ := utf8.DecodeRuneInString(rest)
 	return fmt.Sprintf("invalid character %q", r)
+}
+
+// checkDepth rejects input that would nest the parser deeper than
+// maxNesting: brackets (checkNesting), and operators the grammar nests
+// rather than repeats (checkChains). Deeper input would overflow the
+// parser's stack, a fatal error, not a panic.
+func checkDepth(source *lang.Source, src string) *lang.Error {
+	if e := checkNesting(source, src); e != nil {
+		return e
+	}
+	return checkChains(source, src)
+}
+
+// checkChains rejects runs of more than maxNesting prefix operators
+// (- - - x) and chains of more than maxNesting ^ or .^ at one bracket
+// depth (x^x^...^x is right-associative). Input that does not lex is left
+// to the parser's error.
+func checkChains(source *lang.Source, src string) *lang.Error {
+	toks, err := lexTokens([]byte(src))
+	if err != nil {
+		return nil
+	}
+	run := 0        // consecutive prefix operators
+	pow := []int{0} // per open bracket: the ^ of the current chain
+	for _, t := range toks {
+		v := t.Value
+		if v == "-" || v == "+" || v == "!" {
+			run++
+		} else {
+			run = 0
+		}
+		top := len(pow) - 1
+		switch v {
+		case "(", "[", "{":
+			pow = append(pow, 0)
+		case ")", "]", "}":
+			if top > 0 {
+				pow = pow[:top]
+			}
+		case "^", ".^":
+			pow[top]++
+		case "'":
+		default:
+			if !isOperand(v) {
+				pow[top] = 0
+			}
+		}
+		if run > maxNesting || pow[len(pow)-1] > maxNesting {
+			return source.At(lang.Pos{Line: t.Pos.Line, Col: t.Pos.Column}, fmt.Sprintf("operators chained more than %d deep", maxNesting))
+		}
+	}
+	return nil
+}
+
+// isOperand reports whether a token is an identifier or a number.
+func isOperand(v string) bool {
+	r, _ := utf8.DecodeRuneInString(v)
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || (r == '.' && len(v) > 1 && v[1] >= '0' && v[1] <= '9')
 }
 
 // checkNesting rejects input whose brackets nest deeper than maxNesting.

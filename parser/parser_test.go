@@ -321,3 +321,44 @@ func TestParseStmtsAndExpr(t *testing.T) {
 		t.Fatalf("want one error, got %v", errs)
 	}
 }
+
+// TestDepthLimits checks that input nesting the parser deeper than
+// maxNesting is an error at its position, not a stack overflow (a million
+// unary minus signs, or a 300 000-term power chain, were fatal), and
+// that chains at the limit, long flat sums and comments full of dashes
+// still parse.
+func TestDepthLimits(t *testing.T) {
+	n := maxNesting
+	pow := func(k int) string { return strings.TrimSuffix(strings.Repeat("y^", k+1), "^") }
+	for _, tc := range []struct {
+		name, expr string
+		ok         bool
+	}{
+		{"minus at the limit", strings.Repeat("-", n) + "y", true},
+		{"minus beyond", strings.Repeat("-", n+1) + "y", false},
+		{"100000 minus", strings.Repeat("-", 100000) + "y", false},
+		{"not beyond", strings.Repeat("!", n+1) + "y", false},
+		{"power at the limit", pow(n), true},
+		{"power beyond", pow(n + 1), false},
+		{"power chain of 300000", pow(300000), false},
+		{"powers in brackets", "(" + pow(n) + ")^" + pow(n-1), true},
+		{"powers around brackets", "(" + pow(n) + ")^" + pow(n), false},
+		{"sum of 20000", strings.TrimSuffix(strings.Repeat("y+", 20000), "+"), true},
+		{"alternating", strings.TrimSuffix(strings.Repeat("y^y-", 10000), "-"), true},
+		{"brackets beyond", strings.Repeat("(", n+1) + "y" + strings.Repeat(")", n+1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "transformed data { real y = 1;\n// " + strings.Repeat("-", 2*n) + "\nreal x = " + tc.expr + "; }"
+			_, errs := Parse("t.shm", src)
+			if tc.ok {
+				if len(errs) > 0 {
+					t.Fatalf("%v", errs[0].Header())
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Msg, "more than 256 deep") || errs[0].Pos.Line != 3 {
+				t.Fatalf("errors %v", errs)
+			}
+		})
+	}
+}

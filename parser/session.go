@@ -23,7 +23,7 @@ func (p *Parser) ParseExpr(file, src string) (lang.Expr, lang.ErrorList) {
 func parseFragment[T, R any](g *participle.Parser[T], file, src string, convert func(*converter, *T) R) (R, lang.ErrorList) {
 	var zero R
 	source := lang.NewSource(file, src)
-	if e := checkNesting(source, src); e != nil {
+	if e := checkDepth(source, src); e != nil {
 		return zero, lang.ErrorList{e}
 	}
 	tree, err := g.ParseString(file, src)
