@@ -362,3 +362,23 @@ func TestDepthLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoveryBudget checks that recovering from syntax errors stops at
+// MaxErrors errors, or earlier once the reparsing has read the budget: a
+// file of megabytes full of errors reports its first ones, not minutes
+// later (100 000 broken lines took over two minutes).
+func TestRecoveryBudget(t *testing.T) {
+	src := "parameters { real mu; }\nmodel {\n" + strings.Repeat("  mu ~ normal(0, 1) +;\n", 30) + "}\n"
+	p, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errs := p.Parse("t.shm", src); len(errs) != MaxErrors {
+		t.Errorf("%d errors, want %d", len(errs), MaxErrors)
+	}
+	p.recoveryBudget = 5 * len(src)
+	_, errs := p.Parse("t.shm", src)
+	if len(errs) != 5 || errs[0].Pos.Line != 3 {
+		t.Errorf("with a budget of five parses: %d errors (%v), want 5 from line 3", len(errs), errs)
+	}
+}
