@@ -7,5 +7,8 @@
 // Parse reports every syntax error it can find in one pass: after an error
 // inside a block it blanks out the statement that contains it and parses
 // again, so that independent mistakes in different statements are all
-// reported. At most MaxErrors errors are reported.
+// reported. At most MaxErrors errors are reported, and the recovery stops
+// once its reparsing has read 4 MiB (a file of megabytes reports its first
+// errors). Input that would nest the parser more than 256 deep (brackets,
+// runs of prefix operators, chains of ^) is refused before parsing.
 package parser
