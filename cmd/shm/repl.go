@@ -626,6 +626,7 @@ func (r *repl) cmdSample(rest string) error {
 		bar = newProgressLine(r.stderr, f.chainID, f.chains)
 		cfg.Progress = bar.update
 	}
+	cfg.Rejected = rejectionMessages(r.stderr, new(sync.Mutex))
 	run := &sampleRun{model: bm.IR.Name, seed: f.seed, chains: make([]*chainRecord, f.chains)}
 	record := func(header *stancsv.Config, columns []string) (chainOutput, error) {
 		c := &chainRecord{header: *header, columns: columns}

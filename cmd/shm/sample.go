@@ -163,6 +163,7 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 		fmt.Fprintf(stderr, "Chain %d Iteration: %*d / %d [%3d%%]  (%s)\n", p.Chain, len(fmt.Sprint(p.Total)), p.Iteration, p.Total, 100*p.Iteration/max(p.Total, 1), phase)
 		mu.Unlock()
 	}
+	cfg.Rejected = rejectionMessages(stderr, &mu)
 	paths := make([]string, f.chains)
 	for i := range paths {
 		paths[i] = chainPath(f.output, bm.IR.Name, f.chainID+i)
@@ -351,4 +352,31 @@ func writeChain(ctx context.Context, w chainOutput, d *runtime.Density, cfg nuts
 		return err
 	}
 	return w.Finish()
+}
+
+// maxRejectionMessages is the number of rejection messages shown per chain.
+const maxRejectionMessages = 10
+
+// rejectionMessages returns a nuts.Config.Rejected that writes, as Stan's
+// informational messages, why a proposal is rejected (a domain error, a
+// NaN density and its term), at most maxRejectionMessages per chain, and
+// says when it stops showing them. mu serializes the lines with the
+// progress lines.
+func rejectionMessages(w io.Writer, mu *sync.Mutex) func(chain int, reason error) {
+	shown := map[int]int{}
+	return func(chain int, reason error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n := shown[chain]
+		shown[chain] = n + 1
+		switch {
+		case n < maxRejectionMessages:
+			fmt.Fprintf(w, "Chain %d: a proposal is rejected: %v\n", chain, reason)
+			if n == 0 {
+				fmt.Fprintf(w, "Chain %d: (now and then, as near constraints, this is harmless; often, the model may be ill-conditioned or misspecified)\n", chain)
+			}
+		case n == maxRejectionMessages:
+			fmt.Fprintf(w, "Chain %d: further rejections are not shown\n", chain)
+		}
+	}
 }

@@ -321,3 +321,36 @@ func TestNonFiniteNamesTerm(t *testing.T) {
 		t.Errorf("--init: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestSampleRejectionMessages checks that proposals rejected mid-sampling
+// are reported on stderr with their reason and position (a NaN term, a
+// domain error), at most maxRejectionMessages per chain, and that the run
+// completes.
+func TestSampleRejectionMessages(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "rej.shm", `parameters { real mu; }
+model {
+  mu ~ normal(0, 1);
+  if (mu > 1.5) target += not_a_number();
+  if (mu < -1.5) target += normal_lpdf(0 | 0, -1);
+}
+`)
+	_, errs, code := runCmd(t, "sample", model, "--chains", "2", "--seed", "1", "--refresh", "0", "--output", filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"a proposal is rejected: the log density is NaN: " + model + ":4:17: this term of the log density is NaN",
+		"a proposal is rejected: " + model + ":5:28: normal_lpdf: scale sigma = -1 must be positive",
+		"further rejections are not shown",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	for _, chain := range []string{"Chain 1: a proposal", "Chain 2: a proposal"} {
+		if n := strings.Count(errs, chain); n > maxRejectionMessages {
+			t.Errorf("%d messages of %q", n, chain)
+		}
+	}
+}

@@ -678,3 +678,51 @@ func TestLargeScalesAndImproper(t *testing.T) {
 		t.Errorf("flat density: %v, want the improper posterior's error", err)
 	}
 }
+
+// nanBeyond has a NaN log density beyond 2.5 and a domain error below
+// -2.5, and names its NaN term.
+type nanBeyond struct{}
+
+func (nanBeyond) Dim() int { return 1 }
+
+func (nanBeyond) LogDensityGrad(x, grad []float64) (float64, error) {
+	switch {
+	case x[0] > 2.5:
+		return math.NaN(), nil
+	case x[0] < -2.5:
+		return 0, rejection{"t.shm:4:3: normal_lpdf: scale is -1"}
+	}
+	grad[0] = -x[0]
+	return -0.5 * x[0] * x[0], nil
+}
+
+func (nanBeyond) NonFiniteTerm() error { return errors.New("t.shm:5:3: this term of the log density is NaN") }
+
+// TestRejectedMessages checks that rejected points mid-trajectory are
+// reported through Config.Rejected with their reason (the NaN term, the
+// domain error), as Stan's informational messages.
+func TestRejectedMessages(t *testing.T) {
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples = 100, 300
+	cfg.Init = []float64{0.5}
+	var nan, domain int
+	cfg.Rejected = func(chain int, reason error) {
+		if chain != 3 {
+			t.Errorf("chain %d", chain)
+		}
+		switch msg := reason.Error(); {
+		case strings.Contains(msg, "the log density is NaN: t.shm:5:3: this term of the log density is NaN"):
+			nan++
+		case strings.Contains(msg, "normal_lpdf: scale is -1"):
+			domain++
+		default:
+			t.Errorf("reason %q", msg)
+		}
+	}
+	if _, err := nuts.Sample(context.Background(), nanBeyond{}, cfg, 5, 3); err != nil {
+		t.Fatal(err)
+	}
+	if nan == 0 || domain == 0 {
+		t.Errorf("%d NaN and %d domain messages, want both", nan, domain)
+	}
+}

@@ -43,6 +43,13 @@ type Config struct {
 
 	// Progress, when non-nil, is called after every iteration.
 	Progress func(Progress)
+	// Rejected, when non-nil, is called with the chain's id and the reason
+	// each time a point of a trajectory is rejected for an error (Stan's
+	// informational message): the target's rejection error (a domain
+	// error, reject), or a NaN log density with, where the target gives
+	// it (NonFiniteTerm), the term. A log density of −Inf (zero density)
+	// is rejected silently.
+	Rejected func(chain int, reason error)
 }
 
 // DefaultConfig returns Stan's defaults: 1000 warmup and 1000 sampling
@@ -251,6 +258,16 @@ func (c *Chain) evaluate(z *point) {
 	}
 	if err != nil || math.IsNaN(lp) || math.IsInf(lp, 0) {
 		z.v = math.Inf(1)
+		if c.cfg.Rejected != nil {
+			// As Stan: a message for a rejection (a domain error,
+			// reject) and for a NaN density; none for a density of zero.
+			switch {
+			case err != nil && isRejection(err):
+				c.cfg.Rejected(c.id, err)
+			case err == nil && math.IsNaN(lp):
+				c.cfg.Rejected(c.id, fmt.Errorf("the log density is NaN%s", c.whyNonFinite()))
+			}
+		}
 		return
 	}
 	z.v = -lp
