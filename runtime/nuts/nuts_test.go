@@ -696,7 +696,9 @@ func (nanBeyond) LogDensityGrad(x, grad []float64) (float64, error) {
 	return -0.5 * x[0] * x[0], nil
 }
 
-func (nanBeyond) NonFiniteTerm() error { return errors.New("t.shm:5:3: this term of the log density is NaN") }
+func (nanBeyond) NonFiniteTerm() error {
+	return errors.New("t.shm:5:3: this term of the log density is NaN")
+}
 
 // TestRejectedMessages checks that rejected points mid-trajectory are
 // reported through Config.Rejected with their reason (the NaN term, the
