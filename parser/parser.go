@@ -187,10 +187,28 @@ func unexpectedMessage(ut *participle.UnexpectedTokenError) string {
 		return "unexpected '}': braces are not balanced"
 	case tok.Value == "#":
 		return "'#' is not a comment: use // or /* */"
+	case expressionRules[expected]:
+		return fmt.Sprintf("unexpected %s: expected an expression", found)
+	case isRuleName(expected):
+		return fmt.Sprintf("unexpected %s", found)
 	case expected != "" && !strings.ContainsAny(expected, "()|"):
 		return fmt.Sprintf("unexpected %s (expected %s)", found, expected)
 	}
 	return fmt.Sprintf("unexpected %s", found)
+}
+
+// expressionRules are the grammar rules (types pX, which participle
+// reports as PX) that parse an expression or one of its parts.
+var expressionRules = map[string]bool{
+	"PExpr": true, "PBinary": true, "PArith": true, "PUnary": true, "PPow": true,
+	"PPostfix": true, "PPrimary": true, "PCall": true, "PArg": true, "PRowVec": true,
+	"PIndexItem": true,
+}
+
+// isRuleName reports whether s names a grammar rule rather than a token:
+// error messages name no rule.
+func isRuleName(s string) bool {
+	return len(s) > 1 && s[0] == 'P' && s[1] >= 'A' && s[1] <= 'Z' && !strings.ContainsAny(s, "\" ()|")
 }
 
 func invalidTextMessage(msg string) string {

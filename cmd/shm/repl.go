@@ -115,6 +115,7 @@ type repl struct {
 
 	state     modelState
 	session   *runtime.Session
+	input     int // the input lines read, for "<line N>" in positions
 	baseNames int // names in a fresh session: more are session variables
 	last      *sampleRun
 
@@ -213,12 +214,13 @@ func (r *repl) interactive(tty *os.File) error {
 // exec runs one input line.
 func (r *repl) exec(line string) error {
 	defer r.updateCompletions()
+	r.input++
 	text := strings.TrimSpace(line)
 	if text == "" || strings.HasPrefix(text, "#") || strings.HasPrefix(text, "//") {
 		return nil
 	}
 	if !strings.HasPrefix(text, ":") {
-		out, err := r.session.Eval(line)
+		out, err := r.session.EvalAt(fmt.Sprintf("<line %d>", r.input), line)
 		if out != "" {
 			fmt.Fprintln(r.stdout, out)
 		}

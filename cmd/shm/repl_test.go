@@ -343,3 +343,24 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestReplErrorLines checks that REPL errors count the input's lines
+// (commands, blank lines and comments included) and speak of expressions,
+// not of grammar rules.
+func TestReplErrorLines(t *testing.T) {
+	_, errs, code := runRepl(t, "real x = 1 +;\n:help\n\n// a comment\nx + ;\n")
+	if code == 0 {
+		t.Fatal("exit 0")
+	}
+	for _, want := range []string{
+		"input line 1:\n<line 1>:1:13: expected an expression after \"+\"",
+		"input line 5:\n<line 5>:1:5: unexpected \";\": expected an expression",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "PUnary") || strings.Contains(errs, "PExpr") {
+		t.Errorf("a grammar rule in %q", errs)
+	}
+}
