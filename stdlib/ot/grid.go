@@ -282,6 +282,12 @@ func checkGrid(g Grid, logA, logB []float64, grad *Grad) error {
 	return checkGrads(grad, g.N(), g.N(), 0)
 }
 
+// checkGridScale is checkScale for the unit grid g.
+func checkGridScale(eps float64, g Grid) error {
+	h, w := float64(g.H-1), float64(g.W-1)
+	return scaleError(eps, max(h*h, w*w), h*h+w*w, 0)
+}
+
 // gridOn switches the engine to the grid path until the returned function
 // is called.
 func (e *engine) gridOn(g Grid) {
@@ -300,6 +306,9 @@ func (w *Workspace) GridDivergence(g Grid, logA, logB []float64, opt Options, yy
 	if err := checkGrid(g, logA, logB, grad); err != nil {
 		return Result{}, err
 	}
+	if err := checkGridScale(opt.Eps, g); err != nil {
+		return Result{}, err
+	}
 	e := w.e
 	e.gridOn(g)
 	defer func() { e.onGrid = false }()
@@ -312,6 +321,9 @@ func (w *Workspace) GridSelfTerm(g Grid, logB []float64, opt Options) (*SelfTerm
 		return nil, err
 	}
 	if err := checkGrid(g, logB, logB, nil); err != nil {
+		return nil, err
+	}
+	if err := checkGridScale(opt.Eps, g); err != nil {
 		return nil, err
 	}
 	e := w.e
@@ -327,6 +339,9 @@ func (w *Workspace) GridOT(g Grid, logA, logB []float64, opt Options, grad *Grad
 		return 0, err
 	}
 	if err := checkGrid(g, logA, logB, grad); err != nil {
+		return 0, err
+	}
+	if err := checkGridScale(opt.Eps, g); err != nil {
 		return 0, err
 	}
 	e := w.e

@@ -545,6 +545,51 @@ func mass(logw []float64) float64 {
 }
 
 // checkSide validates the points and log-weights of one measure.
+// maxEpsRatio is the largest eps, relative to the largest squared distance
+// between the points, that an evaluation accepts: beyond it every
+// C_ij/eps is below 2^-26 and the value would keep fewer than about 8
+// significant digits (its rounding error is about u·eps).
+const maxEpsRatio = 0x1p26
+
+// checkScale refuses eps and point sets (row-major, dimension d) for which
+// the computation cannot be accurate (scaleError), from the bounding box
+// of the points.
+func checkScale(eps float64, d int, sets ...[]float64) error {
+	var d2, widest float64
+	dim := 0
+	for k := range d {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, pts := range sets {
+			for i := k; i < len(pts); i += d {
+				lo, hi = min(lo, pts[i]), max(hi, pts[i])
+			}
+		}
+		r := hi - lo
+		if r*r > widest {
+			widest, dim = r*r, k
+		}
+		d2 += r * r
+	}
+	return scaleError(eps, widest, d2, dim)
+}
+
+// scaleError returns the error of an evaluation whose squared distances
+// are at least widest (the widest coordinate's range squared, coordinate
+// dim) and at most d2 (the bounding box's squared diagonal): squared
+// distances or C/eps that overflow float64, or an eps so large that every
+// C_ij/eps is below 2^-26 and the result would be quantized (maxEpsRatio).
+func scaleError(eps, widest, d2 float64, dim int) error {
+	switch {
+	case math.IsInf(widest, 1):
+		return fmt.Errorf("ot: the points' coordinate %d spans more than %g: their squared distances overflow float64; rescale the points", dim+1, math.Sqrt(math.MaxFloat64))
+	case widest/eps > math.MaxFloat64:
+		return fmt.Errorf("ot: eps = %g is too small for squared distances up to %g: C/eps overflows float64; rescale the points or raise eps", eps, widest)
+	case d2 > 0 && eps > maxEpsRatio*d2:
+		return fmt.Errorf("ot: eps = %g is more than 2^26 times the largest squared distance (%g): the result would keep fewer than 8 significant digits; lower eps or rescale the points", eps, d2)
+	}
+	return nil
+}
+
 func checkSide(name string, pts, logw []float64, d int) (side, error) {
 	n := len(logw)
 	if n == 0 {
@@ -660,6 +705,9 @@ func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *Self
 	if err != nil {
 		return Result{}, err
 	}
+	if err := checkScale(opt.Eps, e.d, x, y); err != nil {
+		return Result{}, err
+	}
 	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
 		return Result{}, err
 	}
@@ -736,6 +784,9 @@ func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkScale(opt.Eps, e.d, y); err != nil {
+		return nil, err
+	}
 	return e.selfTerm(qs, opt, Grid{})
 }
 
@@ -763,6 +814,9 @@ func (w *Workspace) OT(x, y, logA, logB []float64, opt Options, grad *Grad) (flo
 	}
 	qs, err := checkSide("b", y, logB, e.d)
 	if err != nil {
+		return 0, err
+	}
+	if err := checkScale(opt.Eps, e.d, x, y); err != nil {
 		return 0, err
 	}
 	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
@@ -819,6 +873,9 @@ func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64)
 	}
 	qs, err := checkSide("b", y, logB, e.d)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkScale(opt.Eps, e.d, x, y); err != nil {
 		return nil, err
 	}
 	if err := checkMasses(opt, mass(logA), mass(logB)); err != nil {

@@ -628,3 +628,56 @@ func TestSetContext(t *testing.T) {
 	}
 	w.Close()
 }
+
+// TestScaleErrors checks that inputs the computation cannot evaluate
+// accurately are errors naming the cause, not NaN or a quantized value:
+// coordinates whose squared distances overflow, an eps so small that C/eps
+// overflows, an eps so large that the value would keep fewer than 8
+// digits (eps = 1e12 on points spread over a few units, 1e300); and that
+// identical points accept any eps.
+func TestScaleErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x, y := gaussPts(rng, 20, 2, 0, 1), gaussPts(rng, 30, 2, 0.5, 1)
+	la, lb := uniformLogW(20), uniformLogW(30)
+	far := append([]float64(nil), x...)
+	far[0] = 1e200
+	opt := func(eps float64) Options { return Options{Eps: eps, Balanced: true, Iters: 10} }
+	for _, c := range []struct {
+		name string
+		x    []float64
+		eps  float64
+		want string
+	}{
+		{"coordinates of 1e200", far, 0.1, "squared distances overflow"},
+		{"eps of 1e-310", x, 1e-310, "C/eps overflows"},
+		{"eps of 1e12", x, 1e12, "more than 2^26 times the largest squared distance"},
+		{"eps of 1e300", x, 1e300, "more than 2^26 times"},
+	} {
+		w := NewWorkspaceWorkers(20, 30, 2, 1)
+		_, err := w.Divergence(c.x, y, la, lb, opt(c.eps), nil, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Divergence: %v, want %q", c.name, err, c.want)
+		}
+		if _, err := w.OT(c.x, y, la, lb, opt(c.eps), nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: OT: %v", c.name, err)
+		}
+		if _, err := w.SelfTerm(c.x, la, opt(c.eps)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: SelfTerm: %v", c.name, err)
+		}
+		w.Close()
+	}
+	// The largest accepted eps still gives a value that moves with the
+	// points; identical points take any eps (their divergence is 0).
+	w := NewWorkspaceWorkers(20, 30, 2, 1)
+	if _, err := w.Divergence(x, y, la, lb, opt(1e3), nil, nil); err != nil {
+		t.Errorf("eps 1e3: %v", err)
+	}
+	same := make([]float64, 40)
+	if r, err := w.Divergence(same, same[:40], la, la, opt(1e300), nil, nil); err != nil || r.Divergence != 0 {
+		t.Errorf("identical points: %v, %v", r.Divergence, err)
+	}
+	if _, err := w.GridDivergence(Grid{H: 16, W: 16}, uniformLogW(256), uniformLogW(256), opt(1e12), nil, nil); err == nil || !strings.Contains(err.Error(), "more than 2^26 times") {
+		t.Errorf("grid, eps 1e12: %v", err)
+	}
+	w.Close()
+}
