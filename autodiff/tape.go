@@ -240,6 +240,9 @@ func (t *Tape) fail(format string, args ...any) {
 	}
 }
 
+// Size returns the number of values (float64 elements) the tape holds.
+func (t *Tape) Size() int { return len(t.val) }
+
 // NumNodes returns the number of operations recorded since the last Reset.
 func (t *Tape) NumNodes() int { return len(t.nodes) }
 

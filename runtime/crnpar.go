@@ -195,6 +195,7 @@ func (ev *evaluator) replicates(k int) []*replicate {
 	for len(ev.reps) < k {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
 		sub.setContext(ev.ctx0)
+		sub.maxValues = ev.maxValues
 		sub.replica = true
 		pcg := rand.NewPCG(0, 0)
 		sub.ctx.RNG = rand.New(pcg)

@@ -36,6 +36,9 @@ func (m *Model) NewDensity() (*Density, error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.IR.File, m.IR, m.opts.Impls, tape, m.opts.Print)
 	ev.setContext(m.opts.Context)
+	if m.opts.MaxValues > 0 {
+		ev.maxValues = m.opts.MaxValues
+	}
 	ev.runSeed = m.opts.Seed
 	base := make([]slot, len(m.frame))
 	for i, s := range m.frame {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
@@ -58,6 +59,8 @@ type evaluator struct {
 	// counts loop iterations between checks.
 	ctx0  context.Context
 	ticks uint32
+	// maxValues bounds the tape's values, checked with ctx0 (Options).
+	maxValues int64
 
 	plans     map[ir.Expr]*scalarPlan
 	stmtPlans map[ir.Stmt]stmtPlan
@@ -69,10 +72,11 @@ type evaluator struct {
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
 	ev := &evaluator{
-		file:  file,
-		impls: impls,
-		ctx:   stdlib.Context{Tape: tape, State: map[string]any{}},
-		print: print,
+		file:      file,
+		impls:     impls,
+		ctx:       stdlib.Context{Tape: tape, State: map[string]any{}},
+		print:     print,
+		maxValues: sysmem.MaxElements(),
 	}
 	if m != nil {
 		ev.frame = make([]slot, len(m.Vars))
@@ -93,11 +97,19 @@ func (ev *evaluator) setContext(ctx context.Context) {
 // second.
 func (ev *evaluator) checkInterrupt(p lang.Pos) error {
 	ev.ticks++
-	if ev.ctx0 == nil || ev.ticks&255 != 0 {
+	if ev.ticks&255 != 0 {
 		return nil
 	}
-	if err := ev.ctx0.Err(); err != nil {
-		return &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: err}
+	if ev.ctx0 != nil {
+		if err := ev.ctx0.Err(); err != nil {
+			return &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: err}
+		}
+	}
+	// A loop whose intermediate values fill the memory stops here, with
+	// its position, before the machine runs out.
+	if n := int64(ev.tape().Size()); ev.maxValues > 0 && n > ev.maxValues {
+		return ev.errorf(p, "this loop's values fill %s, more than the %s one evaluation may hold (half of the machine's memory)",
+			sysmem.Bytes(8*float64(n)), sysmem.Bytes(8*float64(ev.maxValues)))
 	}
 	return nil
 }

@@ -121,3 +121,43 @@ func TestSizeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopMemoryLimit checks that a loop whose intermediate values grow
+// without bound stops with its position once the tape holds more than
+// Options.MaxValues values (half of the machine's memory by default), in
+// transformed data and in the model block, instead of exhausting memory.
+func TestLoopMemoryLimit(t *testing.T) {
+	src := `transformed data {
+  real s = 0;
+  for (i in 1:1000000000) { s += sum(rep_vector(1.0, 1000)); }
+}
+parameters { real mu; }
+model {
+  for (i in 1:1000000000) { target += sum(rep_vector(mu, 1000)); }
+}
+`
+	m, errs := ir.CheckSource("loop.shm", src)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	_, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), MaxValues: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), "loop.shm:3:") || !strings.Contains(err.Error(), "more than the 8.0 MiB one evaluation may hold") {
+		t.Errorf("transformed data: %v", err)
+	}
+	// The model block's loop, with transformed data that fits.
+	m, errs = ir.CheckSource("loop.shm", strings.Replace(src, "1:1000000000) { s", "1:10) { s", 1))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), MaxValues: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.LogDensityGrad([]float64{0.1}, make([]float64, 1)); err == nil || !strings.Contains(err.Error(), "loop.shm:7:") || !strings.Contains(err.Error(), "one evaluation may hold") {
+		t.Errorf("model block: %v", err)
+	}
+}

@@ -26,6 +26,10 @@ type Options struct {
 	// transformed data and of every density evaluation check it, and
 	// return an error wrapping its Err() once it is done.
 	Context context.Context
+	// MaxValues bounds the values (float64 elements) one evaluation may
+	// hold on its tape, checked with the interruptions of loops; 0 means
+	// half of the machine's memory.
+	MaxValues int64
 }
 
 // Model is a checked model bound to its data: data and transformed data
@@ -57,6 +61,9 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.File, m, opts.Impls, tape, opts.Print)
 	ev.setContext(opts.Context)
+	if opts.MaxValues > 0 {
+		ev.maxValues = opts.MaxValues
+	}
 	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
 	ev.runSeed = opts.Seed
 	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {
