@@ -288,33 +288,13 @@ func (ev *evaluator) declDims(d *ir.Decl) ([]int, error) {
 // checkSize refuses a declaration whose sizes need more than half of the
 // machine's memory, before anything is allocated for it.
 func (ev *evaluator) checkSize(d *ir.Decl, dims []int) error {
-	limit := sysmem.MaxElements()
-	if limit <= 0 || d.Var.Type == lang.IntType {
+	if d.Var.Type == lang.IntType {
 		return nil
 	}
-	n := int64(1)
-	for _, k := range dims {
-		if k > 0 && n > limit/int64(k) {
-			n = limit + 1 // beyond the limit, and no overflow
-			break
-		}
-		n *= int64(k)
-	}
-	if n > limit {
-		return ev.errorf(d.Pos, "%s %s needs %s, more than half of this machine's memory (%s)",
-			d.TypeText, d.Var.Name, sizeText(dims), sysmem.Bytes(float64(sysmem.Total())))
+	if n, over := sysmem.Exceeds(dims...); over {
+		return ev.errorf(d.Pos, "%s %s needs %s, %s", d.TypeText, d.Var.Name, sysmem.Elements(n), sysmem.Beyond())
 	}
 	return nil
-}
-
-// sizeText describes the storage of a declaration's sizes: "2000000000
-// elements (15 GiB)", or "more than 2^63 elements" when it overflows.
-func sizeText(dims []int) string {
-	n := 1.0
-	for _, k := range dims {
-		n *= float64(k)
-	}
-	return fmt.Sprintf("%.4g elements (%s)", n, sysmem.Bytes(8*n))
 }
 
 // defaultValue returns an unassigned value of type typ and sizes dims.

@@ -2,17 +2,47 @@
 // cannot fit before trying to allocate them.
 package sysmem
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"sync"
+)
 
 // MaxElements is the number of float64 values that fit in half of the
 // machine's memory: the largest single container (or tape) the runtime
-// accepts. It is 0 when the memory is unknown (no limit).
-func MaxElements() int64 {
+// accepts. It is 0 when the memory is unknown (no limit). The memory is
+// read once per process (declarations in loops ask at every execution).
+func MaxElements() int64 { return maxElements() }
+
+var maxElements = sync.OnceValue(func() int64 {
 	total := Total()
 	if total == 0 {
 		return 0
 	}
 	return int64(total / 2 / 8)
+})
+
+// Exceeds returns the number of float64 values of a container of the given
+// sizes and whether it is more than MaxElements (never when the memory is
+// unknown).
+func Exceeds(dims ...int) (float64, bool) {
+	n := 1.0
+	for _, k := range dims {
+		n *= float64(k)
+	}
+	limit := MaxElements()
+	return n, limit > 0 && n > float64(limit)
+}
+
+// Elements describes n float64 values: "2.5e+09 elements (18.6 GiB)".
+func Elements(n float64) string {
+	return fmt.Sprintf("%.4g elements (%s)", n, Bytes(8*n))
+}
+
+// Beyond is the end of the messages that refuse a size: "more than half
+// of this machine's memory (23.5 GiB)".
+func Beyond() string {
+	return "more than half of this machine's memory (" + Bytes(float64(Total())) + ")"
 }
 
 // Bytes renders a number of bytes with a binary unit: "16 GiB".

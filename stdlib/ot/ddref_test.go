@@ -81,6 +81,19 @@ type refResult struct {
 	gU, gE *Grad
 }
 
+// ddSoftmax sets w to the softmax of the arguments a (0 where skip), each
+// weight exponentiated from its double-double distance to the LSE.
+func ddSoftmax(a []dd, skip []bool, w []float64) {
+	l := ddLSE(a, skip)
+	for k := range w {
+		w[k] = 0
+		if !skip[k] {
+			r := a[k].add(l.neg())
+			w[k] = math.Exp(r.hi + r.lo)
+		}
+	}
+}
+
 // refOT returns the OT value (README conventions, as Workspace.OT) and its
 // unrolled and envelope gradients.
 func refOT(x, y, la, lb []float64, d int, o Options) refResult {
@@ -187,54 +200,41 @@ func refOT(x, y, la, lb []float64, d int, o Options) refResult {
 	gE := newGrad(n, m, d)
 	refEnvelope(x, y, la, lb, d, o, a, b, ma, mb, ceps, fT, gT, gE)
 	w := make([]float64, max(n, m))
+	newF, newG := make([]float64, n), make([]float64, m)
+	// addPair adds the gradient of C_ij's share pw of an adjoint.
+	addPair := func(i, j int, pw float64) {
+		for k := range d {
+			df := x[i*d+k] - y[j*d+k]
+			gr.x[i*d+k] = gr.x[i*d+k].add(dd{2 * tau * pw * df, 0})
+			gr.y[j*d+k] = gr.y[j*d+k].add(dd{-2 * tau * pw * df, 0})
+		}
+	}
 	for t := T; t >= 1; t-- {
 		// g^t_j = −τε LSE_i(f^t_i/ε + log a_i − C_ij/ε).
-		newF := make([]float64, n)
+		clear(newF)
 		for j := range m {
 			colArgs(j, fH[t], ca)
-			l := ddLSE(ca, zeroA)
-			for i := range n {
-				w[i] = 0
-				if !zeroA[i] {
-					r := ca[i].add(l.neg())
-					w[i] = math.Exp(r.hi + r.lo)
-				}
-			}
+			ddSoftmax(ca, zeroA, w[:n])
 			for i := range n {
 				pw := gbar[j] * w[i]
 				newF[i] -= tau * pw
 				gr.logA[i] = gr.logA[i].add(dd{-tau * eps * pw, 0})
-				for k := range d {
-					df := x[i*d+k] - y[j*d+k]
-					gr.x[i*d+k] = gr.x[i*d+k].add(dd{2 * tau * pw * df, 0})
-					gr.y[j*d+k] = gr.y[j*d+k].add(dd{-2 * tau * pw * df, 0})
-				}
+				addPair(i, j, pw)
 			}
 		}
 		for i := range n {
 			fbar[i] += newF[i]
 		}
 		// f^t_i = −τε LSE_j(g^{t−1}_j/ε + log b_j − C_ij/ε).
-		newG := make([]float64, m)
+		clear(newG)
 		for i := range n {
 			rowArgs(i, gH[t-1], ra)
-			l := ddLSE(ra, zeroB)
-			for j := range m {
-				w[j] = 0
-				if !zeroB[j] {
-					r := ra[j].add(l.neg())
-					w[j] = math.Exp(r.hi + r.lo)
-				}
-			}
+			ddSoftmax(ra, zeroB, w[:m])
 			for j := range m {
 				pw := fbar[i] * w[j]
 				newG[j] -= tau * pw
 				gr.logB[j] = gr.logB[j].add(dd{-tau * eps * pw, 0})
-				for k := range d {
-					df := x[i*d+k] - y[j*d+k]
-					gr.x[i*d+k] = gr.x[i*d+k].add(dd{2 * tau * pw * df, 0})
-					gr.y[j*d+k] = gr.y[j*d+k].add(dd{-2 * tau * pw * df, 0})
-				}
+				addPair(i, j, pw)
 			}
 		}
 		copy(gbar, newG)

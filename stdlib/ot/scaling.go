@@ -88,7 +88,7 @@ const (
 
 // scalingMinSum is the smallest row sum a kernel sweep accepts (2^-900):
 // its terms stay normal numbers and their reciprocals finite.
-var scalingMinSum = math.Ldexp(1, -900)
+const scalingMinSum = 0x1p-900
 
 // scalingEpoch is one absorbed kernel. Side 0 is p (the rows of the
 // f-sweeps), side 1 is q.
@@ -164,7 +164,6 @@ type scalingState struct {
 
 	// Counters over the workspace's life (tests and benchmarks).
 	kernelSweeps, absorbs, failed int
-	kernelTerms                   float64
 }
 
 // useScaling reports whether the problem (p, q) runs on the scaling path.
@@ -297,7 +296,6 @@ func (e *engine) rowSums(o int, u, sig []float64) (H float64, ok bool) {
 		sig[i] = s
 		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
 	}
-	sc.kernelTerms += float64(len(km.val))
 	return H, ok
 }
 
@@ -522,7 +520,6 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig []flo
 		rowGradPass(&ep.k[o], rf, cf, rp, cp, d, job.rowGrad)
 	}
 	colPass(&ep.k[1-o], cf, rf, rp, cp, d, e.colSum, e.colGrad, job.wantColGrad)
-	sc.kernelTerms += float64(len(ep.k[o].val))
 }
 
 // dotGather returns Σ_k val_k·v[idx_k] over row i of m.

@@ -268,38 +268,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 // in steady state, also when x changes at every evaluation, in 1-D and 2-D,
 // with both gradient modes.
 func TestScalingNoAllocations(t *testing.T) {
-	for _, d := range []int{1, 2} {
-		x, y, la, lb, opt := sparseBenchProblem(t, 150, d)
-		w := NewWorkspaceWorkers(150, 150, d, 1)
-		w.SetPath(PathScaling)
-		yy, err := w.SelfTerm(y, lb, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		xs := [2][]float64{x, append([]float64(nil), x...)}
-		for k := range xs[1] {
-			xs[1][k] *= 1.01
-		}
-		gr := &Grad{X: make([]float64, len(x)), LogA: make([]float64, 150)}
-		k := 0
-		run := func() {
-			k++
-			for _, o := range []Options{opt, {Eps: opt.Eps, Balanced: true, Iters: 80, Grad: GradEnvelope}} {
-				if _, err := w.Divergence(xs[k%2], y, la, lb, o, yy, gr); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		run()
-		run()
-		if a := testing.AllocsPerRun(4, run); a != 0 {
-			t.Errorf("d=%d: %v allocations per evaluation, want 0", d, a)
-		}
-		if w.e.sc == nil || w.e.sc.kernelSweeps == 0 {
-			t.Errorf("d=%d: no kernel sweep ran", d)
-		}
-		w.Close()
-	}
+	checkNoAllocations(t, PathScaling, "kernel sweep", func(w *Workspace) bool { return w.e.sc != nil && w.e.sc.kernelSweeps > 0 })
 }
 
 // TestScalingFallback runs a problem whose kernel cannot be absorbed on

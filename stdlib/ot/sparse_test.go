@@ -507,10 +507,19 @@ func TestSparseSweepErrorBound(t *testing.T) {
 // steady state, also when x changes at every evaluation (its tree is
 // rebuilt), in 1-D and 2-D.
 func TestSparseNoAllocations(t *testing.T) {
+	checkNoAllocations(t, PathSparse, "sparse sweep", func(w *Workspace) bool { return w.e.sp.allTerms > 0 })
+}
+
+// checkNoAllocations checks that the path allocates nothing per evaluation
+// in steady state — divergences with the unrolled and the envelope
+// gradient, x changing at every evaluation, d = 1 and 2 — and that ran
+// reports the path's sweeps as run (what names them).
+func checkNoAllocations(t *testing.T, path Path, what string, ran func(*Workspace) bool) {
+	t.Helper()
 	for _, d := range []int{1, 2} {
 		x, y, la, lb, opt := sparseBenchProblem(t, 150, d)
 		w := NewWorkspaceWorkers(150, 150, d, 1)
-		w.SetPath(PathSparse)
+		w.SetPath(path)
 		yy, err := w.SelfTerm(y, lb, opt)
 		if err != nil {
 			t.Fatal(err)
@@ -534,8 +543,8 @@ func TestSparseNoAllocations(t *testing.T) {
 		if a := testing.AllocsPerRun(4, run); a != 0 {
 			t.Errorf("d=%d: %v allocations per evaluation, want 0", d, a)
 		}
-		if w.e.sp.allTerms == 0 {
-			t.Errorf("d=%d: no sparse sweep ran", d)
+		if !ran(w) {
+			t.Errorf("d=%d: no %s ran", d, what)
 		}
 		w.Close()
 	}
