@@ -70,6 +70,11 @@ const (
 // broadcast of args as one tape node.
 func (f *univariate) density(c *stdlib.Context, fn string, vals []stdlib.Value, m mode, propto bool) (stdlib.Value, error) {
 	t := c.Tape
+	if m == modeLP {
+		if v, ok := f.scalarLP(t, vals, propto); ok {
+			return v, nil
+		}
+	}
 	var store [4]arg
 	as := store[:len(vals)]
 	for k := range vals {
@@ -185,6 +190,61 @@ func (f *univariate) density(c *stdlib.Context, fn string, vals []stdlib.Value, 
 	}
 	out[0] = total
 	return stdlib.RealValue(p.Value()), nil
+}
+
+// scalarLP is density's log density for scalar arguments, the common case
+// of a ~ statement in a loop, without the bookkeeping of broadcasting: the
+// same terms and partials, computed by the family's lp. ok is false when
+// an argument is not a scalar or fails a check; density then takes its
+// general path, which reports the failure.
+func (f *univariate) scalarLP(t *autodiff.Tape, vals []stdlib.Value, propto bool) (v stdlib.Value, ok bool) {
+	var x vec
+	var insStore [4]autodiff.Value
+	var slot [4]int
+	ins := insStore[:0]
+	var live uint8
+	for k := range vals {
+		val := &vals[k]
+		slot[k] = -1
+		switch val.Type {
+		case lang.IntType:
+			x[k] = float64(val.Int)
+		case lang.RealType:
+			x[k] = t.Scalar(val.AD)
+			if !val.AD.IsConst() {
+				slot[k] = len(ins)
+				ins = append(ins, val.AD)
+				live |= 1 << k
+			}
+		default:
+			return stdlib.Value{}, false
+		}
+		if f.args[k].check.violation(x[k]) != "" {
+			return stdlib.Value{}, false
+		}
+	}
+	if f.cross != nil {
+		if _, _, rel := f.cross(x); rel != "" {
+			return stdlib.Value{}, false
+		}
+	}
+	kp := keep{propto: propto, live: live}
+	if propto && live == 0 {
+		return stdlib.RealValue(t.Const(0)), true
+	}
+	lp, d := f.lp(x, kp)
+	p := t.ScalarPartials(ins...)
+	if math.IsInf(lp, -1) {
+		// Outside the support: -Inf with zero partials.
+		d = vec{}
+	}
+	for k := range vals {
+		if slot[k] >= 0 {
+			p.D(slot[k])[0] = d[k]
+		}
+	}
+	p.Out()[0] = lp
+	return stdlib.RealValue(p.Value()), true
 }
 
 // draw evaluates the family's _rng over the broadcast of its parameters:
