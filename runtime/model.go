@@ -136,3 +136,40 @@ func (m *Model) Columns() []string {
 	}
 	return cols
 }
+
+// OutputValue returns the value of the parameter, transformed parameter or
+// generated quantity name from a row of Density.Draw, with its sizes and
+// its entries in row-major order (the order of data files).
+func (m *Model) OutputValue(row []float64, name string) (*data.Value, error) {
+	type out struct {
+		name string
+		dims []int
+	}
+	var outs []out
+	for _, e := range m.Layout.Entries {
+		outs = append(outs, out{e.Decl.Var.Name, e.Dims})
+	}
+	for _, o := range append(append([]outVar{}, m.tpOut...), m.gqOut...) {
+		outs = append(outs, out{o.decl.Var.Name, o.dims})
+	}
+	at := 0
+	for _, o := range outs {
+		n := 1
+		for _, d := range o.dims {
+			n *= d
+		}
+		if o.name != name {
+			at += n
+			continue
+		}
+		if at+n > len(row) {
+			return nil, fmt.Errorf("a row of %d values has no %s", len(row), name)
+		}
+		v := &data.Value{Name: name, Dims: append([]int(nil), o.dims...), Data: make([]float64, n)}
+		for j, k := range stanOrder(o.dims) {
+			v.Data[k] = row[at+j]
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("the model has no output variable %s", name)
+}

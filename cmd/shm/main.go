@@ -40,6 +40,9 @@ Usage:
                            (several runs overlaid), pairs, energy, ppc
                            (--data FILE --y NAME [--series]), location
                            (--data FILE --image NAME --vars X,Y --at C,R)
+  shm calibrate lambda model.shm [data...] --dir DIR [--truth ... | --bootstrap B ...]
+                           choose the loss scale by frequentist coverage, on
+                           this machine's cores or as Slurm job arrays (--slurm)
   shm repl [model.shm] [data...] [--seed N] [--set name=value]
                            interactive session (":help" lists its commands)
   shm help                 show this help
@@ -63,6 +66,8 @@ func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return cmdSummary(args[1:], stdout, stderr)
 	case "plot":
 		return cmdPlot(args[1:], stdout, stderr)
+	case "calibrate":
+		return cmdCalibrate(args[1:], stdout, stderr)
 	case "repl":
 		return cmdRepl(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -1,0 +1,101 @@
+# Compiled Stan's (rstan's) time per log-density gradient on the posteriordb
+# models of shm's BenchmarkGradient (models/posteriordb/bench_test.go), at
+# the same point: every unconstrained coordinate 0.1. Run it through
+# bench/stan_gradient.sh, from the repository root; arguments pick models.
+#
+# Columns: stan_us_raw is one grad_log_prob() call from an R loop;
+# stan_us_corrected subtracts the same loop's time on a one-parameter model
+# (R/Rcpp overhead); stan_us_cpp times the gradient in C++: static HMC with
+# a step size of 1e-9 (so it stays at the point) and L leapfrog steps per
+# draw, L + 1 gradients per draw, Stan's own CPU-time clock (elapsed sample
+# time). Each is the median of 5 rounds of ~0.5 s. log_prob is Stan's
+# log_prob(jacobian = TRUE): `~` drops constants, as shm's does.
+suppressMessages(library(rstan))
+if (!file.exists(rstan_options("boost_lib")) && dir.exists("/usr/include/boost"))
+  rstan_options(boost_lib = "/usr/include")  # Debian's r-cran-bh has no headers
+shared <- Sys.getenv("SHARED", "../shared")
+cache <- "out/stanbench"
+dir.create(cache, recursive = TRUE, showWarnings = FALSE)
+models <- c("arK-arK", "arma-arma11", "garch-garch11", "eight_schools-eight_schools_noncentered",
+            "speed/dogs-dogs", "speed/radon_mn-radon_hierarchical_intercept_noncentered",
+            "speed/election88-election88_full")
+args <- commandArgs(trailingOnly = TRUE)
+if (length(args) > 0) models <- args
+
+# posteriordb's data.json as rstan data: JSON arrays become R arrays.
+read_json <- function(path) {
+  s <- paste(readLines(path, warn = FALSE), collapse = "\n")
+  s <- gsub('"([^"]+)"[[:space:]]*:', "`\\1` =", s)
+  for (b in c("[", "{")) s <- gsub(b, "list(", s, fixed = TRUE)
+  for (b in c("]", "}")) s <- gsub(b, ")", s, fixed = TRUE)
+  lapply(eval(parse(text = s)), as_array)
+}
+as_array <- function(x) {
+  if (!is.list(x)) return(x)
+  if (length(x) == 0) return(array(numeric(0), 0))
+  if (!is.list(x[[1]])) return(array(unlist(x), length(x)))
+  e <- lapply(x, as_array)  # rows; R is column-major
+  d <- dim(e[[1]])
+  aperm(array(unlist(e), c(d, length(e))), c(length(d) + 1, seq_along(d)))
+}
+
+# Compile once: the code is copied into the cache (only when it changed, so
+# rstan's auto_write .rds next to it stays valid). bench/stan/NAME.stan, a
+# Stan 2.21 translation, is used when there is one, else the .shm itself.
+compile <- function(code, name) {
+  path <- file.path(cache, paste0(name, ".stan"))
+  if (!file.exists(path) || !identical(readLines(path), code)) writeLines(code, path)
+  stan_model(file = path, auto_write = TRUE)
+}
+source_of <- function(m) {
+  tr <- file.path("bench/stan", paste0(basename(m), ".stan"))
+  if (file.exists(tr)) tr else file.path("models/posteriordb", paste0(m, ".shm"))
+}
+
+fit_of <- function(sm, data) suppressWarnings(suppressMessages(
+  sampling(sm, data = data, chains = 1, iter = 1, algorithm = "Fixed_param", init = 0,
+           refresh = 0, seed = 1, open_progress = FALSE)))
+
+# Median over 5 rounds of one call of f(n), per unit of n, with n tuned so
+# that a round takes ~0.5 s; f(n) returns its own time in seconds.
+per_unit <- function(f) {
+  n <- 1
+  while ((t <- f(n)) < 0.05) n <- n * 4
+  n <- max(1, round(n * 0.5 / t))
+  median(replicate(5, f(n))) / n
+}
+r_loop <- function(fit, u) function(n) {
+  t <- proc.time()[[3]]
+  for (i in seq_len(n)) grad_log_prob(fit, u)
+  proc.time()[[3]] - t
+}
+hmc <- function(sm, data, init) function(n) {
+  L <- max(1, ceiling(n / 4) - 1)  # 4 draws of L + 1 gradients each
+  f <- suppressWarnings(sampling(sm, data = data, chains = 1, iter = 4, warmup = 0,
+    algorithm = "HMC", init = list(init), refresh = 0, seed = 1, open_progress = FALSE,
+    control = list(metric = "unit_e", stepsize = 1e-9, int_time = 1e-9 * (L + 0.5),
+                   adapt_engaged = FALSE)))
+  get_elapsed_time(f)[1, "sample"] * n / (4 * (L + 1))
+}
+
+trivial <- compile("parameters { real x; } model { x ~ normal(0, 1); }", "trivial")
+overhead <- per_unit(r_loop(fit_of(trivial, list()), 0.1))
+cat(sprintf("# rstan %s (Stan %s), %s, load average %s\n", packageVersion("rstan"),
+            stan_version(), format(Sys.time(), "%Y-%m-%d %H:%M %Z"),
+            paste(readLines("/proc/loadavg"), collapse = "")))
+cat(sprintf("# R loop overhead per grad_log_prob call (trivial model): %.2f us\n", overhead * 1e6))
+cat(sprintf("%-58s %8s %12s %18s %12s %16s\n", "model", "n_params", "stan_us_raw",
+            "stan_us_corrected", "stan_us_cpp", "log_prob"))
+for (m in models) {
+  row <- tryCatch({
+    sm <- compile(readLines(source_of(m)), basename(m))
+    data <- read_json(file.path(shared, "posteriordb", basename(m), "data.json"))
+    fit <- fit_of(sm, data)
+    u <- rep(0.1, get_num_upars(fit))
+    raw <- per_unit(r_loop(fit, u))
+    cpp <- per_unit(hmc(sm, data, constrain_pars(fit, u)))
+    sprintf("%8d %12.2f %18.2f %12.2f %16.8g", length(u), raw * 1e6, (raw - overhead) * 1e6,
+            cpp * 1e6, log_prob(fit, u, adjust_transform = TRUE))
+  }, error = function(e) paste("FAILED:", conditionMessage(e)))
+  cat(sprintf("%-58s %s\n", m, row))
+}

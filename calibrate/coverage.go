@@ -1,0 +1,99 @@
+package calibrate
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// HPDThreshold returns the lower (1 − level) quantile of the draws' log
+// densities: the highest-posterior-density region of credibility level
+// holds the points whose log density is at least this threshold (the
+// paper's q_b(lambda)). The quantile is the order statistic
+// ⌊(1 − level)·S⌋ of the S draws (0-based), so that at least level·S of the
+// draws lie in the region.
+func HPDThreshold(logDensities []float64, level float64) (float64, error) {
+	if len(logDensities) == 0 {
+		return 0, errors.New("no draws")
+	}
+	if !(level > 0 && level < 1) {
+		return 0, errors.New("level must be in (0, 1)")
+	}
+	s := slices.Clone(logDensities)
+	for _, x := range s {
+		if math.IsNaN(x) {
+			return 0, errors.New("a draw's log density is NaN")
+		}
+	}
+	slices.Sort(s)
+	k := int(math.Floor((1 - level) * float64(len(s))))
+	return s[min(k, len(s)-1)], nil
+}
+
+// EllipseDistance returns the squared Mahalanobis distance of point from
+// the draws' mean under their sample covariance (draws[s] is one draw),
+// and the radius² of the Gaussian credible ellipse of credibility level:
+// the chi-square quantile with len(point) degrees of freedom. The point is
+// covered when the distance is at most the radius.
+func EllipseDistance(point []float64, draws [][]float64, level float64) (dist2, radius2 float64, err error) {
+	p := len(point)
+	if len(draws) <= p {
+		return 0, 0, errors.New("fewer draws than parameters + 1")
+	}
+	mean := make([]float64, p)
+	for _, d := range draws {
+		for j := range mean {
+			mean[j] += d[j]
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(len(draws))
+	}
+	cov := mat.NewSymDense(p, nil)
+	for _, d := range draws {
+		for i := 0; i < p; i++ {
+			for j := i; j < p; j++ {
+				cov.SetSym(i, j, cov.At(i, j)+(d[i]-mean[i])*(d[j]-mean[j]))
+			}
+		}
+	}
+	cov.ScaleSym(1/float64(len(draws)-1), cov)
+	var chol mat.Cholesky
+	if !chol.Factorize(cov) {
+		return 0, 0, errors.New("the draws' covariance is singular")
+	}
+	diff := mat.NewVecDense(p, nil)
+	for j := range point {
+		diff.SetVec(j, point[j]-mean[j])
+	}
+	var x mat.VecDense
+	if err := chol.SolveVecTo(&x, diff); err != nil {
+		return 0, 0, err
+	}
+	dist2 = mat.Dot(diff, &x)
+	radius2 = distuv.ChiSquared{K: float64(p)}.Quantile(level)
+	return dist2, radius2, nil
+}
+
+// Coverage is the fraction of covered datasets at one lambda and its Monte
+// Carlo standard error, sqrt(c(1 − c)/n).
+type Coverage struct {
+	Covered, Runs int
+}
+
+// Rate returns the coverage, NaN for no runs.
+func (c Coverage) Rate() float64 {
+	if c.Runs == 0 {
+		return math.NaN()
+	}
+	return float64(c.Covered) / float64(c.Runs)
+}
+
+// SE returns the binomial standard error of Rate.
+func (c Coverage) SE() float64 {
+	r := c.Rate()
+	return math.Sqrt(r * (1 - r) / float64(c.Runs))
+}

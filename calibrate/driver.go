@@ -1,0 +1,250 @@
+package calibrate
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"text/tabwriter"
+)
+
+// Runner runs tasks; each writes its result into the calibration's folder.
+type Runner interface {
+	Run(ctx context.Context, tasks []Task) error
+}
+
+// Pool runs tasks on Workers goroutines of this process.
+type Pool struct {
+	Dir     Dir
+	Plan    *Plan
+	Bind    Binder
+	Workers int
+	Log     io.Writer // a line per finished task; nil for none
+}
+
+// Run runs the tasks, at most p.Workers at once, and returns their errors
+// joined. Finished tasks keep their results whatever happens to others.
+func (p *Pool) Run(ctx context.Context, tasks []Task) error {
+	sem := make(chan struct{}, max(p.Workers, 1))
+	errs := make([]error, len(tasks))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind)
+			if err == nil {
+				err = p.Dir.WriteResult(r)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("lambda %s, dataset %d: %w", lambdaText(t.Lambda), t.Dataset+1, err)
+				return
+			}
+			if p.Log != nil {
+				mu.Lock()
+				fmt.Fprintf(p.Log, "lambda %s, dataset %d: %s in %.1f s\n", lambdaText(t.Lambda), t.Dataset+1, coveredText(r), r.Seconds)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func coveredText(r *Result) string {
+	return fmt.Sprintf("hpd %s, ellipse %s", yesNo(r.HPDCovered), yesNo(r.EllipseCovered))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "covered"
+	}
+	return "not covered"
+}
+
+// Collector is a Runner for --collect: it runs nothing and reports the
+// tasks that have no result.
+type Collector struct{}
+
+// Run returns an error naming the missing tasks.
+func (Collector) Run(_ context.Context, tasks []Task) error {
+	return fmt.Errorf("%d task(s) have no result yet (the first: lambda %s, dataset %d)", len(tasks), lambdaText(tasks[0].Lambda), tasks[0].Dataset+1)
+}
+
+// Calibration searches the loss scale of one plan.
+type Calibration struct {
+	Dir    Dir
+	Plan   *Plan
+	Search *Search
+	Region string // "hpd" or "ellipse"
+	Runner Runner
+	Log    io.Writer // progress; nil for none
+}
+
+// Outcome is the result of a calibration.
+type Outcome struct {
+	Lambda  float64 // lambda*
+	Evals   []Eval
+	Seconds map[float64]float64 // summed run time per lambda
+	Results []*Result
+}
+
+// Run evaluates the loss scales the search asks for, running the tasks
+// that have no result yet, and returns lambda* with every evaluation.
+func (c *Calibration) Run(ctx context.Context) (*Outcome, error) {
+	out := &Outcome{Seconds: map[float64]float64{}}
+	for {
+		lambdas := c.Search.Next()
+		if len(lambdas) == 0 {
+			break
+		}
+		var todo []Task
+		for _, l := range lambdas {
+			for i := 0; i < c.Plan.Datasets; i++ {
+				t := Task{Lambda: l, Dataset: i}
+				r, err := c.Dir.ReadResult(t)
+				if err != nil {
+					return nil, err
+				}
+				if r == nil {
+					todo = append(todo, t)
+				}
+			}
+		}
+		if len(todo) > 0 {
+			if c.Log != nil {
+				fmt.Fprintf(c.Log, "running %d task(s): lambda %s\n", len(todo), lambdaList(lambdas))
+			}
+			if err := c.Runner.Run(ctx, todo); err != nil {
+				return nil, err
+			}
+		}
+		for _, l := range lambdas {
+			var cov Coverage
+			for i := 0; i < c.Plan.Datasets; i++ {
+				r, err := c.Dir.ReadResult(Task{Lambda: l, Dataset: i})
+				if err != nil {
+					return nil, err
+				}
+				if r == nil {
+					return nil, fmt.Errorf("lambda %s, dataset %d: no result after its run", lambdaText(l), i+1)
+				}
+				cov.Runs++
+				if r.Covered(c.Region) {
+					cov.Covered++
+				}
+				out.Seconds[l] += r.Seconds
+				out.Results = append(out.Results, r)
+			}
+			c.Search.Record(l, cov)
+			if c.Log != nil {
+				fmt.Fprintf(c.Log, "lambda %s: coverage %.3f (s.e. %.3f, %d runs)\n", lambdaText(l), cov.Rate(), cov.SE(), cov.Runs)
+			}
+		}
+	}
+	out.Evals = c.Search.Evals()
+	best, err := c.Search.Best()
+	if err != nil {
+		return out, err
+	}
+	out.Lambda = best
+	return out, nil
+}
+
+func lambdaList(ls []float64) string {
+	s := ""
+	for i, l := range ls {
+		if i > 0 {
+			s += ", "
+		}
+		s += lambdaText(l)
+	}
+	return s
+}
+
+// WriteTable prints the coverage table and lambda*.
+func (o *Outcome) WriteTable(w io.Writer, target float64) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "lambda\tcoverage\ts.e.\truns\ttime (s)\t")
+	for _, e := range o.Evals {
+		fmt.Fprintf(tw, "%.6g\t%.3f\t%.3f\t%d\t%.1f\t\n", e.Lambda, e.Rate(), e.SE(), e.Runs, o.Seconds[e.Lambda])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if o.Lambda > 0 {
+		_, err := fmt.Fprintf(w, "lambda* = %.6g (the highest evaluated loss scale with coverage >= %g)\n", o.Lambda, target)
+		return err
+	}
+	return nil
+}
+
+// WriteCSV writes the coverage table (coverage.csv) and every run's
+// summary (runs.csv) into the folder.
+func (o *Outcome) WriteCSV(dir Dir) error {
+	cov := [][]string{{"lambda", "covered", "runs", "coverage", "se", "seconds"}}
+	for _, e := range o.Evals {
+		cov = append(cov, []string{lambdaText(e.Lambda), strconv.Itoa(e.Covered), strconv.Itoa(e.Runs),
+			num(e.Rate()), num(e.SE()), num(o.Seconds[e.Lambda])})
+	}
+	if err := writeCSV(dir.path("coverage.csv"), cov); err != nil {
+		return err
+	}
+	if len(o.Results) == 0 {
+		return nil
+	}
+	head := []string{"lambda", "dataset", "seed", "hpd_covered", "hpd_truth", "hpd_threshold",
+		"ellipse_covered", "ellipse_dist2", "ellipse_radius2", "draws", "divergent", "seconds"}
+	for _, c := range o.Results[0].Columns {
+		head = append(head, "mean_"+c, "sd_"+c)
+	}
+	rows := [][]string{head}
+	for _, r := range o.Results {
+		row := []string{lambdaText(r.Lambda), strconv.Itoa(r.Dataset + 1), strconv.FormatUint(r.Seed, 10),
+			strconv.FormatBool(r.HPDCovered), num(r.HPDTruth), num(r.HPDThreshold),
+			strconv.FormatBool(r.EllipseCovered), num(r.EllipseDist2), num(r.EllipseRadius2),
+			strconv.Itoa(r.Draws), strconv.Itoa(r.Divergent), strconv.FormatFloat(r.Seconds, 'f', 2, 64)}
+		for j := range r.Columns {
+			row = append(row, num(r.Mean[j]), num(r.SD[j]))
+		}
+		rows = append(rows, row)
+	}
+	return writeCSV(dir.path("runs.csv"), rows)
+}
+
+func num(x float64) string {
+	if math.IsNaN(x) {
+		return "nan"
+	}
+	return strconv.FormatFloat(x, 'g', 8, 64)
+}
+
+func writeCSV(path string, rows [][]string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".csv.tmp*")
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	werr := w.WriteAll(rows)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return werr
+	}
+	return os.Rename(f.Name(), path)
+}

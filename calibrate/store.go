@@ -1,0 +1,190 @@
+package calibrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/shmlang/shm/runtime/data"
+)
+
+// Plan is everything a task needs, written once to the calibration's
+// folder (plan.json) so that a task can run in another process (a Slurm
+// array task) and a rerun can check that it resumes the same calibration.
+type Plan struct {
+	Model string   `json:"model"` // absolute path of the .shm file
+	Data  []string `json:"data"`  // absolute paths of the data files
+	Sets  []string `json:"sets"`  // --set name=value arguments
+	// Param is the data variable that holds the loss scale.
+	Param string `json:"param"`
+	// Truth holds the point whose coverage is measured, by parameter
+	// output column (c0, kappa, beta.2, ...): the known truth, or the
+	// estimate of a bootstrap calibration.
+	Truth map[string]float64 `json:"truth"`
+	// Datasets is the number of datasets, files datasets/dNNN.json of the
+	// folder whose values replace the data of the same names.
+	Datasets int     `json:"datasets"`
+	Level    float64 `json:"level"` // credibility of the regions (0.9)
+	Chains   int     `json:"chains"`
+	Warmup   int     `json:"warmup"`
+	Samples  int     `json:"samples"`
+	MaxDepth int     `json:"max_depth"`
+	Delta    float64 `json:"adapt_delta"`
+	Seed     uint64  `json:"seed"`
+}
+
+// Task is one posterior run: a loss scale and a dataset.
+type Task struct {
+	Lambda  float64 `json:"lambda"`
+	Dataset int     `json:"dataset"`
+}
+
+// Dir is a calibration's folder: plan.json, datasets/, results/.
+type Dir string
+
+func (d Dir) path(parts ...string) string {
+	return filepath.Join(append([]string{string(d)}, parts...)...)
+}
+
+// DatasetPath is the file of dataset i (0-based).
+func (d Dir) DatasetPath(i int) string { return d.path("datasets", fmt.Sprintf("d%03d.json", i)) }
+
+// lambdaText is a loss scale as it names folders: the shortest text that
+// reads back as the same float64.
+func lambdaText(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// ResultPath is the file of a task's result.
+func (d Dir) ResultPath(t Task) string {
+	return d.path("results", "lambda="+lambdaText(t.Lambda), fmt.Sprintf("d%03d.json", t.Dataset))
+}
+
+// WritePlan writes p as the folder's plan, or checks that the plan already
+// there is the same: a folder holds one calibration.
+func (d Dir) WritePlan(p *Plan) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	old, err := os.ReadFile(d.path("plan.json"))
+	switch {
+	case err == nil && !bytes.Equal(old, b):
+		return fmt.Errorf("%s holds a calibration with other settings (its plan.json differs): use another --dir, or remove it", d)
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return writeAtomic(d.path("plan.json"), b)
+}
+
+// ReadPlan reads the folder's plan.
+func (d Dir) ReadPlan() (*Plan, error) {
+	b, err := os.ReadFile(d.path("plan.json"))
+	if err != nil {
+		return nil, err
+	}
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", d.path("plan.json"), err)
+	}
+	return &p, nil
+}
+
+// WriteResult stores a task's result (through a temporary file renamed
+// when complete: a killed task leaves no result).
+func (d Dir) WriteResult(r *Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(d.ResultPath(r.Task), append(b, '\n'))
+}
+
+// ReadResult returns a task's result, or nil when the task has not
+// finished.
+func (d Dir) ReadResult(t Task) (*Result, error) {
+	b, err := os.ReadFile(d.ResultPath(t))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", d.ResultPath(t), err)
+	}
+	return &r, nil
+}
+
+// writeAtomic writes b to path through a temporary file in its folder.
+func writeAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// WriteDataset writes values as a CmdStan JSON data file (nested arrays
+// for values with sizes).
+func WriteDataset(path string, values []*data.Value) error {
+	var b strings.Builder
+	b.WriteString("{\n")
+	for i, v := range values {
+		fmt.Fprintf(&b, "  %q: ", v.Name)
+		writeNested(&b, v.Data, v.Dims, v.IsInt)
+		if i < len(values)-1 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("}\n")
+	return writeAtomic(path, []byte(b.String()))
+}
+
+func writeNested(b *strings.Builder, x []float64, dims []int, isInt bool) {
+	if len(dims) == 0 {
+		if isInt {
+			b.WriteString(strconv.FormatInt(int64(x[0]), 10))
+		} else {
+			b.WriteString(strconv.FormatFloat(x[0], 'g', -1, 64))
+		}
+		return
+	}
+	inner := 1
+	for _, d := range dims[1:] {
+		inner *= d
+	}
+	b.WriteString("[")
+	for i := 0; i < dims[0]; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeNested(b, x[i*inner:(i+1)*inner], dims[1:], isInt)
+	}
+	b.WriteString("]")
+}

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shmlang/shm/calibrate"
+	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/data"
+)
+
+const calibrateUsage = `usage:
+  shm calibrate lambda model.shm [data...] --dir DIR (known truth or bootstrap) [flags]
+      known truth:  --truth c0=0.3,kappa=0.15 and either --generate R --replicate y=y_rep
+                    (datasets drawn by the model's generated quantities at the truth)
+                    or --datasets a.json,b.json (datasets given as data files)
+      bootstrap:    --bootstrap B --resample y [--lambda0 1]
+                    (the truth is estimated by the best draw of a run at lambda0)
+  shm calibrate task DIR ROUND.json --index I   (one task of a Slurm job array)
+`
+
+// cmdCalibrate implements "shm calibrate".
+func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, calibrateUsage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch args[0] {
+	case "lambda":
+		return cmdCalibrateLambda(ctx, args[1:], stdout, stderr)
+	case "task":
+		return cmdCalibrateTask(ctx, args[1:], stderr)
+	}
+	fmt.Fprintf(stderr, "shm calibrate: unknown procedure %q\n%s", args[0], calibrateUsage)
+	return 2
+}
+
+// lambdaFlags are the options of "shm calibrate lambda".
+type lambdaFlags struct {
+	dir, param, truth, replicate, datasets, resample, region, lambdas, sbatch string
+	generate, bootstrap, chains, warmup, samples, maxDepth, maxTemps, workers int
+	maxRunning                                                                int
+	seed                                                                      uint64
+	level, target, start, factor, tol, delta, lambda0                         float64
+	slurm, collect                                                            bool
+	sets                                                                      stringList
+}
+
+func (f *lambdaFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "dir", "", "folder of the calibration: its plan, datasets, each run's result and the tables (required)")
+	fs.StringVar(&f.param, "param", "lambda", "data variable that holds the loss scale")
+	fs.StringVar(&f.truth, "truth", "", "known truth: parameter values name=value,... (or a JSON file)")
+	fs.IntVar(&f.generate, "generate", 0, "known truth: number of datasets drawn at the truth by the model's generated quantities")
+	fs.StringVar(&f.replicate, "replicate", "", "with --generate: data=generated pairs, e.g. y=y_rep (comma-separated)")
+	fs.StringVar(&f.datasets, "datasets", "", "known truth: data files, one per dataset (comma-separated); their values replace the data's")
+	fs.IntVar(&f.bootstrap, "bootstrap", 0, "unknown truth: number of bootstrap datasets")
+	fs.StringVar(&f.resample, "resample", "", "with --bootstrap: data values whose rows are resampled together (comma-separated)")
+	fs.Float64Var(&f.lambda0, "lambda0", 1, "with --bootstrap: the loss scale of the run that estimates the truth")
+	fs.StringVar(&f.region, "region", "hpd", "credible region: hpd (the paper's threshold on the log density) or ellipse (Gaussian)")
+	fs.Float64Var(&f.level, "level", 0.9, "credibility of the region")
+	fs.Float64Var(&f.target, "target", 0.9, "coverage to reach")
+	fs.StringVar(&f.lambdas, "lambdas", "", "a grid of loss scales to evaluate instead of the search (comma-separated)")
+	fs.Float64Var(&f.start, "start", 1, "search: first loss scale")
+	fs.Float64Var(&f.factor, "factor", 4, "search: step factor until the target coverage is bracketed")
+	fs.Float64Var(&f.tol, "tol", 0.05, "search: relative width of the final bracket")
+	fs.IntVar(&f.maxTemps, "max-temps", 12, "search: most loss scales evaluated")
+	fs.IntVar(&f.chains, "chains", 1, "chains per run")
+	fs.IntVar(&f.warmup, "warmup", 500, "warmup iterations per chain")
+	fs.IntVar(&f.samples, "samples", 300, "sampling iterations per chain")
+	fs.IntVar(&f.maxDepth, "max-depth", 10, "maximum tree depth")
+	fs.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed: datasets, runs and the search depend only on it")
+	fs.IntVar(&f.workers, "workers", goruntime.NumCPU(), "runs at once on this machine")
+	fs.BoolVar(&f.slurm, "slurm", false, "run the tasks as Slurm job arrays (sbatch --wait), one round per step of the search")
+	fs.StringVar(&f.sbatch, "sbatch", "", "with --slurm: extra sbatch options, e.g. \"--partition=long --time=2:00:00\"")
+	fs.IntVar(&f.maxRunning, "max-running", 0, "with --slurm: most array tasks running at once")
+	fs.BoolVar(&f.collect, "collect", false, "run nothing: the table from the results already in --dir")
+	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
+}
+
+func (f *lambdaFlags) validate() error {
+	known := f.truth != ""
+	switch {
+	case f.dir == "":
+		return errors.New("--dir is required")
+	case known == (f.bootstrap > 0):
+		return errors.New("give either --truth (known truth) or --bootstrap B (unknown truth)")
+	case known && (f.generate > 0) == (f.datasets != ""):
+		return errors.New("with --truth, give either --generate R --replicate y=y_rep or --datasets files")
+	case f.generate > 0 && f.replicate == "":
+		return errors.New("--generate needs --replicate data=generated, e.g. y=y_rep")
+	case f.bootstrap > 0 && f.resample == "":
+		return errors.New("--bootstrap needs --resample: the data values whose rows are resampled")
+	case f.region != "hpd" && f.region != "ellipse":
+		return fmt.Errorf("--region must be hpd or ellipse, got %q", f.region)
+	case !(f.level > 0 && f.level < 1) || !(f.target > 0 && f.target <= 1):
+		return errors.New("--level must be in (0, 1) and --target in (0, 1]")
+	case f.chains < 1 || f.samples < 1 || f.warmup < 0:
+		return errors.New("--chains and --samples must be at least 1, --warmup at least 0")
+	case !(f.start > 0) || !(f.factor > 1) || !(f.tol > 0) || f.maxTemps < 1 || !(f.lambda0 > 0):
+		return errors.New("--start and --lambda0 must be positive, --factor above 1, --tol positive, --max-temps at least 1")
+	case f.generate > 100000 || f.bootstrap > 100000:
+		return errors.New("at most 100000 datasets")
+	}
+	return nil
+}
+
+func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("calibrate lambda", stderr)
+	var f lambdaFlags
+	f.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) < 1 {
+		fmt.Fprint(stderr, calibrateUsage)
+		return 2
+	}
+	if err := f.validate(); err != nil {
+		fmt.Fprintf(stderr, "shm calibrate lambda: %v\n", err)
+		return 2
+	}
+	search := &calibrate.Search{Start: f.start, Target: f.target, Factor: f.factor, Tol: f.tol, MaxEvals: f.maxTemps}
+	if f.lambdas != "" {
+		for _, s := range strings.Split(f.lambdas, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(x > 0) {
+				fmt.Fprintf(stderr, "shm calibrate lambda: --lambdas: %q is not a positive number\n", s)
+				return 2
+			}
+			search.Grid = append(search.Grid, x)
+		}
+	}
+	out, err := calibrateLambda(ctx, pos[0], pos[1:], &f, search, stderr)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "shm calibrate: interrupted; finished runs are kept in --dir, and a rerun resumes")
+		return 1
+	}
+	if out != nil {
+		if werr := out.WriteTable(stdout, f.target); werr != nil {
+			return report(stderr, werr)
+		}
+		if werr := out.WriteCSV(calibrate.Dir(f.dir)); werr != nil {
+			return report(stderr, werr)
+		}
+	}
+	if err != nil {
+		return report(stderr, err)
+	}
+	return 0
+}
+
+// calibrateLambda prepares the folder (plan, datasets) and runs the search.
+func calibrateLambda(ctx context.Context, model string, files []string, f *lambdaFlags, search *calibrate.Search, stderr io.Writer) (*calibrate.Outcome, error) {
+	dir := calibrate.Dir(f.dir)
+	plan, err := newPlan(model, files, f)
+	if err != nil {
+		return nil, err
+	}
+	bind := planBinder(plan)
+	// The model bound to the data as given, at lambda0 (bootstrap) or at
+	// the first scale: it lays out the parameters, draws the known-truth
+	// datasets and, for a bootstrap, estimates the truth.
+	lambda := f.start
+	if f.bootstrap > 0 {
+		lambda = f.lambda0
+	}
+	bm, err := bind(ctx, []*data.Value{{Name: plan.Param, Data: []float64{lambda}}}, plan.Seed)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.truth != "":
+		if plan.Truth, err = truthColumns(bm, f.truth); err != nil {
+			return nil, err
+		}
+	case f.collect:
+		old, err := dir.ReadPlan()
+		if err != nil {
+			return nil, err
+		}
+		plan.Truth = old.Truth
+	default:
+		if old, err := dir.ReadPlan(); err == nil && old.Truth != nil {
+			plan.Truth = old.Truth // the estimate of an earlier run of this calibration
+		} else {
+			start := time.Now()
+			fmt.Fprintf(stderr, "estimating the truth: a run at lambda %g on the data as given\n", f.lambda0)
+			if plan.Truth, err = plan.Estimate(ctx, bm); err != nil {
+				return nil, fmt.Errorf("estimating the truth: %w", err)
+			}
+			fmt.Fprintf(stderr, "estimate (the draw with the highest log density, %.1f s): %s\n", time.Since(start).Seconds(), columnsText(bm, plan.Truth))
+		}
+	}
+	if err := dir.WritePlan(plan); err != nil {
+		return nil, err
+	}
+	if !f.collect {
+		if err := writeDatasets(dir, plan, bm, f); err != nil {
+			return nil, err
+		}
+	}
+	var runner calibrate.Runner = &calibrate.Pool{Dir: dir, Plan: plan, Bind: bind, Workers: f.workers, Log: stderr}
+	switch {
+	case f.collect:
+		runner = calibrate.Collector{}
+	case f.slurm:
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		absDir, err := filepath.Abs(f.dir)
+		if err != nil {
+			return nil, err
+		}
+		runner = &calibrate.Slurm{Dir: calibrate.Dir(absDir), Exe: exe, Options: strings.Fields(f.sbatch), MaxRunning: f.maxRunning, Log: stderr}
+	}
+	c := &calibrate.Calibration{Dir: dir, Plan: plan, Search: search, Region: f.region, Runner: runner, Log: stderr}
+	return c.Run(ctx)
+}
+
+// newPlan returns the plan the flags describe, without its truth.
+func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, error) {
+	abs := func(p string) (string, error) { return filepath.Abs(p) }
+	m, err := abs(model)
+	if err != nil {
+		return nil, err
+	}
+	plan := &calibrate.Plan{Model: m, Sets: f.sets, Param: f.param, Level: f.level, Chains: f.chains,
+		Warmup: f.warmup, Samples: f.samples, MaxDepth: f.maxDepth, Delta: f.delta, Seed: f.seed}
+	for _, file := range files {
+		a, err := abs(file)
+		if err != nil {
+			return nil, err
+		}
+		plan.Data = append(plan.Data, a)
+	}
+	switch {
+	case f.generate > 0:
+		plan.Datasets = f.generate
+	case f.datasets != "":
+		plan.Datasets = len(strings.Split(f.datasets, ","))
+	default:
+		plan.Datasets = f.bootstrap
+	}
+	return plan, nil
+}
+
+// planBinder binds the plan's model to its data with extra values.
+func planBinder(plan *calibrate.Plan) calibrate.Binder {
+	return func(ctx context.Context, extra []*data.Value, seed uint64) (*runtime.Model, error) {
+		m, err := checkModel(plan.Model)
+		if err != nil {
+			return nil, err
+		}
+		set, err := data.Load(plan.Data, plan.Sets)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range extra {
+			set.AddSet(v)
+		}
+		return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: io.Discard, Seed: seed, DataFiles: plan.Data, Context: ctx})
+	}
+}
+
+// truthColumns reads --truth (every parameter given) as values by output
+// column.
+func truthColumns(bm *runtime.Model, arg string) (map[string]float64, error) {
+	set, err := loadInit(arg)
+	if err != nil {
+		return nil, fmt.Errorf("--truth: %w", err)
+	}
+	for _, e := range bm.Layout.Entries {
+		if _, ok := set.Lookup(e.Decl.Var.Name); !ok {
+			return nil, fmt.Errorf("--truth gives no value for the parameter %s", e.Decl.Var.Name)
+		}
+	}
+	theta, err := bm.Unconstrain(set, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("--truth: %w", err)
+	}
+	d, err := bm.NewDensity()
+	if err != nil {
+		return nil, err
+	}
+	row, err := d.Draw(nil, theta, rand.New(rand.NewPCG(0, 0)))
+	if err != nil {
+		return nil, fmt.Errorf("--truth: %w", err)
+	}
+	out := map[string]float64{}
+	j := 0
+	for _, e := range bm.Layout.Entries {
+		for _, c := range e.Columns {
+			out[c] = row[j]
+			j++
+		}
+	}
+	return out, nil
+}
+
+// columnsText renders values by column in the model's order.
+func columnsText(bm *runtime.Model, byColumn map[string]float64) string {
+	var parts []string
+	for _, e := range bm.Layout.Entries {
+		for _, c := range e.Columns {
+			parts = append(parts, fmt.Sprintf("%s=%.6g", c, byColumn[c]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeDatasets writes the datasets the flags ask for into the folder,
+// unless they are there already (they depend only on the plan).
+func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f *lambdaFlags) error {
+	if _, err := os.Stat(dir.DatasetPath(plan.Datasets - 1)); err == nil {
+		return nil
+	}
+	switch {
+	case f.generate > 0:
+		var reps []calibrate.Replicate
+		for _, pair := range strings.Split(f.replicate, ",") {
+			d, g, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok || d == "" || g == "" {
+				return fmt.Errorf("--replicate %q: want data=generated, e.g. y=y_rep", pair)
+			}
+			reps = append(reps, calibrate.Replicate{Data: d, Generated: g})
+		}
+		return calibrate.Simulate(dir, bm, plan.Truth, reps, plan.Datasets, plan.Seed)
+	case f.datasets != "":
+		for i, file := range strings.Split(f.datasets, ",") {
+			values, err := data.ReadFile(strings.TrimSpace(file))
+			if err != nil {
+				return err
+			}
+			if err := calibrate.WriteDataset(dir.DatasetPath(i), values); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	set, err := data.Load(plan.Data, plan.Sets)
+	if err != nil {
+		return err
+	}
+	return calibrate.Bootstrap(dir, set, strings.Split(f.resample, ","), plan.Datasets, plan.Seed)
+}
+
+// cmdCalibrateTask runs one task of a Slurm job array.
+func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := newFlagSet("calibrate task", stderr)
+	index := fs.Int("index", -1, "task index within the round file ($SLURM_ARRAY_TASK_ID)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 2 || *index < 0 {
+		fmt.Fprint(stderr, calibrateUsage)
+		return 2
+	}
+	dir := calibrate.Dir(pos[0])
+	plan, err := dir.ReadPlan()
+	if err != nil {
+		return report(stderr, err)
+	}
+	t, err := calibrate.ReadRound(pos[1], *index)
+	if err != nil {
+		return report(stderr, err)
+	}
+	if r, err := dir.ReadResult(t); err == nil && r != nil {
+		fmt.Fprintf(stderr, "lambda %g, dataset %d: already done\n", t.Lambda, t.Dataset+1)
+		return 0
+	}
+	pool := &calibrate.Pool{Dir: dir, Plan: plan, Bind: planBinder(plan), Workers: 1, Log: stderr}
+	if err := pool.Run(ctx, []calibrate.Task{t}); err != nil {
+		return report(stderr, err)
+	}
+	return 0
+}
