@@ -89,7 +89,8 @@ SelectTypeParameters=CR_CPU
 ReturnToService=2
 # A job whose dependency can never be met is cancelled, not left pending
 # forever (an "sbatch --wait" on it would hang).
-SchedulerParameters=kill_invalid_depend
+DependencyParameters=kill_invalid_depend
+MailProg=/bin/true
 SlurmdParameters=config_overrides
 StateSaveLocation=$spool/ctld
 SlurmdSpoolDir=$spool/d

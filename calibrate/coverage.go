@@ -12,9 +12,8 @@ import (
 // HPDThreshold returns the lower (1 − level) quantile of the draws' log
 // densities: the highest-posterior-density region of credibility level
 // holds the points whose log density is at least this threshold (the
-// paper's q_b(lambda)). The quantile is the order statistic
-// ⌊(1 − level)·S⌋ of the S draws (0-based), so that at least level·S of the
-// draws lie in the region.
+// paper's q_b(lambda)): the lowest of the ⌈level·S⌉ highest of the S
+// draws, so that at least level·S of the draws lie in the region.
 func HPDThreshold(logDensities []float64, level float64) (float64, error) {
 	if len(logDensities) == 0 {
 		return 0, errors.New("no draws")
@@ -29,8 +28,10 @@ func HPDThreshold(logDensities []float64, level float64) (float64, error) {
 		}
 	}
 	slices.Sort(s)
-	k := int(math.Floor((1 - level) * float64(len(s))))
-	return s[min(k, len(s)-1)], nil
+	// The region keeps the ⌈level·S⌉ highest draws (a relative 1e-12 off
+	// level·S so that 0.9·10 keeps 9 despite rounding).
+	inside := int(math.Ceil(level * float64(len(s)) * (1 - 1e-12)))
+	return s[len(s)-max(inside, 1)], nil
 }
 
 // EllipseDistance returns the squared Mahalanobis distance of point from

@@ -1,0 +1,250 @@
+package calibrate
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/shmlang/shm/runtime/data"
+)
+
+func TestHPDThreshold(t *testing.T) {
+	lp := []float64{5, 1, 4, 2, 3, 9, 8, 7, 6, 10}
+	for _, tc := range []struct {
+		level, want float64
+	}{{0.9, 2}, {0.5, 6}, {0.95, 1}, {0.1, 10}} {
+		got, err := HPDThreshold(lp, tc.level)
+		if err != nil || got != tc.want {
+			t.Errorf("level %g: %g, %v; want %g", tc.level, got, err, tc.want)
+		}
+		// At least level·S draws lie in the region.
+		in := 0
+		for _, x := range lp {
+			if x >= got {
+				in++
+			}
+		}
+		if float64(in) < tc.level*float64(len(lp)) {
+			t.Errorf("level %g: %d of %d draws in the region", tc.level, in, len(lp))
+		}
+	}
+	for _, bad := range [][]float64{nil, {1, math.NaN()}} {
+		if _, err := HPDThreshold(bad, 0.9); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+	if _, err := HPDThreshold(lp, 1); err == nil {
+		t.Error("level 1: no error")
+	}
+}
+
+func TestEllipseDistance(t *testing.T) {
+	// One dimension: (x − mean)² / variance, and the chi-square(1)
+	// quantile 1.6448536² at 0.9.
+	draws := [][]float64{{1}, {2}, {3}, {4}}
+	d2, r2, err := EllipseDistance([]float64{4}, draws, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variance := (2.25 + 0.25 + 0.25 + 2.25) / 3
+	if want := 1.5 * 1.5 / variance; math.Abs(d2-want) > 1e-12 {
+		t.Errorf("distance %g, want %g", d2, want)
+	}
+	if want := 1.6448536269514722 * 1.6448536269514722; math.Abs(r2-want) > 1e-9 {
+		t.Errorf("radius² %g, want %g", r2, want)
+	}
+	// Two dimensions, correlated: against the inverse written out.
+	draws = [][]float64{{0, 0}, {1, 1}, {2, 1}, {3, 4}, {4, 3}}
+	point := []float64{1, 3}
+	d2, r2, err = EllipseDistance(point, draws, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := []float64{2, 1.8}
+	var c [2][2]float64
+	for _, d := range draws {
+		for i := 0; i < 2; i++ {
+			for j := 0; j < 2; j++ {
+				c[i][j] += (d[i] - m[i]) * (d[j] - m[j]) / 4
+			}
+		}
+	}
+	det := c[0][0]*c[1][1] - c[0][1]*c[1][0]
+	dx, dy := point[0]-m[0], point[1]-m[1]
+	want := (c[1][1]*dx*dx - 2*c[0][1]*dx*dy + c[0][0]*dy*dy) / det
+	if math.Abs(d2-want) > 1e-12*want {
+		t.Errorf("distance %g, want %g", d2, want)
+	}
+	if want := -2 * math.Log(0.1); math.Abs(r2-want) > 1e-9 { // chi-square(2)
+		t.Errorf("radius² %g, want %g", r2, want)
+	}
+	if _, _, err := EllipseDistance([]float64{0, 0}, [][]float64{{1, 1}, {2, 2}, {3, 3}}, 0.9); err == nil {
+		t.Error("singular covariance: no error")
+	}
+}
+
+// TestSearch runs the search against coverage curves and checks the
+// scales it evaluates and lambda*.
+func TestSearch(t *testing.T) {
+	// The coverage of a well-specified normal mean: 2Φ(1.645/√λ) − 1.
+	normal := func(l float64) float64 { return math.Erf(1.6448536269514722 / math.Sqrt(l) / math.Sqrt2) }
+	cases := []struct {
+		name   string
+		s      Search
+		cov    func(float64) float64
+		best   float64 // 0: no lambda reaches the target
+		evals  int
+		within float64 // lambda* within this relative distance of 1
+	}{
+		{"from below", Search{Start: 0.25}, normal, -1, 8, 0.05},
+		{"from above", Search{Start: 16}, normal, -1, 8, 0.05},
+		{"from the answer", Search{Start: 1}, normal, -1, 7, 0.05},
+		{"budget", Search{Start: 0.25, MaxEvals: 3}, normal, 1, 3, 0},
+		{"grid", Search{Grid: []float64{0.5, 1, 2, 4}}, normal, 1, 4, 0},
+		{"none reaches", Search{Start: 1, MaxEvals: 4}, func(float64) float64 { return 0.5 }, 0, 4, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			for rounds := 0; ; rounds++ {
+				next := s.Next()
+				if len(next) == 0 {
+					break
+				}
+				if rounds > 20 {
+					t.Fatal("the search does not end")
+				}
+				for _, l := range next {
+					s.Record(l, Coverage{Covered: int(math.Round(1e6 * tc.cov(l))), Runs: 1e6})
+				}
+			}
+			if n := len(s.Evals()); n != tc.evals {
+				t.Errorf("%d scales evaluated, want %d: %v", n, tc.evals, s.Evals())
+			}
+			best, err := s.Best()
+			switch {
+			case tc.best == 0:
+				if err == nil {
+					t.Errorf("lambda* = %g, want an error", best)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.best > 0 && best != tc.best:
+				t.Errorf("lambda* = %g, want %g", best, tc.best)
+			case tc.best < 0 && (best > 1 || best < 1-tc.within):
+				t.Errorf("lambda* = %g, want within %g below 1", best, tc.within)
+			}
+			for _, e := range s.Evals() {
+				if e.Lambda > best && e.Rate() >= 0.9 && err == nil {
+					t.Errorf("lambda %g reaches the target above lambda* %g", e.Lambda, best)
+				}
+			}
+		})
+	}
+}
+
+func TestDatasetsRoundTrip(t *testing.T) {
+	dir := Dir(t.TempDir())
+	y := &data.Value{Name: "y", Dims: []int{3, 2}, Data: []float64{1, 2, 3, 4, 5.5, -6e-300}}
+	k := &data.Value{Name: "k", Dims: []int{3}, Data: []float64{7, 8, 9}, IsInt: true}
+	n := &data.Value{Name: "n", Data: []float64{3}, IsInt: true}
+	if err := WriteDataset(dir.DatasetPath(0), []*data.Value{y, k, n}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := data.ReadFile(dir.DatasetPath(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []*data.Value{y, k, n} {
+		if got[i].Name != want.Name || !reflect.DeepEqual(got[i].Dims, want.Dims) || !reflect.DeepEqual(got[i].Data, want.Data) || got[i].IsInt != want.IsInt {
+			t.Errorf("read back %+v, want %+v", got[i], want)
+		}
+	}
+}
+
+func TestBootstrap(t *testing.T) {
+	set := &data.Set{}
+	y := &data.Value{Name: "y", Dims: []int{5, 2}, Data: []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5}}
+	x := &data.Value{Name: "x", Dims: []int{5}, Data: []float64{0, 1, 2, 3, 4}}
+	if err := set.AddFile([]*data.Value{y, x}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := Dir(t.TempDir()), Dir(t.TempDir())
+	for _, d := range []Dir{a, b} {
+		if err := Bootstrap(d, set, []string{"y", "x"}, 3, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	differ := false
+	for i := 0; i < 3; i++ {
+		fa, _ := os.ReadFile(a.DatasetPath(i))
+		fb, _ := os.ReadFile(b.DatasetPath(i))
+		if string(fa) != string(fb) {
+			t.Errorf("dataset %d differs between two runs with one seed", i)
+		}
+		vals, err := data.ReadFile(a.DatasetPath(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Rows move together: row r of y is (x_r, x_r + 0.5).
+		for r := 0; r < 5; r++ {
+			xr := vals[1].Data[r]
+			if vals[0].Data[2*r] != xr || vals[0].Data[2*r+1] != xr+0.5 {
+				t.Errorf("dataset %d row %d: y = %v, x = %v", i, r, vals[0].Data[2*r:2*r+2], xr)
+			}
+			if xr != 0 && xr != 1 && xr != 2 && xr != 3 && xr != 4 {
+				t.Errorf("dataset %d: %g is not a row of the data", i, xr)
+			}
+		}
+		fa0, _ := os.ReadFile(a.DatasetPath(0))
+		differ = differ || string(fa) != string(fa0)
+	}
+	if !differ {
+		t.Error("every bootstrap dataset is the same")
+	}
+	for _, bad := range [][]string{{"z"}, {"y", "short"}} {
+		s := &data.Set{}
+		s.AddFile([]*data.Value{y, {Name: "short", Dims: []int{4}, Data: make([]float64, 4)}})
+		if err := Bootstrap(Dir(t.TempDir()), s, bad, 1, 1); err == nil {
+			t.Errorf("--resample %v: no error", bad)
+		}
+	}
+}
+
+func TestPlanFolder(t *testing.T) {
+	dir := Dir(t.TempDir())
+	p := &Plan{Model: "/m.shm", Param: "lambda", Datasets: 2, Level: 0.9, Chains: 1, Samples: 10, Seed: 3,
+		Truth: map[string]float64{"mu": 0.5}}
+	if err := dir.WritePlan(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := dir.WritePlan(p); err != nil {
+		t.Errorf("the same plan again: %v", err)
+	}
+	q := *p
+	q.Seed = 4
+	if err := dir.WritePlan(&q); err == nil {
+		t.Error("another plan in the same folder: no error")
+	}
+	got, err := dir.ReadPlan()
+	if err != nil || !reflect.DeepEqual(got, p) {
+		t.Errorf("read back %+v, %v", got, err)
+	}
+	task := Task{Lambda: 1.0905077326652577, Dataset: 1}
+	if r, err := dir.ReadResult(task); r != nil || err != nil {
+		t.Errorf("unfinished task: %v, %v", r, err)
+	}
+	if err := dir.WriteResult(&Result{Task: task, HPDCovered: true}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := dir.ReadResult(task)
+	if err != nil || r == nil || !r.Covered("hpd") || r.Covered("ellipse") || r.Lambda != task.Lambda {
+		t.Errorf("read back %+v, %v", r, err)
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir.ResultPath(task)), ".*"))
+	if len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}

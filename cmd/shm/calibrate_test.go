@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// calibrationModel is a normal mean whose likelihood is tempered by the
+// loss scale lambda: the posterior is N(ȳ, 1/(lambda N)) for a flat
+// prior, so the 90% region covers the truth with probability
+// 2Φ(1.645/√lambda) − 1 (0.9 at lambda = 1, 0.589 at 4, 0.999 at 0.25).
+const calibrationModel = `data {
+  int<lower=1> N;
+  vector[N] y;
+  real<lower=0> lambda;
+}
+parameters {
+  real mu;
+}
+model {
+  mu ~ normal(0, 100);
+  target += lambda * normal_lpdf(y | mu, 1);
+}
+generated quantities {
+  vector[N] y_rep;
+  for (n in 1:N) y_rep[n] = normal_rng(mu, 1);
+}
+`
+
+func calibrationFiles(t *testing.T) (model, dataFile string) {
+	dir := t.TempDir()
+	model = writeFile(t, dir, "norm.shm", calibrationModel)
+	var y strings.Builder
+	y.WriteString("y\n")
+	for i := 0; i < 20; i++ {
+		y.WriteString(strconv.FormatFloat(0.5+math.Sin(float64(7*i)), 'g', -1, 64) + "\n")
+	}
+	return model, writeFile(t, dir, "y.csv", y.String())
+}
+
+// readCoverage reads coverage.csv: covered runs by lambda.
+func readCoverage(t *testing.T, dir string) map[string][2]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "coverage.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][2]int{}
+	for _, r := range rows[1:] {
+		c, _ := strconv.Atoi(r[1])
+		n, _ := strconv.Atoi(r[2])
+		out[r[0]] = [2]int{c, n}
+	}
+	return out
+}
+
+// TestCalibrateKnownTruth checks the coverage of a known truth against its
+// analytic value at three loss scales, and lambda*.
+func TestCalibrateKnownTruth(t *testing.T) {
+	model, y := calibrationFiles(t)
+	dir := filepath.Join(t.TempDir(), "cal")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", "200",
+		"--replicate", "y=y_rep", "--lambdas", "0.25,1,4", "--warmup", "150", "--samples", "200", "--seed", "5"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	cov := readCoverage(t, dir)
+	for lambda, want := range map[string]float64{"0.25": 0.99900, "1": 0.9, "4": 0.58900} {
+		c := cov[lambda]
+		if c[1] != 200 {
+			t.Fatalf("lambda %s: %d runs, want 200", lambda, c[1])
+		}
+		got := float64(c[0]) / float64(c[1])
+		se := math.Sqrt(want * (1 - want) / float64(c[1]))
+		// Three standard errors, and one run for the draws' own Monte
+		// Carlo error at coverage near 1.
+		if math.Abs(got-want) > 3*se+1.0/float64(c[1]) {
+			t.Errorf("lambda %s: coverage %.3f, want %.3f (s.e. %.3f)", lambda, got, want, se)
+		}
+	}
+	if !strings.Contains(stdout.String(), "lambda* = ") {
+		t.Errorf("no lambda* in the output:\n%s", stdout.String())
+	}
+	runs, err := os.ReadFile(filepath.Join(dir, "runs.csv"))
+	if err != nil || strings.Count(string(runs), "\n") != 601 {
+		t.Errorf("runs.csv: %d lines, %v; want a header and 600 runs", strings.Count(string(runs), "\n"), err)
+	}
+}
+
+// calibrationArgs is a small search (a few loss scales × 12 datasets).
+func calibrationArgs(model, y, dir string) []string {
+	return []string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", "12",
+		"--replicate", "y=y_rep", "--start", "0.5", "--max-temps", "4", "--warmup", "100", "--samples", "100",
+		"--seed", "9", "--workers", "2"}
+}
+
+// TestCalibrateResume kills a calibration midway and reruns it: the rerun
+// runs only the tasks that have no result, and the outcome is that of an
+// uninterrupted run.
+func TestCalibrateResume(t *testing.T) {
+	model, y := calibrationFiles(t)
+	base := t.TempDir()
+	whole := filepath.Join(base, "whole")
+	var stdout, stderr bytes.Buffer
+	if code := run(calibrationArgs(model, y, whole), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	wantTable := stdout.String()
+
+	// The same calibration, killed (SIGKILL: no clean-up) once some
+	// tasks have finished.
+	dir := filepath.Join(base, "killed")
+	cmd := exec.Command(os.Args[0], append(calibrationArgs(model, y, dir), "--workers", "1")...)
+	cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		done, _ := filepath.Glob(filepath.Join(dir, "results", "*", "d*.json"))
+		if len(done) >= 15 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	done, _ := filepath.Glob(filepath.Join(dir, "results", "*", "d*.json"))
+	if len(done) < 15 {
+		t.Fatalf("%d results before the kill, want at least 15", len(done))
+	}
+	total := strings.Count(wantTable, "\n") - 2 // the table's rows: scales evaluated
+	total *= 12
+	if len(done) >= total {
+		t.Skipf("the run finished (%d tasks) before it was killed", len(done))
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(calibrationArgs(model, y, dir), &stdout, &stderr); code != 0 {
+		t.Fatalf("rerun: exit %d: %s", code, stderr.String())
+	}
+	ran := strings.Count(stderr.String(), ", dataset ")
+	if ran != total-len(done) {
+		t.Errorf("the rerun ran %d tasks, want %d (%d of %d were done)", ran, total-len(done), len(done), total)
+	}
+	if got := withoutTimes(stdout.String()); got != withoutTimes(wantTable) {
+		t.Errorf("resumed outcome:\n%s\nwant:\n%s", stdout.String(), wantTable)
+	}
+	for _, name := range []string{"coverage.csv"} {
+		a, _ := os.ReadFile(filepath.Join(whole, name))
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		if withoutTimes(string(a)) != withoutTimes(string(b)) {
+			t.Errorf("%s differs:\n%s\nwant:\n%s", name, b, a)
+		}
+	}
+}
+
+// withoutTimes drops the time column of the coverage table and file (the
+// one thing that may differ between runs).
+func withoutTimes(s string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' })
+		if len(f) >= 5 {
+			f = f[:len(f)-1]
+		}
+		out = append(out, strings.Join(f, " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestCalibrateSlurm runs a small calibration through Slurm (a cluster on
+// localhost: .ci/slurm.sh) and checks that it gives what the local run
+// gives. Without sbatch it skips, unless SHM_REQUIRE_SLURM=1 (CI).
+func TestCalibrateSlurm(t *testing.T) {
+	if _, err := exec.LookPath("sbatch"); err != nil {
+		if os.Getenv("SHM_REQUIRE_SLURM") == "1" {
+			t.Fatal("SHM_REQUIRE_SLURM=1 but sbatch is not on PATH")
+		}
+		t.Skip("no Slurm here (sbatch not on PATH)")
+	}
+	model, y := calibrationFiles(t)
+	base := t.TempDir()
+	local, viaSlurm := filepath.Join(base, "local"), filepath.Join(base, "slurm")
+	// A grid: one job array (each step of a search is one more array, and
+	// sbatch --wait polls every few seconds).
+	args := func(dir string) []string { return append(calibrationArgs(model, y, dir), "--lambdas", "0.5,2") }
+	var stdout, stderr bytes.Buffer
+	if code := run(args(local), &stdout, &stderr); code != 0 {
+		t.Fatalf("local: exit %d: %s", code, stderr.String())
+	}
+	wantTable := stdout.String()
+	// The array tasks run this test binary as shm (SHM_TEST_MAIN=1 is
+	// passed on by sbatch's default --export=ALL).
+	t.Setenv("SHM_TEST_MAIN", "1")
+	stdout.Reset()
+	stderr.Reset()
+	if code := runWithInput(append(args(viaSlurm), "--slurm"), nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("slurm: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "sbatch ") {
+		t.Errorf("no sbatch submission in the log:\n%s", stderr.String())
+	}
+	if got := withoutTimes(stdout.String()); got != withoutTimes(wantTable) {
+		t.Errorf("through Slurm:\n%s\nlocally:\n%s", stdout.String(), wantTable)
+	}
+	for _, name := range []string{"coverage.csv", "runs.csv"} {
+		a, _ := os.ReadFile(filepath.Join(local, name))
+		b, _ := os.ReadFile(filepath.Join(viaSlurm, name))
+		if name == "runs.csv" {
+			a, b = []byte(dropColumn(string(a), "seconds")), []byte(dropColumn(string(b), "seconds"))
+		}
+		if withoutTimes(string(a)) != withoutTimes(string(b)) {
+			t.Errorf("%s differs between Slurm and the local run", name)
+		}
+	}
+}
+
+// dropColumn removes a named column from CSV text.
+func dropColumn(text, name string) string {
+	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return text
+	}
+	k := -1
+	for j, h := range rows[0] {
+		if h == name {
+			k = j
+		}
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	for _, r := range rows {
+		if k >= 0 {
+			r = append(r[:k:k], r[k+1:]...)
+		}
+		w.Write(r)
+	}
+	w.Flush()
+	return b.String()
+}
