@@ -55,6 +55,14 @@ func (r *Result) Covered(region string) bool {
 // scales are compared with common random numbers.
 func (p *Plan) taskSeed(dataset int) uint64 { return p.Seed + uint64(dataset) + 1 }
 
+// TruthOf returns the truth of dataset i.
+func (p *Plan) TruthOf(i int) map[string]float64 {
+	if p.DatasetTruth != nil {
+		return p.DatasetTruth[i]
+	}
+	return p.Truth
+}
+
 // Posterior is the draws of one posterior run.
 type Posterior struct {
 	Model *runtime.Model
@@ -149,7 +157,8 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	truth, err := bm.UnconstrainColumns(p.Truth)
+	truthColumns := p.TruthOf(t.Dataset)
+	truth, err := bm.UnconstrainColumns(truthColumns)
 	if err != nil {
 		return nil, fmt.Errorf("truth: %w", err)
 	}
@@ -168,7 +177,7 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resul
 	}
 	point := make([]float64, len(r.Columns))
 	for j, c := range r.Columns {
-		point[j] = p.Truth[c]
+		point[j] = truthColumns[c]
 	}
 	if r.EllipseDist2, r.EllipseRadius2, err = EllipseDistance(point, post.Params, p.Level); err != nil {
 		return nil, err

@@ -25,8 +25,11 @@ type Plan struct {
 	Param string `json:"param"`
 	// Truth holds the point whose coverage is measured, by parameter
 	// output column (c0, kappa, beta.2, ...): the known truth, or the
-	// estimate of a bootstrap calibration.
-	Truth map[string]float64 `json:"truth"`
+	// estimate of a bootstrap calibration. DatasetTruth, when set, gives
+	// each dataset its own truth instead (datasets given as files, each
+	// with its truth: Experiment D's images).
+	Truth        map[string]float64   `json:"truth,omitempty"`
+	DatasetTruth []map[string]float64 `json:"dataset_truth,omitempty"`
 	// Datasets is the number of datasets, files datasets/dNNN.json of the
 	// folder whose values replace the data of the same names.
 	Datasets int     `json:"datasets"`

@@ -35,6 +35,9 @@ func (ev *evaluator) crnSeed(e *ir.CRN) (uint64, error) {
 // in turn on the chain's tape (crnInline).
 func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
 	k, err := ev.intExpr(e.K)
+	if ev.crnK > 0 {
+		k = ev.crnK // Options.CRNReplicates
+	}
 	if err != nil {
 		return stdlib.Value{}, err
 	}

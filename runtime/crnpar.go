@@ -196,6 +196,7 @@ func (ev *evaluator) replicates(k int) []*replicate {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
 		sub.setContext(ev.ctx0)
 		sub.maxValues = ev.maxValues
+		sub.ctx.Iters, sub.crnK = ev.ctx.Iters, ev.crnK
 		sub.replica = true
 		pcg := rand.NewPCG(0, 0)
 		sub.ctx.RNG = rand.New(pcg)

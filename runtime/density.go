@@ -35,10 +35,7 @@ type Density struct {
 func (m *Model) NewDensity() (*Density, error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.IR.File, m.IR, m.opts.Impls, tape, m.opts.Print)
-	ev.setContext(m.opts.Context)
-	if m.opts.MaxValues > 0 {
-		ev.maxValues = m.opts.MaxValues
-	}
+	ev.configure(m.opts)
 	ev.runSeed = m.opts.Seed
 	base := make([]slot, len(m.frame))
 	for i, s := range m.frame {

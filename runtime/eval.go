@@ -61,6 +61,9 @@ type evaluator struct {
 	ticks uint32
 	// maxValues bounds the tape's values, checked with ctx0 (Options).
 	maxValues int64
+	// crnK, when positive, replaces the K of every crn call
+	// (Options.CRNReplicates).
+	crnK int
 
 	plans     map[ir.Expr]*scalarPlan
 	stmtPlans map[ir.Stmt]stmtPlan
@@ -89,6 +92,15 @@ func (ev *evaluator) tape() *autodiff.Tape { return ev.ctx.Tape }
 func (ev *evaluator) setContext(ctx context.Context) {
 	ev.ctx0 = ctx
 	ev.ctx.Run = ctx
+}
+
+// configure applies the run's options to an evaluator of the model.
+func (ev *evaluator) configure(opts Options) {
+	ev.setContext(opts.Context)
+	if opts.MaxValues > 0 {
+		ev.maxValues = opts.MaxValues
+	}
+	ev.ctx.Iters, ev.crnK = opts.SinkhornIters, opts.CRNReplicates
 }
 
 // checkInterrupt is called at every loop iteration; every 256 iterations

@@ -30,6 +30,11 @@ type Options struct {
 	// hold on its tape, checked with the interruptions of loops; 0 means
 	// half of the machine's memory.
 	MaxValues int64
+	// SinkhornIters, when positive, replaces the iteration count of every
+	// sinkhorn call, and CRNReplicates the K of every crn(K, ...) call:
+	// the same model evaluated with another budget (shm calibrate iters
+	// and crn).
+	SinkhornIters, CRNReplicates int
 }
 
 // Model is a checked model bound to its data: data and transformed data
@@ -60,10 +65,7 @@ type outVar struct {
 func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.File, m, opts.Impls, tape, opts.Print)
-	ev.setContext(opts.Context)
-	if opts.MaxValues > 0 {
-		ev.maxValues = opts.MaxValues
-	}
+	ev.configure(opts)
 	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
 	ev.runSeed = opts.Seed
 	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {

@@ -89,6 +89,10 @@ type Context struct {
 	// long (a Sinkhorn problem of 10^5 points) stop when it is done and
 	// return an error wrapping its Err().
 	Run context.Context
+	// Iters, when positive, replaces the iteration count that calls of
+	// iterative built-ins give (sinkhorn's iters = ...): the run asked
+	// for another budget (shm calibrate iters compares them).
+	Iters int
 	// State keeps per-chain working memory of built-ins between
 	// evaluations (for example a Sinkhorn workspace and the cached y–y
 	// term), keyed by a name each package chooses. The runtime creates one

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,12 @@ const calibrateUsage = `usage:
                     or --datasets a.json,b.json (datasets given as data files)
       bootstrap:    --bootstrap B --resample y [--lambda0 1]
                     (the truth is estimated by the best draw of a run at lambda0)
+  shm calibrate iters model.shm [data...] --iters 20,40,80 [--ref 400] (--at name=value,... | --draws pilot.csv)
+      the paper's Δ_S and Δ_∇ of each iteration budget against the reference
+  shm calibrate crn model.shm [data...] --k 2,4,8 (--at ... | --draws pilot.csv)
+      the variance of the crn-averaged loss and the time per replicate for each K
+  shm calibrate eps data... --y NAME [--noise SIGMA] [--alpha 1]
+      the data resolution h by the paper's three rules, and eps = (alpha h)^2
   shm calibrate task DIR ROUND.json --index I   (one task of a Slurm job array)
 `
 
@@ -44,6 +51,12 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		return cmdCalibrateLambda(ctx, args[1:], stdout, stderr)
 	case "task":
 		return cmdCalibrateTask(ctx, args[1:], stderr)
+	case "iters":
+		return cmdCalibrateIters(ctx, args[1:], stdout, stderr)
+	case "crn":
+		return cmdCalibrateCRN(ctx, args[1:], stdout, stderr)
+	case "eps":
+		return cmdCalibrateEps(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "shm calibrate: unknown procedure %q\n%s", args[0], calibrateUsage)
 	return 2
@@ -63,10 +76,10 @@ type lambdaFlags struct {
 func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "folder of the calibration: its plan, datasets, each run's result and the tables (required)")
 	fs.StringVar(&f.param, "param", "lambda", "data variable that holds the loss scale")
-	fs.StringVar(&f.truth, "truth", "", "known truth: parameter values name=value,... (or a JSON file)")
+	fs.StringVar(&f.truth, "truth", "", "known truth: parameter values name=value,... (or a JSON file), or a CSV file with a truth per dataset (a row per --datasets file)")
 	fs.IntVar(&f.generate, "generate", 0, "known truth: number of datasets drawn at the truth by the model's generated quantities")
 	fs.StringVar(&f.replicate, "replicate", "", "with --generate: data=generated pairs, e.g. y=y_rep (comma-separated)")
-	fs.StringVar(&f.datasets, "datasets", "", "known truth: data files, one per dataset (comma-separated); their values replace the data's")
+	fs.StringVar(&f.datasets, "datasets", "", "known truth: data files or glob patterns, one file per dataset (comma-separated); their values replace the data's")
 	fs.IntVar(&f.bootstrap, "bootstrap", 0, "unknown truth: number of bootstrap datasets")
 	fs.StringVar(&f.resample, "resample", "", "with --bootstrap: data values whose rows are resampled together (comma-separated)")
 	fs.Float64Var(&f.lambda0, "lambda0", 1, "with --bootstrap: the loss scale of the run that estimates the truth")
@@ -168,9 +181,16 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 // calibrateLambda prepares the folder (plan, datasets) and runs the search.
 func calibrateLambda(ctx context.Context, model string, files []string, f *lambdaFlags, search *calibrate.Search, stderr io.Writer) (*calibrate.Outcome, error) {
 	dir := calibrate.Dir(f.dir)
+	datasetFiles, err := expandFiles(f.datasets)
+	if err != nil {
+		return nil, err
+	}
 	plan, err := newPlan(model, files, f)
 	if err != nil {
 		return nil, err
+	}
+	if f.datasets != "" {
+		plan.Datasets = len(datasetFiles)
 	}
 	bind := planBinder(plan)
 	// The model bound to the data as given, at lambda0 (bootstrap) or at
@@ -185,6 +205,10 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 		return nil, err
 	}
 	switch {
+	case strings.HasSuffix(strings.ToLower(f.truth), ".csv"):
+		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles); err != nil {
+			return nil, err
+		}
 	case f.truth != "":
 		if plan.Truth, err = truthColumns(bm, f.truth); err != nil {
 			return nil, err
@@ -254,7 +278,7 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 	case f.generate > 0:
 		plan.Datasets = f.generate
 	case f.datasets != "":
-		plan.Datasets = len(strings.Split(f.datasets, ","))
+		// Set by the caller, from the files the patterns name.
 	default:
 		plan.Datasets = f.bootstrap
 	}
@@ -314,6 +338,98 @@ func truthColumns(bm *runtime.Model, arg string) (map[string]float64, error) {
 	return out, nil
 }
 
+// expandFiles splits a comma-separated list of files and glob patterns
+// (each pattern's matches sorted) into file names.
+func expandFiles(list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if !strings.ContainsAny(item, "*?[") {
+			out = append(out, item)
+			continue
+		}
+		matches, err := filepath.Glob(item)
+		if err != nil {
+			return nil, fmt.Errorf("--datasets %q: %w", item, err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("--datasets %q matches no file", item)
+		}
+		out = append(out, matches...)
+	}
+	return out, nil
+}
+
+// datasetTruths reads a truth per dataset from a CSV file with a column
+// per parameter column (others are ignored): its rows in the datasets'
+// order, or, when it has a "file" column, the row naming each dataset's
+// file (base names compared).
+func datasetTruths(bm *runtime.Model, path string, datasets []string) ([]map[string]float64, error) {
+	if len(datasets) == 0 {
+		return nil, fmt.Errorf("--truth %s gives a truth per dataset: give the datasets with --datasets", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("--truth: %w", err)
+	}
+	if len(rows) < 2 {
+		return nil, fmt.Errorf("--truth %s: no rows", path)
+	}
+	col := map[string]int{}
+	for j, h := range rows[0] {
+		col[strings.TrimSpace(h)] = j
+	}
+	var params []string
+	for _, e := range bm.Layout.Entries {
+		for _, c := range e.Columns {
+			if _, ok := col[c]; !ok {
+				return nil, fmt.Errorf("--truth %s has no column %s", path, c)
+			}
+			params = append(params, c)
+		}
+	}
+	byFile := map[string][]string{}
+	if j, ok := col["file"]; ok {
+		for _, r := range rows[1:] {
+			if j < len(r) {
+				byFile[filepath.Base(strings.TrimSpace(r[j]))] = r
+			}
+		}
+	} else if len(rows)-1 != len(datasets) {
+		return nil, fmt.Errorf("--truth %s has %d rows for %d datasets (or give a \"file\" column)", path, len(rows)-1, len(datasets))
+	}
+	out := make([]map[string]float64, len(datasets))
+	for i, d := range datasets {
+		r := rows[1+min(i, len(rows)-2)]
+		if len(byFile) > 0 {
+			var ok bool
+			if r, ok = byFile[filepath.Base(d)]; !ok {
+				return nil, fmt.Errorf("--truth %s has no row for %s", path, filepath.Base(d))
+			}
+		}
+		out[i] = map[string]float64{}
+		for _, c := range params {
+			if col[c] >= len(r) {
+				return nil, fmt.Errorf("--truth %s: a row has no %s", path, c)
+			}
+			x, err := strconv.ParseFloat(strings.TrimSpace(r[col[c]]), 64)
+			if err != nil {
+				return nil, fmt.Errorf("--truth %s: %s of %s: %w", path, c, filepath.Base(d), err)
+			}
+			out[i][c] = x
+		}
+	}
+	return out, nil
+}
+
 // columnsText renders values by column in the model's order.
 func columnsText(bm *runtime.Model, byColumn map[string]float64) string {
 	var parts []string
@@ -343,8 +459,12 @@ func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f
 		}
 		return calibrate.Simulate(dir, bm, plan.Truth, reps, plan.Datasets, plan.Seed)
 	case f.datasets != "":
-		for i, file := range strings.Split(f.datasets, ",") {
-			values, err := data.ReadFile(strings.TrimSpace(file))
+		files, err := expandFiles(f.datasets)
+		if err != nil {
+			return err
+		}
+		for i, file := range files {
+			values, err := data.ReadFile(file)
 			if err != nil {
 				return err
 			}

@@ -91,7 +91,8 @@ func logWeights(t *autodiff.Tape, v stdlib.Value, n int, name, fn string) (autod
 
 // options reads the named settings, and the backend ("auto", "cpu" or
 // "cuda").
-func options(t *autodiff.Tape, named []stdlib.Value, fn string) (ot.Options, string, error) {
+func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, string, error) {
+	t := c.Tape
 	opt := ot.Options{Iters: 100, Balanced: true}
 	backend := "auto"
 	scalar := func(v stdlib.Value) float64 {
@@ -112,6 +113,9 @@ func options(t *autodiff.Tape, named []stdlib.Value, fn string) (ot.Options, str
 		if opt.Iters < 1 {
 			return opt, backend, fmt.Errorf("%s: iters must be at least 1, got %d", fn, opt.Iters)
 		}
+	}
+	if c.Iters > 0 {
+		opt.Iters = c.Iters
 	}
 	if v := named[argRho]; !v.Type.IsBad() {
 		opt.Rho = scalar(v)
@@ -242,7 +246,7 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	if d != dy {
 		return stdlib.Value{}, fmt.Errorf("%s: x has points of dimension %d, y of dimension %d", fn, d, dy)
 	}
-	opt, backend, err := options(t, named, fn)
+	opt, backend, err := options(c, named, fn)
 	if err != nil {
 		return stdlib.Value{}, err
 	}

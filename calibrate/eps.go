@@ -1,0 +1,70 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/shmlang/shm/stdlib/ot"
+)
+
+// Resolution is the data resolution h by the paper's three rules (after
+// Medina et al. 2025); eps = (alpha·h)² for the rule that fits the data.
+type Resolution struct {
+	// Noise is the known measurement noise (NaN when not given).
+	Noise float64
+	// NearestNeighbour is the median distance from a point to its nearest
+	// other point: the rule for point clouds with unknown noise.
+	NearestNeighbour float64
+	// Spacing is the smallest positive gap between distinct coordinates
+	// along any axis: the rule for binned or gridded observations.
+	Spacing float64
+}
+
+// Resolve computes the rules for the n points of x (row-major n×d) and a
+// known noise (NaN for none).
+func Resolve(x []float64, n, d int, noise float64) (Resolution, error) {
+	nn, err := ot.Resolution(x, n, d)
+	if err != nil {
+		return Resolution{}, err
+	}
+	return Resolution{Noise: noise, NearestNeighbour: nn, Spacing: Spacing(x, n, d)}, nil
+}
+
+// Spacing returns the smallest positive difference between two distinct
+// values of one coordinate of the n points of x (row-major n×d), +Inf when
+// every coordinate takes a single value.
+func Spacing(x []float64, n, d int) float64 {
+	h := math.Inf(1)
+	col := make([]float64, n)
+	for j := 0; j < d; j++ {
+		for i := range col {
+			col[i] = x[i*d+j]
+		}
+		slices.Sort(col)
+		for i := 1; i < n; i++ {
+			if g := col[i] - col[i-1]; g > 0 && g < h {
+				h = g
+			}
+		}
+	}
+	return h
+}
+
+// Eps returns (alpha·h)².
+func Eps(alpha, h float64) float64 { return (alpha * h) * (alpha * h) }
+
+// Table renders the three rules with their h and eps.
+func (r Resolution) Table(alpha float64) string {
+	line := func(rule string, h float64, note string) string {
+		if math.IsNaN(h) || math.IsInf(h, 0) {
+			return fmt.Sprintf("  %-28s %12s %12s  %s\n", rule, "-", "-", note)
+		}
+		return fmt.Sprintf("  %-28s %12.6g %12.6g  %s\n", rule, h, Eps(alpha, h), note)
+	}
+	s := fmt.Sprintf("  %-28s %12s %12s\n", "rule", "h", fmt.Sprintf("eps (alpha=%g)", alpha))
+	s += line("1. known noise", r.Noise, "when the measurement noise is known (--noise)")
+	s += line("2. median nearest neighbour", r.NearestNeighbour, "point clouds, unknown noise (the resolution() built-in)")
+	s += line("3. grid spacing", r.Spacing, "binned or gridded observations")
+	return s
+}
