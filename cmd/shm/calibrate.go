@@ -200,7 +200,17 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if f.bootstrap > 0 {
 		lambda = f.lambda0
 	}
-	bm, err := bind(ctx, []*data.Value{{Name: plan.Param, Data: []float64{lambda}}}, plan.Seed)
+	extra := []*data.Value{{Name: plan.Param, Data: []float64{lambda}}}
+	if len(datasetFiles) > 0 {
+		// Datasets given as files may hold all of the data (Experiment
+		// D's images): bind with the first.
+		values, err := data.ReadFile(datasetFiles[0])
+		if err != nil {
+			return nil, err
+		}
+		extra = append(values, extra...)
+	}
+	bm, err := bind(ctx, extra, plan.Seed)
 	if err != nil {
 		return nil, err
 	}
