@@ -5,11 +5,14 @@
 #
 # Columns: stan_us_raw is one grad_log_prob() call from an R loop;
 # stan_us_corrected subtracts the same loop's time on a one-parameter model
-# (R/Rcpp overhead); stan_us_cpp times the gradient in C++: static HMC with
-# a step size of 1e-9 (so it stays at the point) and L leapfrog steps per
-# draw, L + 1 gradients per draw, Stan's own CPU-time clock (elapsed sample
-# time). Each is the median of 5 rounds of ~0.5 s. log_prob is Stan's
-# log_prob(jacobian = TRUE): `~` drops constants, as shm's does.
+# (R/Rcpp overhead); both are wall time. stan_us_cpp times the gradient in
+# C++: static HMC with step size 1e-9 (so it stays at the point), L leapfrog
+# steps per draw (L + 1 gradients), timed by Stan's own clock (CPU time of
+# the sampling loop, get_elapsed_time). The metric is diag_e with its default
+# unit diagonal: rstan 2.21 swaps unit_e's adapt_engaged branches, and the
+# adaptive one resets the step size. Each time is the median of 5 rounds of
+# ~0.5 s. log_prob is log_prob(adjust_transform = TRUE): with the Jacobian,
+# `~` dropping constants, as shm's density does.
 suppressMessages(library(rstan))
 if (!file.exists(rstan_options("boost_lib")) && dir.exists("/usr/include/boost"))
   rstan_options(boost_lib = "/usr/include")  # Debian's r-cran-bh has no headers
@@ -64,31 +67,42 @@ per_unit <- function(f) {
   n <- max(1, round(n * 0.5 / t))
   median(replicate(5, f(n))) / n
 }
-r_loop <- function(fit, u) function(n) {
-  t <- proc.time()[[3]]
-  for (i in seq_len(n)) grad_log_prob(fit, u)
-  proc.time()[[3]] - t
+r_loop <- function(fit, u) {
+  force(fit); force(u)
+  function(n) {
+    t <- proc.time()[[3]]
+    for (i in seq_len(n)) grad_log_prob(fit, u)
+    proc.time()[[3]] - t
+  }
 }
-hmc <- function(sm, data, init) function(n) {
-  L <- max(1, ceiling(n / 4) - 1)  # 4 draws of L + 1 gradients each
-  f <- suppressWarnings(sampling(sm, data = data, chains = 1, iter = 4, warmup = 0,
-    algorithm = "HMC", init = list(init), refresh = 0, seed = 1, open_progress = FALSE,
-    control = list(metric = "unit_e", stepsize = 1e-9, int_time = 1e-9 * (L + 0.5),
-                   adapt_engaged = FALSE)))
-  get_elapsed_time(f)[1, "sample"] * n / (4 * (L + 1))
+hmc <- function(sm, data, init) {
+  force(data); force(init)
+  function(n) {
+    L <- max(1, ceiling(n / 4) - 1)  # 4 draws of L + 1 gradients each
+    f <- suppressWarnings(sampling(sm, data = data, chains = 1, iter = 4, warmup = 0,
+      algorithm = "HMC", init = list(init), refresh = 0, seed = 1, open_progress = FALSE,
+      control = list(metric = "diag_e", stepsize = 1e-9, int_time = 1e-9 * (L + 0.5),
+                     adapt_engaged = FALSE)))
+    sp <- suppressWarnings(get_sampler_params(f)[[1]])  # "warmup samples not saved"
+    if (any(sp[, "stepsize__"] != 1e-9)) stop("HMC changed the step size")
+    get_elapsed_time(f)[1, "sample"] * n / (4 * (L + 1))
+  }
 }
 
 trivial <- compile("parameters { real x; } model { x ~ normal(0, 1); }", "trivial")
+sms <- lapply(setNames(nm = models), function(m)  # compile all first: a quiet table
+  tryCatch(compile(readLines(source_of(m)), basename(m)), error = identity))
 overhead <- per_unit(r_loop(fit_of(trivial, list()), 0.1))
 cat(sprintf("# rstan %s (Stan %s), %s, load average %s\n", packageVersion("rstan"),
             stan_version(), format(Sys.time(), "%Y-%m-%d %H:%M %Z"),
-            paste(readLines("/proc/loadavg"), collapse = "")))
+            sub("^(([^ ]+ ){3}).*", "\\1", readLines("/proc/loadavg"))))
 cat(sprintf("# R loop overhead per grad_log_prob call (trivial model): %.2f us\n", overhead * 1e6))
 cat(sprintf("%-58s %8s %12s %18s %12s %16s\n", "model", "n_params", "stan_us_raw",
             "stan_us_corrected", "stan_us_cpp", "log_prob"))
 for (m in models) {
   row <- tryCatch({
-    sm <- compile(readLines(source_of(m)), basename(m))
+    sm <- sms[[m]]
+    if (inherits(sm, "error")) stop(sm)
     data <- read_json(file.path(shared, "posteriordb", basename(m), "data.json"))
     fit <- fit_of(sm, data)
     u <- rep(0.1, get_num_upars(fit))
