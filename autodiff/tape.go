@@ -185,6 +185,37 @@ type Tape struct {
 	kept  int  // length of val kept across Reset (see Keep)
 	swept bool // Gradient has run since the last Reset
 	err   error
+	limit int // most values the arena may hold (SetLimit); 0: 2^31 − 1
+}
+
+// ArenaFull is the value a Tape panics with when recording a value would
+// make its arena hold more than its limit (SetLimit, and 2^31 − 1 elements
+// at most): evaluators of untrusted programs recover it at their boundary
+// and report it as an error (package runtime does).
+type ArenaFull struct {
+	Need, Limit int // values the arena would hold, and its limit
+}
+
+func (e ArenaFull) Error() string {
+	return fmt.Sprintf("autodiff: the tape would hold %d values, more than its limit of %d", e.Need, e.Limit)
+}
+
+// SetLimit bounds the values the tape may hold (kept ones included): a
+// recording beyond it panics with ArenaFull before allocating. n ≤ 0 or
+// beyond 2^31 − 1 sets the limit 2^31 − 1, the most an arena can index.
+func (t *Tape) SetLimit(n int64) {
+	t.limit = math.MaxInt32
+	if n > 0 && n < math.MaxInt32 {
+		t.limit = int(n)
+	}
+}
+
+// maxLen returns the arena's limit.
+func (t *Tape) maxLen() int {
+	if t.limit <= 0 {
+		return math.MaxInt32
+	}
+	return t.limit
 }
 
 // NewTape returns an empty tape.
@@ -250,20 +281,22 @@ func (t *Tape) NumNodes() int { return len(t.nodes) }
 // elements hold stale data; callers overwrite them.
 func (t *Tape) alloc(n int) int32 {
 	off := len(t.val)
-	if off+n > math.MaxInt32 {
-		panic("autodiff: tape arena exceeds 2^31 elements")
-	}
 	if off+n > cap(t.val) {
-		t.grow(n)
+		t.grow(n) // the capacity never exceeds the limit
 	}
 	t.val = t.val[:off+n]
 	return int32(off)
 }
 
+// grow makes room for n more values, or panics with ArenaFull.
 func (t *Tape) grow(n int) {
-	c := 2*cap(t.val) + n
+	limit := t.maxLen()
+	if n < 0 || len(t.val)+n > limit {
+		panic(ArenaFull{Need: len(t.val) + n, Limit: limit})
+	}
+	c := min(2*cap(t.val)+n, limit)
 	if c < 1024 {
-		c = 1024
+		c = min(1024, limit)
 	}
 	v := make([]float64, len(t.val), c)
 	copy(v, t.val)

@@ -197,6 +197,7 @@ func (ev *evaluator) replicates(k int) []*replicate {
 		sub.setContext(ev.ctx0)
 		sub.maxValues = ev.maxValues
 		sub.ctx.Iters, sub.crnK = ev.ctx.Iters, ev.crnK
+		sub.tape().SetLimit(ev.maxValues)
 		sub.replica = true
 		pcg := rand.NewPCG(0, 0)
 		sub.ctx.RNG = rand.New(pcg)
@@ -290,6 +291,8 @@ func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, se
 	}
 	rep.pcg.Seed(seed, 0xc0ffee+uint64(r)) // the stream of crnStream(seed, r)
 	rep.importFrame(ev, site, in)
+	at := e.Position()
+	defer sub.recoverArena(&at, &rep.err)
 	v, err := sub.expr(e.Body)
 	if err != nil {
 		rep.err = err

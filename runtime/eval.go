@@ -101,6 +101,7 @@ func (ev *evaluator) configure(opts Options) {
 		ev.maxValues = opts.MaxValues
 	}
 	ev.ctx.Iters, ev.crnK = opts.SinkhornIters, opts.CRNReplicates
+	ev.tape().SetLimit(ev.maxValues)
 }
 
 // checkInterrupt is called at every loop iteration; every 256 iterations
@@ -135,14 +136,33 @@ const (
 	ctlContinue
 )
 
-func (ev *evaluator) execAll(ss []ir.Stmt) (control, error) {
+func (ev *evaluator) execAll(ss []ir.Stmt) (c control, err error) {
+	var at lang.Pos
+	defer ev.recoverArena(&at, &err)
 	for _, s := range ss {
+		at = s.Position()
 		c, err := ev.exec(s)
 		if err != nil || c != ctlNext {
 			return c, err
 		}
 	}
 	return ctlNext, nil
+}
+
+// recoverArena turns the tape's ArenaFull panic (a statement whose values
+// would exceed the evaluation's memory, Options.MaxValues) into an error
+// at the statement *at; other panics go on.
+func (ev *evaluator) recoverArena(at *lang.Pos, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	full, ok := r.(autodiff.ArenaFull)
+	if !ok {
+		panic(r)
+	}
+	*err = ev.errorf(*at, "this statement's values need %s, more than the %s one evaluation may hold",
+		sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)))
 }
 
 // exec executes a statement: its plan (plan_stmt.go), compiled at its

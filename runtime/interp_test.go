@@ -161,3 +161,54 @@ model {
 		t.Errorf("model block: %v", err)
 	}
 }
+
+// TestStatementMemoryLimit: one statement whose values exceed the memory
+// an evaluation may hold (an outer product, no loop) stops with its
+// position instead of the tape's panic or the machine's out-of-memory
+// killer: in transformed data, in the model block, and inside a crn body
+// evaluated on other goroutines.
+func TestStatementMemoryLimit(t *testing.T) {
+	cases := []struct{ name, src, pos string }{
+		{"transformed data", `transformed data {
+  vector[3000] x = rep_vector(1, 3000);
+  real s = sum(x * x');
+}
+parameters { real mu; }
+model { mu ~ normal(0, 1); }
+`, "big.shm:3:3"},
+		{"model", `transformed data {
+  vector[3000] x = rep_vector(1, 3000);
+}
+parameters { real mu; }
+model {
+  mu ~ normal(0, 1);
+  target += sum((mu * x) * x');
+}
+`, "big.shm:7:3"},
+		{"crn", `parameters { real mu; }
+model {
+  target += crn(4, sum((mu + std_normal_rng(3000)) * (mu + std_normal_rng(3000))'));
+}
+`, "big.shm:3:"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, errs := ir.CheckSource("big.shm", tc.src)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), MaxValues: 1 << 20})
+			if err == nil {
+				d, derr := bm.NewDensity()
+				if derr != nil {
+					t.Fatal(derr)
+				}
+				d.Workers = 2
+				_, err = d.LogDensityGrad([]float64{0.1}, make([]float64, 1))
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.pos) || !strings.Contains(err.Error(), "more than the 8.0 MiB one evaluation may hold") {
+				t.Errorf("got %v, want an error at %s", err, tc.pos)
+			}
+		})
+	}
+}
