@@ -30,6 +30,12 @@ type Plan struct {
 	// with its truth: Experiment D's images).
 	Truth        map[string]float64   `json:"truth,omitempty"`
 	DatasetTruth []map[string]float64 `json:"dataset_truth,omitempty"`
+	// Hold gives transformed data variables the values they have on the
+	// data as given, in every task (runtime.Options.Hold): the loss's
+	// settings stay those of the data, whatever the dataset (eps from the
+	// resolution of y, which a bootstrap resample's duplicates would make
+	// 0).
+	Hold []HeldValue `json:"hold,omitempty"`
 	// Datasets is the number of datasets, files datasets/dNNN.json of the
 	// folder whose values replace the data of the same names.
 	Datasets int     `json:"datasets"`
@@ -40,6 +46,26 @@ type Plan struct {
 	MaxDepth int     `json:"max_depth"`
 	Delta    float64 `json:"adapt_delta"`
 	Seed     uint64  `json:"seed"`
+}
+
+// HeldValue is a transformed data variable's value.
+type HeldValue struct {
+	Name  string    `json:"name"`
+	Dims  []int     `json:"dims,omitempty"`
+	Data  []float64 `json:"data"`
+	IsInt bool      `json:"int,omitempty"`
+}
+
+// HeldValues returns the held values as runtime.Options.Hold takes them.
+func (p *Plan) HeldValues() map[string]*data.Value {
+	if len(p.Hold) == 0 {
+		return nil
+	}
+	m := map[string]*data.Value{}
+	for _, h := range p.Hold {
+		m[h.Name] = &data.Value{Name: h.Name, Dims: h.Dims, Data: h.Data, IsInt: h.IsInt}
+	}
+	return m
 }
 
 // Task is one posterior run: a loss scale and a dataset.

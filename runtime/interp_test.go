@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -210,5 +211,58 @@ model {
 				t.Errorf("got %v, want an error at %s", err, tc.pos)
 			}
 		})
+	}
+}
+
+// TestHoldTransformedData: held transformed data variables take the given
+// values instead of their initializers', later statements see them, and
+// TransformedData reads values back.
+func TestHoldTransformedData(t *testing.T) {
+	src := `data { vector[3] y; }
+transformed data {
+  real eps = square(resolution(y));
+  real twice = 2 * eps;
+  array[2] int k = {1, 2};
+}
+parameters { real mu; }
+model { mu ~ normal(0, 1); }
+`
+	m, errs := ir.CheckSource("hold.shm", src)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	set := &data.Set{}
+	set.AddSet(&data.Value{Name: "y", Dims: []int{3}, Data: []float64{0, 0, 5}}) // resolution 0
+	bind := func(hold map[string]*data.Value) (*Model, error) {
+		return Bind(m, set, Options{Impls: Builtins(), Hold: hold})
+	}
+	bm, err := bind(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := bm.TransformedData("eps"); err != nil || v.Data[0] != 0 {
+		t.Errorf("eps = %v, %v; want 0", v, err)
+	}
+	bm, err = bind(map[string]*data.Value{"eps": {Name: "eps", Data: []float64{0.25}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]float64{"eps": {0.25}, "twice": {0.5}, "k": {1, 2}} {
+		v, err := bm.TransformedData(name)
+		if err != nil || !slices.Equal(v.Data, want) {
+			t.Errorf("%s = %v, %v; want %v", name, v, err, want)
+		}
+	}
+	for _, bad := range []map[string]*data.Value{
+		{"nope": {Name: "nope", Data: []float64{1}}},
+		{"k": {Name: "k", Dims: []int{3}, Data: []float64{1, 2, 3}}},
+		{"k": {Name: "k", Dims: []int{2}, Data: []float64{1, 2.5}}},
+	} {
+		if _, err := bind(bad); err == nil {
+			t.Errorf("hold %v: no error", bad)
+		}
+	}
+	if _, err := bm.TransformedData("mu"); err == nil {
+		t.Error("TransformedData(mu): no error")
 	}
 }

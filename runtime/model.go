@@ -8,6 +8,7 @@ import (
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/stdlib"
 )
@@ -35,6 +36,12 @@ type Options struct {
 	// the same model evaluated with another budget (shm calibrate iters
 	// and crn).
 	SinkhornIters, CRNReplicates int
+	// Hold gives values to block-level transformed data variables by
+	// name: such a variable takes the value given instead of its
+	// initializer's (which is not evaluated), with the declaration's
+	// sizes and constraints checked. A calibration on resampled data holds
+	// the loss's settings (eps from the resolution of the data as given).
+	Hold map[string]*data.Value
 }
 
 // Model is a checked model bound to its data: data and transformed data
@@ -71,7 +78,7 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {
 		return nil, err
 	}
-	if _, err := ev.execAll(m.TransformedData); err != nil {
+	if err := ev.transformedData(m.TransformedData, opts.Hold); err != nil {
 		return nil, fmt.Errorf("transformed data: %w", err)
 	}
 	for _, d := range blockDecls(m.TransformedData) {
@@ -174,4 +181,68 @@ func (m *Model) OutputValue(row []float64, name string) (*data.Value, error) {
 		return v, nil
 	}
 	return nil, fmt.Errorf("the model has no output variable %s", name)
+}
+
+// transformedData runs the transformed data block, the variables of hold
+// taking their given values.
+func (ev *evaluator) transformedData(stmts []ir.Stmt, hold map[string]*data.Value) error {
+	for name := range hold {
+		found := false
+		for _, d := range blockDecls(stmts) {
+			found = found || d.Var.Name == name
+		}
+		if !found {
+			return fmt.Errorf("%s is not a variable of transformed data (held values replace transformed data)", name)
+		}
+	}
+	for _, s := range stmts {
+		if ds, ok := s.(*ir.DeclStmt); ok && hold[ds.Decl.Var.Name] != nil {
+			d := ds.Decl
+			dims, err := ev.declDims(d)
+			if err != nil {
+				return err
+			}
+			v, err := ev.fromData(d, dims, hold[d.Var.Name])
+			if err != nil {
+				return err
+			}
+			ev.frame[d.Var.Slot] = slot{v: v, dims: dims, set: true}
+			continue
+		}
+		if _, err := ev.execAll([]ir.Stmt{s}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TransformedData returns the value of a block-level transformed data
+// variable (an int or real scalar or container), row-major with its sizes.
+func (m *Model) TransformedData(name string) (*data.Value, error) {
+	for _, d := range blockDecls(m.IR.TransformedData) {
+		if d.Var.Name != name {
+			continue
+		}
+		s := m.frame[d.Var.Slot]
+		if !s.set {
+			return nil, fmt.Errorf("transformed data %s has no value", name)
+		}
+		v := &data.Value{Name: name, Dims: append([]int(nil), s.dims...), IsInt: d.Var.Type.Base == lang.Int}
+		switch {
+		case d.Var.Type == lang.IntType:
+			v.Data = []float64{float64(s.v.Int)}
+		case d.Var.Type.Base == lang.Int:
+			for _, x := range s.v.Ints {
+				v.Data = append(v.Data, float64(x))
+			}
+		case d.Var.Type.Dims > 0 && d.Var.Type.Base.IsLinalg():
+			for _, e := range s.v.Elems {
+				v.Data = append(v.Data, m.tape.Val(e.AD)...)
+			}
+		default:
+			v.Data = append(v.Data, m.tape.Val(s.v.AD)...)
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("the model has no transformed data variable %s", name)
 }

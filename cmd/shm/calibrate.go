@@ -64,13 +64,13 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 
 // lambdaFlags are the options of "shm calibrate lambda".
 type lambdaFlags struct {
-	dir, param, truth, replicate, datasets, resample, region, lambdas, sbatch string
-	generate, bootstrap, chains, warmup, samples, maxDepth, maxTemps, workers int
-	maxRunning                                                                int
-	seed                                                                      uint64
-	level, target, start, factor, tol, delta, lambda0                         float64
-	slurm, collect                                                            bool
-	sets                                                                      stringList
+	dir, param, truth, replicate, datasets, resample, region, lambdas, sbatch, hold string
+	generate, bootstrap, chains, warmup, samples, maxDepth, maxTemps, workers       int
+	maxRunning                                                                      int
+	seed                                                                            uint64
+	level, target, start, factor, tol, delta, lambda0                               float64
+	slurm, collect                                                                  bool
+	sets                                                                            stringList
 }
 
 func (f *lambdaFlags) register(fs *flag.FlagSet) {
@@ -82,6 +82,7 @@ func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.datasets, "datasets", "", "known truth: data files or glob patterns, one file per dataset (comma-separated); their values replace the data's")
 	fs.IntVar(&f.bootstrap, "bootstrap", 0, "unknown truth: number of bootstrap datasets")
 	fs.StringVar(&f.resample, "resample", "", "with --bootstrap: data values whose rows are resampled together (comma-separated)")
+	fs.StringVar(&f.hold, "hold", "", "transformed data variables that keep, in every run, their value on the data as given (comma-separated), e.g. eps")
 	fs.Float64Var(&f.lambda0, "lambda0", 1, "with --bootstrap: the loss scale of the run that estimates the truth")
 	fs.StringVar(&f.region, "region", "hpd", "credible region: hpd (the paper's threshold on the log density) or ellipse (Gaussian)")
 	fs.Float64Var(&f.level, "level", 0.9, "credibility of the region")
@@ -214,6 +215,16 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if err != nil {
 		return nil, err
 	}
+	if f.hold != "" {
+		// The bound model has the data as given: its values are held.
+		for _, name := range strings.Split(f.hold, ",") {
+			v, err := bm.TransformedData(strings.TrimSpace(name))
+			if err != nil {
+				return nil, fmt.Errorf("--hold: %w", err)
+			}
+			plan.Hold = append(plan.Hold, calibrate.HeldValue{Name: v.Name, Dims: v.Dims, Data: v.Data, IsInt: v.IsInt})
+		}
+	}
 	switch {
 	case strings.HasSuffix(strings.ToLower(f.truth), ".csv"):
 		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles); err != nil {
@@ -309,7 +320,8 @@ func planBinder(plan *calibrate.Plan) calibrate.Binder {
 		for _, v := range extra {
 			set.AddSet(v)
 		}
-		return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: io.Discard, Seed: seed, DataFiles: plan.Data, Context: ctx})
+		return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: io.Discard, Seed: seed, DataFiles: plan.Data,
+			Context: ctx, Hold: plan.HeldValues()})
 	}
 }
 

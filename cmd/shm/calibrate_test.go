@@ -3,15 +3,20 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shmlang/shm/calibrate"
+	"github.com/shmlang/shm/runtime/data"
 )
 
 // calibrationModel is a normal mean whose likelihood is tempered by the
@@ -22,6 +27,9 @@ const calibrationModel = `data {
   int<lower=1> N;
   vector[N] y;
   real<lower=0> lambda;
+}
+transformed data {
+  real h = resolution(y);   // held in the bootstrap test
 }
 parameters {
   real mu;
@@ -253,4 +261,58 @@ func dropColumn(text, name string) string {
 	}
 	w.Flush()
 	return b.String()
+}
+
+// TestCalibrateBootstrap runs the unknown-truth case: the estimate is a
+// draw of the run at lambda0, the datasets resample y, and --hold keeps
+// transformed data's h at its value on the data as given in every run.
+func TestCalibrateBootstrap(t *testing.T) {
+	model, y := calibrationFiles(t)
+	dir := filepath.Join(t.TempDir(), "boot")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"calibrate", "lambda", model, y, "--dir", dir, "--bootstrap", "40", "--resample", "y",
+		"--hold", "h", "--lambdas", "0.25,4", "--warmup", "150", "--samples", "200", "--seed", "3"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	plan, err := calibrate.Dir(dir).ReadPlan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, err := bindModel(model, []string{y}, []string{"lambda=1"}, 3, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := bm.TransformedData("h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Hold) != 1 || plan.Hold[0].Name != "h" || plan.Hold[0].Data[0] != h.Data[0] || !(h.Data[0] > 0) {
+		t.Errorf("held %+v, want h = %v", plan.Hold, h.Data)
+	}
+	mu, ok := plan.Truth["mu"]
+	if !ok || math.Abs(mu-0.5) > 1 {
+		t.Errorf("estimate %v, want mu near the data's mean", plan.Truth)
+	}
+	// The bootstrap datasets are resamples: every value is one of y's.
+	orig, err := data.ReadFile(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := data.ReadFile(calibrate.Dir(dir).DatasetPath(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range vals[0].Data {
+		if !slices.Contains(orig[0].Data, x) {
+			t.Errorf("dataset 8 holds %g, not a value of y", x)
+		}
+	}
+	cov := readCoverage(t, dir)
+	if c := cov["0.25"]; c[1] != 40 || c[0] < 38 {
+		t.Errorf("lambda 0.25: %d of %d covered, want nearly all", c[0], c[1])
+	}
+	if c := cov["4"]; c[0] > 34 {
+		t.Errorf("lambda 4: %d of %d covered, want about 0.59 of them", c[0], c[1])
+	}
 }
