@@ -168,6 +168,10 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 		decl.Sizes = append(decl.Sizes, sizeExpr(e))
 	}
 	typ := te.Type()
+	decl.Special = te.Special
+	if te.Special != lang.NoSpecial && local {
+		c.errorf(te.Pos, "local variable %s cannot have the constrained type %s; constrained types are allowed on block-level declarations", d.Name, te.Special)
+	}
 	if b := te.Bounds; b != nil {
 		if local {
 			c.errorf(b.Pos, "local variable %s cannot have a constraint; constraints are allowed on block-level declarations", d.Name)
@@ -231,6 +235,9 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 	decl.TypeText = typeText(te)
 	decl.ShapeText = shapeSyntax(te, "")
 	decl.ConstraintText = boundsText(te.Bounds)
+	if te.Special != lang.NoSpecial {
+		decl.ConstraintText = te.Special.String()
+	}
 	return decl
 }
 

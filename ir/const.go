@@ -79,6 +79,13 @@ func ConstInt(e Expr) (int64, bool) {
 // typeText renders a declared type in normalized syntax, such as
 // "array[N] vector<lower=0>[K]".
 func typeText(t *lang.TypeExpr) string {
+	if t.Special != lang.NoSpecial {
+		text := t.Special.String() + "[" + exprList(t.SpecialSize) + "]"
+		if len(t.ArraySize) > 0 {
+			text = "array[" + exprList(t.ArraySize) + "] " + text
+		}
+		return text
+	}
 	return shapeSyntax(t, boundsText(t.Bounds))
 }
 

@@ -53,7 +53,11 @@ type Decl struct {
 	Upper      Expr
 	Offset     Expr
 	Multiplier Expr
-	Init       Expr
+	// Special is the constrained type (simplex, cov_matrix, ...), or
+	// lang.NoSpecial; its values are vectors or matrices with the sizes
+	// of Sizes.
+	Special lang.Special
+	Init    Expr
 	// SizesFromValue is set for session variables declared by assignment
 	// ("x = mean(y)" in the REPL): their sizes are those of the value.
 	SizesFromValue bool
@@ -66,7 +70,7 @@ type Decl struct {
 
 // Constrained reports whether the declaration has a constraint.
 func (d *Decl) Constrained() bool {
-	return d.Lower != nil || d.Upper != nil || d.Offset != nil || d.Multiplier != nil
+	return d.Lower != nil || d.Upper != nil || d.Offset != nil || d.Multiplier != nil || d.Special != lang.NoSpecial
 }
 
 // ---- Statements ----

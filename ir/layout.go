@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"github.com/shmlang/shm/lang"
 	"strconv"
 	"strings"
 )
@@ -45,6 +46,17 @@ func NewLayout(decls []*Decl, dims func(*Decl) ([]int, error)) (*Layout, error) 
 				return nil, fmt.Errorf("%s: negative size %d in %s", d.Var.Name, n, d.TypeText)
 			}
 			size *= n
+		}
+		if d.Special != lang.NoSpecial {
+			arr := d.Var.Type.Dims
+			free, err := FreeSize(d.Special, ds[arr:])
+			if err != nil {
+				return nil, fmt.Errorf("%s (%s): %v", d.Var.Name, d.TypeText, err)
+			}
+			size = free
+			for _, n := range ds[:arr] {
+				size *= n
+			}
 		}
 		l.Entries = append(l.Entries, LayoutEntry{
 			Decl: d, Dims: ds, Offset: l.Dim, Size: size,
@@ -100,4 +112,36 @@ func ColumnNames(name string, dims []int) []string {
 		}
 	}
 	return out
+}
+
+// FreeSize returns the number of unconstrained values of one element of a
+// constrained type with the given value sizes ([K] for the vector types,
+// [M, N] for the matrix types), as Stan counts them.
+func FreeSize(s lang.Special, sizes []int) (int, error) {
+	k := sizes[0]
+	switch s {
+	case lang.Simplex:
+		if k < 1 {
+			return 0, fmt.Errorf("a simplex needs at least 1 element, got %d", k)
+		}
+		return k - 1, nil
+	case lang.UnitVector:
+		if k < 1 {
+			return 0, fmt.Errorf("a unit_vector needs at least 1 element, got %d", k)
+		}
+		return k, nil
+	case lang.Ordered, lang.PositiveOrdered:
+		return k, nil
+	case lang.CholeskyFactorCorr, lang.CorrMatrix:
+		return k * (k - 1) / 2, nil
+	case lang.CovMatrix:
+		return k * (k + 1) / 2, nil
+	case lang.CholeskyFactorCov:
+		m, n := sizes[0], sizes[1]
+		if m < n {
+			return 0, fmt.Errorf("cholesky_factor_cov[M, N] needs M ≥ N, got %d < %d", m, n)
+		}
+		return n*(n+1)/2 + (m-n)*n, nil
+	}
+	return 0, fmt.Errorf("unknown constrained type %v", s)
 }

@@ -88,7 +88,12 @@ type TypeExpr struct {
 	Base      Base
 	ArraySize []Expr // sizes of the array dimensions, outermost first
 	Size      []Expr // vector/row_vector: one size; matrix: rows, cols
-	Bounds    *Bounds
+	// Special is the constrained type (simplex, cov_matrix, ...), whose
+	// Base is vector or matrix and whose Size is the value's (a
+	// cov_matrix[K] has Size [K, K]); SpecialSize is the size as written.
+	Special     Special
+	SpecialSize []Expr
+	Bounds      *Bounds
 	// ArrayBounds is set when a constraint was written on the array
 	// keyword (array<lower=0>[N] real), which is an error the checker
 	// reports.

@@ -109,3 +109,51 @@ func (t Type) String() string {
 	}
 	return "array[" + strings.Repeat(",", t.Dims-1) + "] " + t.Base.String()
 }
+
+// Special is a constrained type whose values satisfy a structural
+// constraint (Stan's simplex, ordered, correlation matrices, ...). Its
+// values are vectors (simplex, unit_vector, ordered, positive_ordered) or
+// matrices (the others); a parameter of such a type has fewer
+// unconstrained coordinates than values, or a transform of its own.
+type Special uint8
+
+// The constrained types.
+const (
+	NoSpecial Special = iota
+	Simplex
+	UnitVector
+	Ordered
+	PositiveOrdered
+	CholeskyFactorCorr
+	CholeskyFactorCov
+	CorrMatrix
+	CovMatrix
+)
+
+var specialNames = [...]string{"", "simplex", "unit_vector", "ordered", "positive_ordered",
+	"cholesky_factor_corr", "cholesky_factor_cov", "corr_matrix", "cov_matrix"}
+
+func (s Special) String() string {
+	if int(s) < len(specialNames) {
+		return specialNames[s]
+	}
+	return "<bad>"
+}
+
+// SpecialByName returns the constrained type with the given keyword.
+func SpecialByName(name string) (Special, bool) {
+	for i, n := range specialNames {
+		if i > 0 && n == name {
+			return Special(i), true
+		}
+	}
+	return NoSpecial, false
+}
+
+// Base returns the kind of the values: vector or matrix.
+func (s Special) Base() Base {
+	if s >= CholeskyFactorCorr {
+		return Matrix
+	}
+	return Vector
+}

@@ -212,19 +212,47 @@ var supportedBase = map[string]lang.Base{
 	"row_vector": lang.RowVector, "matrix": lang.Matrix,
 }
 
+// special sets the constrained type sp of te: the sizes as written go to
+// SpecialSize, and Size becomes the value's sizes (a vector's length, or a
+// matrix's rows and columns).
+func (c *converter) special(te *lang.TypeExpr, sp lang.Special, at lang.Pos) {
+	te.Special, te.SpecialSize = sp, te.Size
+	n := len(te.Size)
+	switch {
+	case sp == lang.CholeskyFactorCov && (n == 1 || n == 2):
+		if n == 1 {
+			te.Size = []lang.Expr{te.Size[0], te.Size[0]}
+		}
+	case sp == lang.CholeskyFactorCov:
+		c.errorf(at, "cholesky_factor_cov needs one size (M, a square factor) or two (M rows ≥ N columns): cholesky_factor_cov[M, N]")
+		te.Size = []lang.Expr{&lang.IntLit{Pos: at, Value: 1}, &lang.IntLit{Pos: at, Value: 1}}
+	case n != 1:
+		c.errorf(at, "%s needs one size: %s[K]", sp, sp)
+		te.Size = []lang.Expr{&lang.IntLit{Pos: at, Value: 1}}
+		fallthrough
+	case sp.Base() == lang.Matrix:
+		if sp.Base() == lang.Matrix {
+			te.Size = []lang.Expr{te.Size[0], te.Size[0]}
+		}
+	}
+}
+
 func (c *converter) decl(d *pDecl) lang.Stmt {
 	t := d.Type
 	at := pos(t.Pos)
 	c.checkName(d.Name, "variable")
 	te := &lang.TypeExpr{Pos: at}
 	base, ok := supportedBase[t.Base]
-	if !ok {
-		c.errorf(at, "type %s is not supported yet (supported: int, real, vector, row_vector, matrix, and arrays of them)", t.Base)
+	te.ArraySize = c.exprs(t.ArrayDims)
+	te.Size = c.exprs(t.Sizes)
+	if sp, isSpecial := lang.SpecialByName(t.Base); isSpecial {
+		c.special(te, sp, at)
+		base, ok = sp.Base(), false // sizes checked by special
+	} else if !ok {
+		c.errorf(at, "type %s is not supported yet (supported: int, real, vector, row_vector, matrix, the constrained types simplex, unit_vector, ordered, positive_ordered, cholesky_factor_corr, cholesky_factor_cov, corr_matrix, cov_matrix, and arrays of them)", t.Base)
 		base = lang.Real
 	}
 	te.Base = base
-	te.ArraySize = c.exprs(t.ArrayDims)
-	te.Size = c.exprs(t.Sizes)
 	want := map[lang.Base]int{lang.Vector: 1, lang.RowVector: 1, lang.Matrix: 2}[base]
 	if ok && len(te.Size) != want {
 		switch {
@@ -240,6 +268,10 @@ func (c *converter) decl(d *pDecl) lang.Stmt {
 	}
 	if t.Bounds != nil {
 		te.Bounds = c.bounds(t.Bounds)
+		if te.Special != lang.NoSpecial {
+			c.errorf(pos(t.Bounds.Pos), "%s takes no constraint: its values are constrained by the type", te.Special)
+			te.Bounds = nil
+		}
 	}
 	if t.ArrayBounds != nil {
 		te.ArrayBounds = c.bounds(t.ArrayBounds)

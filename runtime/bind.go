@@ -158,6 +158,12 @@ func sizesMatch(dims []int, dv *data.Value) bool {
 // checkDataBounds checks a data variable's constraint and names the data
 // cell of a violation.
 func (ev *evaluator) checkDataBounds(d *ir.Decl, v stdlib.Value, dv *data.Value) error {
+	if d.Special != lang.NoSpecial {
+		if err := checkSpecial(d, dv.Dims, dv.Data); err != nil {
+			return fmt.Errorf("%s: %v", dv.Origin(), err)
+		}
+		return nil
+	}
 	if d.Lower == nil && d.Upper == nil {
 		return nil
 	}

@@ -74,6 +74,16 @@ func (d *Density) setParams(u autodiff.Value, jacobian bool) error {
 			return err
 		}
 		typ := decl.Var.Type
+		if decl.Special != lang.NoSpecial {
+			v, lj := constrainSpecial(t, t.Slice(u, e.Offset, e.Size), decl, e.Dims)
+			if jacobian {
+				for _, x := range lj {
+					ev.pushTarget(x, decl.Pos)
+				}
+			}
+			ev.frame[decl.Var.Slot].v = v
+			continue
+		}
 		var raw autodiff.Value
 		if e.Size == 1 && len(e.Dims) == 0 {
 			raw = t.Index(u, e.Offset)

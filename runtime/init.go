@@ -67,6 +67,15 @@ func (m *Model) unconstrain(lookup func(string) (*data.Value, bool), rng *rand.R
 				}
 				return append([]float64(nil), get()...)
 			}
+			if decl.Special != lang.NoSpecial {
+				if u, err = freeSpecial(decl, e.Dims, iv.Data); err != nil {
+					return nil, fmt.Errorf("%s: initial value of %v", iv.Origin(), err)
+				}
+				copy(theta[e.Offset:], u)
+				v, _ := constrainSpecial(t, t.ConstVec(u), decl, e.Dims)
+				ev.frame[decl.Var.Slot] = slot{v: v, dims: e.Dims, set: true}
+				continue
+			}
 			lo := part(b.hasLo, func() []float64 { return t.Val(b.lo) })
 			hi := part(b.hasHi, func() []float64 { return t.Val(b.hi) })
 			off := part(b.hasOff, func() []float64 { return t.Val(b.offset) })
@@ -84,6 +93,11 @@ func (m *Model) unconstrain(lookup func(string) (*data.Value, bool), rng *rand.R
 			}
 		}
 		copy(theta[e.Offset:], u)
+		if decl.Special != lang.NoSpecial {
+			v, _ := constrainSpecial(t, t.ConstVec(u), decl, e.Dims)
+			ev.frame[decl.Var.Slot] = slot{v: v, dims: e.Dims, set: true}
+			continue
+		}
 		// Later bounds may depend on this parameter: set its value.
 		x, _ := constrain(t, t.ConstVec(u), b)
 		v := stdlib.Value{Type: decl.Var.Type, AD: x}

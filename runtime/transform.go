@@ -157,6 +157,9 @@ func unconstrain(x, lo, hi, off, mult []float64) ([]float64, error) {
 // constraint of d (lower and upper only), returning an error that names
 // the variable, the 1-based index and the bound.
 func (ev *evaluator) checkBounds(d *ir.Decl, v stdlib.Value) error {
+	if d.Special != lang.NoSpecial {
+		return checkSpecial(d, fullDims(ev.tape(), v), ev.flatValues(v))
+	}
 	if d.Lower == nil && d.Upper == nil {
 		return nil
 	}

@@ -72,6 +72,15 @@ func (v Value) Len() int {
 	return v.AD.Len()
 }
 
+// RealAD returns a real scalar argument as a tape value: an int becomes
+// a constant (signatures let an int stand for a real).
+func (v Value) RealAD(t *autodiff.Tape) autodiff.Value {
+	if v.Type == lang.IntType {
+		return t.Const(float64(v.Int))
+	}
+	return v.AD
+}
+
 // IsScalar reports whether v is an int or a real.
 func (v Value) IsScalar() bool { return v.Type.IsScalar() }
 

@@ -373,7 +373,7 @@ func lkjLogConstant(eta float64, k int) (v, deta float64) {
 
 func lkjCorrCholeskyLpdf(c *stdlib.Context, fn string, args []stdlib.Value, propto bool) (stdlib.Value, error) {
 	t := c.Tape
-	lv, etaV := args[0].AD, args[1].AD
+	lv, etaV := args[0].AD, args[1].RealAD(t)
 	k, err := squareMatrix(fn, "L", lv)
 	if err != nil {
 		return stdlib.Value{}, err

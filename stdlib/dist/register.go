@@ -120,7 +120,7 @@ func registerMultivariate(add func(string, stdlib.Impl)) {
 		if k < 1 {
 			return stdlib.Value{}, errorf(fn, "dimension K = %d must be positive", k)
 		}
-		eta := c.Tape.Scalar(args[1].AD)
+		eta := c.Tape.Scalar(args[1].RealAD(c.Tape))
 		if why := positiveFinite.violation(eta); why != "" {
 			return stdlib.Value{}, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
 		}
