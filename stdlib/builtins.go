@@ -50,6 +50,7 @@ func newTable() *Table {
 		fn(name, Sig{Params: []Param{numP, numP}, Result: broadcast})
 	}
 	fn("log_sum_exp", sig(fixed(realT), ex(realT), ex(realT)), sig(fixed(realT), contP), sig(fixed(realT), ex(matT)))
+	fn("log_mix", sig(fixed(realT), ex(realT), ex(realT), ex(realT)), sig(fixed(realT), ex(vecT), ex(vecT)))
 	fn("log_softmax", sig(fixed(vecT), ex(vecT)))
 	fn("softmax", sig(fixed(vecT), ex(vecT)))
 	fn("is_inf", sig(fixed(intT), ex(realT)))
@@ -132,6 +133,14 @@ func newTable() *Table {
 	fn("columns_dot_self", sig(fixed(rowT), ex(matT)))
 	fn("rows_dot_self", sig(fixed(vecT), ex(matT)))
 	fn("diag_matrix", sig(fixed(matT), ex(vecT)))
+	fn("quad_form_diag", sig(fixed(matT), ex(matT), ex(vecT)), sig(fixed(matT), ex(matT), ex(rowT)))
+	fn("sub_col", sig(fixed(vecT), ex(matT), ex(intT), ex(intT), ex(intT)))
+	fn("sub_row", sig(fixed(rowT), ex(matT), ex(intT), ex(intT), ex(intT)))
+	fn("gp_exp_quad_cov",
+		sig(fixed(matT), ex(lang.ArrayOf(realT, 1)), ex(realT), ex(realT)),
+		sig(fixed(matT), ex(lang.ArrayOf(realT, 1)), ex(lang.ArrayOf(realT, 1)), ex(realT), ex(realT)),
+		sig(fixed(matT), ex(lang.ArrayOf(vecT, 1)), ex(realT), ex(realT)),
+		sig(fixed(matT), ex(lang.ArrayOf(vecT, 1)), ex(lang.ArrayOf(vecT, 1)), ex(realT), ex(realT)))
 	fn("diagonal", sig(fixed(vecT), ex(matT)))
 	fn("identity_matrix", sig(fixed(matT), ex(intT)))
 	fn("transpose", sig(fixed(rowT), ex(vecT)), sig(fixed(vecT), ex(rowT)), sig(fixed(matT), ex(matT)))

@@ -1,6 +1,7 @@
 package mathlib
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -90,6 +91,26 @@ func registerElementwise(m stdlib.Impls) {
 			return stdlib.RealValue(t.Binary(autodiff.LogSumExp2, toAD(t, args[0]), toAD(t, args[1]))), nil
 		}
 		return stdlib.RealValue(t.LogSumExp(toAD(t, args[0]))), nil
+	})
+	m.Add("log_mix", func(c *ctx, args, _ []value) (value, error) {
+		// log(θ e^λ₁ + (1 − θ) e^λ₂), or log Σ_k θ_k e^{λ_k}.
+		t := c.Tape
+		theta := toAD(t, args[0])
+		for i, x := range t.Val(theta) {
+			if !(x >= 0 && x <= 1) {
+				return value{}, errorf("log_mix", "mixing proportion theta%s = %g must be in [0, 1]", elemLabel(theta, i), x)
+			}
+		}
+		if len(args) == 3 {
+			a := t.Add(t.Log(theta), toAD(t, args[1]))
+			b := t.Add(t.Unary(autodiff.Log1m, theta), toAD(t, args[2]))
+			return stdlib.RealValue(t.Binary(autodiff.LogSumExp2, a, b)), nil
+		}
+		lambda := args[1].AD
+		if lambda.Len() != theta.Len() {
+			return value{}, errorf("log_mix", "theta has %d proportions but lambda %d densities", theta.Len(), lambda.Len())
+		}
+		return stdlib.RealValue(t.LogSumExp(t.Add(t.Log(theta), lambda))), nil
 	})
 	m.Add("softmax", func(c *ctx, args, _ []value) (value, error) {
 		return stdlib.ADValue(c.Tape.Softmax(args[0].AD)), nil
@@ -245,4 +266,13 @@ func fmod(t *autodiff.Tape, a, b ad) ad {
 		}
 	}
 	return p.Value()
+}
+
+// elemLabel renders element i of a value for messages: "[3]" for a
+// container, "" for a scalar.
+func elemLabel(v ad, i int) string {
+	if v.Kind() == autodiff.Scalar {
+		return ""
+	}
+	return fmt.Sprintf("[%d]", i+1)
 }

@@ -186,6 +186,8 @@ func TestElementwiseOthers(t *testing.T) {
 		{fn: "log_sum_exp", args: []arg{A(0.3, -1.2)}, want: R(lse(0.3, -1.2))},
 		{fn: "log_sum_exp", args: []arg{Is(1, 2)}, want: R(lse(1, 2))},
 		{fn: "log_sum_exp", args: []arg{M(2, 2, 0.3, -1.2, 2, 0.1)}, want: R(lse(0.3, -1.2, 2, 0.1))},
+		{fn: "log_mix", args: []arg{R(0.3), R(-1.2), R(0.5)}, want: R(math.Log(0.3*math.Exp(-1.2) + 0.7*math.Exp(0.5)))},
+		{fn: "log_mix", args: []arg{V(0.2, 0.5, 0.3), V(-1, 0.5, 2)}, want: R(math.Log(0.2*math.Exp(-1) + 0.5*math.Exp(0.5) + 0.3*math.Exp(2)))},
 		{fn: "softmax", args: []arg{V(0.5, -1, 2)}, want: V(sm...)},
 		{fn: "log_softmax", args: []arg{V(0.5, -1, 2)}, want: V(math.Log(sm[0]), math.Log(sm[1]), math.Log(sm[2]))},
 		{fn: "is_inf", args: []arg{R(math.Inf(-1))}, want: I(1)},

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
 )
 
@@ -53,6 +54,49 @@ func registerLinalg(m stdlib.Impls) {
 		}
 		return stdlib.ADValue(gatherZero(c.Tape, x, src, autodiff.MatrixShape(n, n))), nil
 	})
+	m.Add("quad_form_diag", func(c *ctx, args, _ []value) (value, error) {
+		// diag(v)·m·diag(v): m_ij·v_i·v_j.
+		t := c.Tape
+		mx, v := args[0].AD, args[1].AD
+		n := v.Len()
+		if mx.Rows() != n || mx.Cols() != n {
+			return value{}, errorf("quad_form_diag", "the matrix is %d×%d but the vector has %d elements", mx.Rows(), mx.Cols(), n)
+		}
+		col := t.Reshape(v, autodiff.VectorShape(n))
+		outer := t.MatMul(col, t.Transpose(col))
+		return stdlib.ADValue(t.Mul(mx, outer)), nil
+	})
+	for _, name := range []string{"sub_col", "sub_row"} {
+		m.Add(name, func(c *ctx, args, _ []value) (value, error) {
+			// sub_col(m, i, j, n): m[i:(i+n−1), j]; sub_row(m, i, j, n):
+			// m[i, j:(j+n−1)].
+			t := c.Tape
+			mx := args[0].AD
+			i, j, n := args[1].Int, args[2].Int, args[3].Int
+			rows, cols := mx.Rows(), mx.Cols()
+			lastI, lastJ := i+n-1, j
+			if name == "sub_row" {
+				lastI, lastJ = i, j+n-1
+			}
+			if n < 0 || i < 1 || j < 1 || (n > 0 && (lastI > rows || lastJ > cols)) || (n == 0 && (i > rows+1 || j > cols+1)) {
+				return value{}, errorf(name, "the block of %d from [%d, %d] is outside the %d×%d matrix", n, i, j, rows, cols)
+			}
+			idx := make([]int, n)
+			for k := range idx {
+				if name == "sub_col" {
+					idx[k] = (i-1+k)*cols + j - 1
+				} else {
+					idx[k] = (i-1)*cols + j - 1 + k
+				}
+			}
+			out := t.Gather(mx, idx)
+			if name == "sub_row" {
+				out = t.Reshape(out, autodiff.RowVectorShape(n))
+			}
+			return stdlib.ADValue(out), nil
+		})
+	}
+	m.Add("gp_exp_quad_cov", gpExpQuadCov)
 	m.Add("diagonal", func(c *ctx, args, _ []value) (value, error) {
 		x := args[0].AD
 		n := min(x.Rows(), x.Cols())
@@ -605,4 +649,90 @@ func triSolve(t *autodiff.Tape, name string, l, b ad, left bool) (value, error) 
 	out := t.Custom(node, b.Shape(), l, b)
 	copy(t.Val(out), x.Data)
 	return stdlib.ADValue(out), nil
+}
+
+// gpExpQuadCov is the exponentiated quadratic kernel,
+// K_ij = alpha²·exp(−‖x_i − x'_j‖² / (2 rho²)), between the points of one
+// array (x' = x) or of two; points are reals or vectors.
+func gpExpQuadCov(c *ctx, args, _ []value) (value, error) {
+	const fn = "gp_exp_quad_cov"
+	t := c.Tape
+	x1, x2 := args[0], args[0]
+	if len(args) == 4 {
+		x2 = args[1]
+	}
+	alpha, rho := toAD(t, args[len(args)-2]), toAD(t, args[len(args)-1])
+	if a := t.Scalar(alpha); !(a > 0) || math.IsInf(a, 1) {
+		return value{}, errorf(fn, "magnitude alpha = %g must be positive and finite", a)
+	}
+	if r := t.Scalar(rho); !(r > 0) || math.IsInf(r, 1) {
+		return value{}, errorf(fn, "length scale rho = %g must be positive and finite", r)
+	}
+	// The points as columns of coordinates: coords[k] is coordinate k of
+	// every point, a vector.
+	coords := func(x value) ([]ad, int, error) {
+		if x.Type.Base == lang.Real {
+			v := x.AD
+			return []ad{t.Reshape(v, autodiff.VectorShape(v.Len()))}, v.Len(), nil
+		}
+		n := len(x.Elems)
+		if n == 0 {
+			return nil, 0, nil
+		}
+		d := x.Elems[0].AD.Len()
+		for i, e := range x.Elems {
+			if e.AD.Len() != d {
+				return nil, 0, errorf(fn, "point %d has %d coordinates, point 1 has %d", i+1, e.AD.Len(), d)
+			}
+		}
+		out := make([]ad, d)
+		for k := range out {
+			parts := make([]ad, n)
+			for i, e := range x.Elems {
+				parts[i] = t.Index(e.AD, k)
+			}
+			out[k] = t.Concat(autodiff.VectorShape(n), parts...)
+		}
+		return out, n, nil
+	}
+	c1, n1, err := coords(x1)
+	if err != nil {
+		return value{}, err
+	}
+	c2, n2, err := coords(x2)
+	if err != nil {
+		return value{}, err
+	}
+	if n1 == 0 || n2 == 0 {
+		return stdlib.ADValue(t.NewConst(autodiff.MatrixShape(n1, n2), nil)), nil
+	}
+	if len(c1) != len(c2) {
+		return value{}, errorf(fn, "the points have %d and %d coordinates", len(c1), len(c2))
+	}
+	ones1 := t.NewConst(autodiff.RowVectorShape(n2), onesOf(n2))
+	ones2 := t.NewConst(autodiff.VectorShape(n1), onesOf(n1))
+	var d2 ad
+	if len(c1) == 0 { // points of no coordinates
+		d2 = t.NewConst(autodiff.MatrixShape(n1, n2), make([]float64, n1*n2))
+	}
+	for k := range c1 {
+		// (x1_i − x2_j)² as an n1×n2 matrix.
+		diff := t.Sub(t.MatMul(c1[k], ones1), t.MatMul(ones2, t.Transpose(c2[k])))
+		sq := t.Square(diff)
+		if k == 0 {
+			d2 = sq
+		} else {
+			d2 = t.Add(d2, sq)
+		}
+	}
+	scale := t.Div(t.Const(-0.5), t.Square(rho))
+	return stdlib.ADValue(t.Mul(t.Square(alpha), t.Exp(t.Mul(d2, scale)))), nil
+}
+
+func onesOf(n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = 1
+	}
+	return xs
 }

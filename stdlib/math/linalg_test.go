@@ -111,6 +111,37 @@ func TestLinalg(t *testing.T) {
 		{fn: "block", args: []arg{a, I(2), I(1), I(2), I(2)}, want: M(2, 2, 0.3, 3, -0.4, 1)},
 		{fn: "col", args: []arg{rect, I(3)}, want: V(3, 0.5)},
 		{fn: "row", args: []arg{rect, I(2)}, want: RV(-4, 5, 0.5)},
+		{fn: "quad_form_diag", args: []arg{M(2, 2, 1, 2, 3, 4), V(2, -1)}, want: M(2, 2, 4, -4, -6, 4)},
+		{fn: "quad_form_diag", args: []arg{M(2, 2, 1, 2, 3, 4), RV(0.5, 3)}, want: M(2, 2, 0.25, 3, 4.5, 36)},
+		{fn: "sub_col", args: []arg{rect, I(1), I(2), I(2)}, want: V(2, 5)},
+		{fn: "sub_row", args: []arg{rect, I(2), I(2), I(2)}, want: RV(5, 0.5)},
+		{fn: "sub_row", args: []arg{rect, I(1), I(1), I(0)}, want: RV()},
+	} {
+		c.run(t, covered)
+	}
+	// gp_exp_quad_cov against the kernel written out.
+	k := func(alpha, rho float64, x1, x2 [][]float64) arg {
+		out := M(len(x1), len(x2), make([]float64, len(x1)*len(x2))...)
+		for i := range x1 {
+			for j := range x2 {
+				d2 := 0.0
+				for c := range x1[i] {
+					d2 += (x1[i][c] - x2[j][c]) * (x1[i][c] - x2[j][c])
+				}
+				out.x[i*len(x2)+j] = alpha * alpha * math.Exp(-d2/(2*rho*rho))
+			}
+		}
+		return out
+	}
+	pts := [][]float64{{0.1}, {-0.7}, {1.3}}
+	other := [][]float64{{0.4}, {2}}
+	vecs := [][]float64{{0.1, 1}, {-0.7, 0.2}, {1.3, -0.5}}
+	vecs2 := [][]float64{{0, 0}, {1, 1}}
+	for _, c := range []tcase{
+		{fn: "gp_exp_quad_cov", args: []arg{A(0.1, -0.7, 1.3), R(1.5), R(0.8)}, want: k(1.5, 0.8, pts, pts)},
+		{fn: "gp_exp_quad_cov", args: []arg{A(0.1, -0.7, 1.3), A(0.4, 2), R(1.5), R(0.8)}, want: k(1.5, 0.8, pts, other)},
+		{fn: "gp_exp_quad_cov", args: []arg{AE(V(0.1, 1), V(-0.7, 0.2), V(1.3, -0.5)), R(0.9), I(2)}, want: k(0.9, 2, vecs, vecs)},
+		{fn: "gp_exp_quad_cov", args: []arg{AE(V(0.1, 1), V(-0.7, 0.2), V(1.3, -0.5)), AE(V(0, 0), V(1, 1)), R(0.9), R(1.1)}, want: k(0.9, 1.1, vecs, vecs2)},
 	} {
 		c.run(t, covered)
 	}
