@@ -81,6 +81,13 @@ var posteriors = []posterior{
 	{name: "mesquite-logmesquite", cheap: true},
 	{name: "nes1972-nes"},
 	{name: "sblrc-blr", cheap: true},
+	// The second set: constrained types and built-ins (issue 17).
+	{name: "low_dim_gauss_mix-low_dim_gauss_mix"},
+	{name: "hmm_example-hmm_example", cheap: true},
+	{name: "bball_drive_event_0-hmm_drive_0"},
+	{name: "bball_drive_event_1-hmm_drive_1"},
+	{name: "gp_pois_regr-gp_regr", cheap: true},
+	{name: "gp_pois_regr-gp_pois_regr"},
 }
 
 // knownFailures are the posteriors that are not expected to pass the
