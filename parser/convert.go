@@ -49,8 +49,14 @@ func (c *converter) program(p *pProgram, file string) *lang.Program {
 		kind := blockOrder[name]
 		b := &lang.Block{Pos: pos(pb.Pos), Kind: kind, End: pos(pb.EndPos)}
 		switch {
+		case kind == lang.FunctionsBlock && len(pb.Stmts) > 0:
+			c.errorf(b.Pos, "user-defined functions are not supported yet (an empty functions block, as brms writes it, is)")
+			continue
+		case kind == lang.FunctionsBlock && last > kind:
+			c.errorf(b.Pos, "the functions block must come first")
+			continue
 		case kind == lang.FunctionsBlock:
-			c.errorf(b.Pos, "the functions block is not supported yet")
+			last, lastName = kind, name // empty: nothing to keep
 			continue
 		case kind == last:
 			c.errorf(b.Pos, "duplicate %s block", name)

@@ -94,6 +94,28 @@ func families() []*Family {
 			RNGResult: fixed(lang.IntType),
 		},
 		{
+			Name: "categorical_logit", Variate: named("y", intsP), Discrete: true, RNG: true,
+			Params:    []Param{exactP("beta", lang.VectorType)},
+			RNGResult: fixed(lang.IntType),
+		},
+		// Generalized linear models: the family of the name's prefix with
+		// the linear predictor alpha + x·beta (x an n×k matrix).
+		{
+			Name: "bernoulli_logit_glm", Variate: named("y", intsP), Discrete: true, RNG: true,
+			Params:    []Param{exactP("x", matrixT), named("alpha", realsP), exactP("beta", lang.VectorType)},
+			RNGResult: fixed(lang.ArrayOf(lang.IntType, 1)),
+		},
+		{
+			Name: "poisson_log_glm", Variate: named("y", intsP), Discrete: true, RNG: true,
+			Params:    []Param{exactP("x", matrixT), named("alpha", realsP), exactP("beta", lang.VectorType)},
+			RNGResult: fixed(lang.ArrayOf(lang.IntType, 1)),
+		},
+		{
+			Name: "normal_id_glm", Variate: named("y", realsP), RNG: true,
+			Params:    []Param{exactP("x", matrixT), named("alpha", realsP), exactP("beta", lang.VectorType), named("sigma", realsP)},
+			RNGResult: fixed(lang.VectorType),
+		},
+		{
 			Name: "multi_normal", Variate: named("y", vectorsP), RNG: true, Reparam: true,
 			Params:    []Param{named("mu", vectorsP), exactP("Sigma", matrixT)},
 			RNGResult: multiRNG,

@@ -601,3 +601,101 @@ func multiNormalRng(c *stdlib.Context, fn string, args []stdlib.Value, cholesky 
 	}
 	return stdlib.Value{Type: lang.ArrayOf(lang.VectorType, 1), Elems: elems, Dims: []int{len(elems)}}, nil
 }
+
+// categoricalLogitLpmf is categorical_logit: the categorical distribution
+// with log-probabilities log_softmax(beta).
+func categoricalLogitLpmf(c *stdlib.Context, fn string, args []stdlib.Value, propto bool) (stdlib.Value, error) {
+	t := c.Tape
+	beta := args[1].AD
+	ys := args[0].Ints
+	if args[0].Type == lang.IntType {
+		ys = []int{args[0].Int}
+	}
+	if err := finiteVector(fn, "beta", t.Val(beta)); err != nil {
+		return stdlib.Value{}, err
+	}
+	idx := make([]int, len(ys))
+	for i, y := range ys {
+		if y < 1 || y > beta.Len() {
+			lab := "y"
+			if args[0].Type != lang.IntType {
+				lab = "y[" + itoa(i+1) + "]"
+			}
+			return stdlib.Value{}, errorf(fn, "outcome %s = %d must be in 1:%d", lab, y, beta.Len())
+		}
+		idx[i] = y - 1
+	}
+	if propto && beta.IsConst() {
+		return stdlib.RealValue(t.Const(0)), nil
+	}
+	return stdlib.RealValue(t.Sum(t.Gather(t.LogSoftmax(beta), idx))), nil
+}
+
+// finiteVector checks that every element of a vector is finite.
+func finiteVector(fn, name string, x []float64) error {
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return errorf(fn, "%s[%d] = %s must be finite", name, i+1, fmtNum(v))
+		}
+	}
+	return nil
+}
+
+// softmaxOf returns softmax(x).
+func softmaxOf(x []float64) []float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, v)
+	}
+	out := make([]float64, len(x))
+	s := 0.0
+	for i, v := range x {
+		out[i] = math.Exp(v - m)
+		s += out[i]
+	}
+	for i := range out {
+		out[i] /= s
+	}
+	return out
+}
+
+// glmDensity returns the density of a generalized linear model: the family
+// base (bernoulli_logit, poisson_log, normal) of y given the linear
+// predictor alpha + x·beta, and the remaining arguments (normal's sigma).
+func glmDensity(base *univariate) func(c *stdlib.Context, fn string, args []stdlib.Value, propto bool) (stdlib.Value, error) {
+	return func(c *stdlib.Context, fn string, args []stdlib.Value, propto bool) (stdlib.Value, error) {
+		eta, err := glmPredictor(c.Tape, fn, &args[0], args[1:])
+		if err != nil {
+			return stdlib.Value{}, err
+		}
+		vals := append([]stdlib.Value{args[0], stdlib.ADValue(eta)}, args[4:]...)
+		return base.density(c, fn, vals, modeLP, propto)
+	}
+}
+
+// glmPredictor returns the linear predictor alpha + x·beta of the GLM
+// arguments (x, alpha, beta, ...), checking their sizes against each
+// other and against the outcome y when given.
+func glmPredictor(t *autodiff.Tape, fn string, y *stdlib.Value, args []stdlib.Value) (autodiff.Value, error) {
+	x, beta := args[0].AD, args[2].AD
+	if x.Cols() != beta.Len() {
+		return autodiff.Value{}, errorf(fn, "x has %d columns but beta %d elements", x.Cols(), beta.Len())
+	}
+	n := x.Rows()
+	if y != nil && !y.Type.IsScalar() && y.Len() != n {
+		return autodiff.Value{}, errorf(fn, "y has %d elements but x %d rows", y.Len(), n)
+	}
+	alpha := args[1].RealAD(t)
+	if alpha.Kind() != autodiff.Scalar && alpha.Len() != n {
+		return autodiff.Value{}, errorf(fn, "alpha has %d elements but x %d rows", alpha.Len(), n)
+	}
+	for _, v := range []struct {
+		name string
+		x    []float64
+	}{{"x", t.Val(x)}, {"beta", t.Val(beta)}, {"alpha", t.Val(alpha)}} {
+		if err := finiteVector(fn, v.name, v.x); err != nil {
+			return autodiff.Value{}, err
+		}
+	}
+	return t.Add(t.MatMul(x, t.Reshape(beta, autodiff.VectorShape(beta.Len()))), alpha), nil
+}

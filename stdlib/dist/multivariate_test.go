@@ -240,3 +240,79 @@ func TestLKJCorrCholesky(t *testing.T) {
 		t.Errorf("lkj_corr_cholesky_lpdf gradient: %v (%v)", err, callErr)
 	}
 }
+
+// TestGLMsAndCategoricalLogit checks the GLM densities against their
+// family at the linear predictor alpha + x·beta written out, and
+// categorical_logit against categorical at softmax(beta); the gradients
+// against finite differences.
+func TestGLMsAndCategoricalLogit(t *testing.T) {
+	m := registered()
+	x := []float64{0.5, -1.2, 2.0, 0.3, -0.7, 1.1} // 3×2
+	beta := []float64{0.4, -0.9}
+	alpha := 0.25
+	eta := make([]float64, 3)
+	for i := range eta {
+		eta[i] = alpha + x[2*i]*beta[0] + x[2*i+1]*beta[1]
+	}
+	c := newContext(1)
+	tape := c.Tape
+	xv := stdlib.ADValue(tape.NewConst(autodiff.MatrixShape(3, 2), x))
+	bv := vecV(c, beta...)
+	av := realV(c, alpha)
+	etaV := vecV(c, eta...)
+	ints := stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: []int{1, 0, 3}, Dims: []int{3}}
+	bin := stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: []int{1, 0, 1}, Dims: []int{3}}
+	ys := vecV(c, 0.3, -1, 2.2)
+	for _, tc := range []struct {
+		glm, base string
+		glmArgs   []stdlib.Value
+		baseArgs  []stdlib.Value
+	}{
+		{"bernoulli_logit_glm_lpmf", "bernoulli_logit_lpmf", []stdlib.Value{bin, xv, av, bv}, []stdlib.Value{bin, etaV}},
+		{"poisson_log_glm_lpmf", "poisson_log_lpmf", []stdlib.Value{ints, xv, av, bv}, []stdlib.Value{ints, etaV}},
+		{"normal_id_glm_lpdf", "normal_lpdf", []stdlib.Value{ys, xv, av, bv, realV(c, 0.8)}, []stdlib.Value{ys, etaV, realV(c, 0.8)}},
+		{"categorical_logit_lpmf", "categorical_lpmf", []stdlib.Value{stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: []int{2, 1, 2}, Dims: []int{3}}, vecV(c, 0.3, -0.4)},
+			[]stdlib.Value{stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: []int{2, 1, 2}, Dims: []int{3}}, vecV(c, softmaxOf([]float64{0.3, -0.4})...)}},
+	} {
+		got := call(t, m, c, tc.glm, tc.glmArgs...)
+		want := call(t, m, c, tc.base, tc.baseArgs...)
+		if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("%s = %.15g, %s at the predictor %.15g", tc.glm, got, tc.base, want)
+		}
+	}
+	// Gradients in (alpha, beta) and, for categorical_logit, beta.
+	impl := m["bernoulli_logit_glm_lpmf"]
+	err := autodiff.CheckGradient(func(tp *autodiff.Tape, p autodiff.Value) autodiff.Value {
+		cc := &stdlib.Context{Tape: tp, State: map[string]any{}}
+		args := []stdlib.Value{bin, stdlib.ADValue(tp.NewConst(autodiff.MatrixShape(3, 2), x)),
+			stdlib.RealValue(tp.Index(p, 0)), stdlib.ADValue(tp.Slice(p, 1, 2))}
+		v, err := impl(cc, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.AD
+	}, []float64{alpha, beta[0], beta[1]}, 1e-6)
+	if err != nil {
+		t.Error(err)
+	}
+	impl = m["categorical_logit_lpmf"]
+	err = autodiff.CheckGradient(func(tp *autodiff.Tape, p autodiff.Value) autodiff.Value {
+		cc := &stdlib.Context{Tape: tp, State: map[string]any{}}
+		y := stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: []int{2, 3, 2}, Dims: []int{3}}
+		v, err := impl(cc, []stdlib.Value{y, stdlib.ADValue(p)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.AD
+	}, []float64{0.3, -0.4, 1.2}, 1e-6)
+	if err != nil {
+		t.Error(err)
+	}
+	// Mismatched sizes are errors.
+	if _, err := m["bernoulli_logit_glm_lpmf"](c, []stdlib.Value{bin, xv, av, vecV(c, 1, 2, 3)}, nil); err == nil {
+		t.Error("beta of the wrong length: no error")
+	}
+	if _, err := m["categorical_logit_lpmf"](c, []stdlib.Value{intV(3), vecV(c, 1, 2)}, nil); err == nil {
+		t.Error("outcome out of range: no error")
+	}
+}

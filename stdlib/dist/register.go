@@ -80,6 +80,42 @@ func registerMultivariate(add func(string, stdlib.Impl)) {
 	multivariateDensity(add, "dirichlet", false, dirichletLpdf)
 	multivariateDensity(add, "lkj_corr_cholesky", false, lkjCorrCholeskyLpdf)
 	multivariateDensity(add, "categorical", true, categoricalLpmf)
+	multivariateDensity(add, "categorical_logit", true, categoricalLogitLpmf)
+	uni := map[string]*univariate{}
+	for _, f := range append(continuousFamilies(), discreteFamilies()...) {
+		uni[f.name] = f
+	}
+	for glm, base := range map[string]string{"bernoulli_logit_glm": "bernoulli_logit", "poisson_log_glm": "poisson_log", "normal_id_glm": "normal"} {
+		f := uni[base]
+		multivariateDensity(add, glm, f.discrete, glmDensity(f))
+		add(glm+"_rng", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
+			fn := glm + "_rng"
+			eta, err := glmPredictor(c.Tape, fn, nil, args)
+			if err != nil {
+				return stdlib.Value{}, err
+			}
+			out, err := f.draw(c, fn, append([]stdlib.Value{stdlib.ADValue(eta)}, args[3:]...))
+			if err != nil || out.Type.Dims > 0 || out.Type == lang.VectorType {
+				return out, err
+			}
+			// One row: still an array (or vector) of one draw.
+			if f.discrete {
+				return stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: []int{out.Int}, Dims: []int{1}}, nil
+			}
+			return stdlib.ADValue(c.Tape.Reshape(out.AD, autodiff.VectorShape(1))), nil
+		})
+	}
+	add("categorical_logit_rng", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
+		const fn = "categorical_logit_rng"
+		if err := noRNG(c, fn); err != nil {
+			return stdlib.Value{}, err
+		}
+		beta := c.Tape.Val(args[0].AD)
+		if err := finiteVector(fn, "beta", beta); err != nil {
+			return stdlib.Value{}, err
+		}
+		return stdlib.IntValue(categoricalRng(c.RNG, softmaxOf(beta))), nil
+	})
 
 	add("multi_normal_rng", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
 		return multiNormalRng(c, "multi_normal_rng", args, false)
