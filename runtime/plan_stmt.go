@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"math"
+
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
@@ -70,11 +72,16 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 			if err != nil {
 				return ctlNext, err
 			}
+			if a <= b {
+				ev.frame[slotIndex] = slot{v: stdlib.IntValue(a), set: true}
+			}
 			for i := a; i <= b; i++ {
 				if err := ev.checkInterrupt(pos); err != nil {
 					return ctlNext, err
 				}
-				ev.frame[slotIndex] = slot{v: stdlib.IntValue(i), set: true}
+				// The loop variable cannot be assigned in the body: only
+				// its int changes.
+				ev.frame[slotIndex].v.Int = i
 				c, err := body(ev)
 				if err != nil {
 					return ctlNext, err
@@ -128,6 +135,8 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 			ev.addTarget(stdlib.RealValue(v), pos)
 			return ctlNext, nil
 		}
+	case *ir.DeclStmt:
+		return compileScalarDecl(s.Decl)
 	case *ir.Assign:
 		return compileAssign(s)
 	case *ir.Tilde:
@@ -311,6 +320,58 @@ func compileIntAssign(a *ir.Assign) stmtPlan {
 			}
 		}
 		s.v, s.cells, s.dirty = stdlib.IntValue(r), nil, false
+		return ctlNext, nil
+	}
+}
+
+// compileScalarDecl compiles the declaration of a local int or real
+// scalar without a constraint, with or without an initial value, as
+// evaluator.declare runs it, or returns nil.
+func compileScalarDecl(d *ir.Decl) stmtPlan {
+	if d.Constrained() || d.SizesFromValue || (d.Var.Type != lang.IntType && d.Var.Type != lang.RealType) {
+		return nil
+	}
+	slotIndex := d.Var.Slot
+	if d.Var.Type == lang.IntType {
+		if d.Init == nil {
+			return func(ev *evaluator) (control, error) {
+				ev.frame[slotIndex] = slot{v: stdlib.IntValue(minInt), set: true}
+				return ctlNext, nil
+			}
+		}
+		init := compileInt(d.Init)
+		if init == nil {
+			return nil
+		}
+		return func(ev *evaluator) (control, error) {
+			// The slot is declared (set, NaN-free) before its initializer
+			// runs, as in the interpreter.
+			ev.frame[slotIndex] = slot{v: stdlib.IntValue(minInt), set: true}
+			n, err := init(ev)
+			if err != nil {
+				return ctlNext, err
+			}
+			ev.frame[slotIndex].v.Int = n
+			return ctlNext, nil
+		}
+	}
+	if d.Init == nil {
+		return func(ev *evaluator) (control, error) {
+			ev.frame[slotIndex] = slot{v: stdlib.RealValue(ev.tape().Const(math.NaN())), set: true}
+			return ctlNext, nil
+		}
+	}
+	init := compileReal(d.Init)
+	if init == nil {
+		return nil
+	}
+	return func(ev *evaluator) (control, error) {
+		ev.frame[slotIndex] = slot{v: stdlib.RealValue(ev.tape().Const(math.NaN())), set: true}
+		v, err := init(ev)
+		if err != nil {
+			return ctlNext, err
+		}
+		ev.frame[slotIndex].v.AD = v
 		return ctlNext, nil
 	}
 }
