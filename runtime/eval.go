@@ -512,7 +512,12 @@ func (ev *evaluator) scalar(v stdlib.Value) float64 {
 
 // callImpl calls a built-in through the implementation table.
 func (ev *evaluator) callImpl(p lang.Pos, name string, args, named []stdlib.Value, propto bool) (stdlib.Value, error) {
-	f := ev.impls[name]
+	return ev.callBound(p, name, ev.impls[name], args, named, propto)
+}
+
+// callBound is callImpl with the implementation f looked up already (nil
+// when there is none).
+func (ev *evaluator) callBound(p lang.Pos, name string, f stdlib.Impl, args, named []stdlib.Value, propto bool) (stdlib.Value, error) {
 	if f == nil {
 		return stdlib.Value{}, ev.errorf(p, "%s is not implemented yet", name)
 	}

@@ -516,12 +516,16 @@ func compileCall(e *ir.Call) realPlan {
 	args := compileValues(e.Args)
 	p, name := e.Position(), e.Func.Name
 	propto := e.Func.Suffix == "_lupdf" || e.Func.Suffix == "_lupmf"
+	var impl stdlib.Impl // bound at the first run (plans are per evaluator)
 	return func(ev *evaluator) (autodiff.Value, error) {
 		base, err := pushArgs(ev, nil, args)
 		if err != nil {
 			return autodiff.Value{}, err
 		}
-		v, err := ev.callImpl(p, name, ev.args[base:], nil, propto)
+		if impl == nil {
+			impl = ev.impls[name]
+		}
+		v, err := ev.callBound(p, name, impl, ev.args[base:], nil, propto)
 		ev.args = ev.args[:base]
 		if err != nil {
 			return autodiff.Value{}, err

@@ -153,6 +153,7 @@ func compileTilde(s *ir.Tilde) stmtPlan {
 	}
 	lhs, args := compileValue(s.LHS), compileValues(s.Args)
 	p, name := s.Pos, s.Func.Name
+	var impl stdlib.Impl // bound at the first run (plans are per evaluator)
 	return func(ev *evaluator) (control, error) {
 		y, err := lhs(ev)
 		if err != nil {
@@ -162,7 +163,10 @@ func compileTilde(s *ir.Tilde) stmtPlan {
 		if err != nil {
 			return ctlNext, err
 		}
-		lp, err := ev.callImpl(p, name, ev.args[base:], nil, true)
+		if impl == nil {
+			impl = ev.impls[name]
+		}
+		lp, err := ev.callBound(p, name, impl, ev.args[base:], nil, true)
 		ev.args = ev.args[:base]
 		if err != nil {
 			return ctlNext, err
