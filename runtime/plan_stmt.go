@@ -231,7 +231,11 @@ func compileAssign(a *ir.Assign) stmtPlan {
 					return ctlNext, err
 				}
 			}
-			s.v, s.cells, s.dirty = stdlib.RealValue(r), nil, false
+			if s.v.Type == lang.RealType && s.cells == nil {
+				s.v.AD = r // a real scalar's slot holds nothing else
+			} else {
+				s.v, s.cells, s.dirty = stdlib.RealValue(r), nil, false
+			}
 			return ctlNext, nil
 		}
 	}
@@ -323,7 +327,11 @@ func compileIntAssign(a *ir.Assign) stmtPlan {
 				r = s.v.Int * r
 			}
 		}
-		s.v, s.cells, s.dirty = stdlib.IntValue(r), nil, false
+		if s.v.Type == lang.IntType && s.cells == nil {
+			s.v.Int = r
+		} else {
+			s.v, s.cells, s.dirty = stdlib.IntValue(r), nil, false
+		}
 		return ctlNext, nil
 	}
 }
