@@ -173,7 +173,7 @@ func itersTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, err
 	}
 	want, _, err := evaluate(bmRef, pts)
 	if err != nil {
-		return nil, fmt.Errorf("T = %d: %w", ref, err)
+		return nil, fmt.Errorf("at the reference budget T = %d: %w", ref, err)
 	}
 	var rows []itersRow
 	for _, T := range budgets {
@@ -183,7 +183,7 @@ func itersTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, err
 		}
 		got, per, err := evaluate(bm, pts)
 		if err != nil {
-			return nil, fmt.Errorf("T = %d: %w", T, err)
+			return nil, fmt.Errorf("with iters = %d: %w", T, err)
 		}
 		r := itersRow{T: T, PerGradient: per}
 		for i := range pts {
@@ -227,7 +227,7 @@ func crnTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, error
 		}
 		_, per, err := evaluate(bm, pts)
 		if err != nil {
-			return nil, fmt.Errorf("K = %d: %w", k, err)
+			return nil, fmt.Errorf("with crn K = %d: %w", k, err)
 		}
 		d, err := bm.NewDensity()
 		if err != nil {
@@ -238,7 +238,7 @@ func crnTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, error
 		for i, th := range pts {
 			stats, err := d.CRNStats(th)
 			if err != nil {
-				return nil, fmt.Errorf("K = %d, point %d: %w", k, i+1, err)
+				return nil, fmt.Errorf("with crn K = %d, point %d: %w", k, i+1, err)
 			}
 			for _, s := range stats {
 				pos := bm.IR.File + ":" + s.Call.Position().String()
