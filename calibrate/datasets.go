@@ -7,6 +7,7 @@ import (
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/nuts"
 )
 
 // Replicate names a generated quantity whose draws replace a data
@@ -98,8 +99,8 @@ func Bootstrap(dir Dir, set *data.Set, names []string, n int, seed uint64) error
 // draw of a posterior run (at the default loss scale, on the data as
 // given) with the highest log density without Jacobian, by parameter
 // column.
-func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model) (map[string]float64, error) {
-	post, err := p.Sample(ctx, bm, p.Seed)
+func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, progress func(nuts.Progress)) (map[string]float64, error) {
+	post, err := p.Sample(ctx, bm, p.Seed, progress)
 	if err != nil {
 		return nil, err
 	}

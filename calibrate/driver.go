@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"text/tabwriter"
+
+	"github.com/shmlang/shm/runtime/nuts"
 )
 
 // Runner runs tasks; each writes its result into the calibration's folder.
@@ -26,6 +28,9 @@ type Pool struct {
 	Bind    Binder
 	Workers int
 	Log     io.Writer // a line per finished task; nil for none
+	// Refresh, when positive, also logs every task's chains every Refresh
+	// iterations.
+	Refresh int
 }
 
 // Run runs the tasks, at most p.Workers at once, and returns their errors
@@ -45,7 +50,18 @@ func (p *Pool) Run(ctx context.Context, tasks []Task) error {
 				errs[i] = ctx.Err()
 				return
 			}
-			r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind)
+			var progress func(nuts.Progress)
+			if p.Log != nil && p.Refresh > 0 {
+				progress = func(pr nuts.Progress) {
+					if pr.Iteration%p.Refresh != 0 && pr.Iteration != pr.Total {
+						return
+					}
+					mu.Lock()
+					fmt.Fprintf(p.Log, "lambda %s, dataset %d: chain %d iteration %d / %d\n", lambdaText(t.Lambda), t.Dataset+1, pr.Chain, pr.Iteration, pr.Total)
+					mu.Unlock()
+				}
+			}
+			r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, progress)
 			if err == nil {
 				err = p.Dir.WriteResult(r)
 			}

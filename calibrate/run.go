@@ -73,9 +73,11 @@ type Posterior struct {
 }
 
 // Sample runs the plan's chains on bm with the given seed and returns the
-// post-warmup draws.
-func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64) (*Posterior, error) {
+// post-warmup draws; progress, when not nil, receives the chains'
+// iterations.
+func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, progress func(nuts.Progress)) (*Posterior, error) {
 	cfg := nuts.DefaultConfig()
+	cfg.Progress = progress
 	cfg.NumWarmup, cfg.NumSamples = p.Warmup, p.Samples
 	if p.MaxDepth > 0 {
 		cfg.MaxDepth = p.MaxDepth
@@ -141,7 +143,7 @@ func LogDensities(bm *runtime.Model, thetas ...[]float64) ([]float64, error) {
 
 // RunTask runs one task: the posterior of dataset t.Dataset at loss scale
 // t.Lambda, and whether the regions of credibility p.Level cover p.Truth.
-func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Result, error) {
+func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, progress func(nuts.Progress)) (*Result, error) {
 	start := time.Now()
 	extra, err := readDataset(dir, p, t.Dataset)
 	if err != nil {
@@ -153,7 +155,7 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	post, err := p.Sample(ctx, bm, seed)
+	post, err := p.Sample(ctx, bm, seed, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/shmlang/shm/calibrate"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/nuts"
 )
 
 const calibrateUsage = `usage:
@@ -66,7 +67,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 type lambdaFlags struct {
 	dir, param, truth, replicate, datasets, resample, region, lambdas, sbatch, hold string
 	generate, bootstrap, chains, warmup, samples, maxDepth, maxTemps, workers       int
-	maxRunning                                                                      int
+	maxRunning, refresh                                                             int
 	seed                                                                            uint64
 	level, target, start, factor, tol, delta, lambda0                               float64
 	slurm, collect                                                                  bool
@@ -99,6 +100,7 @@ func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed: datasets, runs and the search depend only on it")
 	fs.IntVar(&f.workers, "workers", goruntime.NumCPU(), "runs at once on this machine")
+	fs.IntVar(&f.refresh, "refresh", 100, "progress of every run's chains every refresh iterations (0: a line per finished run only)")
 	fs.BoolVar(&f.slurm, "slurm", false, "run the tasks as Slurm job arrays (sbatch --wait), one round per step of the search")
 	fs.StringVar(&f.sbatch, "sbatch", "", "with --slurm: extra sbatch options, e.g. \"--partition=long --time=2:00:00\"")
 	fs.IntVar(&f.maxRunning, "max-running", 0, "with --slurm: most array tasks running at once")
@@ -246,7 +248,12 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 		} else {
 			start := time.Now()
 			fmt.Fprintf(stderr, "estimating the truth: a run at lambda %g on the data as given\n", f.lambda0)
-			if plan.Truth, err = plan.Estimate(ctx, bm); err != nil {
+			progress := func(p nuts.Progress) {
+				if f.refresh > 0 && (p.Iteration%f.refresh == 0 || p.Iteration == p.Total) {
+					fmt.Fprintf(stderr, "estimate: chain %d iteration %d / %d\n", p.Chain, p.Iteration, p.Total)
+				}
+			}
+			if plan.Truth, err = plan.Estimate(ctx, bm, progress); err != nil {
 				return nil, fmt.Errorf("estimating the truth: %w", err)
 			}
 			fmt.Fprintf(stderr, "estimate (the draw with the highest log density, %.1f s): %s\n", time.Since(start).Seconds(), columnsText(bm, plan.Truth))
@@ -260,7 +267,7 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			return nil, err
 		}
 	}
-	var runner calibrate.Runner = &calibrate.Pool{Dir: dir, Plan: plan, Bind: bind, Workers: f.workers, Log: stderr}
+	var runner calibrate.Runner = &calibrate.Pool{Dir: dir, Plan: plan, Bind: bind, Workers: f.workers, Log: stderr, Refresh: f.refresh}
 	switch {
 	case f.collect:
 		runner = calibrate.Collector{}
@@ -528,7 +535,7 @@ func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "lambda %g, dataset %d: already done\n", t.Lambda, t.Dataset+1)
 		return 0
 	}
-	pool := &calibrate.Pool{Dir: dir, Plan: plan, Bind: planBinder(plan), Workers: 1, Log: stderr}
+	pool := &calibrate.Pool{Dir: dir, Plan: plan, Bind: planBinder(plan), Workers: 1, Log: stderr, Refresh: 100}
 	if err := pool.Run(ctx, []calibrate.Task{t}); err != nil {
 		return report(stderr, err)
 	}
