@@ -17,6 +17,7 @@ const constrainedModel = `parameters {
   unit_vector[2] uv;             // uniform on the circle
   cholesky_factor_corr[3] Lc;    // uniform in the free entries: L[2,1] ~ U(-1, 1)
   corr_matrix[3] Om;             // uniform (LKJ(1)): Om[2,1] has variance 1/4
+  corr_matrix[3] Om2;            // LKJ(2): variance 1/(2·2 + 3 − 1) = 1/6
   cov_matrix[2] S;               // Wishart(5, I): mean 5 I
   cholesky_factor_cov[3, 2] Lv;  // entries N(0, 1), diagonal half-normal
 }
@@ -26,6 +27,7 @@ model {
   po ~ exponential(1);
   target += -0.5 * (S[1, 1] + S[2, 2]) + ((5 - 2 - 1) / 2.0) * log_determinant(S);
   to_vector(Lv) ~ normal(0, 1);
+  Om2 ~ lkj_corr(2);
 }
 `
 
@@ -34,7 +36,7 @@ model {
 // Monte Carlo standard errors.
 func TestConstrainedTypesSample(t *testing.T) {
 	bm := modeltest.Bind(t, "constrained.shm", constrainedModel, nil)
-	if got, want := bm.Dim(), 2+3+3+2+3+3+3+5; got != want {
+	if got, want := bm.Dim(), 2+3+3+2+3+3+3+3+5; got != want {
 		t.Fatalf("%d unconstrained coordinates, want %d (Stan's count)", got, want)
 	}
 	out := draws(t, bm, 4, 1000, 1000, 11)
@@ -47,7 +49,7 @@ func TestConstrainedTypesSample(t *testing.T) {
 		"po.1": 1.0 / 3, "po.2": 1.0/3 + 1.0/2, "po.3": 1.0/3 + 1.0/2 + 1,
 		"uv.1": 0, "uv.2": 0,
 		"Lc.2.1": 0, "Lc.1.1": 1, "Lc.1.2": 0,
-		"Om.2.1": 0, "Om.1.2": 0, "Om.3.3": 1,
+		"Om.2.1": 0, "Om.1.2": 0, "Om.3.3": 1, "Om2.3.1": 0,
 		"S.1.1": 5, "S.2.1": 0, "S.2.2": 5,
 		"Lv.1.1": halfNormal, "Lv.2.2": halfNormal, "Lv.3.1": 0, "Lv.1.2": 0,
 	}
@@ -71,7 +73,7 @@ func TestConstrainedTypesSample(t *testing.T) {
 	// Second moments: uv on the circle (E uv₁² = 1/2), Lc[2,1] uniform on
 	// (−1, 1) (1/3), Om[2,1] under LKJ(1) in 3 dimensions (1/4), S[1,1]
 	// Wishart (E S₁₁² = ν² + 2ν = 35).
-	for col, want := range map[string]float64{"uv.1": 0.5, "Lc.2.1": 1.0 / 3, "Om.2.1": 0.25, "S.1.1": 35} {
+	for col, want := range map[string]float64{"uv.1": 0.5, "Lc.2.1": 1.0 / 3, "Om.2.1": 0.25, "Om2.3.2": 1.0 / 6, "S.1.1": 35} {
 		var sq [][]float64
 		for _, c := range out[col] {
 			s := make([]float64, len(c))

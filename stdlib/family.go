@@ -131,6 +131,12 @@ func families() []*Family {
 			RNGResult: fixed(lang.VectorType),
 		},
 		{
+			Name: "lkj_corr", Variate: exactP("y", matrixT), RNG: true,
+			Params:    []Param{exactP("eta", lang.RealType)},
+			RNGParams: []Param{exactP("K", lang.IntType), exactP("eta", lang.RealType)},
+			RNGResult: fixed(matrixT),
+		},
+		{
 			Name: "lkj_corr_cholesky", Variate: exactP("L", matrixT), RNG: true,
 			Params:    []Param{exactP("eta", lang.RealType)},
 			RNGParams: []Param{exactP("K", lang.IntType), exactP("eta", lang.RealType)},

@@ -699,3 +699,66 @@ func glmPredictor(t *autodiff.Tape, fn string, y *stdlib.Value, args []stdlib.Va
 	}
 	return t.Add(t.MatMul(x, t.Reshape(beta, autodiff.VectorShape(beta.Len()))), alpha), nil
 }
+
+// lkjCorrLpdf is the LKJ density of a correlation matrix y:
+// (eta − 1)·log det y minus the log of the normalizing constant
+// (lkjLogConstant). Its gradient in y is (eta − 1)·y⁻¹.
+func lkjCorrLpdf(c *stdlib.Context, fn string, args []stdlib.Value, propto bool) (stdlib.Value, error) {
+	t := c.Tape
+	yv, etaV := args[0].AD, args[1].RealAD(t)
+	k, err := squareMatrix(fn, "y", yv)
+	if err != nil {
+		return stdlib.Value{}, err
+	}
+	eta := t.Scalar(etaV)
+	if why := positiveFinite.violation(eta); why != "" {
+		return stdlib.Value{}, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
+	}
+	y := t.Val(yv)
+	for i := 0; i < k; i++ {
+		if math.Abs(y[i*k+i]-1) > unitRowTol {
+			return stdlib.Value{}, errorf(fn, "y is not a correlation matrix: y[%d,%d] = %s (must be 1)", i+1, i+1, fmtNum(y[i*k+i]))
+		}
+		for j := 0; j < i; j++ {
+			if a, b := y[i*k+j], y[j*k+i]; math.Abs(a-b) > unitRowTol {
+				return stdlib.Value{}, errorf(fn, "y is not symmetric: y[%d,%d] = %s, y[%d,%d] = %s", i+1, j+1, fmtNum(a), j+1, i+1, fmtNum(b))
+			}
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(k, append([]float64(nil), y...))) {
+		return stdlib.Value{}, errorf(fn, "y is not positive definite")
+	}
+	yLive, eLive := !yv.IsConst(), !etaV.IsConst()
+	if propto && !yLive && !eLive {
+		return stdlib.RealValue(t.Const(0)), nil
+	}
+	logDet := ch.LogDet()
+	p := t.ScalarPartials(yv, etaV)
+	dy, de := p.D(0), p.D(1)
+	lp := 0.0
+	if !propto || eLive {
+		cst, dc := lkjLogConstant(eta, k)
+		lp += cst
+		if de != nil {
+			de[0] += dc
+		}
+	}
+	lp += (eta - 1) * logDet // depends on y or eta: kept whenever propto is
+	if de != nil {
+		de[0] += logDet
+	}
+	if dy != nil {
+		var inv mat.SymDense
+		if err := ch.InverseTo(&inv); err != nil {
+			return stdlib.Value{}, errorf(fn, "%v", err)
+		}
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				dy[i*k+j] = (eta - 1) * inv.At(j, i)
+			}
+		}
+	}
+	p.Out()[0] = lp
+	return stdlib.RealValue(p.Value()), nil
+}

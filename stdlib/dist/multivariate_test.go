@@ -316,3 +316,109 @@ func TestGLMsAndCategoricalLogit(t *testing.T) {
 		t.Error("outcome out of range: no error")
 	}
 }
+
+// TestLKJCorr checks lkj_corr: it integrates to 1 over the correlation
+// matrices (K = 2 and 3, by quadrature), its gradient in y along symmetric
+// directions and in eta against finite differences, and lkj_corr_rng
+// gives correlation matrices.
+func TestLKJCorr(t *testing.T) {
+	m := registered()
+	lpdf := func(y []float64, k int, eta float64) (float64, []float64, float64, error) {
+		c := newContext(1)
+		tp := c.Tape
+		yv := tp.NewVar(autodiff.MatrixShape(k, k), y)
+		ev := tp.Var(eta)
+		v, err := m["lkj_corr_lpdf"](c, []stdlib.Value{stdlib.ADValue(yv), stdlib.RealValue(ev)}, nil)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		if err := tp.Gradient(v.AD); err != nil {
+			t.Fatal(err)
+		}
+		return tp.Scalar(v.AD), append([]float64(nil), tp.Adj(yv)...), tp.Adj(ev)[0], nil
+	}
+	// K = 2: ∫ p(r) dr over (−1, 1).
+	for _, eta := range []float64{0.7, 1, 2.5} {
+		const n = 4000
+		s := 0.0
+		for i := 0; i < n; i++ {
+			r := -1 + (float64(i)+0.5)*2/n
+			lp, _, _, err := lpdf([]float64{1, r, r, 1}, 2, eta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s += math.Exp(lp) * 2 / n
+		}
+		tol := 1e-5
+		if eta < 1 {
+			tol = 5e-2 // an integrable singularity at ±1
+		}
+		if math.Abs(s-1) > tol {
+			t.Errorf("K = 2, eta = %g: integral %g", eta, s)
+		}
+	}
+	// K = 3: midpoint rule over (−1, 1)³, inside the positive-definite set.
+	for _, eta := range []float64{1, 2} {
+		const n = 40
+		s := 0.0
+		h := 2.0 / n
+		for a := 0; a < n; a++ {
+			for b := 0; b < n; b++ {
+				for c := 0; c < n; c++ {
+					r12, r13, r23 := -1+(float64(a)+0.5)*h, -1+(float64(b)+0.5)*h, -1+(float64(c)+0.5)*h
+					if 1+2*r12*r13*r23-r12*r12-r13*r13-r23*r23 <= 0 {
+						continue
+					}
+					lp, _, _, err := lpdf([]float64{1, r12, r13, r12, 1, r23, r13, r23, 1}, 3, eta)
+					if err != nil {
+						continue // on the boundary
+					}
+					s += math.Exp(lp) * h * h * h
+				}
+			}
+		}
+		if math.Abs(s-1) > 0.03 {
+			t.Errorf("K = 3, eta = %g: integral %g", eta, s)
+		}
+	}
+	// Gradients.
+	y := []float64{1, 0.3, -0.2, 0.3, 1, 0.4, -0.2, 0.4, 1}
+	eta := 1.7
+	lp0, dy, de, err := lpdf(y, 3, eta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h = 1e-6
+	for _, ij := range [][2]int{{0, 1}, {0, 2}, {1, 2}} {
+		up, dn := append([]float64(nil), y...), append([]float64(nil), y...)
+		for _, k := range []int{ij[0]*3 + ij[1], ij[1]*3 + ij[0]} {
+			up[k] += h
+			dn[k] -= h
+		}
+		lu, _, _, _ := lpdf(up, 3, eta)
+		ld, _, _, _ := lpdf(dn, 3, eta)
+		fd := (lu - ld) / (2 * h)
+		if got := dy[ij[0]*3+ij[1]] + dy[ij[1]*3+ij[0]]; math.Abs(got-fd) > 1e-6 {
+			t.Errorf("d/d y[%d,%d] (symmetric) = %g, finite differences %g", ij[0]+1, ij[1]+1, got, fd)
+		}
+	}
+	lu, _, _, _ := lpdf(y, 3, eta+h)
+	ld, _, _, _ := lpdf(y, 3, eta-h)
+	if fd := (lu - ld) / (2 * h); math.Abs(de-fd) > 1e-6 {
+		t.Errorf("d/d eta = %g, finite differences %g (lp %g)", de, fd, lp0)
+	}
+	// Not a correlation matrix.
+	for _, bad := range [][]float64{{1, 0.3, 0.2, 1}, {1.1, 0, 0, 1}, {1, 2, 2, 1}} {
+		if _, _, _, err := lpdf(bad, 2, 1); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+	c := newContext(3)
+	v, err := m["lkj_corr_rng"](c, []stdlib.Value{intV(4), realV(c, 2)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := lpdf(c.Tape.Val(v.AD), 4, 2); err != nil {
+		t.Errorf("lkj_corr_rng: %v", err)
+	}
+}

@@ -79,6 +79,34 @@ func registerMultivariate(add func(string, stdlib.Impl)) {
 	})
 	multivariateDensity(add, "dirichlet", false, dirichletLpdf)
 	multivariateDensity(add, "lkj_corr_cholesky", false, lkjCorrCholeskyLpdf)
+	multivariateDensity(add, "lkj_corr", false, lkjCorrLpdf)
+	add("lkj_corr_rng", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
+		const fn = "lkj_corr_rng"
+		if err := noRNG(c, fn); err != nil {
+			return stdlib.Value{}, err
+		}
+		k := args[0].Int
+		if k < 1 {
+			return stdlib.Value{}, errorf(fn, "dimension K = %d must be positive", k)
+		}
+		eta := c.Tape.Scalar(args[1].RealAD(c.Tape))
+		if why := positiveFinite.violation(eta); why != "" {
+			return stdlib.Value{}, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
+		}
+		l := lkjCorrCholeskyRng(c.RNG, k, eta)
+		om := make([]float64, k*k)
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				s := 0.0
+				for m := 0; m <= min(i, j); m++ {
+					s += l[i*k+m] * l[j*k+m]
+				}
+				om[i*k+j] = s
+			}
+			om[i*k+i] = 1 // exactly, as the rows of L have unit norm
+		}
+		return stdlib.ADValue(c.Tape.NewConst(autodiff.MatrixShape(k, k), om)), nil
+	})
 	multivariateDensity(add, "categorical", true, categoricalLpmf)
 	multivariateDensity(add, "categorical_logit", true, categoricalLogitLpmf)
 	uni := map[string]*univariate{}
