@@ -133,6 +133,8 @@ func newTable() *Table {
 	fn("columns_dot_self", sig(fixed(rowT), ex(matT)))
 	fn("rows_dot_self", sig(fixed(vecT), ex(matT)))
 	fn("diag_matrix", sig(fixed(matT), ex(vecT)))
+	fn("eigenvalues_sym", sig(fixed(vecT), ex(matT)))
+	fn("eigenvectors_sym", sig(fixed(matT), ex(matT)))
 	fn("quad_form_diag", sig(fixed(matT), ex(matT), ex(vecT)), sig(fixed(matT), ex(matT), ex(rowT)))
 	fn("sub_col", sig(fixed(vecT), ex(matT), ex(intT), ex(intT), ex(intT)))
 	fn("sub_row", sig(fixed(rowT), ex(matT), ex(intT), ex(intT), ex(intT)))

@@ -97,6 +97,11 @@ func registerLinalg(m stdlib.Impls) {
 		})
 	}
 	m.Add("gp_exp_quad_cov", gpExpQuadCov)
+	for _, name := range []string{"eigenvalues_sym", "eigenvectors_sym"} {
+		m.Add(name, func(c *ctx, args, _ []value) (value, error) {
+			return eigenSym(c.Tape, name, args[0].AD)
+		})
+	}
 	m.Add("diagonal", func(c *ctx, args, _ []value) (value, error) {
 		x := args[0].AD
 		n := min(x.Rows(), x.Cols())
@@ -735,4 +740,98 @@ func onesOf(n int) []float64 {
 		xs[i] = 1
 	}
 	return xs
+}
+
+// symEigen returns the eigenvalues (ascending) and the eigenvectors (as
+// columns, in the same order) of the symmetric n×n row-major matrix a.
+func symEigen(a []float64, n int) ([]float64, *mat.Dense, bool) {
+	var es mat.EigenSym
+	if !es.Factorize(mat.NewSymDense(n, slices.Clone(a)), true) {
+		return nil, nil, false
+	}
+	var v mat.Dense
+	es.VectorsTo(&v)
+	return es.Values(nil), &v, true
+}
+
+// eigenSym is eigenvalues_sym (a vector, ascending) or eigenvectors_sym
+// (the matrix of eigenvectors as columns, in that order) of a symmetric
+// matrix, one custom node each.
+func eigenSym(t *autodiff.Tape, name string, x ad) (value, error) {
+	if err := square(name, x); err != nil {
+		return value{}, err
+	}
+	n := x.Rows()
+	a := t.Val(x)
+	for i := range n {
+		for j := range i {
+			u, v := a[i*n+j], a[j*n+i]
+			if math.Abs(u-v) > 1e-8*math.Max(1, math.Max(math.Abs(u), math.Abs(v))) {
+				return value{}, errorf(name, "matrix is not symmetric: element (%d, %d) is %v, element (%d, %d) is %v", i+1, j+1, u, j+1, i+1, v)
+			}
+		}
+	}
+	for k, v := range a {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return value{}, errorf(name, "element (%d, %d) is %v", k/max(n, 1)+1, k%max(n, 1)+1, v)
+		}
+	}
+	vals, vecs, ok := symEigen(a, n)
+	if !ok {
+		return value{}, errorf(name, "the eigendecomposition did not converge")
+	}
+	if name == "eigenvalues_sym" {
+		out := t.Custom(eigenNode{}, autodiff.VectorShape(n), x)
+		copy(t.Val(out), vals)
+		return stdlib.ADValue(out), nil
+	}
+	out := t.Custom(eigenNode{vectors: true}, autodiff.MatrixShape(n, n), x)
+	copy(t.Val(out), vecs.RawMatrix().Data)
+	return stdlib.ADValue(out), nil
+}
+
+// eigenNode differentiates the eigendecomposition A = V Λ Vᵀ of a
+// symmetric matrix: Ā = V diag(λ̄) Vᵀ for the eigenvalues, and
+// Ā = V (F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1/(λ_j − λ_i) (0 on the diagonal) for
+// the eigenvectors (as Stan), symmetrized like choleskyNode's.
+type eigenNode struct{ vectors bool }
+
+func (e eigenNode) Backward(t *autodiff.Tape, out ad, ins []ad) {
+	x := ins[0]
+	n := x.Rows()
+	vals, v, ok := symEigen(t.Val(x), n)
+	if !ok {
+		return
+	}
+	var inner *mat.Dense
+	if e.vectors {
+		// Vectors as computed in the forward pass (their signs).
+		vf := mat.NewDense(n, n, slices.Clone(t.Val(out)))
+		var vtg mat.Dense
+		vtg.Mul(vf.T(), mat.NewDense(n, n, slices.Clone(t.Adj(out))))
+		for i := range n {
+			for j := range n {
+				if i == j {
+					vtg.Set(i, j, 0)
+				} else {
+					vtg.Set(i, j, vtg.At(i, j)/(vals[j]-vals[i]))
+				}
+			}
+		}
+		inner, v = &vtg, vf
+	} else {
+		inner = mat.NewDense(n, n, nil)
+		for k, g := range t.Adj(out) {
+			inner.Set(k, k, g)
+		}
+	}
+	var p mat.Dense
+	p.Mul(v, inner)
+	p.Mul(&p, v.T())
+	da := t.Adj(x)
+	for i := range n {
+		for j := range n {
+			da[i*n+j] += (p.At(i, j) + p.At(j, i)) / 2
+		}
+	}
 }

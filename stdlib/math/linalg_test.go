@@ -23,6 +23,14 @@ func fromDense(m mat.Matrix) arg {
 }
 
 func TestLinalg(t *testing.T) {
+	// Eigenvalues and eigenvectors of a 3×3 symmetric matrix by gonum (its
+	// signs).
+	var es mat.EigenSym
+	es.Factorize(mat.NewSymDense(3, []float64{4, 1, -2, 1, 3, 0.5, -2, 0.5, 1}), true)
+	eig3 := es.Values(nil)
+	var v3 mat.Dense
+	es.VectorsTo(&v3)
+	vec3 := v3.RawMatrix().Data
 	a := M(3, 3, 2, 0.5, -1, 0.3, 3, 0.2, -0.4, 1, 4)
 	spd := M(3, 3, 4, 1, 0.5, 1, 3, -0.2, 0.5, -0.2, 2)
 	low := M(3, 3, 2, 9, 9, 0.5, 1.5, 9, -1, 0.3, 3) // upper triangle ignored
@@ -116,6 +124,10 @@ func TestLinalg(t *testing.T) {
 		{fn: "sub_col", args: []arg{rect, I(1), I(2), I(2)}, want: V(2, 5)},
 		{fn: "sub_row", args: []arg{rect, I(2), I(2), I(2)}, want: RV(5, 0.5)},
 		{fn: "sub_row", args: []arg{rect, I(1), I(1), I(0)}, want: RV()},
+		// [[2, 1], [1, 2]]: eigenvalues 1 and 3.
+		{fn: "eigenvalues_sym", args: []arg{M(2, 2, 2, 1, 1, 2)}, want: V(1, 3), symmetric: []int{0}},
+		{fn: "eigenvalues_sym", args: []arg{M(3, 3, 4, 1, -2, 1, 3, 0.5, -2, 0.5, 1)}, want: V(eig3...), symmetric: []int{0}, tol: 1e-9},
+		{fn: "eigenvectors_sym", args: []arg{M(3, 3, 4, 1, -2, 1, 3, 0.5, -2, 0.5, 1)}, want: M(3, 3, vec3...), symmetric: []int{0}, tol: 1e-9},
 	} {
 		c.run(t, covered)
 	}
@@ -161,5 +173,53 @@ func TestConstants(t *testing.T) {
 	} {
 		c.tol = 1e-15
 		c.run(t, covered)
+	}
+}
+
+// TestEigenSymProperties: A·v_k = λ_k·v_k, the eigenvalues ascending and
+// the eigenvectors orthonormal, on a symmetric 4×4 matrix.
+func TestEigenSymProperties(t *testing.T) {
+	a := []float64{4, 1, -2, 0.3, 1, 3, 0.5, -1, -2, 0.5, 1, 0.2, 0.3, -1, 0.2, 2}
+	tp := autodiff.NewTape()
+	x := tp.NewConst(autodiff.MatrixShape(4, 4), a)
+	c := &stdlib.Context{Tape: tp}
+	vals, err := impls["eigenvalues_sym"](c, []stdlib.Value{stdlib.ADValue(x)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := impls["eigenvectors_sym"](c, []stdlib.Value{stdlib.ADValue(x)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, v := tp.Val(vals.AD), tp.Val(vecs.AD)
+	for k := 0; k < 4; k++ {
+		if k > 0 && !(l[k] >= l[k-1]) {
+			t.Errorf("eigenvalues not ascending: %v", l)
+		}
+		for i := 0; i < 4; i++ {
+			av := 0.0
+			for j := 0; j < 4; j++ {
+				av += a[i*4+j] * v[j*4+k]
+			}
+			if math.Abs(av-l[k]*v[i*4+k]) > 1e-12 {
+				t.Errorf("(A v_%d)[%d] = %g, λ v = %g", k+1, i+1, av, l[k]*v[i*4+k])
+			}
+		}
+		for m := 0; m < 4; m++ {
+			d := 0.0
+			for i := 0; i < 4; i++ {
+				d += v[i*4+k] * v[i*4+m]
+			}
+			want := 0.0
+			if k == m {
+				want = 1
+			}
+			if math.Abs(d-want) > 1e-12 {
+				t.Errorf("v_%d·v_%d = %g", k+1, m+1, d)
+			}
+		}
+	}
+	if _, err := impls["eigenvalues_sym"](c, []stdlib.Value{stdlib.ADValue(tp.NewConst(autodiff.MatrixShape(2, 2), []float64{1, 2, 3, 1}))}, nil); err == nil {
+		t.Error("a non-symmetric matrix: no error")
 	}
 }
