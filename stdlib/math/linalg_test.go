@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/stdlib"
 	"gonum.org/v1/gonum/mat"
 )
 
