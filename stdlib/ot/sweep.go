@@ -159,6 +159,13 @@ func (e *engine) block(w, b int) {
 			s = job.s[i]
 		}
 		mx := k.args(buf, p, cols, u, job.invEps, s)
+		if job.normalized && mx > renormalizeAbove {
+			// The stored potential's rounding exceeds eps (points far
+			// apart for their eps): its shift leaves the weights far from
+			// summing to 1, and they would overflow. Normalize the row's
+			// softmax exactly instead.
+			mx = renormalize(k, buf[:job.nc], ebuf[:job.nc], mx)
+		}
 		var rg []float64
 		if job.rowGrad != nil {
 			rg = job.rowGrad[i*d : i*d+d]
@@ -183,3 +190,27 @@ func grow(s []float64, n int) []float64 {
 
 // isFinite reports whether v is neither infinite nor NaN.
 func isFinite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// renormalizeAbove is the largest shifted argument a normalized weighted
+// row may have before its weights are renormalized: exactly normalized
+// weights have arguments ≤ 0, and rounding leaves them within a few ulps
+// of it.
+const renormalizeAbove = 0.5
+
+// renormalize shifts the arguments of a row (largest mx) so that their
+// exponentials sum to 1, and returns the new largest argument.
+func renormalize(k kern, args, ebuf []float64, mx float64) float64 {
+	for j := range args {
+		args[j] -= mx
+	}
+	k.exp(ebuf, args)
+	sum := 0.0
+	for _, e := range ebuf {
+		sum += e
+	}
+	l := math.Log(sum)
+	for j := range args {
+		args[j] -= l
+	}
+	return -l
+}
