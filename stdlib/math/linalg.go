@@ -168,6 +168,52 @@ func registerLinalg(m stdlib.Impls) {
 		}
 		return stdlib.ADValue(r), nil
 	})
+	m.Add("quad_form_sym", func(c *ctx, args, _ []value) (value, error) {
+		// Bᵀ A B with A symmetric; a matrix result is symmetrized.
+		t := c.Tape
+		if err := symmetricArg("quad_form_sym", t, args[0].AD); err != nil {
+			return value{}, err
+		}
+		v, err := m["quad_form"](c, args, nil)
+		if err != nil || v.Type == lang.RealType {
+			return v, err
+		}
+		return stdlib.ADValue(t.Mul(t.Add(v.AD, t.Transpose(v.AD)), t.Const(0.5))), nil
+	})
+	m.Add("inverse_spd", func(c *ctx, args, _ []value) (value, error) {
+		t := c.Tape
+		inv, err := spdInverse(t, "inverse_spd", args[0].AD)
+		if err != nil {
+			return value{}, err
+		}
+		return stdlib.ADValue(t.Mul(t.Add(inv, t.Transpose(inv)), t.Const(0.5))), nil
+	})
+	m.Add("mdivide_left_spd", func(c *ctx, args, _ []value) (value, error) {
+		// A⁻¹ b.
+		t := c.Tape
+		a, b := args[0].AD, args[1].AD
+		if a.Cols() != b.Rows() {
+			return value{}, errorf("mdivide_left_spd", "sizes differ: %d×%d and %d rows", a.Rows(), a.Cols(), b.Rows())
+		}
+		inv, err := spdInverse(t, "mdivide_left_spd", a)
+		if err != nil {
+			return value{}, err
+		}
+		return stdlib.ADValue(t.MatMul(inv, b)), nil
+	})
+	m.Add("mdivide_right_spd", func(c *ctx, args, _ []value) (value, error) {
+		// b A⁻¹.
+		t := c.Tape
+		b, a := args[0].AD, args[1].AD
+		if b.Cols() != a.Rows() {
+			return value{}, errorf("mdivide_right_spd", "sizes differ: %d columns and %d×%d", b.Cols(), a.Rows(), a.Cols())
+		}
+		inv, err := spdInverse(t, "mdivide_right_spd", a)
+		if err != nil {
+			return value{}, err
+		}
+		return stdlib.ADValue(t.MatMul(b, inv)), nil
+	})
 	m.Add("diag_pre_multiply", func(c *ctx, args, _ []value) (value, error) {
 		t := c.Tape
 		v, x := args[0].AD, args[1].AD
@@ -834,4 +880,39 @@ func (e eigenNode) Backward(t *autodiff.Tape, out ad, ins []ad) {
 			da[i*n+j] += (p.At(i, j) + p.At(j, i)) / 2
 		}
 	}
+}
+
+// symmetricArg checks that a matrix argument is square and symmetric (to
+// 1e-8 relative, as Stan).
+func symmetricArg(name string, t *autodiff.Tape, x ad) error {
+	if err := square(name, x); err != nil {
+		return err
+	}
+	n, a := x.Rows(), t.Val(x)
+	for i := range n {
+		for j := range i {
+			u, v := a[i*n+j], a[j*n+i]
+			if math.Abs(u-v) > 1e-8*math.Max(1, math.Max(math.Abs(u), math.Abs(v))) {
+				return errorf(name, "matrix is not symmetric: element (%d, %d) is %v, element (%d, %d) is %v", i+1, j+1, u, j+1, i+1, v)
+			}
+		}
+	}
+	return nil
+}
+
+// spdInverse returns the inverse of a symmetric positive-definite matrix
+// on the tape (the inverse node), or an error naming the function.
+func spdInverse(t *autodiff.Tape, name string, x ad) (ad, error) {
+	if err := symmetricArg(name, t, x); err != nil {
+		return ad{}, err
+	}
+	var ch mat.Cholesky
+	if x.Len() > 0 && !ch.Factorize(mat.NewSymDense(x.Rows(), slices.Clone(t.Val(x)))) {
+		return ad{}, errorf(name, "matrix is not positive definite")
+	}
+	v, err := inverse(t, x)
+	if err != nil {
+		return ad{}, errorf(name, "%v", err)
+	}
+	return v.AD, nil
 }

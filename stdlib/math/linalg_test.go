@@ -133,6 +133,55 @@ func TestLinalg(t *testing.T) {
 	} {
 		c.run(t, covered)
 	}
+	// The SPD family against gonum's inverse.
+	spdX := []float64{4, 1, 0.5, 1, 3, 0.2, 0.5, 0.2, 2}
+	var sInv mat.Dense
+	if err := sInv.Inverse(mat.NewDense(3, 3, spdX)); err != nil {
+		t.Fatal(err)
+	}
+	bvec := mat.NewVecDense(3, []float64{1, -2, 0.5})
+	var sb mat.VecDense
+	sb.MulVec(&sInv, bvec)
+	bmat := mat.NewDense(3, 2, []float64{1, 0, -1, 2, 0.5, 1})
+	var sbm, bts mat.Dense
+	sbm.Mul(&sInv, bmat)
+	bts.Mul(bmat.T(), &sInv)
+	var brow mat.VecDense
+	brow.MulVec(sInv.T(), bvec)
+	var bt, qf mat.Dense
+	bt.Mul(bmat.T(), mat.NewDense(3, 3, spdX))
+	qf.Mul(&bt, bmat)
+	vsv := mat.Inner(bvec, mat.NewDense(3, 3, spdX), bvec)
+	S := M(3, 3, spdX...)
+	for _, c := range []tcase{
+		{fn: "inverse_spd", args: []arg{S}, want: fromDense(&sInv), symmetric: []int{0}, tol: 1e-12},
+		{fn: "mdivide_left_spd", args: []arg{S, V(1, -2, 0.5)}, want: V(sb.RawVector().Data...), symmetric: []int{0}, tol: 1e-12},
+		{fn: "mdivide_left_spd", args: []arg{S, fromDense(bmat)}, want: fromDense(&sbm), symmetric: []int{0}, tol: 1e-12},
+		{fn: "mdivide_right_spd", args: []arg{RV(1, -2, 0.5), S}, want: RV(brow.RawVector().Data...), symmetric: []int{1}, tol: 1e-12},
+		{fn: "mdivide_right_spd", args: []arg{fromDense(mat.DenseCopyOf(bmat.T())), S}, want: fromDense(&bts), symmetric: []int{1}, tol: 1e-12},
+		{fn: "quad_form_sym", args: []arg{S, V(1, -2, 0.5)}, want: R(vsv), symmetric: []int{0}, tol: 1e-12},
+		{fn: "quad_form_sym", args: []arg{S, fromDense(bmat)}, want: fromDense(&qf), symmetric: []int{0}, tol: 1e-12},
+	} {
+		c.run(t, covered)
+	}
+	for _, name := range []string{"inverse_spd", "quad_form_sym"} {
+		args := []stdlib.Value{stdlib.ADValue(autodiff.NewTape().NewConst(autodiff.MatrixShape(2, 2), []float64{1, 2, 0, 1}))}
+		if name == "quad_form_sym" {
+			args = append(args, stdlib.Value{})
+		}
+		tp := autodiff.NewTape()
+		args[0] = stdlib.ADValue(tp.NewConst(autodiff.MatrixShape(2, 2), []float64{1, 2, 0, 1}))
+		if name == "quad_form_sym" {
+			args[1] = stdlib.ADValue(tp.ConstVec([]float64{1, 1}))
+		}
+		if _, err := impls[name](&stdlib.Context{Tape: tp}, args, nil); err == nil {
+			t.Errorf("%s of a non-symmetric matrix: no error", name)
+		}
+	}
+	tp := autodiff.NewTape()
+	if _, err := impls["inverse_spd"](&stdlib.Context{Tape: tp}, []stdlib.Value{stdlib.ADValue(tp.NewConst(autodiff.MatrixShape(2, 2), []float64{1, 2, 2, 1}))}, nil); err == nil {
+		t.Error("inverse_spd of an indefinite matrix: no error")
+	}
 	// gp_exp_quad_cov against the kernel written out.
 	k := func(alpha, rho float64, x1, x2 [][]float64) arg {
 		out := M(len(x1), len(x2), make([]float64, len(x1)*len(x2))...)
