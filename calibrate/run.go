@@ -65,7 +65,6 @@ func (p *Plan) TruthOf(i int) map[string]float64 {
 
 // Posterior is the draws of one posterior run.
 type Posterior struct {
-	Model *runtime.Model
 	// Theta holds the unconstrained draws; Params their parameter
 	// columns (constrained, in the model's column order).
 	Theta, Params [][]float64
@@ -89,7 +88,7 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, progr
 	for _, e := range bm.Layout.Entries {
 		nParams += len(e.Columns)
 	}
-	post := &Posterior{Model: bm}
+	post := &Posterior{}
 	gq := rand.New(rand.NewPCG(seed, 0x6a))
 	var row []float64
 	for chain := 1; chain <= max(p.Chains, 1); chain++ {

@@ -270,11 +270,21 @@ func lowerTriangular(x []float64, m, n int) error {
 // cholesky_factor_cov[M, N]: the lower triangle of the first N rows by
 // rows, each diagonal through exp, then the other M − N rows.
 func cholCovConstrain(t *autodiff.Tape, u autodiff.Value, sizes []int) (autodiff.Value, autodiff.Value) {
-	m, n := sizes[0], sizes[1]
+	l, diag := cholCovFactor(t, u, sizes[0], sizes[1])
+	lj := t.Const(0)
+	for _, y := range diag {
+		lj = t.Add(lj, y)
+	}
+	return l, lj
+}
+
+// cholCovFactor builds cholesky_factor_cov's M×N factor from u and
+// returns it with the unconstrained values of its diagonal (their log).
+func cholCovFactor(t *autodiff.Tape, u autodiff.Value, m, n int) (autodiff.Value, []autodiff.Value) {
 	ys := scalars(t, u)
 	l := make([]autodiff.Value, m*n)
+	diag := make([]autodiff.Value, 0, n)
 	zero := t.Const(0)
-	lj := t.Const(0)
 	pos := 0
 	for r := 0; r < m; r++ {
 		for c := 0; c < n; c++ {
@@ -283,7 +293,7 @@ func cholCovConstrain(t *autodiff.Tape, u autodiff.Value, sizes []int) (autodiff
 				l[r*n+c] = zero
 			case c == r:
 				l[r*n+c] = t.Exp(ys[pos])
-				lj = t.Add(lj, ys[pos])
+				diag = append(diag, ys[pos])
 				pos++
 			default:
 				l[r*n+c] = ys[pos]
@@ -291,7 +301,7 @@ func cholCovConstrain(t *autodiff.Tape, u autodiff.Value, sizes []int) (autodiff
 			}
 		}
 	}
-	return t.Concat(autodiff.MatrixShape(m, n), l...), lj
+	return t.Concat(autodiff.MatrixShape(m, n), l...), diag
 }
 
 func cholCovFree(x []float64, sizes []int) []float64 {
@@ -386,14 +396,10 @@ func corrCheck(x []float64, sizes []int) error {
 // rows; log-Jacobian K·log 2 + Σ_k (K − k + 1)·log L_kk (k from 1).
 func covConstrain(t *autodiff.Tape, u autodiff.Value, sizes []int) (autodiff.Value, autodiff.Value) {
 	k := sizes[0]
-	l, _ := cholCovConstrain(t, u, []int{k, k})
-	ys := scalars(t, u)
+	l, diag := cholCovFactor(t, u, k, k)
 	lj := t.Const(float64(k) * math.Ln2)
-	pos := 0
-	for r := 0; r < k; r++ {
-		pos += r // the row's off-diagonal values
-		lj = t.Add(lj, t.Mul(t.Const(float64(k-r+1)), ys[pos]))
-		pos++
+	for r, y := range diag {
+		lj = t.Add(lj, t.Mul(t.Const(float64(k-r+1)), y))
 	}
 	return t.MatMul(l, t.Transpose(l)), lj
 }

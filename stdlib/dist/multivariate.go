@@ -371,16 +371,25 @@ func lkjLogConstant(eta float64, k int) (v, deta float64) {
 	return v, deta
 }
 
+// lkjArgs reads and checks the arguments of the LKJ densities: the square
+// matrix (named name in messages), its size and the shape eta.
+func lkjArgs(t *autodiff.Tape, fn, name string, args []stdlib.Value) (m, etaV autodiff.Value, k int, eta float64, err error) {
+	m, etaV = args[0].AD, args[1].RealAD(t)
+	if k, err = squareMatrix(fn, name, m); err != nil {
+		return m, etaV, 0, 0, err
+	}
+	eta = t.Scalar(etaV)
+	if why := positiveFinite.violation(eta); why != "" {
+		return m, etaV, 0, 0, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
+	}
+	return m, etaV, k, eta, nil
+}
+
 func lkjCorrCholeskyLpdf(c *stdlib.Context, fn string, args []stdlib.Value, propto bool) (stdlib.Value, error) {
 	t := c.Tape
-	lv, etaV := args[0].AD, args[1].RealAD(t)
-	k, err := squareMatrix(fn, "L", lv)
+	lv, etaV, k, eta, err := lkjArgs(t, fn, "L", args)
 	if err != nil {
 		return stdlib.Value{}, err
-	}
-	eta := t.Scalar(etaV)
-	if why := positiveFinite.violation(eta); why != "" {
-		return stdlib.Value{}, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
 	}
 	l := t.Val(lv)
 	for i := 0; i < k; i++ {
@@ -705,14 +714,9 @@ func glmPredictor(t *autodiff.Tape, fn string, y *stdlib.Value, args []stdlib.Va
 // (lkjLogConstant). Its gradient in y is (eta − 1)·y⁻¹.
 func lkjCorrLpdf(c *stdlib.Context, fn string, args []stdlib.Value, propto bool) (stdlib.Value, error) {
 	t := c.Tape
-	yv, etaV := args[0].AD, args[1].RealAD(t)
-	k, err := squareMatrix(fn, "y", yv)
+	yv, etaV, k, eta, err := lkjArgs(t, fn, "y", args)
 	if err != nil {
 		return stdlib.Value{}, err
-	}
-	eta := t.Scalar(etaV)
-	if why := positiveFinite.violation(eta); why != "" {
-		return stdlib.Value{}, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
 	}
 	y := t.Val(yv)
 	for i := 0; i < k; i++ {

@@ -81,17 +81,9 @@ func registerMultivariate(add func(string, stdlib.Impl)) {
 	multivariateDensity(add, "lkj_corr_cholesky", false, lkjCorrCholeskyLpdf)
 	multivariateDensity(add, "lkj_corr", false, lkjCorrLpdf)
 	add("lkj_corr_rng", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
-		const fn = "lkj_corr_rng"
-		if err := noRNG(c, fn); err != nil {
+		k, eta, err := lkjRNGArgs(c, "lkj_corr_rng", args)
+		if err != nil {
 			return stdlib.Value{}, err
-		}
-		k := args[0].Int
-		if k < 1 {
-			return stdlib.Value{}, errorf(fn, "dimension K = %d must be positive", k)
-		}
-		eta := c.Tape.Scalar(args[1].RealAD(c.Tape))
-		if why := positiveFinite.violation(eta); why != "" {
-			return stdlib.Value{}, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
 		}
 		l := lkjCorrCholeskyRng(c.RNG, k, eta)
 		om := make([]float64, k*k)
@@ -176,17 +168,9 @@ func registerMultivariate(add func(string, stdlib.Impl)) {
 		return stdlib.ADValue(c.Tape.ConstVec(dirichletRng(c.RNG, al))), nil
 	})
 	add("lkj_corr_cholesky_rng", func(c *stdlib.Context, args, _ []stdlib.Value) (stdlib.Value, error) {
-		const fn = "lkj_corr_cholesky_rng"
-		if err := noRNG(c, fn); err != nil {
+		k, eta, err := lkjRNGArgs(c, "lkj_corr_cholesky_rng", args)
+		if err != nil {
 			return stdlib.Value{}, err
-		}
-		k := args[0].Int
-		if k < 1 {
-			return stdlib.Value{}, errorf(fn, "dimension K = %d must be positive", k)
-		}
-		eta := c.Tape.Scalar(args[1].RealAD(c.Tape))
-		if why := positiveFinite.violation(eta); why != "" {
-			return stdlib.Value{}, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
 		}
 		return stdlib.ADValue(c.Tape.NewConst(autodiff.MatrixShape(k, k), lkjCorrCholeskyRng(c.RNG, k, eta))), nil
 	})
@@ -218,4 +202,20 @@ func registerExtensions(m stdlib.Impls) {
 	}
 	wrap("std_normal_rng", func(c *stdlib.Context) float64 { return c.RNG.NormFloat64() })
 	wrap("uniform_rng", func(c *stdlib.Context) float64 { return c.RNG.Float64() })
+}
+
+// lkjRNGArgs reads and checks the arguments (K, eta) of the LKJ draws.
+func lkjRNGArgs(c *stdlib.Context, fn string, args []stdlib.Value) (k int, eta float64, err error) {
+	if err := noRNG(c, fn); err != nil {
+		return 0, 0, err
+	}
+	k = args[0].Int
+	if k < 1 {
+		return 0, 0, errorf(fn, "dimension K = %d must be positive", k)
+	}
+	eta = c.Tape.Scalar(args[1].RealAD(c.Tape))
+	if why := positiveFinite.violation(eta); why != "" {
+		return 0, 0, errorf(fn, "shape eta = %s %s", fmtNum(eta), why)
+	}
+	return k, eta, nil
 }

@@ -585,7 +585,7 @@ func (choleskyNode) Backward(t *autodiff.Tape, out ad, ins []ad) {
 
 func cholesky(t *autodiff.Tape, x ad) (value, error) {
 	const name = "cholesky_decompose"
-	if err := square(name, x); err != nil {
+	if err := symmetricArg(name, t, x); err != nil {
 		return value{}, err
 	}
 	n := x.Rows()
@@ -593,14 +593,6 @@ func cholesky(t *autodiff.Tape, x ad) (value, error) {
 		return stdlib.ADValue(x), nil
 	}
 	a := dense(t, x)
-	for i := range n {
-		for j := range i {
-			u, v := a.At(i, j), a.At(j, i)
-			if math.Abs(u-v) > 1e-8*math.Max(1, math.Max(math.Abs(u), math.Abs(v))) {
-				return value{}, errorf(name, "matrix is not symmetric: element (%d, %d) is %v, element (%d, %d) is %v", i+1, j+1, u, j+1, i+1, v)
-			}
-		}
-	}
 	var ch mat.Cholesky
 	if !ch.Factorize(mat.NewSymDense(n, a.RawMatrix().Data)) {
 		return value{}, errorf(name, "matrix is not positive definite")
@@ -804,19 +796,11 @@ func symEigen(a []float64, n int) ([]float64, *mat.Dense, bool) {
 // (the matrix of eigenvectors as columns, in that order) of a symmetric
 // matrix, one custom node each.
 func eigenSym(t *autodiff.Tape, name string, x ad) (value, error) {
-	if err := square(name, x); err != nil {
+	if err := symmetricArg(name, t, x); err != nil {
 		return value{}, err
 	}
 	n := x.Rows()
 	a := t.Val(x)
-	for i := range n {
-		for j := range i {
-			u, v := a[i*n+j], a[j*n+i]
-			if math.Abs(u-v) > 1e-8*math.Max(1, math.Max(math.Abs(u), math.Abs(v))) {
-				return value{}, errorf(name, "matrix is not symmetric: element (%d, %d) is %v, element (%d, %d) is %v", i+1, j+1, u, j+1, i+1, v)
-			}
-		}
-	}
 	for k, v := range a {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return value{}, errorf(name, "element (%d, %d) is %v", k/max(n, 1)+1, k%max(n, 1)+1, v)
