@@ -38,9 +38,11 @@ func Check(prog *lang.Program, src *lang.Source) (*Model, lang.ErrorList) {
 		model: &Model{Source: prog, File: prog.File, Name: modelName(prog.File)},
 	}
 	c.push() // the global scope, for block-level variables
+	c.functions(prog.Functions)
 	for _, b := range prog.Blocks {
 		c.block(b)
 	}
+	c.crnDrawRules()
 	c.errs.Sort()
 	if len(c.errs) > parser.MaxErrors {
 		c.errs = c.errs[:parser.MaxErrors]
@@ -66,6 +68,17 @@ type checker struct {
 	block_ lang.BlockKind
 	loops  int // nesting depth of loops
 	crn    int // nesting depth of crn(...)
+
+	// funcs are the user-defined functions by name (overloads);
+	// fn is the function whose body is being checked, or nil.
+	funcs map[string][]*Function
+	fn    *Function
+	// crnDraws are the calls of user _rng functions inside crn(...),
+	// checked once every body is (crnDrawRules).
+	crnDraws []calleeSite
+	// stmtCall is the call being checked as a statement (which may
+	// return void).
+	stmtCall *lang.Call
 }
 
 func (c *checker) errorf(p lang.Pos, format string, args ...any) {
@@ -92,8 +105,14 @@ func (c *checker) declare(name string, pos lang.Pos, t lang.Type) *Var {
 	if old := c.lookup(name); old != nil {
 		c.errorf(pos, "%s is already declared at %s", name, old.Pos)
 	}
-	v := &Var{Slot: len(c.model.Vars), Name: name, Pos: pos, Type: t, Block: c.block_}
-	c.model.Vars = append(c.model.Vars, v)
+	v := &Var{Name: name, Pos: pos, Type: t, Block: c.block_}
+	if c.fn != nil {
+		v.Slot = len(c.fn.Vars) // a slot of the call's frame
+		c.fn.Vars = append(c.fn.Vars, v)
+	} else {
+		v.Slot = len(c.model.Vars)
+		c.model.Vars = append(c.model.Vars, v)
+	}
 	c.scopes[len(c.scopes)-1][name] = v
 	return v
 }
@@ -333,8 +352,8 @@ func (c *checker) stmt(s lang.Stmt, local bool) Stmt {
 	case *lang.Tilde:
 		return c.tilde(s)
 	case *lang.TargetAdd:
-		if c.block_ != lang.ModelBlock {
-			c.errorf(s.Pos, "target += is only allowed in the model block")
+		if !c.mayAddTarget() {
+			c.errorf(s.Pos, "target += is only allowed in the model block and in the body of an _lp function")
 		}
 		e := c.expr(s.Expr)
 		if t := e.Type(); !t.IsBad() && !t.IsNumeric() {
@@ -408,6 +427,13 @@ func (c *checker) stmt(s lang.Stmt, local bool) Stmt {
 			c.errorf(s.Pos, "continue outside a loop")
 		}
 		return &Continue{Pos: s.Pos}
+	case *lang.Return:
+		return c.returnStmt(s)
+	case *lang.CallStmt:
+		saved := c.stmtCall
+		c.stmtCall = s.Call
+		defer func() { c.stmtCall = saved }()
+		return c.callStmt(s)
 	}
 	c.errorf(s.Position(), "unsupported statement")
 	return nil
@@ -450,6 +476,8 @@ func (c *checker) assign(s *lang.Assign) Stmt {
 		return nil
 	}
 	switch {
+	case v.Arg:
+		c.errorf(id.Pos, "cannot assign to function argument %s; copy it into a local variable", v.Name)
 	case v.Loop:
 		c.errorf(id.Pos, "cannot assign to loop variable %s", v.Name)
 	case v.Block == lang.DataBlock:
@@ -501,9 +529,17 @@ func (c *checker) flattenIndices(ix *Index) []*IndexItem {
 	return out
 }
 
+// mayAddTarget reports whether target += and ~ are allowed here.
+func (c *checker) mayAddTarget() bool {
+	if c.fn != nil {
+		return c.fn.suffix() == "_lp"
+	}
+	return c.block_ == lang.ModelBlock
+}
+
 func (c *checker) tilde(s *lang.Tilde) Stmt {
-	if c.block_ != lang.ModelBlock {
-		c.errorf(s.Pos, "~ statements are only allowed in the model block")
+	if !c.mayAddTarget() {
+		c.errorf(s.Pos, "~ statements are only allowed in the model block and in the body of an _lp function")
 	}
 	lhs := c.expr(s.LHS)
 	args := make([]Expr, len(s.Args))
@@ -511,6 +547,11 @@ func (c *checker) tilde(s *lang.Tilde) Stmt {
 		args[i] = c.expr(a)
 	}
 	name := s.Dist
+	for _, sfx := range []string{"_lpdf", "_lpmf"} {
+		if fns := c.funcs[name+sfx]; len(fns) > 0 {
+			return c.userTilde(s, fns, lhs, args)
+		}
+	}
 	for _, suf := range []string{"_lpdf", "_lpmf", "_lupdf", "_lupmf"} {
 		if strings.HasSuffix(name, suf) && c.table.Family(strings.TrimSuffix(name, suf)) != nil {
 			c.errorf(s.DistPos, "write %s ~ %s(...), without the %s suffix", lang.ExprString(s.LHS), strings.TrimSuffix(name, suf), suf)
@@ -564,8 +605,12 @@ func (c *checker) undeclared(id *lang.Ident) {
 			names = append(names, n)
 		}
 	}
-	if f := c.table.Lookup(id.Name); f != nil {
+	if f := c.table.Lookup(id.Name); f != nil || len(c.funcs[id.Name]) > 0 {
 		c.errorf(id.Pos, "%s is a function; call it as %s(...)", id.Name, id.Name)
+		return
+	}
+	if c.fn != nil {
+		c.errorf(id.Pos, "%s is not declared in %s%s (a function reads only its arguments and its own variables)", id.Name, c.fn.Name, suggest(id.Name, names))
 		return
 	}
 	c.errorf(id.Pos, "%s is not declared%s", id.Name, suggest(id.Name, names))

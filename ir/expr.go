@@ -339,6 +339,13 @@ func indexType(t lang.Type, items []*IndexItem) (lang.Type, bool) {
 
 // call checks a function call.
 func (c *checker) call(e *lang.Call) Expr {
+	if fns, _ := c.userFunctions(e.Name); fns != nil {
+		args := make([]Expr, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = c.expr(a)
+		}
+		return c.userCall(e, fns, args)
+	}
 	f := c.table.Lookup(e.Name)
 	if f == nil {
 		if v := c.lookup(e.Name); v != nil {
@@ -346,7 +353,11 @@ func (c *checker) call(e *lang.Call) Expr {
 		} else if fam := c.table.Family(e.Name); fam != nil {
 			c.errorf(e.Pos, "%s is a distribution: use y ~ %s(...) or call %s%s(y | ...)", e.Name, e.Name, e.Name, fam.Suffix())
 		} else {
-			c.errorf(e.Pos, "unknown function %q%s", e.Name, suggest(e.Name, c.table.Names()))
+			names := c.table.Names()
+			for n := range c.funcs {
+				names = append(names, n)
+			}
+			c.errorf(e.Pos, "unknown function %q%s", e.Name, suggest(e.Name, names))
 		}
 		for _, a := range e.Args {
 			c.exprAllowString(a)
@@ -401,6 +412,14 @@ func (c *checker) call(e *lang.Call) Expr {
 // callRules enforces where a built-in may be called and the "|" syntax.
 func (c *checker) callRules(e *lang.Call, f *stdlib.Func, args []Expr) {
 	switch {
+	case f.Kind == stdlib.RNG && c.fn != nil:
+		switch {
+		case c.fn.suffix() == "":
+			c.errorf(e.Pos, "%s may only be used in the body of an _rng function, not in %s (name it %s_rng)", f.Name, c.fn.Name, c.fn.Name)
+		case c.fn.suffix() != "_rng":
+			c.errorf(e.Pos, "%s may only be used in the body of an _rng function, not in %s", f.Name, c.fn.Name)
+		}
+		c.recordDraw(f, e.Pos, args)
 	case f.Kind == stdlib.RNG:
 		allowed := c.block_ == lang.TransformedDataBlock || c.block_ == lang.GeneratedQuantitiesBlock || c.crn > 0
 		if !allowed {
@@ -412,9 +431,10 @@ func (c *checker) callRules(e *lang.Call, f *stdlib.Func, args []Expr) {
 				}
 			}
 		}
-	case f.ModelOnly && c.block_ != lang.ModelBlock:
-		c.errorf(e.Pos, "%s() is only available in the model block", f.Name)
-	case f.Kind == stdlib.Density && (f.Suffix == "_lupdf" || f.Suffix == "_lupmf") && c.block_ != lang.ModelBlock:
+	case f.ModelOnly && !c.mayAddTarget():
+		c.errorf(e.Pos, "%s() is only available in the model block and in the body of an _lp function", f.Name)
+	case f.Kind == stdlib.Density && (f.Suffix == "_lupdf" || f.Suffix == "_lupmf") && c.block_ != lang.ModelBlock &&
+		!(c.fn != nil && contains([]string{"_lpdf", "_lpmf", "_lp"}, c.fn.suffix())):
 		c.errorf(e.Pos, "%s (unnormalized) is only allowed in the model block; use %s%s", f.Name, f.Family.Name, f.Family.Suffix())
 	}
 	if f.Kind == stdlib.Density {
@@ -638,6 +658,9 @@ func (c *checker) primitiveRules(e *lang.Call, f *stdlib.Func, args []Expr) {
 // crnCall checks crn(K, expr, seed = s).
 func (c *checker) crnCall(e *lang.Call, f *stdlib.Func) Expr {
 	out := &CRN{info: info{pos: e.Pos, typ: lang.BadType}}
+	if c.fn != nil {
+		c.errorf(e.Pos, "crn(...) is not allowed in the body of a function; call the function inside crn(...) instead")
+	}
 	if c.crn > 0 {
 		c.errorf(e.Pos, "crn(...) cannot be nested inside another crn(...)")
 	}

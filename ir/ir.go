@@ -22,6 +22,8 @@ type Model struct {
 	Generated         []Stmt
 	// CRNs lists every crn(...) call; CRN.ID indexes it.
 	CRNs []*CRN
+	// Functions are the user-defined functions (functions block).
+	Functions []*Function
 	// Source is the checked syntax tree.
 	Source *lang.Program
 }
@@ -37,6 +39,9 @@ type Var struct {
 	// in the model block, or as loop variables.
 	Local bool
 	Loop  bool
+	// Arg is true for the arguments of a user-defined function, whose
+	// frame slots are the first of a call's frame.
+	Arg bool
 	// Data is true when the variable's value never depends on parameters.
 	Data bool
 	Decl *Decl // nil for loop variables

@@ -54,8 +54,34 @@ func (k BlockKind) String() string {
 
 // Program is a whole .shm file.
 type Program struct {
-	File   string
-	Blocks []*Block // in source order
+	File string
+	// Functions are the definitions and forward declarations of the
+	// functions block, in source order.
+	Functions []*FunDef
+	Blocks    []*Block // in source order; the functions block is not one
+}
+
+// FunDef is a user-defined function of the functions block, or its
+// forward declaration (Body nil).
+type FunDef struct {
+	Pos     Pos
+	Return  Type // VoidType for a function that returns nothing
+	Name    string
+	NamePos Pos
+	Params  []*FunParam
+	Body    *BlockStmt
+}
+
+// Position implements Node.
+func (f *FunDef) Position() Pos { return f.Pos }
+
+// FunParam is one argument of a user-defined function: an unsized type,
+// with data set when it was declared data-only.
+type FunParam struct {
+	Pos  Pos
+	Data bool
+	Type Type
+	Name string
 }
 
 // Block returns the block of the given kind, or nil.
@@ -212,6 +238,19 @@ type Reject struct {
 // Break is break.
 type Break struct{ Pos Pos }
 
+// Return is return value; or, in a void function, return;. Value is nil
+// in the second form.
+type Return struct {
+	Pos   Pos
+	Value Expr
+}
+
+// CallStmt is a call used as a statement (of a void function).
+type CallStmt struct {
+	Pos  Pos
+	Call *Call
+}
+
 // Continue is continue.
 type Continue struct{ Pos Pos }
 
@@ -228,6 +267,8 @@ func (s *Print) Position() Pos     { return s.Pos }
 func (s *Reject) Position() Pos    { return s.Pos }
 func (s *Break) Position() Pos     { return s.Pos }
 func (s *Continue) Position() Pos  { return s.Pos }
+func (s *Return) Position() Pos    { return s.Pos }
+func (s *CallStmt) Position() Pos  { return s.Pos }
 
 func (*VarDecl) stmtNode()   {}
 func (*Assign) stmtNode()    {}
@@ -242,6 +283,8 @@ func (*Print) stmtNode()     {}
 func (*Reject) stmtNode()    {}
 func (*Break) stmtNode()     {}
 func (*Continue) stmtNode()  {}
+func (*Return) stmtNode()    {}
+func (*CallStmt) stmtNode()  {}
 
 // ---- Expressions ----
 

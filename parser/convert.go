@@ -41,6 +41,8 @@ func (c *converter) program(p *pProgram, file string) *lang.Program {
 	for _, pb := range p.Blocks {
 		name := pb.Name
 		switch {
+		case pb.Functions:
+			name = "functions"
 		case pb.Transformed != "":
 			name = "transformed " + pb.Transformed
 		case pb.Generated:
@@ -49,14 +51,14 @@ func (c *converter) program(p *pProgram, file string) *lang.Program {
 		kind := blockOrder[name]
 		b := &lang.Block{Pos: pos(pb.Pos), Kind: kind, End: pos(pb.EndPos)}
 		switch {
-		case kind == lang.FunctionsBlock && len(pb.Stmts) > 0:
-			c.errorf(b.Pos, "user-defined functions are not supported yet (an empty functions block, as brms writes it, is)")
-			continue
-		case kind == lang.FunctionsBlock && last > kind:
-			c.errorf(b.Pos, "the functions block must come first")
+		case kind == lang.FunctionsBlock && last >= kind:
+			c.errorf(b.Pos, "the functions block must come first, and only once")
 			continue
 		case kind == lang.FunctionsBlock:
-			last, lastName = kind, name // empty: nothing to keep
+			last, lastName = kind, name
+			for _, d := range pb.Defs {
+				prog.Functions = append(prog.Functions, c.funDef(d))
+			}
 			continue
 		case kind == last:
 			c.errorf(b.Pos, "duplicate %s block", name)
@@ -119,6 +121,12 @@ func (c *converter) stmt(s *pStmt) lang.Stmt {
 		return &lang.Break{Pos: at}
 	case s.Continue:
 		return &lang.Continue{Pos: at}
+	case s.Return != nil:
+		r := &lang.Return{Pos: at}
+		if s.Return.Value != nil {
+			r.Value = c.expr(s.Return.Value)
+		}
+		return r
 	case s.Empty:
 		return nil
 	case s.Expr != nil:
@@ -164,6 +172,15 @@ func (c *converter) exprStmt(s *pExprStmt) lang.Stmt {
 		return t
 	}
 	a := s.Assign
+	if a == nil {
+		call, ok := lhs.(*lang.Call)
+		if !ok {
+			// Reported at the ';', where ~ or an assignment was expected.
+			c.errorf(pos(s.EndPos), "expected ~ or an assignment after %s: only a call of a void function is a statement by itself", lang.ExprString(lhs))
+			return nil
+		}
+		return &lang.CallStmt{Pos: at, Call: call}
+	}
 	if id, ok := lhs.(*lang.Ident); ok && id.Name == "target" {
 		if a.Op != "+=" {
 			c.errorf(pos(a.Pos), "target can only be incremented: write target += ...")
@@ -211,6 +228,41 @@ func (c *converter) checkName(n *pName, what string) {
 	case strings.HasSuffix(n.Name, "__"):
 		c.errorf(pos(n.Pos), "names ending in __ are reserved: %q", n.Name)
 	}
+}
+
+// funDef converts a function definition or forward declaration.
+func (c *converter) funDef(d *pFunDef) *lang.FunDef {
+	c.checkName(d.Name, "function")
+	f := &lang.FunDef{Pos: pos(d.Pos), Name: d.Name.Name, NamePos: pos(d.Name.Pos), Return: c.funType(d.Return, true)}
+	for _, p := range d.Params {
+		c.checkName(p.Name, "function argument")
+		f.Params = append(f.Params, &lang.FunParam{Pos: pos(p.Pos), Data: p.Data, Type: c.funType(p.Type, false), Name: p.Name.Name})
+	}
+	if d.Body != nil {
+		f.Body = &lang.BlockStmt{Pos: pos(d.Body.Pos), Stmts: c.stmts(d.Body.Stmts)}
+	}
+	return f
+}
+
+// funType converts the unsized type of a function's argument or result
+// (void only as a result).
+func (c *converter) funType(t *pFunType, result bool) lang.Type {
+	base, ok := supportedBase[t.Base]
+	switch {
+	case t.Base == "void" && result && !t.Array:
+		return lang.VoidType
+	case t.Base == "void":
+		c.errorf(pos(t.Pos), "void is only a function's result type")
+		return lang.BadType
+	case !ok:
+		c.errorf(pos(t.Pos), "type %s is not supported yet in functions (supported: int, real, vector, row_vector, matrix and arrays of them)", t.Base)
+		return lang.BadType
+	}
+	dims := 0
+	if t.Array {
+		dims = 1 + len(t.Commas)
+	}
+	return lang.Type{Base: base, Dims: dims}
 }
 
 var supportedBase = map[string]lang.Base{

@@ -24,12 +24,38 @@ type pProgram struct {
 
 type pBlock struct {
 	Pos         lexer.Position
-	Transformed string   `parser:"( \"transformed\" @(\"data\" | \"parameters\")"`
-	Generated   bool     `parser:"| @\"generated\" \"quantities\""`
-	Name        string   `parser:"| @(\"functions\" | \"data\" | \"parameters\" | \"model\") )"`
-	Stmts       []*pStmt `parser:"\"{\" @@*"`
+	Functions   bool       `parser:"( @\"functions\" \"{\""`
+	Defs        []*pFunDef `parser:"  @@*"`
+	Transformed string     `parser:"| ( \"transformed\" @(\"data\" | \"parameters\")"`
+	Generated   bool       `parser:"  | @\"generated\" \"quantities\""`
+	Name        string     `parser:"  | @(\"data\" | \"parameters\" | \"model\") )"`
+	Stmts       []*pStmt   `parser:"  \"{\" @@* )"`
 	EndPos      lexer.Position
 	Close       string `parser:"@\"}\""`
+}
+
+// pFunDef is a function definition, or its forward declaration (no body).
+type pFunDef struct {
+	Pos    lexer.Position
+	Return *pFunType    `parser:"@@"`
+	Name   *pName       `parser:"@@ \"(\""`
+	Params []*pFunParam `parser:"( @@ ( \",\" @@ )* )? \")\""`
+	Body   *pBlockStmt  `parser:"( @@ | \";\" )"`
+}
+
+type pFunParam struct {
+	Pos  lexer.Position
+	Data bool      `parser:"@\"data\"?"`
+	Type *pFunType `parser:"@@"`
+	Name *pName    `parser:"@@"`
+}
+
+// pFunType is an unsized type: array[,] real, vector, void, ...
+type pFunType struct {
+	Pos    lexer.Position
+	Array  bool     `parser:"( @\"array\" \"[\""`
+	Commas []string `parser:"  @\",\"* \"]\" )?"`
+	Base   string   `parser:"@( \"void\" | \"int\" | \"real\" | \"vector\" | \"row_vector\" | \"matrix\" | \"complex\" | \"complex_vector\" | \"complex_row_vector\" | \"complex_matrix\" | \"tuple\" )"`
 }
 
 type pStmt struct {
@@ -42,6 +68,7 @@ type pStmt struct {
 	Print    *pPrint     `parser:"| @@"`
 	Break    bool        `parser:"| @\"break\" \";\""`
 	Continue bool        `parser:"| @\"continue\" \";\""`
+	Return   *pReturn    `parser:"| @@"`
 	Empty    bool        `parser:"| @\";\""`
 	Expr     *pExprStmt  `parser:"| @@"`
 }
@@ -111,11 +138,20 @@ type pPrint struct {
 	Args []*pExpr `parser:"( @@ ( \",\" @@ )* )? \")\" \";\""`
 }
 
+type pReturn struct {
+	Pos   lexer.Position
+	Value *pExpr `parser:"\"return\" @@? \";\""`
+}
+
+// pExprStmt is an assignment, a ~ statement, or a call used as a
+// statement (no tail).
 type pExprStmt struct {
 	Pos    lexer.Position
 	LHS    *pExpr       `parser:"@@"`
 	Tilde  *pTilde      `parser:"( \"~\" @@"`
-	Assign *pAssignTail `parser:"| @@ ) \";\""`
+	Assign *pAssignTail `parser:"| @@ )?"`
+	EndPos lexer.Position
+	Semi   string `parser:"@\";\""`
 }
 
 type pAssignTail struct {

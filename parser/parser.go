@@ -252,14 +252,8 @@ func checkChains(source *lang.Source, src string) *lang.Error {
 	}
 	run := 0        // consecutive prefix operators
 	pow := []int{0} // per open bracket: the ^ of the current chain
-	for k, t := range toks {
+	for _, t := range toks {
 		v := t.Value
-		// A functions block with definitions: say so, rather than the
-		// syntax error the first definition would give.
-		if v == "{" && len(pow) == 1 && k > 0 && toks[k-1].Value == "functions" && k+1 < len(toks) && toks[k+1].Value != "}" {
-			at := toks[k+1].Pos
-			return source.At(lang.Pos{Line: at.Line, Col: at.Column}, "user-defined functions are not supported yet (only an empty functions block, as brms writes it)")
-		}
 		if v == "-" || v == "+" || v == "!" {
 			run++
 		} else {

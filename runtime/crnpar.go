@@ -3,6 +3,7 @@ package runtime
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -82,6 +83,9 @@ func bodyReads(e ir.Expr, slots *[]int) bool {
 		return all(e.Args...) && all(e.Named...)
 	case *ir.CRN:
 		return all(e.K, e.Body, e.Seed)
+	case *ir.UserCall:
+		// A body reads its own frame; an _lp function reads target.
+		return !e.Func.Void() && !strings.HasSuffix(e.Func.Name, "_lp") && all(e.Args...)
 	case *ir.Index:
 		if !all(e.X) {
 			return false

@@ -68,6 +68,13 @@ type evaluator struct {
 	plans     map[ir.Expr]*scalarPlan
 	stmtPlans map[ir.Stmt]stmtPlan
 	noPlans   bool
+	// frames are the frames of user-function calls by depth, reused
+	// from call to call; depth is the number of calls running, and ret
+	// the value of the return statement being executed.
+	frames [][]slot
+	depth  int
+	ret    stdlib.Value
+
 	sites     []*crnSite   // crn call sites by ID
 	reps      []*replicate // replicate sub-evaluators by replicate index
 	inputs    crnInputs    // scratch of crnReplicates
@@ -134,6 +141,7 @@ const (
 	ctlNext control = iota
 	ctlBreak
 	ctlContinue
+	ctlReturn // a return statement: leave the function
 )
 
 func (ev *evaluator) execAll(ss []ir.Stmt) (c control, err error) {
@@ -211,6 +219,9 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 			if c == ctlBreak {
 				break
 			}
+			if c == ctlReturn {
+				return c, nil
+			}
 		}
 		return ctlNext, nil
 	case *ir.ForEach:
@@ -235,6 +246,9 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 			if c == ctlBreak {
 				break
 			}
+			if c == ctlReturn {
+				return c, nil
+			}
 		}
 		return ctlNext, nil
 	case *ir.While:
@@ -252,6 +266,9 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 			}
 			if c == ctlBreak {
 				return ctlNext, nil
+			}
+			if c == ctlReturn {
+				return c, nil
 			}
 		}
 	case *ir.If:
@@ -287,6 +304,11 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 		return ctlBreak, nil
 	case *ir.Continue:
 		return ctlContinue, nil
+	case *ir.Return:
+		return ev.execReturn(s)
+	case *ir.CallStmt:
+		_, err := ev.userCall(s.Call)
+		return ctlNext, err
 	}
 	return ctlNext, ev.errorf(s.Position(), "unsupported statement %T", s)
 }

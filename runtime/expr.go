@@ -23,6 +23,8 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 		return ev.call(e)
 	case *ir.CRN:
 		return ev.crn(e)
+	case *ir.UserCall:
+		return ev.userCall(e)
 	case *ir.Index:
 		if p := ev.plan(e); p != nil {
 			return p.run(ev)

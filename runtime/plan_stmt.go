@@ -89,6 +89,9 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 				if c == ctlBreak {
 					break
 				}
+				if c == ctlReturn {
+					return c, nil
+				}
 			}
 			return ctlNext, nil
 		}
