@@ -75,9 +75,9 @@ type evaluator struct {
 	depth  int
 	ret    stdlib.Value
 
-	sites     []*crnSite   // crn call sites by ID
-	reps      []*replicate // replicate sub-evaluators by replicate index
-	inputs    crnInputs    // scratch of crnReplicates
+	sites  []*crnSite   // crn call sites by ID
+	reps   []*replicate // replicate sub-evaluators by replicate index
+	inputs crnInputs    // scratch of crnReplicates
 }
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
