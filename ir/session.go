@@ -14,7 +14,8 @@ type Session struct {
 	c *checker
 }
 
-// NewSession starts a session over m's data and transformed data; m may
+// NewSession starts a session over m's data, transformed data and
+// functions; m may
 // be nil for a session without a model. The session has its own copy of
 // the variable list: m is not modified.
 func NewSession(m *Model) *Session {
@@ -23,7 +24,14 @@ func NewSession(m *Model) *Session {
 		model.Vars = append([]*Var(nil), m.Vars...)
 		model.File = m.File
 	}
-	c := &checker{table: stdlib.Builtins(), model: model, block_: lang.TransformedDataBlock}
+	c := &checker{table: stdlib.Builtins(), model: model, block_: lang.TransformedDataBlock, funcs: map[string][]*Function{}}
+	if m != nil {
+		// The model's functions can be called in the session.
+		model.Functions = m.Functions
+		for _, fn := range m.Functions {
+			c.funcs[fn.Name] = append(c.funcs[fn.Name], fn)
+		}
+	}
 	c.push()
 	for _, v := range model.Vars {
 		if (v.Block == lang.DataBlock || v.Block == lang.TransformedDataBlock) && !v.Local {

@@ -6,7 +6,8 @@ import (
 )
 
 func TestSession(t *testing.T) {
-	bm := bindSource(t, `data { int N; vector[N] y; }
+	bm := bindSource(t, `functions { real twice(real x) { return 2 * x; } }
+data { int N; vector[N] y; }
 transformed data { real s = sum(y); }
 parameters { real mu; }
 model { }`, setFromJSON(t, `{"y": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}`))
@@ -22,6 +23,7 @@ model { }`, setFromJSON(t, `{"y": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}`))
 		{"v .* v", "vector[3] [1, 4, 9]"},
 		{"print(\"x is \", x);", ""},
 		{"resolution(y)", "1"},
+		{"twice(s)", "156"},
 	}
 	for _, st := range steps {
 		got, err := s.Eval(st.line)
