@@ -253,6 +253,35 @@ func (t *Tape) Keep() error {
 	return nil
 }
 
+// Mark is a position on a tape, for Rewind.
+type Mark struct{ val, nodes, args, ints, part, custom, vars int }
+
+// Mark returns the tape's current position.
+func (t *Tape) Mark() Mark {
+	return Mark{len(t.val), len(t.nodes), len(t.args), len(t.ints), len(t.part), len(t.custom), len(t.vars)}
+}
+
+// Rewind forgets every value, node and variable recorded since m, which
+// must not be used afterwards: a caller that recorded operations only to
+// read their values (a rejected step of an adaptive solver, the columns
+// of a finite-difference Jacobian) drops them, so that they cost neither
+// memory nor backward work. A rewind across a Reset or a Gradient, or to
+// a mark below the kept values, does nothing. Errors recorded since m
+// stay.
+func (t *Tape) Rewind(m Mark) {
+	if t.swept || m.val < t.kept || m.val > len(t.val) || m.nodes > len(t.nodes) || m.custom > len(t.custom) {
+		return
+	}
+	t.val = t.val[:m.val]
+	t.nodes = t.nodes[:m.nodes]
+	t.args = t.args[:m.args]
+	t.ints = t.ints[:m.ints]
+	t.part = t.part[:m.part]
+	clear(t.custom[m.custom:])
+	t.custom = t.custom[:m.custom]
+	t.vars = t.vars[:m.vars]
+}
+
 // ResetAll is Reset that also discards the values kept by Keep.
 func (t *Tape) ResetAll() {
 	t.kept = 0

@@ -339,6 +339,9 @@ func indexType(t lang.Type, items []*IndexItem) (lang.Type, bool) {
 
 // call checks a function call.
 func (c *checker) call(e *lang.Call) Expr {
+	if sv, ok := odeSolvers[e.Name]; ok {
+		return c.odeCall(e, sv)
+	}
 	if fns, _ := c.userFunctions(e.Name); fns != nil {
 		args := make([]Expr, len(e.Args))
 		for i, a := range e.Args {

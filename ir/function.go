@@ -102,7 +102,7 @@ func (c *checker) declareFunctions(defs []*lang.FunDef) []*Function {
 	bodies := make([]*Function, len(defs))
 	for i, d := range defs {
 		fn := &Function{Name: d.Name, Pos: d.NamePos, Return: d.Return}
-		if c.table.Lookup(d.Name) != nil {
+		if c.table.Lookup(d.Name) != nil || IsODESolver(d.Name) {
 			c.errorf(d.NamePos, "%s is a built-in function; a user-defined function cannot take its name", d.Name)
 			continue
 		}

@@ -25,6 +25,8 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 		return ev.crn(e)
 	case *ir.UserCall:
 		return ev.userCall(e)
+	case *ir.ODE:
+		return ev.ode(e)
 	case *ir.Index:
 		if p := ev.plan(e); p != nil {
 			return p.run(ev)

@@ -12,13 +12,26 @@ import (
 const maxCallDepth = 10000
 
 // userCall calls a user-defined function: its arguments are evaluated in
-// the caller's frame, then its body runs in a frame of its own (the
-// arguments in the first slots), which is cleared and reused by the next
-// call at the same depth.
+// the caller's frame, then its body runs in a frame of its own (invoke).
 func (ev *evaluator) userCall(e *ir.UserCall) (stdlib.Value, error) {
-	fn := e.Func
+	base := len(ev.args)
+	defer func() { ev.args = ev.args[:base] }()
+	for _, a := range e.Args {
+		v, err := ev.expr(a)
+		if err != nil {
+			return stdlib.Value{}, err
+		}
+		ev.args = append(ev.args, v)
+	}
+	return ev.invoke(e.Func, e.Position(), ev.args[base:])
+}
+
+// invoke runs the body of fn with the given arguments in a frame of its
+// own (the arguments in the first slots), which is cleared and reused by
+// the next call at the same depth. at is the position of the call.
+func (ev *evaluator) invoke(fn *ir.Function, at lang.Pos, args []stdlib.Value) (stdlib.Value, error) {
 	if ev.depth >= maxCallDepth {
-		return stdlib.Value{}, ev.errorf(e.Position(), "%s: calls nested more than %d deep (runaway recursion?)", fn.Name, maxCallDepth)
+		return stdlib.Value{}, ev.errorf(at, "%s: calls nested more than %d deep (runaway recursion?)", fn.Name, maxCallDepth)
 	}
 	for len(ev.frames) <= ev.depth {
 		ev.frames = append(ev.frames, nil)
@@ -30,20 +43,16 @@ func (ev *evaluator) userCall(e *ir.UserCall) (stdlib.Value, error) {
 	fr = fr[:len(fn.Vars)]
 	clear(fr)
 	ev.frames[ev.depth] = fr
-	ev.depth++ // calls inside the arguments use the next frames
-	defer func() { ev.depth-- }()
 	t := ev.tape()
-	for i, a := range e.Args {
-		v, err := ev.expr(a)
-		if err != nil {
-			return stdlib.Value{}, err
-		}
+	for i, v := range args {
 		v = ev.convert(v, fn.Params[i].Type)
 		fr[i] = slot{v: v, dims: fullDims(t, v), set: true}
 	}
 	caller := ev.frame
 	ev.frame = fr
+	ev.depth++
 	c, err := ev.execAll(fn.Body)
+	ev.depth--
 	ev.frame = caller
 	ret := ev.ret
 	ev.ret = stdlib.Value{}
