@@ -34,7 +34,7 @@ func odeDensity(t *testing.T, src string, theta []float64) (float64, []float64, 
 
 // TestODEClosedForms checks solutions and their gradients against closed
 // forms, for every solver spelling: exponential decay y' = −k y (y(t) =
-// y0 e^{−kt}) and the harmonic oscillator x” = −ω² x from (1, 0) (x(t) =
+// y0 e^{−kt}) and the harmonic oscillator d²x/dt² = −ω² x from (1, 0) (x(t) =
 // cos ωt). The log density is Σ_n w_n y(t_n), so its gradient is the
 // weighted sum of the sensitivities.
 func TestODEClosedForms(t *testing.T) {
