@@ -254,6 +254,9 @@ func (p *odeProblem) solveRK45(t0 float64, y0 autodiff.Value, ts []float64) ([]a
 	for _, tOut := range ts {
 		steps := 0
 		for t < tOut {
+			if err := p.ev.checkInterrupt(p.e.Position()); err != nil {
+				return nil, err // Ctrl-C, or the tape filling the memory
+			}
 			if steps++; steps > p.maxSteps {
 				return nil, p.ev.domainf(p.e.Position(), "%s: more than %d steps between t = %g and t = %g (max_num_steps)", p.e.Name, p.maxSteps, t, tOut)
 			}
@@ -371,6 +374,9 @@ func (p *odeProblem) solveStiff(t0 float64, y0 autodiff.Value, ts []float64) ([]
 	for _, tOut := range ts {
 		steps := 0
 		for t < tOut {
+			if err := p.ev.checkInterrupt(p.e.Position()); err != nil {
+				return nil, err // Ctrl-C, or the tape filling the memory
+			}
 			if steps++; steps > p.maxSteps {
 				return nil, p.ev.domainf(p.e.Position(), "%s: more than %d steps between t = %g and t = %g (max_num_steps)", p.e.Name, p.maxSteps, t, tOut)
 			}
