@@ -131,8 +131,14 @@ func (c *checker) declareFunctions(defs []*lang.FunDef) []*Function {
 		case prev.defined && d.Body != nil:
 			c.errorf(d.NamePos, "%s is already defined at %s", fn.signature(), prev.Pos)
 			continue
+		case prev.defined:
+			// As in Stan: a function is declared, then defined; or only
+			// defined.
+			c.errorf(d.NamePos, "%s is declared after its definition at %s; a declaration must come first", fn.signature(), prev.Pos)
+			continue
 		case d.Body == nil:
-			continue // a second declaration
+			c.errorf(d.NamePos, "%s is already declared at %s; declare a function once", fn.signature(), prev.Pos)
+			continue
 		default:
 			// The definition of a forward declaration: its names, from now.
 			prev.Params, prev.Vars, prev.Pos = fn.Params, fn.Vars, fn.Pos
