@@ -68,6 +68,9 @@ type evaluator struct {
 	plans     map[ir.Expr]*scalarPlan
 	stmtPlans map[ir.Stmt]stmtPlan
 	noPlans   bool
+	// lifted counts the executions of lifted loops (lift.go) that did
+	// not fall back on the loop, for tests.
+	lifted int
 	// frames are the frames of user-function calls by depth, reused
 	// from call to call; depth is the number of calls running, and ret
 	// the value of the return statement being executed.

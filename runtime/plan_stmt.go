@@ -67,7 +67,7 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 			return nil
 		}
 		body, slotIndex, pos := compileStmt(s.Body), s.Var.Slot, s.Pos
-		return func(ev *evaluator) (control, error) {
+		loop := func(ev *evaluator) (control, error) {
 			a, b, err := ints(ev, lo, hi)
 			if err != nil {
 				return ctlNext, err
@@ -95,6 +95,10 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 			}
 			return ctlNext, nil
 		}
+		if lifted := compileLiftedFor(s, loop); lifted != nil {
+			return lifted
+		}
+		return loop
 	case *ir.If:
 		cond := compileNumber(s.Cond)
 		if cond == nil {
