@@ -64,6 +64,10 @@ type liftCompiler struct {
 type liftStmt struct {
 	write *ir.Var
 	rhs   liftPlan
+	// idx, for a write of elements of a container of rank > 1 (or at
+	// an index other than the loop variable), are the indices: the
+	// iterations' elements are written in order at their positions.
+	idx []liftPlan
 	// A density: its implementation, arguments and whether it drops
 	// constants.
 	pos    lang.Pos
@@ -106,6 +110,14 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 	var impls []stdlib.Impl // bound at the first run (plans are per evaluator)
 	env := &liftEnv{assigned: map[int]autodiff.Value{}}
 	var argBuf []stdlib.Value
+	var writes []pendingWrite
+	var terms []liftTerm
+	var intDims []int
+	nArgs := 0
+	for _, st := range stmts {
+		nArgs += len(st.args)
+	}
+	posBufs := make([][]int, len(stmts))
 	return func(ev *evaluator) (control, error) {
 		a, b, err := ints(ev, lo, hi)
 		if err != nil || a > b {
@@ -129,13 +141,33 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 		}
 		// Evaluate every statement first: any reason to fall back comes
 		// before the containers or the target change.
-		type term struct {
-			k    int
-			args []stdlib.Value
-		}
-		var terms []term
+		terms = terms[:0]
 		argBuf = argBuf[:0]
+		if cap(intDims) < nArgs {
+			intDims = make([]int, 0, nArgs) // never grown below: the Dims stay valid
+		}
+		intDims = intDims[:0]
+		writes = writes[:0]
 		for k, st := range stmts {
+			if st.write != nil && st.idx != nil {
+				v, ok, err := st.rhs(ev, env)
+				if err != nil {
+					return ctlNext, err
+				}
+				s := &ev.frame[st.write.Slot]
+				if !ok || !s.set {
+					return fallback()
+				}
+				pos, ok, err := liftPositions(ev, env, st.idx, s.dims, &posBufs[k])
+				if err != nil || !ok {
+					if err != nil {
+						return ctlNext, err
+					}
+					return fallback()
+				}
+				writes = append(writes, pendingWrite{v: st.write, pos: pos, x: asVector(t, v, env.n)})
+				continue
+			}
 			if st.write != nil {
 				v, ok, err := st.rhs(ev, env)
 				if err != nil {
@@ -156,19 +188,27 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 				if !ok {
 					return fallback()
 				}
-				argBuf = append(argBuf, v.value(t))
+				arg := v.value()
+				if v.isInt {
+					intDims = append(intDims, len(v.ints))
+					arg.Dims = intDims[len(intDims)-1:]
+				}
+				argBuf = append(argBuf, arg)
 			}
-			terms = append(terms, term{k: k, args: argBuf[start:len(argBuf):len(argBuf)]})
+			terms = append(terms, liftTerm{k: k, start: start, end: len(argBuf)})
 		}
 		for _, st := range stmts {
-			if st.write != nil {
+			if st.write != nil && st.idx == nil {
 				ev.writeRange(st.write, a, env.assigned[st.write.Slot])
 			}
+		}
+		for _, w := range writes {
+			ev.writeCells(w.v, w.pos, w.x)
 		}
 		ev.lifted++
 		for _, tm := range terms {
 			st := stmts[tm.k]
-			lp, err := ev.callBound(st.pos, st.name, impls[tm.k], tm.args, nil, st.propto)
+			lp, err := ev.callBound(st.pos, st.name, impls[tm.k], argBuf[tm.start:tm.end:tm.end], nil, st.propto)
 			if err != nil {
 				return ctlNext, err
 			}
@@ -182,7 +222,23 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 func (lc *liftCompiler) stmt(s ir.Stmt) (liftStmt, bool) {
 	switch s := s.(type) {
 	case *ir.Assign:
-		if s.Op != "=" || len(s.Indices) != 1 || s.Indices[0].Kind != ir.IndexSingle || !lc.isLoopVar(s.Indices[0].Lo) {
+		if s.Op != "=" || len(s.Indices) == 0 {
+			return liftStmt{}, false
+		}
+		if len(s.Indices) > 1 || !lc.isLoopVar(s.Indices[0].Lo) {
+			// Elements of a container the body does not read: written
+			// at their positions, in the loop's order.
+			idx, ok := lc.indices(s.Indices)
+			if !ok || !flatStorage(s.Var.Type) || s.Var.Type.Base == lang.Int || !s.RHS.Type().IsScalar() || lc.assigned[s.Var] {
+				return liftStmt{}, false
+			}
+			rhs := lc.expr(s.RHS)
+			if rhs == nil {
+				return liftStmt{}, false
+			}
+			return liftStmt{write: s.Var, rhs: rhs, idx: idx}, true
+		}
+		if s.Indices[0].Kind != ir.IndexSingle {
 			return liftStmt{}, false
 		}
 		if vt := s.Var.Type; !((vt.Dims == 1 && vt.Base == lang.Real) || (vt.Dims == 0 && (vt.Base == lang.Vector || vt.Base == lang.RowVector))) {
@@ -378,66 +434,144 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 // one-dimensional container the body does not assign: a gather.
 func (lc *liftCompiler) index(e *ir.Index) liftPlan {
 	ref, ok := e.X.(*ir.VarRef)
-	if !ok || len(e.Items) != 1 || e.Items[0].Kind != ir.IndexSingle {
+	if !ok {
 		return nil
 	}
-	v, item := ref.Var, e.Items[0].Lo
+	v := ref.Var
 	if lc.assigned[v] {
-		if !lc.isLoopVar(item) {
+		if len(e.Items) != 1 || e.Items[0].Kind != ir.IndexSingle || !lc.isLoopVar(e.Items[0].Lo) {
 			return nil
 		}
 		return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
 			return liftedValue{ad: env.assigned[v.Slot]}, true, nil
 		}
 	}
-	vt := v.Type
-	if lc.written[v] || item.Type() != lang.IntType ||
-		!((vt.Dims == 1 && (vt.Base == lang.Int || vt.Base == lang.Real)) || (vt.Dims == 0 && (vt.Base == lang.Vector || vt.Base == lang.RowVector))) {
-		return nil // read before its assignment, or not a 1-D container
+	if lc.written[v] || !flatStorage(v.Type) || len(e.Items) != v.Type.Dims+linalgRank(v.Type.Base) {
+		return nil // read before its assignment, or not one element
 	}
-	idx := lc.expr(item)
-	if idx == nil {
+	idx, ok := lc.indices(e.Items)
+	if !ok {
 		return nil
 	}
-	pos := ref.Position()
-	var ints, zero []int
+	pos, isInt := ref.Position(), v.Type.Base == lang.Int
+	var ints, flat, dims []int
+	var parts []autodiff.Value
 	return func(ev *evaluator, env *liftEnv) (liftedValue, bool, error) {
-		iv, ok, err := idx(ev, env)
-		if !ok || err != nil {
-			return iv, ok, err
-		}
-		if !iv.isInt {
-			return liftedValue{}, false, nil
-		}
-		if s := &ev.frame[v.Slot]; !s.set {
+		s := &ev.frame[v.Slot]
+		if !s.set {
 			return liftedValue{}, false, nil // the loop reports it
+		}
+		t := ev.tape()
+		if s.dirty && !isInt {
+			// Elements assigned one by one: gather the cells, without
+			// packing the whole container first.
+			at, ok, err := liftPositions(ev, env, idx, s.dims, &flat)
+			if !ok || err != nil || len(s.cells) != product(s.dims) {
+				return liftedValue{}, ok && len(s.cells) == product(s.dims), err
+			}
+			parts = parts[:0]
+			for _, j := range at {
+				parts = append(parts, s.cells[j])
+			}
+			return liftedValue{ad: t.Concat(autodiff.VectorShape(len(parts)), parts...)}, true, nil
 		}
 		x, err := ev.read(v, pos)
 		if err != nil {
 			return liftedValue{}, false, err
 		}
-		length := len(x.Ints)
-		if vt.Base != lang.Int {
-			length = x.AD.Len()
+		dims = append(append(dims[:0], x.Dims...), linalgDims(x.AD, x.Type.Base)...)
+		at, ok, err := liftPositions(ev, env, idx, dims, &flat)
+		if !ok || err != nil {
+			return liftedValue{}, ok, err
 		}
-		for _, k := range iv.ints {
-			if k < 1 || k > length {
-				return liftedValue{}, false, nil // the loop reports it
-			}
-		}
-		if vt.Base == lang.Int {
+		if isInt {
 			ints = grow(ints, env.n)
-			for k, j := range iv.ints {
-				ints[k] = x.Ints[j-1]
+			for k, j := range at {
+				ints[k] = x.Ints[j]
 			}
 			return liftedValue{ints: ints, isInt: true}, true, nil
 		}
-		zero = grow(zero, env.n)
-		for k, j := range iv.ints {
-			zero[k] = j - 1
-		}
-		return liftedValue{ad: ev.tape().Gather(x.AD, zero)}, true, nil
+		return liftedValue{ad: t.Gather(x.AD, at)}, true, nil
 	}
+}
+
+// flatStorage reports whether values of type t keep their elements in
+// one flat row-major store: int and real arrays, vectors and matrices
+// (not arrays of vectors or matrices).
+func flatStorage(t lang.Type) bool {
+	return (t.Dims > 0 && (t.Base == lang.Int || t.Base == lang.Real)) || (t.Dims == 0 && t.Base.IsLinalg())
+}
+
+// indices compiles single int indices.
+func (lc *liftCompiler) indices(items []*ir.IndexItem) ([]liftPlan, bool) {
+	out := make([]liftPlan, len(items))
+	for i, it := range items {
+		if it.Kind != ir.IndexSingle || it.Lo.Type() != lang.IntType {
+			return nil, false
+		}
+		if out[i] = lc.expr(it.Lo); out[i] == nil {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// liftPositions computes each iteration's 0-based row-major position in
+// a store of the given sizes from its 1-based indices, into *buf; ok is
+// false when an index is out of range (the loop reports it).
+func liftPositions(ev *evaluator, env *liftEnv, idx []liftPlan, dims []int, buf *[]int) ([]int, bool, error) {
+	if len(dims) != len(idx) {
+		return nil, false, nil
+	}
+	at := grow(*buf, env.n)
+	*buf = at
+	clear(at)
+	for d, p := range idx {
+		iv, ok, err := p(ev, env)
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		if !iv.isInt && !iv.inv {
+			return nil, false, nil
+		}
+		for k := range at {
+			j := iv.intAt(k)
+			if j < 1 || j > dims[d] {
+				return nil, false, nil
+			}
+			at[k] = at[k]*dims[d] + j - 1
+		}
+	}
+	return at, true, nil
+}
+
+// liftTerm is a density of a lifted body, with its arguments'
+// place in the argument buffer.
+type liftTerm struct{ k, start, end int }
+
+// pendingWrite is a write of elements of a container at flat positions.
+type pendingWrite struct {
+	v   *ir.Var
+	pos []int
+	x   autodiff.Value
+}
+
+// writeCells writes x's elements at the flat positions of v's store, in
+// order (the last write of a position wins, as in the loop).
+func (ev *evaluator) writeCells(v *ir.Var, pos []int, x autodiff.Value) {
+	t := ev.tape()
+	s := &ev.frame[v.Slot]
+	if s.cells == nil {
+		n := s.v.AD.Len()
+		s.cells = make([]autodiff.Value, n)
+		for i := range s.cells {
+			s.cells[i] = t.Index(s.v.AD, i)
+		}
+	}
+	for k, j := range pos {
+		s.cells[j] = t.Index(x, k)
+	}
+	s.dirty = true
 }
 
 // binary compiles + - * / (and their elementwise spellings) of scalars.
@@ -514,7 +648,7 @@ func (v liftedValue) real(t *autodiff.Tape) autodiff.Value {
 	case v.inv:
 		return v.v.AD
 	case v.isInt:
-		xs := make([]float64, len(v.ints))
+		xs := t.Scratch(len(v.ints))
 		for k, n := range v.ints {
 			xs[k] = float64(n)
 		}
@@ -523,13 +657,16 @@ func (v liftedValue) real(t *autodiff.Tape) autodiff.Value {
 	return v.ad
 }
 
-// value returns the value as a density's argument.
-func (v liftedValue) value(t *autodiff.Tape) stdlib.Value {
+// value returns the value as a density's argument (an int array without
+// its Dims, which the caller sets).
+func (v liftedValue) value() stdlib.Value {
 	switch {
 	case v.inv:
 		return v.v
 	case v.isInt:
-		return stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: append([]int(nil), v.ints...), Dims: []int{len(v.ints)}}
+		// The buffer is the compiled expression's own, unchanged until
+		// the density has run.
+		return stdlib.Value{Type: lang.ArrayOf(lang.IntType, 1), Ints: v.ints}
 	}
 	return stdlib.ADValue(v.ad)
 }
@@ -573,6 +710,15 @@ func (ev *evaluator) writeRange(v *ir.Var, lo int, x autodiff.Value) {
 		s.cells[lo-1+k] = t.Index(x, k)
 	}
 	s.dirty = true
+}
+
+// product returns the product of sizes.
+func product(sizes []int) int {
+	n := 1
+	for _, d := range sizes {
+		n *= d
+	}
+	return n
 }
 
 // grow returns buf with length n, reusing its memory.

@@ -19,7 +19,8 @@ func TestLiftedLoops(t *testing.T) {
 	const data = `{"N": 12, "y": [0.3, -1.2, 0.8, 2.1, -0.4, 0.0, 1.5, -2.2, 0.9, 0.1, -0.7, 1.3],
 		"x": [1.0, 2.0, 0.5, -1.0, 3.0, 0.0, 1.5, -2.0, 0.25, 1.0, -0.5, 2.0],
 		"g": [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3], "bad": [1, 2, 3, 4, 1, 2, 3, 1, 2, 3, 1, 2],
-		"k": [0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1]}`
+		"k": [0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1],
+		"k2": [[0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1], [1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 0, 1], [0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 0, 1]]}`
 	const decls = `
 data {
   int<lower=1> N;
@@ -28,6 +29,7 @@ data {
   array[N] int g;
   array[N] int bad;
   array[N] int k;
+  array[3, N] int k2;
 }
 parameters {
   real alpha;
@@ -76,6 +78,21 @@ model {
   for (n in 3:(N - 2)) mu[n] = gamma[g[n - 1]] * x[n];
   target += -0.5 * dot_self(mu);
   for (n in 1:N) target += normal_lpdf(y[n] | mu[n], sigma);
+}`},
+		{name: "rows of a matrix and of a 2-D array (dogs)", lifted: true, model: `
+transformed parameters {
+  matrix[3, N] P;
+  array[N, 3] real Q;
+  for (j in 1:3) {
+    for (n in 1:N) P[j, n] = gamma[j] + alpha * x[n] * j;
+    for (n in 1:N) Q[n, j] = P[j, n] - k2[j, n];
+  }
+}
+model {
+  for (j in 1:3) {
+    for (n in 1:N) k2[j, n] ~ bernoulli_logit(P[j, n]);
+  }
+  for (n in 1:N) y[n] ~ normal(Q[n, 1] + Q[n, 3], sigma);
 }`},
 		{name: "a loop-carried dependence stays a loop", model: `
 model {
