@@ -69,8 +69,10 @@ type evaluator struct {
 	stmtPlans map[ir.Stmt]stmtPlan
 	noPlans   bool
 	// lifted counts the executions of lifted loops (lift.go) that did
-	// not fall back on the loop, for tests.
+	// not fall back on the loop, for tests; noLift runs them as loops
+	// (tests that compare plans with the interpreter bitwise).
 	lifted int
+	noLift bool
 	// frames are the frames of user-function calls by depth, reused
 	// from call to call; depth is the number of calls running, and ret
 	// the value of the return statement being executed.

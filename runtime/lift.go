@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"math"
+
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
@@ -44,8 +46,10 @@ type liftedValue struct {
 type liftEnv struct {
 	lo, n int
 	// assigned holds the vector assigned to each container's range so
-	// far in the body, by frame slot.
+	// far in the body, by frame slot; locals the values of the body's
+	// local scalars.
 	assigned map[int]autodiff.Value
+	locals   map[int]liftedValue
 }
 
 // liftPlan evaluates a lifted expression; ok is false when the loop must
@@ -55,25 +59,139 @@ type liftPlan func(ev *evaluator, env *liftEnv) (v liftedValue, ok bool, err err
 // liftCompiler analyses one loop body.
 type liftCompiler struct {
 	loopVar  *ir.Var
-	written  map[*ir.Var]bool // containers assigned anywhere in the body
-	assigned map[*ir.Var]bool // those assigned by the statements so far
+	written  map[*ir.Var]bool // variables assigned anywhere in the body
+	assigned map[*ir.Var]bool // containers assigned by the statements so far
+	locals   map[*ir.Var]bool // local scalars declared by the statements so far
 }
 
 // liftStmt is one compiled statement of a lifted body: an assignment of a
-// range (write set) or a term of the target.
+// range or of elements (write), a term of the target, a local scalar
+// (local), or an inner loop whose bounds do not vary (inner).
 type liftStmt struct {
 	write *ir.Var
 	rhs   liftPlan
 	// idx, for a write of elements of a container of rank > 1 (or at
 	// an index other than the loop variable), are the indices: the
 	// iterations' elements are written in order at their positions.
-	idx []liftPlan
-	// A density: its implementation, arguments and whether it drops
-	// constants.
+	idx    []liftPlan
+	posBuf []int
+	// A density: its implementation (bound at the first run), arguments
+	// and whether it drops constants.
 	pos    lang.Pos
 	name   string
+	impl   stdlib.Impl
 	args   []liftPlan
 	propto bool
+	// A local scalar declared in the body: its declaration (decl, rhs
+	// the initial value or nil) or an assignment (op "=", "+=", ...).
+	local *ir.Var
+	decl  bool
+	op    string
+	ints  []int // the local's own copy of per-iteration ints
+	// An inner loop: its variable, bounds and body.
+	inner    *ir.Var
+	ilo, ihi intPlan
+	body     []*liftStmt
+}
+
+// liftRun is the state of one execution of a lifted loop.
+type liftRun struct {
+	ev      *evaluator
+	env     *liftEnv
+	argBuf  []stdlib.Value
+	intDims []int
+	writes  []pendingWrite
+	terms   []liftTerm
+	ranges  []*liftStmt
+}
+
+// run executes the statements in order; ok is false when the loop must
+// run as a loop.
+func (r *liftRun) run(list []*liftStmt) (ok bool, err error) {
+	ev, env := r.ev, r.env
+	t := ev.tape()
+	for _, st := range list {
+		switch {
+		case st.inner != nil:
+			a, b, err := ints(ev, st.ilo, st.ihi)
+			if err != nil {
+				return false, err
+			}
+			for k := a; k <= b; k++ {
+				ev.frame[st.inner.Slot] = slot{v: stdlib.IntValue(k), set: true}
+				if ok, err := r.run(st.body); !ok || err != nil {
+					return ok, err
+				}
+			}
+		case st.local != nil:
+			var v liftedValue
+			switch {
+			case st.rhs == nil && st.local.Type == lang.IntType:
+				v = liftedValue{inv: true, v: stdlib.IntValue(minInt)}
+			case st.rhs == nil:
+				v = liftedValue{inv: true, v: stdlib.RealValue(t.Const(math.NaN()))}
+			default:
+				rhs, ok, err := st.rhs(ev, env)
+				if !ok || err != nil {
+					return ok, err
+				}
+				v = rhs
+				if st.op != "=" {
+					cur := env.locals[st.local.Slot]
+					v = applyBinary(t, st.op[:len(st.op)-1], st.local.Type == lang.IntType, cur, rhs, &st.ints, env.n)
+				}
+			}
+			if v.isInt {
+				// A copy of its own: the expression's buffer is reused.
+				st.ints = append(grow(st.ints, 0), v.ints...)
+				v.ints = st.ints
+			}
+			if st.local.Type == lang.RealType && v.inv && v.v.Type == lang.IntType {
+				v.v = stdlib.RealValue(t.Const(float64(v.v.Int)))
+			}
+			env.locals[st.local.Slot] = v
+		case st.write != nil && st.idx != nil:
+			v, ok, err := st.rhs(ev, env)
+			if !ok || err != nil {
+				return ok, err
+			}
+			s := &ev.frame[st.write.Slot]
+			if !s.set {
+				return false, nil
+			}
+			pos, ok, err := liftPositions(ev, env, st.idx, s.dims, &st.posBuf)
+			if !ok || err != nil {
+				return ok, err
+			}
+			r.writes = append(r.writes, pendingWrite{v: st.write, pos: pos, x: asVector(t, v, env.n)})
+		case st.write != nil:
+			v, ok, err := st.rhs(ev, env)
+			if !ok || err != nil {
+				return ok, err
+			}
+			if !ev.rangeWritable(st.write, env.lo, env.lo+env.n-1) {
+				return false, nil
+			}
+			env.assigned[st.write.Slot] = asVector(t, v, env.n)
+			r.ranges = append(r.ranges, st)
+		default:
+			start := len(r.argBuf)
+			for _, p := range st.args {
+				v, ok, err := p(ev, env)
+				if !ok || err != nil {
+					return ok, err
+				}
+				arg := v.value()
+				if v.isInt {
+					r.intDims = append(r.intDims, len(v.ints))
+					arg.Dims = r.intDims[len(r.intDims)-1:]
+				}
+				r.argBuf = append(r.argBuf, arg)
+			}
+			r.terms = append(r.terms, liftTerm{st: st, start: start, end: len(r.argBuf)})
+		}
+	}
+	return true, nil
 }
 
 // compileLiftedFor compiles a loop whose iterations are independent into
@@ -84,131 +202,56 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 	if lo == nil || hi == nil {
 		return nil
 	}
-	body := []ir.Stmt{s.Body}
-	if b, ok := s.Body.(*ir.Block); ok {
-		body = b.Stmts
-	}
-	lc := &liftCompiler{loopVar: s.Var, written: map[*ir.Var]bool{}, assigned: map[*ir.Var]bool{}}
-	for _, st := range body {
-		if a, ok := st.(*ir.Assign); ok {
-			lc.written[a.Var] = true
-		}
-	}
-	var stmts []liftStmt
-	hasTerm := false
-	for _, st := range body {
-		ls, ok := lc.stmt(st)
-		if !ok {
-			return nil
-		}
-		hasTerm = hasTerm || ls.write == nil
-		stmts = append(stmts, ls)
-	}
-	if len(stmts) == 0 {
+	lc := &liftCompiler{loopVar: s.Var, written: map[*ir.Var]bool{}, assigned: map[*ir.Var]bool{}, locals: map[*ir.Var]bool{}}
+	lc.markWritten(s.Body)
+	stmts, ok := lc.stmts(s.Body, false)
+	if !ok || len(stmts) == 0 {
 		return nil
 	}
-	var impls []stdlib.Impl // bound at the first run (plans are per evaluator)
-	env := &liftEnv{assigned: map[int]autodiff.Value{}}
-	var argBuf []stdlib.Value
-	var writes []pendingWrite
-	var terms []liftTerm
-	var intDims []int
-	nArgs := 0
-	for _, st := range stmts {
-		nArgs += len(st.args)
-	}
-	posBufs := make([][]int, len(stmts))
+	nArgs := countArgs(stmts)
+	r := &liftRun{env: &liftEnv{assigned: map[int]autodiff.Value{}, locals: map[int]liftedValue{}}}
 	return func(ev *evaluator) (control, error) {
+		if ev.noLift {
+			return loop(ev)
+		}
 		a, b, err := ints(ev, lo, hi)
 		if err != nil || a > b {
 			return ctlNext, err // as the loop: bounds first, then nothing to do
 		}
-		if impls == nil {
-			impls = make([]stdlib.Impl, len(stmts))
-			for i, st := range stmts {
-				if st.write == nil {
-					impls[i] = ev.impls[st.name]
-				}
-			}
-		}
 		t := ev.tape()
 		mark := t.Mark()
-		env.lo, env.n = a, b-a+1
-		clear(env.assigned)
-		fallback := func() (control, error) {
+		r.ev = ev
+		r.env.lo, r.env.n = a, b-a+1
+		clear(r.env.assigned)
+		clear(r.env.locals)
+		r.terms, r.argBuf, r.writes, r.ranges = r.terms[:0], r.argBuf[:0], r.writes[:0], r.ranges[:0]
+		if cap(r.intDims) < nArgs {
+			r.intDims = make([]int, 0, nArgs) // never grown below: the Dims stay valid
+		}
+		r.intDims = r.intDims[:0]
+		// Evaluate every statement first: any reason to fall back comes
+		// before the containers or the target change.
+		ok, err := r.run(stmts)
+		if err != nil {
+			return ctlNext, err
+		}
+		if !ok {
 			t.Rewind(mark)
 			return loop(ev)
 		}
-		// Evaluate every statement first: any reason to fall back comes
-		// before the containers or the target change.
-		terms = terms[:0]
-		argBuf = argBuf[:0]
-		if cap(intDims) < nArgs {
-			intDims = make([]int, 0, nArgs) // never grown below: the Dims stay valid
+		for _, st := range r.ranges {
+			ev.writeRange(st.write, a, r.env.assigned[st.write.Slot])
 		}
-		intDims = intDims[:0]
-		writes = writes[:0]
-		for k, st := range stmts {
-			if st.write != nil && st.idx != nil {
-				v, ok, err := st.rhs(ev, env)
-				if err != nil {
-					return ctlNext, err
-				}
-				s := &ev.frame[st.write.Slot]
-				if !ok || !s.set {
-					return fallback()
-				}
-				pos, ok, err := liftPositions(ev, env, st.idx, s.dims, &posBufs[k])
-				if err != nil || !ok {
-					if err != nil {
-						return ctlNext, err
-					}
-					return fallback()
-				}
-				writes = append(writes, pendingWrite{v: st.write, pos: pos, x: asVector(t, v, env.n)})
-				continue
-			}
-			if st.write != nil {
-				v, ok, err := st.rhs(ev, env)
-				if err != nil {
-					return ctlNext, err
-				}
-				if !ok || !ev.rangeWritable(st.write, a, b) {
-					return fallback()
-				}
-				env.assigned[st.write.Slot] = asVector(t, v, env.n)
-				continue
-			}
-			start := len(argBuf)
-			for _, p := range st.args {
-				v, ok, err := p(ev, env)
-				if err != nil {
-					return ctlNext, err
-				}
-				if !ok {
-					return fallback()
-				}
-				arg := v.value()
-				if v.isInt {
-					intDims = append(intDims, len(v.ints))
-					arg.Dims = intDims[len(intDims)-1:]
-				}
-				argBuf = append(argBuf, arg)
-			}
-			terms = append(terms, liftTerm{k: k, start: start, end: len(argBuf)})
-		}
-		for _, st := range stmts {
-			if st.write != nil && st.idx == nil {
-				ev.writeRange(st.write, a, env.assigned[st.write.Slot])
-			}
-		}
-		for _, w := range writes {
+		for _, w := range r.writes {
 			ev.writeCells(w.v, w.pos, w.x)
 		}
 		ev.lifted++
-		for _, tm := range terms {
-			st := stmts[tm.k]
-			lp, err := ev.callBound(st.pos, st.name, impls[tm.k], argBuf[tm.start:tm.end:tm.end], nil, st.propto)
+		for _, tm := range r.terms {
+			st := tm.st
+			if st.impl == nil {
+				st.impl = ev.impls[st.name]
+			}
+			lp, err := ev.callBound(st.pos, st.name, st.impl, r.argBuf[tm.start:tm.end:tm.end], nil, st.propto)
 			if err != nil {
 				return ctlNext, err
 			}
@@ -218,61 +261,138 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 	}
 }
 
-// stmt compiles one statement of a lifted body.
-func (lc *liftCompiler) stmt(s ir.Stmt) (liftStmt, bool) {
+// countArgs counts the density arguments of a lifted body.
+func countArgs(list []*liftStmt) int {
+	n := 0
+	for _, st := range list {
+		n += len(st.args) + countArgs(st.body)
+	}
+	return n
+}
+
+// markWritten records the containers the body assigns, at any depth.
+func (lc *liftCompiler) markWritten(s ir.Stmt) {
 	switch s := s.(type) {
 	case *ir.Assign:
-		if s.Op != "=" || len(s.Indices) == 0 {
-			return liftStmt{}, false
+		lc.written[s.Var] = true
+	case *ir.Block:
+		for _, x := range s.Stmts {
+			lc.markWritten(x)
+		}
+	case *ir.For:
+		lc.markWritten(s.Body)
+	}
+}
+
+// stmts compiles a body (a block or one statement); inner is set inside
+// an inner loop, whose body may only compute local scalars.
+func (lc *liftCompiler) stmts(s ir.Stmt, inner bool) ([]*liftStmt, bool) {
+	body := []ir.Stmt{s}
+	if b, ok := s.(*ir.Block); ok {
+		body = b.Stmts
+	}
+	var out []*liftStmt
+	for _, st := range body {
+		ls, ok := lc.stmt(st, inner)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, ls)
+	}
+	return out, true
+}
+
+// stmt compiles one statement of a lifted body.
+func (lc *liftCompiler) stmt(s ir.Stmt, inner bool) (*liftStmt, bool) {
+	switch s := s.(type) {
+	case *ir.DeclStmt:
+		d := s.Decl
+		if d.Constrained() || d.SizesFromValue || (d.Var.Type != lang.IntType && d.Var.Type != lang.RealType) {
+			return nil, false
+		}
+		st := &liftStmt{local: d.Var, decl: true, op: "="}
+		if d.Init != nil {
+			if st.rhs = lc.expr(d.Init); st.rhs == nil {
+				return nil, false
+			}
+		}
+		lc.locals[d.Var] = true
+		return st, true
+	case *ir.For:
+		if v1, ok1 := lc.varies(s.Lo); v1 || !ok1 {
+			return nil, false
+		}
+		if v2, ok2 := lc.varies(s.Hi); v2 || !ok2 {
+			return nil, false
+		}
+		ilo, ihi := compileInt(s.Lo), compileInt(s.Hi)
+		if ilo == nil || ihi == nil {
+			return nil, false
+		}
+		body, ok := lc.stmts(s.Body, true)
+		return &liftStmt{inner: s.Var, ilo: ilo, ihi: ihi, body: body}, ok
+	case *ir.Assign:
+		if lc.locals[s.Var] {
+			if len(s.Indices) > 0 {
+				return nil, false
+			}
+			switch {
+			case s.Op == "=", s.Op == "+=", s.Op == "-=", s.Op == "*=":
+			case s.Op == "/=" && s.Var.Type == lang.RealType:
+			default:
+				return nil, false
+			}
+			rhs := lc.expr(s.RHS)
+			return &liftStmt{local: s.Var, rhs: rhs, op: s.Op}, rhs != nil
+		}
+		if inner || s.Op != "=" || len(s.Indices) == 0 {
+			return nil, false
 		}
 		if len(s.Indices) > 1 || !lc.isLoopVar(s.Indices[0].Lo) {
 			// Elements of a container the body does not read: written
 			// at their positions, in the loop's order.
 			idx, ok := lc.indices(s.Indices)
 			if !ok || !flatStorage(s.Var.Type) || s.Var.Type.Base == lang.Int || !s.RHS.Type().IsScalar() || lc.assigned[s.Var] {
-				return liftStmt{}, false
+				return nil, false
 			}
 			rhs := lc.expr(s.RHS)
-			if rhs == nil {
-				return liftStmt{}, false
-			}
-			return liftStmt{write: s.Var, rhs: rhs, idx: idx}, true
+			return &liftStmt{write: s.Var, rhs: rhs, idx: idx}, rhs != nil
 		}
 		if s.Indices[0].Kind != ir.IndexSingle {
-			return liftStmt{}, false
+			return nil, false
 		}
 		if vt := s.Var.Type; !((vt.Dims == 1 && vt.Base == lang.Real) || (vt.Dims == 0 && (vt.Base == lang.Vector || vt.Base == lang.RowVector))) {
-			return liftStmt{}, false
+			return nil, false
 		}
 		if lc.assigned[s.Var] {
-			return liftStmt{}, false // assigned twice per iteration
+			return nil, false // assigned twice per iteration
 		}
 		rhs := lc.expr(s.RHS)
 		if rhs == nil || !s.RHS.Type().IsScalar() {
-			return liftStmt{}, false
+			return nil, false
 		}
 		lc.assigned[s.Var] = true
-		return liftStmt{write: s.Var, rhs: rhs}, true
+		return &liftStmt{write: s.Var, rhs: rhs}, true
 	case *ir.TargetAdd:
 		call, ok := s.Expr.(*ir.Call)
-		if !ok || call.Func.Kind != stdlib.Density || len(call.Named) > 0 {
-			return liftStmt{}, false
+		if inner || !ok || call.Func.Kind != stdlib.Density || len(call.Named) > 0 {
+			return nil, false
 		}
 		switch call.Func.Suffix {
 		case "_lpdf", "_lpmf", "_lupdf", "_lupmf":
 		default:
-			return liftStmt{}, false
+			return nil, false
 		}
 		args, ok := lc.exprs(call.Args)
-		return liftStmt{pos: s.Pos, name: call.Func.Name, args: args, propto: call.Func.Suffix == "_lupdf" || call.Func.Suffix == "_lupmf"}, ok
+		return &liftStmt{pos: s.Pos, name: call.Func.Name, args: args, propto: call.Func.Suffix == "_lupdf" || call.Func.Suffix == "_lupmf"}, ok
 	case *ir.Tilde:
-		if s.Trunc != nil {
-			return liftStmt{}, false
+		if inner || s.Trunc != nil {
+			return nil, false
 		}
 		args, ok := lc.exprs(append([]ir.Expr{s.LHS}, s.Args...))
-		return liftStmt{pos: s.Pos, name: s.Func.Name, args: args, propto: true}, ok
+		return &liftStmt{pos: s.Pos, name: s.Func.Name, args: args, propto: true}, ok
 	}
-	return liftStmt{}, false
+	return nil, false
 }
 
 func (lc *liftCompiler) exprs(es []ir.Expr) ([]liftPlan, bool) {
@@ -303,7 +423,7 @@ func (lc *liftCompiler) varies(e ir.Expr) (varies, ok bool) {
 	case *ir.IntLit, *ir.RealLit:
 		return false, true
 	case *ir.VarRef:
-		return e.Var == lc.loopVar || lc.written[e.Var], true
+		return e.Var == lc.loopVar || lc.written[e.Var] || lc.locals[e.Var], true
 	case *ir.Index:
 		es := []ir.Expr{e.X}
 		for _, it := range e.Items {
@@ -360,6 +480,12 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 	}
 	switch e := e.(type) {
 	case *ir.VarRef:
+		if lc.locals[e.Var] {
+			slot := e.Var.Slot
+			return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
+				return env.locals[slot], true, nil
+			}
+		}
 		if e.Var != lc.loopVar {
 			return nil // a container the body assigns, read whole
 		}
@@ -547,7 +673,10 @@ func liftPositions(ev *evaluator, env *liftEnv, idx []liftPlan, dims []int, buf 
 
 // liftTerm is a density of a lifted body, with its arguments'
 // place in the argument buffer.
-type liftTerm struct{ k, start, end int }
+type liftTerm struct {
+	st         *liftStmt
+	start, end int
+}
 
 // pendingWrite is a write of elements of a container at flat positions.
 type pendingWrite struct {
@@ -581,19 +710,12 @@ func (lc *liftCompiler) binary(e *ir.Binary) liftPlan {
 		return nil
 	}
 	intResult := e.Type() == lang.IntType
-	var op func(t *autodiff.Tape, a, b autodiff.Value) autodiff.Value
 	switch e.Op {
-	case "+":
-		op = (*autodiff.Tape).Add
-	case "-":
-		op = (*autodiff.Tape).Sub
-	case "*", ".*":
-		op = (*autodiff.Tape).Mul
+	case "+", "-", "*", ".*":
 	case "/", "./":
 		if intResult {
 			return nil // int division stays in the loop
 		}
-		op = (*autodiff.Tape).Div
 	default:
 		return nil
 	}
@@ -611,24 +733,55 @@ func (lc *liftCompiler) binary(e *ir.Binary) liftPlan {
 		if !ok || err != nil {
 			return b, ok, err
 		}
-		t := ev.tape()
-		if intResult {
-			buf = grow(buf, env.n)
-			for k := range buf {
-				x, y := a.intAt(k), b.intAt(k)
-				switch opc {
-				case "+":
-					buf[k] = x + y
-				case "-":
-					buf[k] = x - y
-				default:
-					buf[k] = x * y
-				}
-			}
-			return liftedValue{ints: buf, isInt: true}, true, nil
-		}
-		return liftedValue{ad: op(t, a.real(t), b.real(t))}, true, nil
+		return applyBinary(ev.tape(), opc, intResult, a, b, &buf, env.n), true, nil
 	}
+}
+
+// applyBinary computes a op b (op one of + - * /; no int division) for
+// lifted values, the per-iteration ints in *buf.
+func applyBinary(t *autodiff.Tape, op string, intResult bool, a, b liftedValue, buf *[]int, n int) liftedValue {
+	if intResult && a.inv && b.inv {
+		x, y := a.v.Int, b.v.Int
+		switch op {
+		case "+":
+			return liftedValue{inv: true, v: stdlib.IntValue(x + y)}
+		case "-":
+			return liftedValue{inv: true, v: stdlib.IntValue(x - y)}
+		}
+		return liftedValue{inv: true, v: stdlib.IntValue(x * y)}
+	}
+	if intResult {
+		out := grow(*buf, n)
+		*buf = out
+		for k := range out {
+			x, y := a.intAt(k), b.intAt(k)
+			switch op {
+			case "+":
+				out[k] = x + y
+			case "-":
+				out[k] = x - y
+			default:
+				out[k] = x * y
+			}
+		}
+		return liftedValue{ints: out, isInt: true}
+	}
+	x, y := a.real(t), b.real(t)
+	var r autodiff.Value
+	switch op {
+	case "+":
+		r = t.Add(x, y)
+	case "-":
+		r = t.Sub(x, y)
+	case "*", ".*":
+		r = t.Mul(x, y)
+	default:
+		r = t.Div(x, y)
+	}
+	if r.Kind() == autodiff.Scalar {
+		return liftedValue{inv: true, v: stdlib.RealValue(r)}
+	}
+	return liftedValue{ad: r}
 }
 
 // intAt returns the k-th iteration's int.

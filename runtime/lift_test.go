@@ -94,6 +94,24 @@ model {
   }
   for (n in 1:N) y[n] ~ normal(Q[n, 1] + Q[n, 3], sigma);
 }`},
+		{name: "local scalars and an inner loop (arK)", lifted: true, model: `
+model {
+  vector[N] mu = rep_vector(0, N);
+  for (t in 4:N) {
+    real m = alpha;
+    int c = 0;
+    for (j in 1:3) {
+      real w = gamma[j] * y[t - j];
+      m += w;
+      m *= 0.9;
+      c += j * t;
+    }
+    m -= c * 0.001;
+    mu[t] = m;
+    y[t] ~ normal(m, sigma);
+  }
+  target += -0.01 * dot_self(mu);
+}`},
 		{name: "a loop-carried dependence stays a loop", model: `
 model {
   vector[N] mu;
