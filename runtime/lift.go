@@ -203,7 +203,13 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 		return nil
 	}
 	lc := &liftCompiler{loopVar: s.Var, written: map[*ir.Var]bool{}, assigned: map[*ir.Var]bool{}, locals: map[*ir.Var]bool{}}
-	lc.markWritten(s.Body)
+	writes := map[*ir.Var]int{}
+	lc.markWritten(s.Body, writes)
+	for v, n := range writes {
+		if n > 1 && !v.Type.IsScalar() {
+			return nil // a container written by two statements: their order matters
+		}
+	}
 	stmts, ok := lc.stmts(s.Body, false)
 	if !ok || len(stmts) == 0 {
 		return nil
@@ -270,17 +276,19 @@ func countArgs(list []*liftStmt) int {
 	return n
 }
 
-// markWritten records the containers the body assigns, at any depth.
-func (lc *liftCompiler) markWritten(s ir.Stmt) {
+// markWritten records the variables the body assigns, at any depth, and
+// counts the statements that assign each.
+func (lc *liftCompiler) markWritten(s ir.Stmt, count map[*ir.Var]int) {
 	switch s := s.(type) {
 	case *ir.Assign:
 		lc.written[s.Var] = true
+		count[s.Var]++
 	case *ir.Block:
 		for _, x := range s.Stmts {
-			lc.markWritten(x)
+			lc.markWritten(x, count)
 		}
 	case *ir.For:
-		lc.markWritten(s.Body)
+		lc.markWritten(s.Body, count)
 	}
 }
 

@@ -112,6 +112,15 @@ model {
   }
   target += -0.01 * dot_self(mu);
 }`},
+		{name: "a container written by two statements stays a loop", model: `
+model {
+  vector[N] mu = rep_vector(0, N);
+  for (n in 1:N) {
+    mu[N - n + 1] = alpha * n;
+    mu[n] = gamma[1] * n;
+  }
+  y ~ normal(mu, sigma);
+}`},
 		{name: "a loop-carried dependence stays a loop", model: `
 model {
   vector[N] mu;
