@@ -657,23 +657,53 @@ func liftPositions(ev *evaluator, env *liftEnv, idx []liftPlan, dims []int, buf 
 	if len(dims) != len(idx) {
 		return nil, false, nil
 	}
-	at := grow(*buf, env.n)
-	*buf = at
-	clear(at)
-	for d, p := range idx {
+	// Evaluate the indices first (an index may itself be a gather).
+	var small [4]liftedValue
+	vals := small[:0]
+	for _, p := range idx {
 		iv, ok, err := p(ev, env)
 		if !ok || err != nil {
 			return nil, ok, err
 		}
-		if !iv.isInt && !iv.inv {
+		if !iv.inv && !iv.isInt {
 			return nil, false, nil
 		}
-		for k := range at {
-			j := iv.intAt(k)
+		vals = append(vals, iv)
+	}
+	// The invariant indices add one offset; each varying one its
+	// iterations' multiples of its stride.
+	at := grow(*buf, env.n)
+	*buf = at
+	base, stride, first := 0, 1, true
+	for d := len(vals) - 1; d >= 0; d-- {
+		iv := vals[d]
+		if iv.inv {
+			j := iv.v.Int
 			if j < 1 || j > dims[d] {
 				return nil, false, nil
 			}
-			at[k] = at[k]*dims[d] + j - 1
+			base += (j - 1) * stride
+		} else {
+			for k, j := range iv.ints {
+				if j < 1 || j > dims[d] {
+					return nil, false, nil
+				}
+				if first {
+					at[k] = (j - 1) * stride
+				} else {
+					at[k] += (j - 1) * stride
+				}
+			}
+			first = false
+		}
+		stride *= dims[d]
+	}
+	if first {
+		clear(at)
+	}
+	if base != 0 {
+		for k := range at {
+			at[k] += base
 		}
 	}
 	return at, true, nil
