@@ -5,6 +5,7 @@ import (
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
+	mathlib "github.com/shmlang/shm/stdlib/math"
 )
 
 // Scalar plans (issue 18, first step). A scalar expression built from
@@ -512,6 +513,27 @@ func pushArgs(ev *evaluator, first *stdlib.Value, args []valuePlan) (int, error)
 func compileCall(e *ir.Call) realPlan {
 	if e.Func.Name == "target" || len(e.Named) > 0 || e.Func.Suffix == "_rng" {
 		return nil
+	}
+	if f, ok := mathlib.ScalarUnary(e.Func.Name); ok && len(e.Args) == 1 && e.Args[0].Type().IsScalar() {
+		if x := compileReal(e.Args[0]); x != nil {
+			// sqrt(x), square(x), ...: the tape operation itself, as the
+			// implementation records it, without the call's machinery.
+			p, name := e.Position(), e.Func.Name
+			bound := false
+			return func(ev *evaluator) (autodiff.Value, error) {
+				if !bound {
+					if ev.impls[name] == nil {
+						return autodiff.Value{}, ev.errorf(p, "%s is not implemented yet", name)
+					}
+					bound = true
+				}
+				a, err := x(ev)
+				if err != nil {
+					return a, err
+				}
+				return ev.tape().Unary(f, a), nil
+			}
+		}
 	}
 	args := compileValues(e.Args)
 	p, name := e.Position(), e.Func.Name

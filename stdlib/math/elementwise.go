@@ -165,6 +165,20 @@ func absInt(n int) int {
 	return n
 }
 
+// ScalarUnary returns the tape operation that the elementwise function
+// name records for a real scalar argument, when its implementation is that
+// operation alone (unaryImpl): compiled code may record it directly,
+// bitwise as the call would.
+func ScalarUnary(name string) (autodiff.UnaryFunc, bool) {
+	switch {
+	case name == "fabs":
+		return autodiff.Abs, true
+	case name == "inv_Phi" || !slices.Contains(unaryNames, name):
+		return 0, false
+	}
+	return autodiff.UnaryByName(name)
+}
+
 func unaryImpl(f autodiff.UnaryFunc) stdlib.Impl {
 	return func(c *ctx, args, _ []value) (value, error) {
 		return mapUnary(c.Tape, f, args[0]), nil
