@@ -213,7 +213,10 @@ type side struct {
 
 // engine holds the buffers and the worker pool.
 type engine struct {
-	d           int
+	d int
+	// usedSparse is set when a problem of the current evaluation ran on
+	// the sparse or scaling path.
+	usedSparse  bool
 	pool        *pool
 	parallelMin int
 	simd        bool // use the AVX2 + FMA kernels
@@ -678,6 +681,7 @@ func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr g
 // (sparseProblem, in tree order), on the dense or grid path otherwise.
 func (e *engine) runProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
 	if !e.onGrid && (e.useScaling(p, q) || e.useSparse(p, q)) {
+		e.usedSparse = true
 		return e.sparseProblem(slot, p, q, c, mode, sigma, gr, want)
 	}
 	return e.problem(p, q, c, mode, sigma, gr, want)
@@ -714,8 +718,45 @@ func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *Self
 	return e.divergence(ps, qs, opt, yy, grad, Grid{})
 }
 
+// denseRedoMaxTerms bounds the problems (n·m point pairs) that divergence
+// solves again on the dense path when the sparse or scaling path gave a
+// non-finite gradient.
+const denseRedoMaxTerms = 1 << 22
+
 // divergence is Divergence after the checks of the points (dense or grid).
+//
+// The sparse and scaling kernels normalize the backward pass with their
+// stored potentials, which for measures far apart for their eps (points
+// 1e12 apart at eps 1e3: potentials of 1e24, whose rounding exceeds eps)
+// gives NaN, where the dense backward renormalizes exactly: such an
+// evaluation, with finite inputs, is solved again on the dense path, the
+// reference, up to denseRedoMaxTerms pairs.
 func (e *engine) divergence(ps, qs side, opt Options, yy *SelfTerm, grad *Grad, g Grid) (Result, error) {
+	e.usedSparse = false
+	res, err := e.divergenceOnce(ps, qs, opt, yy, grad, g)
+	if err != nil || !e.usedSparse || !grad.wanted() || grad.finite() || float64(ps.n)*float64(qs.n) > denseRedoMaxTerms {
+		return res, err
+	}
+	saved := e.path
+	e.path = PathDense
+	defer func() { e.path = saved }()
+	return e.divergenceOnce(ps, qs, opt, yy, grad, g)
+}
+
+// finite reports whether every gradient entry is finite.
+func (g *Grad) finite() bool {
+	for _, xs := range [][]float64{g.X, g.Y, g.LogA, g.LogB} {
+		for _, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// divergenceOnce computes the divergence on the engine's path.
+func (e *engine) divergenceOnce(ps, qs side, opt Options, yy *SelfTerm, grad *Grad, g Grid) (Result, error) {
 	if yy != nil {
 		if err := yy.check(qs.n, opt, g); err != nil {
 			return Result{}, err
