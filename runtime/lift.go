@@ -82,10 +82,10 @@ type liftStmt struct {
 	impl   stdlib.Impl
 	args   []liftPlan
 	propto bool
-	// A local scalar declared in the body: its declaration (decl, rhs
-	// the initial value or nil) or an assignment (op "=", "+=", ...).
+	// A local scalar declared in the body: its declaration (op "=",
+	// rhs the initial value or nil for none) or an assignment (op "=",
+	// "+=", ...).
 	local *ir.Var
-	decl  bool
 	op    string
 	ints  []int // the local's own copy of per-iteration ints
 	// An inner loop: its variable, bounds and body.
@@ -318,7 +318,7 @@ func (lc *liftCompiler) stmt(s ir.Stmt, inner bool) (*liftStmt, bool) {
 		if d.Constrained() || d.SizesFromValue || (d.Var.Type != lang.IntType && d.Var.Type != lang.RealType) {
 			return nil, false
 		}
-		st := &liftStmt{local: d.Var, decl: true, op: "="}
+		st := &liftStmt{local: d.Var, op: "="}
 		if d.Init != nil {
 			if st.rhs = lc.expr(d.Init); st.rhs == nil {
 				return nil, false
