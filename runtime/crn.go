@@ -9,6 +9,45 @@ import (
 	"github.com/shmlang/shm/stdlib"
 )
 
+// crnState is an evaluator's state for crn(...): the call and replicate
+// being evaluated, the replicates' sub-evaluators, and what the run asked
+// to record.
+type crnState struct {
+	// depth is the nesting depth of crn(...) being evaluated; runSeed
+	// derives the streams of crn calls without a seed argument.
+	depth   int
+	runSeed uint64
+	// log, when non-nil, records the noise drawn inside each crn call:
+	// log[call ID][replicate] holds the draws in order.
+	log [][][]float64
+	// values, when non-nil, records each replicate's value of every
+	// scalar crn call: values[call ID][replicate].
+	values [][]float64
+	call   int // ID of the crn call being evaluated
+	rep    int // replicate being evaluated
+	// workers is the number of replicates of a crn call evaluated at
+	// once (0 or 1: one after the other); the result does not depend on
+	// it.
+	workers int
+	// needGrad is set when the evaluation's gradient will be computed;
+	// when it is not, replicates skip their backward sweep.
+	needGrad bool
+	// replica marks the sub-evaluator of a crn replicate. The checker
+	// rejects nested crn calls; should one reach a replicate, it runs
+	// inline on the replicate's tape.
+	replica bool
+	// forceInline evaluates every crn call inline on the chain's tape,
+	// as before replicates had their own tapes (for tests).
+	forceInline bool
+	// k, when positive, replaces the K of every crn call
+	// (Options.CRNReplicates).
+	k int
+
+	sites  []*crnSite   // crn call sites by ID
+	reps   []*replicate // replicate sub-evaluators by replicate index
+	inputs crnInputs    // scratch of crnReplicates
+}
+
 // crnStream is the random stream of replicate k of the crn call with the
 // given seed: the same at every evaluation and in every chain, so the
 // averaged loss is a deterministic function of the parameters.
@@ -23,20 +62,20 @@ func (ev *evaluator) crnSeed(e *ir.CRN) (uint64, error) {
 		s, err := ev.intExpr(e.Seed)
 		return uint64(s), err
 	}
-	return ev.runSeed ^ (0x9e3779b97f4a7c15 * uint64(e.ID+1)), nil
+	return ev.crn.runSeed ^ (0x9e3779b97f4a7c15 * uint64(e.ID+1)), nil
 }
 
-// crn evaluates crn(K, body): the average of body over K replicates, each
+// evalCRN evaluates crn(K, body): the average of body over K replicates, each
 // drawing its random numbers from its own rewound stream.
 //
 // A scalar body is evaluated replicate by replicate on sub-evaluators with
 // their own tapes (crnReplicates), which may run concurrently; other
 // bodies (vectors, matrices, and bodies that read target()) are evaluated
 // in turn on the chain's tape (crnInline).
-func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
+func (ev *evaluator) evalCRN(e *ir.CRN) (stdlib.Value, error) {
 	k, err := ev.intExpr(e.K)
-	if ev.crnK > 0 {
-		k = ev.crnK // Options.CRNReplicates
+	if ev.crn.k > 0 {
+		k = ev.crn.k // Options.CRNReplicates
 	}
 	if err != nil {
 		return stdlib.Value{}, err
@@ -51,10 +90,10 @@ func (ev *evaluator) crn(e *ir.CRN) (stdlib.Value, error) {
 	if err != nil {
 		return stdlib.Value{}, err
 	}
-	if ev.crnLog != nil {
-		ev.crnLog[e.ID] = growReps(ev.crnLog[e.ID], k)
+	if ev.crn.log != nil {
+		ev.crn.log[e.ID] = growReps(ev.crn.log[e.ID], k)
 	}
-	if site := ev.crnSite(e); !site.inline && !ev.replica && !ev.forceInline {
+	if site := ev.crnSite(e); !site.inline && !ev.crn.replica && !ev.crn.forceInline {
 		return ev.crnReplicates(site, k, seed)
 	}
 	return ev.crnInline(e, k, seed)
@@ -76,21 +115,21 @@ func growReps(reps [][]float64, k int) [][]float64 {
 // on the evaluator's own tape.
 func (ev *evaluator) crnInline(e *ir.CRN, k int, seed uint64) (stdlib.Value, error) {
 	t := ev.tape()
-	saved, savedCall, savedRep := ev.ctx.RNG, ev.crnCall, ev.crnRep
-	ev.crnDepth++
-	defer func() { ev.ctx.RNG, ev.crnCall, ev.crnRep = saved, savedCall, savedRep; ev.crnDepth-- }()
+	saved, savedCall, savedRep := ev.ctx.RNG, ev.crn.call, ev.crn.rep
+	ev.crn.depth++
+	defer func() { ev.ctx.RNG, ev.crn.call, ev.crn.rep = saved, savedCall, savedRep; ev.crn.depth-- }()
 	var sum autodiff.Value
 	var first stdlib.Value
 	for r := 0; r < k; r++ {
-		ev.crnCall, ev.crnRep = e.ID, r
+		ev.crn.call, ev.crn.rep = e.ID, r
 		ev.ctx.RNG = crnStream(seed, r)
 		v, err := ev.expr(e.Body)
 		if err != nil {
 			return v, err
 		}
 		ad := ev.toAD(v)
-		if ev.crnValues != nil && ad.Len() == 1 {
-			ev.crnValues[e.ID] = append(ev.crnValues[e.ID], t.Scalar(ad))
+		if ev.crn.values != nil && ad.Len() == 1 {
+			ev.crn.values[e.ID] = append(ev.crn.values[e.ID], t.Scalar(ad))
 		}
 		if r == 0 {
 			first, sum = v, ad
@@ -147,8 +186,8 @@ func (ev *evaluator) reparamDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value,
 		for i := range xs {
 			xs[i] = draw()
 		}
-		if ev.crnLog != nil {
-			rep := &ev.crnLog[ev.crnCall][ev.crnRep]
+		if ev.crn.log != nil {
+			rep := &ev.crn.log[ev.crn.call][ev.crn.rep]
 			*rep = append(*rep, xs...)
 		}
 		if vector {
@@ -247,8 +286,8 @@ func (ev *evaluator) multiNormalDraw(e *ir.Call, args []stdlib.Value) (stdlib.Va
 		for i := range xs {
 			xs[i] = ev.ctx.RNG.NormFloat64()
 		}
-		if ev.crnLog != nil {
-			rep := &ev.crnLog[ev.crnCall][ev.crnRep]
+		if ev.crn.log != nil {
+			rep := &ev.crn.log[ev.crn.call][ev.crn.rep]
 			*rep = append(*rep, xs...)
 		}
 		out := t.Add(mu, t.MatMul(l.AD, t.ConstVec(xs)))
@@ -324,5 +363,5 @@ func gammaDraw(rng *rand.Rand, shape float64) float64 {
 // path, whether or not their arguments depend on parameters, so that the
 // value of crn(...) is the same with and without gradients.
 func (ev *evaluator) isReparamCall(e *ir.Call) bool {
-	return ev.crnDepth > 0 && e.Func.Family != nil && e.Func.Suffix == "_rng" && e.Func.Family.Reparam
+	return ev.crn.depth > 0 && e.Func.Family != nil && e.Func.Suffix == "_rng" && e.Func.Family.Reparam
 }

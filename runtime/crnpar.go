@@ -42,8 +42,8 @@ type crnSite struct {
 
 // crnSite returns the cached description of e's call site.
 func (ev *evaluator) crnSite(e *ir.CRN) *crnSite {
-	if e.ID < len(ev.sites) && ev.sites[e.ID] != nil && ev.sites[e.ID].call == e {
-		return ev.sites[e.ID]
+	if e.ID < len(ev.crn.sites) && ev.crn.sites[e.ID] != nil && ev.crn.sites[e.ID].call == e {
+		return ev.crn.sites[e.ID]
 	}
 	site := &crnSite{call: e, inline: e.Body.Type() != lang.RealType}
 	if !bodyReads(e.Body, &site.slots) {
@@ -51,10 +51,10 @@ func (ev *evaluator) crnSite(e *ir.CRN) *crnSite {
 	}
 	slices.Sort(site.slots)
 	site.slots = slices.Compact(site.slots)
-	if e.ID >= len(ev.sites) {
-		ev.sites = append(ev.sites, make([]*crnSite, e.ID+1-len(ev.sites))...)
+	if e.ID >= len(ev.crn.sites) {
+		ev.crn.sites = append(ev.crn.sites, make([]*crnSite, e.ID+1-len(ev.crn.sites))...)
 	}
-	ev.sites[e.ID] = site
+	ev.crn.sites[e.ID] = site
 	return site
 }
 
@@ -196,29 +196,29 @@ type replicate struct {
 // replicates returns the pool's first k sub-evaluators, creating missing
 // ones.
 func (ev *evaluator) replicates(k int) []*replicate {
-	for len(ev.reps) < k {
+	for len(ev.crn.reps) < k {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
 		sub.setContext(ev.ctx0)
 		sub.maxValues = ev.maxValues
-		sub.ctx.Iters, sub.crnK = ev.ctx.Iters, ev.crnK
+		sub.ctx.Iters, sub.crn.k = ev.ctx.Iters, ev.crn.k
 		sub.tape().SetLimit(ev.maxValues)
-		sub.replica = true
+		sub.crn.replica = true
 		pcg := rand.NewPCG(0, 0)
 		sub.ctx.RNG = rand.New(pcg)
-		ev.reps = append(ev.reps, &replicate{ev: sub, pcg: pcg})
+		ev.crn.reps = append(ev.crn.reps, &replicate{ev: sub, pcg: pcg})
 	}
-	return ev.reps[:k]
+	return ev.crn.reps[:k]
 }
 
 // crnReplicates evaluates a crn call with a scalar body on the replicate
-// sub-evaluators, up to ev.workers at a time.
+// sub-evaluators, up to ev.crn.workers at a time.
 func (ev *evaluator) crnReplicates(site *crnSite, k int, seed uint64) (stdlib.Value, error) {
 	e := site.call
-	in := &ev.inputs
+	in := &ev.crn.inputs
 	ev.gather(site, in)
 	reps := ev.replicates(k)
 	run := func(r int) { reps[r].run(ev, site, in, r, seed) }
-	workers := min(max(ev.workers, 1), k)
+	workers := min(max(ev.crn.workers, 1), k)
 	if workers == 1 {
 		for r := range reps {
 			run(r)
@@ -250,8 +250,8 @@ func (ev *evaluator) crnReplicates(site *crnSite, k int, seed uint64) (stdlib.Va
 	var sum autodiff.Value
 	for r, rep := range reps {
 		ev.mergeRecords(rep.ev)
-		if ev.crnValues != nil {
-			ev.crnValues[e.ID] = append(ev.crnValues[e.ID], rep.value)
+		if ev.crn.values != nil {
+			ev.crn.values[e.ID] = append(ev.crn.values[e.ID], rep.value)
 		}
 		var v autodiff.Value
 		if rep.konst {
@@ -285,13 +285,13 @@ func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, se
 	t := sub.tape()
 	t.Reset()
 	rep.err, rep.konst = nil, false
-	sub.workers, sub.needGrad, sub.runSeed = 1, ev.needGrad, ev.runSeed
-	sub.crnDepth = ev.crnDepth + 1
-	sub.crnCall, sub.crnRep = e.ID, r
-	sub.crnLog = resetRecords(sub.crnLog, ev.crnLog)
-	sub.crnValues = resetRecords(sub.crnValues, ev.crnValues)
-	if sub.crnLog != nil {
-		sub.crnLog[e.ID] = growReps(sub.crnLog[e.ID], r+1)
+	sub.crn.workers, sub.crn.needGrad, sub.crn.runSeed = 1, ev.crn.needGrad, ev.crn.runSeed
+	sub.crn.depth = ev.crn.depth + 1
+	sub.crn.call, sub.crn.rep = e.ID, r
+	sub.crn.log = resetRecords(sub.crn.log, ev.crn.log)
+	sub.crn.values = resetRecords(sub.crn.values, ev.crn.values)
+	if sub.crn.log != nil {
+		sub.crn.log[e.ID] = growReps(sub.crn.log[e.ID], r+1)
 	}
 	rep.pcg.Seed(seed, 0xc0ffee+uint64(r)) // the stream of crnStream(seed, r)
 	rep.importFrame(ev, site, in)
@@ -309,7 +309,7 @@ func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, se
 	}
 	rep.value, rep.konst = t.Scalar(ad), ad.IsConst()
 	rep.partials = slices.Grow(rep.partials[:0], in.nPartials)[:in.nPartials]
-	if rep.konst || !ev.needGrad {
+	if rep.konst || !ev.crn.needGrad {
 		clear(rep.partials)
 		return
 	}
@@ -380,16 +380,16 @@ func resetRecords[T any](buf, outer []T) []T {
 
 // mergeRecords appends a replicate's crn noise and value records to ev's.
 func (ev *evaluator) mergeRecords(sub *evaluator) {
-	for id, reps := range sub.crnLog {
+	for id, reps := range sub.crn.log {
 		if reps == nil {
 			continue
 		}
-		ev.crnLog[id] = growReps(ev.crnLog[id], len(reps))
+		ev.crn.log[id] = growReps(ev.crn.log[id], len(reps))
 		for j, xs := range reps {
-			ev.crnLog[id][j] = append(ev.crnLog[id][j], xs...)
+			ev.crn.log[id][j] = append(ev.crn.log[id][j], xs...)
 		}
 	}
-	for id, vals := range sub.crnValues {
-		ev.crnValues[id] = append(ev.crnValues[id], vals...)
+	for id, vals := range sub.crn.values {
+		ev.crn.values[id] = append(ev.crn.values[id], vals...)
 	}
 }

@@ -131,7 +131,7 @@ func newCRNDensity(t testing.TB, bm *Model, workers int, inline bool) *Density {
 		t.Fatal(err)
 	}
 	d.Workers = workers
-	d.ev.forceInline = inline
+	d.ev.crn.forceInline = inline
 	return d
 }
 
@@ -298,11 +298,11 @@ func TestCRNRecordsIndependentOfWorkers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				d.ev.crnValues = make([][]float64, len(bm.IR.CRNs))
+				d.ev.crn.values = make([][]float64, len(bm.IR.CRNs))
 				if _, err := d.LogDensity(c.theta); err != nil {
 					t.Fatal(err)
 				}
-				return records{noise, d.ev.crnValues}
+				return records{noise, d.ev.crn.values}
 			}
 			want := get(1, true)
 			for _, w := range []int{1, 4} {

@@ -36,7 +36,7 @@ func (m *Model) NewDensity() (*Density, error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.IR.File, m.IR, m.opts.Impls, tape, m.opts.Print)
 	ev.configure(m.opts)
-	ev.runSeed = m.opts.Seed
+	ev.crn.runSeed = m.opts.Seed
 	base := make([]slot, len(m.frame))
 	for i, s := range m.frame {
 		if s.set {
@@ -56,7 +56,7 @@ func (d *Density) Dim() int { return d.m.Layout.Dim }
 func (d *Density) start() {
 	d.tape.Reset()
 	copy(d.ev.frame, d.base)
-	d.ev.workers, d.ev.needGrad = d.Workers, false
+	d.ev.crn.workers, d.ev.crn.needGrad = d.Workers, false
 	d.ev.target, d.ev.targetPos = d.ev.target[:0], d.ev.targetPos[:0]
 }
 
@@ -182,7 +182,7 @@ func (d *Density) eval(theta []float64, grad bool) (autodiff.Value, error) {
 		return autodiff.Value{}, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
 	}
 	d.start()
-	d.ev.needGrad = grad
+	d.ev.crn.needGrad = grad
 	u := d.tape.VarVec(theta)
 	if err := d.setParams(u, d.Jacobian); err != nil {
 		return u, err
@@ -293,12 +293,12 @@ func stanOrder(dims []int) []int {
 // draws for normal-type distributions, uniform ones for the others). The
 // draws do not depend on theta; they are what the streams produce.
 func (d *Density) CRNNoise(theta []float64) ([][][]float64, error) {
-	d.ev.crnLog = make([][][]float64, len(d.m.IR.CRNs))
-	defer func() { d.ev.crnLog = nil }()
+	d.ev.crn.log = make([][][]float64, len(d.m.IR.CRNs))
+	defer func() { d.ev.crn.log = nil }()
 	if _, err := d.eval(theta, false); err != nil {
 		return nil, err
 	}
-	return d.ev.crnLog, nil
+	return d.ev.crn.log, nil
 }
 
 // CRNStat describes the Monte Carlo error of one crn(...) call at a point:
@@ -316,13 +316,13 @@ type CRNStat struct {
 // call with a scalar body, the mean of its K replicates and the estimated
 // variance of that mean.
 func (d *Density) CRNStats(theta []float64) ([]CRNStat, error) {
-	d.ev.crnValues = make([][]float64, len(d.m.IR.CRNs))
-	defer func() { d.ev.crnValues = nil }()
+	d.ev.crn.values = make([][]float64, len(d.m.IR.CRNs))
+	defer func() { d.ev.crn.values = nil }()
 	if _, err := d.eval(theta, false); err != nil {
 		return nil, err
 	}
 	var out []CRNStat
-	for id, vals := range d.ev.crnValues {
+	for id, vals := range d.ev.crn.values {
 		if len(vals) == 0 {
 			continue
 		}

@@ -23,36 +23,10 @@ type evaluator struct {
 	target    []autodiff.Value // terms of the log density
 	targetPos []lang.Pos       // the statement (or declaration) of each term
 	print     io.Writer
-	// crnDepth is the nesting depth of crn(...) being evaluated; runSeed
-	// derives the streams of crn calls without a seed argument.
-	crnDepth int
-	runSeed  uint64
-	// crnLog, when non-nil, records the noise drawn inside each crn call:
-	// crnLog[call ID][replicate] holds the draws in order.
-	crnLog [][][]float64
 	// args is a stack of call arguments, reused across calls so that
 	// evaluating a call allocates nothing; a call pushes its arguments and
 	// pops them when it returns.
 	args []stdlib.Value
-	// crnValues, when non-nil, records each replicate's value of every
-	// scalar crn call: crnValues[call ID][replicate].
-	crnValues [][]float64
-	crnCall   int // ID of the crn call being evaluated
-	crnRep    int // replicate being evaluated
-	// workers is the number of replicates of a crn call evaluated at
-	// once (0 or 1: one after the other); the result does not depend on
-	// it.
-	workers int
-	// needGrad is set when the evaluation's gradient will be computed;
-	// when it is not, replicates skip their backward sweep.
-	needGrad bool
-	// replica marks the sub-evaluator of a crn replicate. The checker
-	// rejects nested crn calls; should one reach a replicate, it runs
-	// inline on the replicate's tape.
-	replica bool
-	// forceInline evaluates every crn call inline on the chain's tape,
-	// as before replicates had their own tapes (for tests).
-	forceInline bool
 	// plans are the compiled scalar expressions (plan.go), by expression;
 	// noPlans turns them off (tests compare the two paths).
 	// ctx0, when not nil, interrupts loops (checkInterrupt); ticks
@@ -61,9 +35,6 @@ type evaluator struct {
 	ticks uint32
 	// maxValues bounds the tape's values, checked with ctx0 (Options).
 	maxValues int64
-	// crnK, when positive, replaces the K of every crn call
-	// (Options.CRNReplicates).
-	crnK int
 
 	plans     map[ir.Expr]*scalarPlan
 	stmtPlans map[ir.Stmt]stmtPlan
@@ -79,10 +50,8 @@ type evaluator struct {
 	frames [][]slot
 	depth  int
 	ret    stdlib.Value
-
-	sites  []*crnSite   // crn call sites by ID
-	reps   []*replicate // replicate sub-evaluators by replicate index
-	inputs crnInputs    // scratch of crnReplicates
+	// crn is the state of crn(...) (crn.go, crnpar.go).
+	crn crnState
 }
 
 func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.Tape, print io.Writer) *evaluator {
@@ -112,7 +81,7 @@ func (ev *evaluator) configure(opts Options) {
 	if opts.MaxValues > 0 {
 		ev.maxValues = opts.MaxValues
 	}
-	ev.ctx.Iters, ev.crnK = opts.SinkhornIters, opts.CRNReplicates
+	ev.ctx.Iters, ev.crn.k = opts.SinkhornIters, opts.CRNReplicates
 	ev.tape().SetLimit(ev.maxValues)
 }
 

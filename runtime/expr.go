@@ -22,7 +22,7 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 	case *ir.Call:
 		return ev.call(e)
 	case *ir.CRN:
-		return ev.crn(e)
+		return ev.evalCRN(e)
 	case *ir.UserCall:
 		return ev.userCall(e)
 	case *ir.ODE:

@@ -74,7 +74,7 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	ev := newEvaluator(m.File, m, opts.Impls, tape, opts.Print)
 	ev.configure(opts)
 	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
-	ev.runSeed = opts.Seed
+	ev.crn.runSeed = opts.Seed
 	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {
 		return nil, err
 	}

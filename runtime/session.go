@@ -39,7 +39,7 @@ func NewSession(m *Model, impls stdlib.Impls, seed uint64, out io.Writer) *Sessi
 	s := &Session{check: ir.NewSession(irm)}
 	ev := newEvaluator(file, irm, impls, tape, out)
 	ev.ctx.RNG = rand.New(rand.NewPCG(seed, 0x5e55))
-	ev.runSeed = seed
+	ev.crn.runSeed = seed
 	if m != nil {
 		for i, sl := range m.frame {
 			if sl.set {
@@ -73,7 +73,7 @@ func (s *Session) EvalAt(file, line string) (string, error) {
 		}
 		s.parse = p
 	}
-	s.ev.workers = s.Workers
+	s.ev.crn.workers = s.Workers
 	src := lang.NewSource(file, line)
 	trimmed := strings.TrimSpace(line)
 	if trimmed == "" {
