@@ -305,3 +305,11 @@ func newExprGrammar() (*participle.Parser[pExpr], error) {
 		participle.UseLookahead(2),
 	)
 }
+
+func newFunDefGrammar() (*participle.Parser[pFunDef], error) {
+	return participle.Build[pFunDef](
+		participle.Lexer(shmLexer),
+		participle.Elide("Comment", "Whitespace"),
+		participle.UseLookahead(2),
+	)
+}

@@ -32,6 +32,7 @@ type Parser struct {
 	grammar *participle.Parser[pProgram]
 	stmts   *participle.Parser[pStmtList]
 	exprs   *participle.Parser[pExpr]
+	funDef  *participle.Parser[pFunDef] // to recognize a definition typed in a session
 
 	recoveryBudget int // recoveryBudget, smaller in tests
 }
@@ -51,7 +52,11 @@ func New() (*Parser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parser: building grammar: %w", err)
 	}
-	return &Parser{grammar: g, stmts: sg, exprs: eg, recoveryBudget: recoveryBudget}, nil
+	fg, err := newFunDefGrammar()
+	if err != nil {
+		return nil, fmt.Errorf("parser: building grammar: %w", err)
+	}
+	return &Parser{grammar: g, stmts: sg, exprs: eg, funDef: fg, recoveryBudget: recoveryBudget}, nil
 }
 
 // Parse parses one .shm file. It returns the program built from the

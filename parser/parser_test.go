@@ -382,3 +382,19 @@ func TestRecoveryBudget(t *testing.T) {
 		t.Errorf("with a budget of five parses: %d errors (%v), want 5 from line 3", len(errs), errs)
 	}
 }
+
+// TestStmtsFunctionDefinition: a function definition typed in a session
+// says where functions belong, rather than giving a syntax error.
+func TestStmtsFunctionDefinition(t *testing.T) {
+	p, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs := p.ParseStmts("line", "real f(real x) { return 2 * x; }")
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "functions block") {
+		t.Errorf("got %v", errs)
+	}
+	if _, errs := p.ParseStmts("line", "real x = 1; x += 2;"); len(errs) > 0 {
+		t.Errorf("statements: %v", errs)
+	}
+}

@@ -10,7 +10,16 @@ import (
 // an interactive session ("real x = mean(y); print(x);"). Errors carry
 // positions within src.
 func (p *Parser) ParseStmts(file, src string) ([]lang.Stmt, lang.ErrorList) {
-	return parseFragment(p.stmts, file, src, func(c *converter, t *pStmtList) []lang.Stmt { return c.stmts(t.Stmts) })
+	stmts, errs := parseFragment(p.stmts, file, src, func(c *converter, t *pStmtList) []lang.Stmt { return c.stmts(t.Stmts) })
+	if len(errs) > 0 {
+		// A function definition typed as a statement: say where
+		// functions belong, rather than the syntax error.
+		if _, ferrs := parseFragment(p.funDef, file, src, func(c *converter, d *pFunDef) *lang.FunDef { return c.funDef(d) }); len(ferrs) == 0 {
+			source := lang.NewSource(file, src)
+			return nil, lang.ErrorList{source.At(lang.Pos{Line: 1, Col: 1}, "functions are defined in a model's functions block; a session started on that model can call them")}
+		}
+	}
+	return stmts, errs
 }
 
 // ParseExpr parses one expression, such as "mean(y)" typed in an
