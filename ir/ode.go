@@ -171,6 +171,15 @@ func (c *checker) odeCall(e *lang.Call, sv odeSolver) Expr {
 		c.errorf(e.Args[0].Position(), "the right-hand side of an ODE cannot be an %s function", sfx)
 		return out
 	}
+	first := len(e.Args) - len(rest) + 1 // the first trailing argument's number
+	if sv.arrays {
+		first = 5 // theta, x_r, x_i come before the tolerances
+	}
+	for i, a := range rest {
+		if p := out.F.Params[2+i]; p.Data && !a.IsData() {
+			c.errorf(a.Position(), "argument %d of %s (%s of %s) must be data, but it depends on parameters", first+i, e.Name, p.Name, id.Name)
+		}
+	}
 	out.typ = lang.ArrayOf(state, 1)
 	if sv.arrays {
 		out.typ = lang.ArrayOf(lang.RealType, 2)
