@@ -39,3 +39,33 @@ func TestRewind(t *testing.T) {
 type linearNode struct{}
 
 func (*linearNode) Backward(*Tape, Value, []Value) { panic("a rewound node ran its backward pass") }
+
+// TestRewindLimits: a rewind to a mark taken before Keep's values, or
+// after a gradient sweep, does nothing (the doc's promise).
+func TestRewindLimits(t *testing.T) {
+	tp := NewTape()
+	early := tp.Mark()
+	c := tp.Const(2)
+	if err := tp.Keep(); err != nil {
+		t.Fatal(err)
+	}
+	tp.Rewind(early) // below the kept values
+	if tp.Size() != 1 || tp.Scalar(c) != 2 {
+		t.Fatalf("a rewind below the kept values changed the tape: %d values", tp.Size())
+	}
+	x := tp.Var(3)
+	m := tp.Mark()
+	y := tp.Mul(x, x)
+	if err := tp.Gradient(y); err != nil {
+		t.Fatal(err)
+	}
+	n := tp.NumNodes()
+	tp.Rewind(m) // after the sweep
+	if tp.NumNodes() != n {
+		t.Errorf("a rewind after the gradient dropped nodes: %d, want %d", tp.NumNodes(), n)
+	}
+	tp.Reset()
+	if tp.Size() != 1 || tp.Scalar(c) != 2 {
+		t.Errorf("after Reset: %d values, kept constant %g", tp.Size(), tp.Scalar(c))
+	}
+}
