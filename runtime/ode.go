@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
@@ -163,6 +164,19 @@ func checkODETimes(t0 float64, ts []float64) error {
 	return nil
 }
 
+// checkStep is called before every step: it stops on Ctrl-C or SIGTERM,
+// and makes a solution whose recorded steps fill half of the evaluation's
+// memory a domain error (the proposal is rejected, as Stan rejects one
+// that exceeds max_num_steps) before the tape's limit would stop the run.
+func (p *odeProblem) checkStep(t float64) error {
+	ev := p.ev
+	if n := int64(ev.tape().Size()); ev.maxValues > 0 && n > ev.maxValues/2 {
+		return ev.domainf(p.e.Position(), "%s: the solution's steps up to t = %g fill %s, half of what one evaluation may hold; lower max_num_steps or the tolerances' demands",
+			p.e.Name, t, sysmem.Bytes(8*float64(n)))
+	}
+	return ev.checkInterrupt(p.e.Position())
+}
+
 // errNorm is the weighted root-mean-square norm of an error estimate
 // (Hairer, Nørsett and Wanner): each component relative to
 // atol + rtol·max(|y|, |y_new|).
@@ -254,8 +268,8 @@ func (p *odeProblem) solveRK45(t0 float64, y0 autodiff.Value, ts []float64) ([]a
 	for _, tOut := range ts {
 		steps := 0
 		for t < tOut {
-			if err := p.ev.checkInterrupt(p.e.Position()); err != nil {
-				return nil, err // Ctrl-C, or the tape filling the memory
+			if err := p.checkStep(t); err != nil {
+				return nil, err
 			}
 			if steps++; steps > p.maxSteps {
 				return nil, p.ev.domainf(p.e.Position(), "%s: more than %d steps between t = %g and t = %g (max_num_steps)", p.e.Name, p.maxSteps, t, tOut)
@@ -374,8 +388,8 @@ func (p *odeProblem) solveStiff(t0 float64, y0 autodiff.Value, ts []float64) ([]
 	for _, tOut := range ts {
 		steps := 0
 		for t < tOut {
-			if err := p.ev.checkInterrupt(p.e.Position()); err != nil {
-				return nil, err // Ctrl-C, or the tape filling the memory
+			if err := p.checkStep(t); err != nil {
+				return nil, err
 			}
 			if steps++; steps > p.maxSteps {
 				return nil, p.ev.domainf(p.e.Position(), "%s: more than %d steps between t = %g and t = %g (max_num_steps)", p.e.Name, p.maxSteps, t, tOut)

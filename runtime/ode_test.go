@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -208,5 +209,36 @@ model {
 	}
 	if _, err := run("ode_rk45_tol", "1e-6, 1e-10, 2000"); err == nil || !strings.Contains(err.Error(), "more than 2000 steps") {
 		t.Errorf("the explicit solver on a stiff problem: error %v, want its step budget exceeded", err)
+	}
+}
+
+// TestODEMemoryIsDomainError: a solve whose recorded steps would fill the
+// evaluation's memory rejects the proposal (a domain error) instead of
+// stopping the run.
+func TestODEMemoryIsDomainError(t *testing.T) {
+	const src = `functions {
+  vector osc(real t, vector y, real omega) { return [y[2], -square(omega) * y[1]]'; }
+}
+parameters { real omega; }
+model {
+  array[1] vector[2] y = ode_rk45_tol(osc, [1, 0]', 0, {1000.0}, 1e-10, 1e-10, 10000000, omega);
+  target += y[1][1];
+}`
+	m, errs := ir.CheckSource("mem.shm", src)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), Seed: 1, MaxValues: 200000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.LogDensityGrad([]float64{3}, make([]float64, 1))
+	var e *Error
+	if !errors.As(err, &e) || !e.Domain || !strings.Contains(err.Error(), "half of what one evaluation may hold") {
+		t.Fatalf("error %v, want a domain error about the memory", err)
 	}
 }
