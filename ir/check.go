@@ -238,7 +238,7 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 		case lang.ParametersBlock:
 			c.errorf(d.Init.Position(), "parameter %s cannot have an initial value; use --init to set a starting point", d.Name)
 		default:
-			decl.Init = c.expr(d.Init)
+			decl.Init = c.rngAsArray(typ, c.expr(d.Init))
 			c.assignable(d.Init.Position(), d.Name, typ, decl.Init)
 			c.checkShape(d.Init.Position(), d.Name, c.declShape(decl), decl.Init.Shape())
 		}
@@ -493,6 +493,8 @@ func (c *checker) assign(s *lang.Assign) Stmt {
 		st.Indices = c.flattenIndices(ix)
 	}
 	if s.Op == "=" {
+		rhs = c.rngAsArray(lhs.Type(), rhs)
+		st.RHS = rhs
 		c.assignable(s.RHS.Position(), lang.ExprString(s.LHS), lhs.Type(), rhs)
 		c.checkShape(s.RHS.Position(), lang.ExprString(s.LHS), lhs.Shape(), rhs.Shape())
 	} else {
@@ -527,6 +529,27 @@ func (c *checker) flattenIndices(ix *Index) []*IndexItem {
 		out = append(out, chain[i]...)
 	}
 	return out
+}
+
+// rngAsArray returns e converted to array[] real when t is array[] real
+// and e is a vectorized draw whose result is a vector: Stan's vectorized
+// _rng functions return array[] real, shm's a vector, and a Stan program
+// stores them as arrays (array[N] real y_rep = normal_rng(mu, sigma)).
+func (c *checker) rngAsArray(t lang.Type, e Expr) Expr {
+	call, ok := e.(*Call)
+	if !ok || call.Func.Kind != stdlib.RNG || t != lang.ArrayOf(lang.RealType, 1) || e.Type() != lang.VectorType {
+		return e
+	}
+	f := c.table.Lookup("to_array_1d")
+	sig := c.resolve(f, e.Position(), []Expr{e}, func(int) string { return "the draw" }, -1)
+	if sig == nil {
+		return e
+	}
+	typ, ok := sig.Result([]lang.Type{e.Type()})
+	if !ok {
+		return e
+	}
+	return &Call{info: info{pos: e.Position(), typ: typ, data: e.IsData(), shape: e.Shape()}, Func: f, Sig: sig, Args: []Expr{e}}
 }
 
 // mayAddTarget reports whether target += and ~ are allowed here.

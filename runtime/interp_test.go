@@ -50,6 +50,7 @@ func TestInterpreter(t *testing.T) {
 		{"division by matrices", `matrix[2, 2] M = [[2, 0], [0, 4]]; vector[2] b = [2, 4]'; print(M \ b, b' / M);`, "[1, 1][1, 1]"},
 		{"array arithmetic through loops", `array[3] real a = {1, 2, 3}; real s = 0; for (i in 1:3) s += a[i] ^ 2; print(s);`, "14"},
 		{"nested blocks", `real x = 1; { real y = x + 1; print(y); }`, "2"},
+		{"vectorized draws stored as arrays, as in Stan", `array[3] real a = normal_rng([10, 20, 30]', 0.001); array[2] real b; b = uniform_rng([0, 5]', [1e-9, 5 + 1e-9]); print(size(a), " ", round(a[2]), " ", round(b[2]));`, "3 20 5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
