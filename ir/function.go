@@ -44,8 +44,15 @@ func (f *Function) Void() bool { return f.Return == lang.VoidType }
 // "_lpmf", "_lcdf", "_lccdf", "_cdf", or "".
 func (f *Function) suffix() string { return nameSuffix(f.Name) }
 
+// normalized maps the suffixes of unnormalized densities to the
+// definitions they call.
+var normalized = map[string]string{"_lupdf": "_lpdf", "_lupmf": "_lpmf"}
+
+// suffixes are the suffixes that say what a function is.
+var suffixes = []string{"_rng", "_lp", "_lpdf", "_lpmf", "_lupdf", "_lupmf", "_lcdf", "_lccdf", "_cdf"}
+
 func nameSuffix(name string) string {
-	for _, s := range []string{"_rng", "_lp", "_lpdf", "_lpmf", "_lupdf", "_lupmf", "_lcdf", "_lccdf", "_cdf"} {
+	for _, s := range suffixes {
 		if strings.HasSuffix(name, s) {
 			return s
 		}
@@ -107,7 +114,7 @@ func (c *checker) declareFunctions(defs []*lang.FunDef) []*Function {
 			continue
 		}
 		if sfx := nameSuffix(d.Name); sfx == "_lupdf" || sfx == "_lupmf" {
-			c.errorf(d.NamePos, "define %s as %s%s; it is then also called as %s", d.Name, strings.TrimSuffix(d.Name, sfx), map[string]string{"_lupdf": "_lpdf", "_lupmf": "_lpmf"}[sfx], d.Name)
+			c.errorf(d.NamePos, "define %s as %s%s; it is then also called as %s", d.Name, strings.TrimSuffix(d.Name, sfx), normalized[sfx], d.Name)
 			continue
 		}
 		for _, p := range d.Params {
@@ -311,7 +318,7 @@ func (c *checker) userFunctions(name string) ([]*Function, string) {
 	if fns := c.funcs[name]; len(fns) > 0 {
 		return fns, name
 	}
-	for lu, lp := range map[string]string{"_lupdf": "_lpdf", "_lupmf": "_lpmf"} {
+	for lu, lp := range normalized {
 		if strings.HasSuffix(name, lu) {
 			def := strings.TrimSuffix(name, lu) + lp
 			if fns := c.funcs[def]; len(fns) > 0 {

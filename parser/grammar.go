@@ -277,8 +277,10 @@ type pArg struct {
 	Value *pExpr `parser:"@@"`
 }
 
-func newGrammar() (*participle.Parser[pProgram], error) {
-	return participle.Build[pProgram](
+// newGrammar builds the parser of a T (a whole program, a statement list,
+// an expression or a function definition) with the language's lexer.
+func newGrammar[T any]() (*participle.Parser[T], error) {
+	return participle.Build[T](
 		participle.Lexer(shmLexer),
 		participle.Elide("Comment", "Whitespace"),
 		participle.UseLookahead(2),
@@ -288,28 +290,4 @@ func newGrammar() (*participle.Parser[pProgram], error) {
 // pStmtList is a sequence of statements, for interactive sessions.
 type pStmtList struct {
 	Stmts []*pStmt `parser:"@@*"`
-}
-
-func newStmtGrammar() (*participle.Parser[pStmtList], error) {
-	return participle.Build[pStmtList](
-		participle.Lexer(shmLexer),
-		participle.Elide("Comment", "Whitespace"),
-		participle.UseLookahead(2),
-	)
-}
-
-func newExprGrammar() (*participle.Parser[pExpr], error) {
-	return participle.Build[pExpr](
-		participle.Lexer(shmLexer),
-		participle.Elide("Comment", "Whitespace"),
-		participle.UseLookahead(2),
-	)
-}
-
-func newFunDefGrammar() (*participle.Parser[pFunDef], error) {
-	return participle.Build[pFunDef](
-		participle.Lexer(shmLexer),
-		participle.Elide("Comment", "Whitespace"),
-		participle.UseLookahead(2),
-	)
 }

@@ -40,19 +40,19 @@ type Parser struct {
 // New compiles the grammars (whole programs, statement lists and single
 // expressions).
 func New() (*Parser, error) {
-	g, err := newGrammar()
+	g, err := newGrammar[pProgram]()
 	if err != nil {
 		return nil, fmt.Errorf("parser: building grammar: %w", err)
 	}
-	sg, err := newStmtGrammar()
+	sg, err := newGrammar[pStmtList]()
 	if err != nil {
 		return nil, fmt.Errorf("parser: building grammar: %w", err)
 	}
-	eg, err := newExprGrammar()
+	eg, err := newGrammar[pExpr]()
 	if err != nil {
 		return nil, fmt.Errorf("parser: building grammar: %w", err)
 	}
-	fg, err := newFunDefGrammar()
+	fg, err := newGrammar[pFunDef]()
 	if err != nil {
 		return nil, fmt.Errorf("parser: building grammar: %w", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
-	"github.com/shmlang/shm/ir"
-	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/stdlib"
 )
 
@@ -166,18 +164,7 @@ func TestReparamFamiliesInsideCRN(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			src := "parameters { real<lower=0.5, upper=2> a; }\nmodel { target += -crn(4, square(" + call + ")); }\n"
-			m, errs := ir.CheckSource("t.shm", src)
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := bm.NewDensity()
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := newDensity(t, "t.shm", src, nil, Options{})
 			f := func(th []float64) float64 {
 				lp, err := d.LogDensity(th)
 				if err != nil {

@@ -153,18 +153,7 @@ model {
   target += -0.01 * crn(6, square(normal_rng(mu, 1)));
 }`
 	eval := func(src string, theta []float64) (float64, []float64) {
-		m, errs := ir.CheckSource("t.shm", src)
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		bm, err := Bind(m, setFromJSON(t, data), Options{Impls: Builtins(), Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := bm.NewDensity()
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := newDensity(t, "t.shm", src, setFromJSON(t, data), Options{})
 		grad := make([]float64, len(theta))
 		lp, err := d.LogDensityGrad(theta, grad)
 		if err != nil {

@@ -301,10 +301,7 @@ func (ev *evaluator) checkSize(d *ir.Decl, dims []int) error {
 func (ev *evaluator) defaultValue(typ lang.Type, dims []int) stdlib.Value {
 	t := ev.tape()
 	arr := dims[:typ.Dims]
-	n := 1
-	for _, d := range arr {
-		n *= d
-	}
+	n := product(arr)
 	switch {
 	case typ == lang.IntType:
 		return stdlib.IntValue(minInt)

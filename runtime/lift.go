@@ -748,14 +748,8 @@ func (lc *liftCompiler) binary(e *ir.Binary) liftPlan {
 		return nil
 	}
 	intResult := e.Type() == lang.IntType
-	switch e.Op {
-	case "+", "-", "*", ".*":
-	case "/", "./":
-		if intResult {
-			return nil // int division stays in the loop
-		}
-	default:
-		return nil
+	if compoundOps[e.Op+"="] == nil || (intResult && (e.Op == "/" || e.Op == "./")) {
+		return nil // not arithmetic, or int division (it stays in the loop)
 	}
 	if e.Type() != lang.IntType && e.Type() != lang.RealType {
 		return nil
@@ -775,47 +769,32 @@ func (lc *liftCompiler) binary(e *ir.Binary) liftPlan {
 	}
 }
 
-// applyBinary computes a op b (op one of + - * /; no int division) for
-// lifted values, the per-iteration ints in *buf.
+// intArith computes x op y for op + - or *.
+func intArith(op string, x, y int) int {
+	switch op {
+	case "+":
+		return x + y
+	case "-":
+		return x - y
+	}
+	return x * y
+}
+
+// applyBinary computes a op b (op one of + - * / .* ./; no int division)
+// for lifted values, the per-iteration ints in *buf.
 func applyBinary(t *autodiff.Tape, op string, intResult bool, a, b liftedValue, buf *[]int, n int) liftedValue {
 	if intResult && a.inv && b.inv {
-		x, y := a.v.Int, b.v.Int
-		switch op {
-		case "+":
-			return liftedValue{inv: true, v: stdlib.IntValue(x + y)}
-		case "-":
-			return liftedValue{inv: true, v: stdlib.IntValue(x - y)}
-		}
-		return liftedValue{inv: true, v: stdlib.IntValue(x * y)}
+		return liftedValue{inv: true, v: stdlib.IntValue(intArith(op, a.v.Int, b.v.Int))}
 	}
 	if intResult {
 		out := grow(*buf, n)
 		*buf = out
 		for k := range out {
-			x, y := a.intAt(k), b.intAt(k)
-			switch op {
-			case "+":
-				out[k] = x + y
-			case "-":
-				out[k] = x - y
-			default:
-				out[k] = x * y
-			}
+			out[k] = intArith(op, a.intAt(k), b.intAt(k))
 		}
 		return liftedValue{ints: out, isInt: true}
 	}
-	x, y := a.real(t), b.real(t)
-	var r autodiff.Value
-	switch op {
-	case "+":
-		r = t.Add(x, y)
-	case "-":
-		r = t.Sub(x, y)
-	case "*", ".*":
-		r = t.Mul(x, y)
-	default:
-		r = t.Div(x, y)
-	}
+	r := compoundOps[op+"="](t, a.real(t), b.real(t)) // the tape operation of op
 	if r.Kind() == autodiff.Scalar {
 		return liftedValue{inv: true, v: stdlib.RealValue(r)}
 	}
@@ -901,15 +880,6 @@ func (ev *evaluator) writeRange(v *ir.Var, lo int, x autodiff.Value) {
 		s.cells[lo-1+k] = t.Index(x, k)
 	}
 	s.dirty = true
-}
-
-// product returns the product of sizes.
-func product(sizes []int) int {
-	n := 1
-	for _, d := range sizes {
-		n *= d
-	}
-	return n
 }
 
 // grow returns buf with length n, reusing its memory.

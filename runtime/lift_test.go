@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/shmlang/shm/ir"
 )
 
 // TestLiftedLoops runs models whose loops are lifted into whole-vector
@@ -143,14 +141,7 @@ model {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, cerrs := ir.CheckSource("t.shm", decls+tt.model)
-			if len(cerrs) > 0 {
-				t.Fatal(cerrs)
-			}
-			bm, err := Bind(m, setFromJSON(t, data), Options{Impls: Builtins(), Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			bm := bindBuiltins(t, "t.shm", decls+tt.model, setFromJSON(t, data), Options{})
 			var lp [2]float64
 			var grad, row [2][]float64
 			var errs [2]error

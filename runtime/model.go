@@ -163,10 +163,7 @@ func (m *Model) OutputValue(row []float64, name string) (*data.Value, error) {
 	}
 	at := 0
 	for _, o := range outs {
-		n := 1
-		for _, d := range o.dims {
-			n *= d
-		}
+		n := product(o.dims)
 		if o.name != name {
 			at += n
 			continue

@@ -28,6 +28,7 @@ type odeProblem struct {
 	e        *ir.ODE
 	args     []stdlib.Value
 	n        int
+	dims     []int // {n}: the state's sizes as an array (read only)
 	rtol     float64
 	atol     float64
 	maxSteps int
@@ -39,7 +40,7 @@ func (p *odeProblem) rhs(t float64, y autodiff.Value) (autodiff.Value, error) {
 	tp := ev.tape()
 	state := stdlib.ADValue(y)
 	if p.e.Arrays {
-		state = stdlib.Value{Type: lang.ArrayOf(lang.RealType, 1), AD: y, Dims: []int{p.n}}
+		state = stdlib.Value{Type: lang.ArrayOf(lang.RealType, 1), AD: y, Dims: p.dims}
 	}
 	base := len(ev.args)
 	ev.args = append(ev.args, stdlib.RealValue(tp.Const(t)), state)
@@ -79,7 +80,7 @@ func (ev *evaluator) ode(e *ir.ODE) (stdlib.Value, error) {
 		return stdlib.Value{}, err
 	}
 	ts := tp.Val(ev.toAD(tsv))
-	p := &odeProblem{ev: ev, e: e, n: y0.Len(), rtol: ir.ODEDefaultRelTol, atol: ir.ODEDefaultAbsTol, maxSteps: ir.ODEDefaultMaxSteps}
+	p := &odeProblem{ev: ev, e: e, n: y0.Len(), dims: []int{y0.Len()}, rtol: ir.ODEDefaultRelTol, atol: ir.ODEDefaultAbsTol, maxSteps: ir.ODEDefaultMaxSteps}
 	for _, tol := range []struct {
 		x   ir.Expr
 		dst *float64
@@ -162,6 +163,42 @@ func checkODETimes(t0 float64, ts []float64) error {
 		prev = t
 	}
 	return nil
+}
+
+// nextStep returns the next step from t toward tOut: h, or what is left
+// when h would reach or nearly reach tOut (last). It counts the step
+// against max_num_steps between output times and checks for interruption
+// and memory (checkStep).
+func (p *odeProblem) nextStep(t, tOut, h float64, steps *int) (step float64, last bool, err error) {
+	if err := p.checkStep(t); err != nil {
+		return 0, false, err
+	}
+	if *steps++; *steps > p.maxSteps {
+		return 0, false, p.ev.domainf(p.e.Position(), "%s: more than %d steps between t = %g and t = %g (max_num_steps)", p.e.Name, p.maxSteps, t, tOut)
+	}
+	if t+h >= tOut || tOut-(t+h) < 1e-12*math.Abs(tOut) {
+		return tOut - t, true, nil
+	}
+	return h, false, nil
+}
+
+// retry returns h, the step size after a rejected step at t, or a domain
+// error when it has underflowed.
+func (p *odeProblem) retry(t, h float64) (float64, error) {
+	if h < 1e-14*math.Max(1, math.Abs(t)) {
+		return h, p.ev.domainf(p.e.Position(), "%s: the step size fell below %g at t = %g", p.e.Name, h, t)
+	}
+	return h, nil
+}
+
+// accepted returns the time and the next step size after an accepted
+// step from t, the error control's factor fac: a step shortened to land
+// on tOut does not shrink the step size.
+func accepted(t, tOut, h, step, fac float64, last bool) (float64, float64) {
+	if last {
+		return tOut, math.Max(h, step*fac)
+	}
+	return t + step, step * fac
 }
 
 // checkStep is called before every step: it stops on Ctrl-C or SIGTERM,
@@ -249,6 +286,25 @@ func combine(tp *autodiff.Tape, y autodiff.Value, h float64, c []float64, ks []a
 	return out
 }
 
+// scaledSum records Σ c_j k_j on the tape over the nonzero weights (at
+// least one).
+func scaledSum(tp *autodiff.Tape, c []float64, ks []autodiff.Value) autodiff.Value {
+	var out autodiff.Value
+	first := true
+	for j, cj := range c {
+		if cj == 0 {
+			continue
+		}
+		term := tp.Mul(tp.Const(cj), ks[j])
+		if first {
+			out, first = term, false
+		} else {
+			out = tp.Add(out, term)
+		}
+	}
+	return out
+}
+
 // solveRK45 integrates with the adaptive Dormand–Prince 5(4) pair
 // (first same as last), stepping exactly onto each output time.
 func (p *odeProblem) solveRK45(t0 float64, y0 autodiff.Value, ts []float64) ([]autodiff.Value, error) {
@@ -268,15 +324,9 @@ func (p *odeProblem) solveRK45(t0 float64, y0 autodiff.Value, ts []float64) ([]a
 	for _, tOut := range ts {
 		steps := 0
 		for t < tOut {
-			if err := p.checkStep(t); err != nil {
+			step, last, err := p.nextStep(t, tOut, h, &steps)
+			if err != nil {
 				return nil, err
-			}
-			if steps++; steps > p.maxSteps {
-				return nil, p.ev.domainf(p.e.Position(), "%s: more than %d steps between t = %g and t = %g (max_num_steps)", p.e.Name, p.maxSteps, t, tOut)
-			}
-			step, last := h, false
-			if t+step >= tOut || tOut-(t+step) < 1e-12*math.Abs(tOut) {
-				step, last = tOut-t, true
 			}
 			m := tp.Mark()
 			ks[0] = k1
@@ -306,19 +356,13 @@ func (p *odeProblem) solveRK45(t0 float64, y0 autodiff.Value, ts []float64) ([]a
 			fac := math.Min(5, math.Max(0.2, 0.9*math.Pow(math.Max(en, 1e-10), -0.2)))
 			if en > 1 {
 				tp.Rewind(m) // a rejected step leaves nothing on the tape
-				h = step * math.Min(1, fac)
-				if h < 1e-14*math.Max(1, math.Abs(t)) {
-					return nil, p.ev.domainf(p.e.Position(), "%s: the step size fell below %g at t = %g", p.e.Name, h, t)
+				if h, err = p.retry(t, step*math.Min(1, fac)); err != nil {
+					return nil, err
 				}
 				continue
 			}
-			t, y, k1 = t+step, yNew, ks[6]
-			if last {
-				t = tOut
-				h = math.Max(h, step*fac) // a shortened step does not shrink h
-			} else {
-				h = step * fac
-			}
+			y, k1 = yNew, ks[6]
+			t, h = accepted(t, tOut, h, step, fac, last)
 		}
 		out = append(out, y)
 	}
@@ -388,21 +432,15 @@ func (p *odeProblem) solveStiff(t0 float64, y0 autodiff.Value, ts []float64) ([]
 	for _, tOut := range ts {
 		steps := 0
 		for t < tOut {
-			if err := p.checkStep(t); err != nil {
+			step, last, err := p.nextStep(t, tOut, h, &steps)
+			if err != nil {
 				return nil, err
-			}
-			if steps++; steps > p.maxSteps {
-				return nil, p.ev.domainf(p.e.Position(), "%s: more than %d steps between t = %g and t = %g (max_num_steps)", p.e.Name, p.maxSteps, t, tOut)
 			}
 			if !fresh {
 				if err := p.jacobian(t, y, fy, jac); err != nil {
 					return nil, err
 				}
 				fresh = true
-			}
-			step, last := h, false
-			if t+step >= tOut || tOut-(t+step) < 1e-12*math.Abs(tOut) {
-				step, last = tOut-t, true
 			}
 			// W = I − γhJ, inverted once per step (n is small).
 			for i := 0; i < n; i++ {
@@ -434,7 +472,7 @@ func (p *odeProblem) solveStiff(t0 float64, y0 autodiff.Value, ts []float64) ([]
 				}
 				rhs := tp.Mul(tp.Const(step), f)
 				if i > 0 {
-					rhs = tp.Add(rhs, tp.MatMul(hjc, combine(tp, tp.Mul(tp.Const(0), y), 1, rw.g[i], ks[:i])))
+					rhs = tp.Add(rhs, tp.MatMul(hjc, scaledSum(tp, rw.g[i], ks[:i])))
 				}
 				ks[i] = tp.MatMul(wc, rhs)
 			}
@@ -453,12 +491,12 @@ func (p *odeProblem) solveStiff(t0 float64, y0 autodiff.Value, ts []float64) ([]
 			fac := math.Min(5, math.Max(0.2, 0.9*math.Pow(math.Max(en, 1e-10), -1/float64(rw.order))))
 			if math.IsNaN(en) || en > 1 {
 				tp.Rewind(m)
-				h = step * math.Min(1, fac)
+				next := step * math.Min(1, fac)
 				if math.IsNaN(en) {
-					h = step / 4
+					next = step / 4
 				}
-				if h < 1e-14*math.Max(1, math.Abs(t)) {
-					return nil, p.ev.domainf(p.e.Position(), "%s: the step size fell below %g at t = %g", p.e.Name, h, t)
+				if h, err = p.retry(t, next); err != nil {
+					return nil, err
 				}
 				continue
 			}
@@ -466,13 +504,8 @@ func (p *odeProblem) solveStiff(t0 float64, y0 autodiff.Value, ts []float64) ([]
 			if err != nil {
 				return nil, err
 			}
-			t, y, fy, fresh = t+step, yNew, fNew, false
-			if last {
-				t = tOut
-				h = math.Max(h, step*fac)
-			} else {
-				h = step * fac
-			}
+			y, fy, fresh = yNew, fNew, false
+			t, h = accepted(t, tOut, h, step, fac, last)
 		}
 		out = append(out, y)
 	}

@@ -7,27 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/shmlang/shm/ir"
-	"github.com/shmlang/shm/runtime/data"
 )
 
 // odeDensity binds a model and returns its log density and gradient at
 // theta (unconstrained).
 func odeDensity(t *testing.T, src string, theta []float64) (float64, []float64, error) {
 	t.Helper()
-	m, errs := ir.CheckSource("ode.shm", src)
-	if len(errs) > 0 {
-		t.Fatalf("%v\nin\n%s", errs, src)
-	}
-	bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := bm.NewDensity()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDensity(t, "ode.shm", src, nil, Options{})
 	grad := make([]float64, len(theta))
 	lp, err := d.LogDensityGrad(theta, grad)
 	return lp, grad, err
@@ -163,21 +149,10 @@ model {
   target += y[1][1];
 }`
 	run := func(solver, tol string) (string, error) {
-		m, errs := ir.CheckSource("rob.shm", strings.NewReplacer("%SOLVER", solver, "%TOL", tol).Replace(src))
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
 		var out strings.Builder
-		bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), Seed: 1, Print: &out})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := bm.NewDensity()
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := newDensity(t, "rob.shm", strings.NewReplacer("%SOLVER", solver, "%TOL", tol).Replace(src), nil, Options{Print: &out})
 		grad := make([]float64, 1)
-		_, err = d.LogDensityGrad([]float64{0.04}, grad)
+		_, err := d.LogDensityGrad([]float64{0.04}, grad)
 		return out.String(), err
 	}
 	start := time.Now()
@@ -224,19 +199,8 @@ model {
   array[1] vector[2] y = ode_rk45_tol(osc, [1, 0]', 0, {1000.0}, 1e-10, 1e-10, 10000000, omega);
   target += y[1][1];
 }`
-	m, errs := ir.CheckSource("mem.shm", src)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	bm, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), Seed: 1, MaxValues: 200000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := bm.NewDensity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = d.LogDensityGrad([]float64{3}, make([]float64, 1))
+	d := newDensity(t, "mem.shm", src, nil, Options{MaxValues: 200000})
+	_, err := d.LogDensityGrad([]float64{3}, make([]float64, 1))
 	var e *Error
 	if !errors.As(err, &e) || !e.Domain || !strings.Contains(err.Error(), "half of what one evaluation may hold") {
 		t.Fatalf("error %v, want a domain error about the memory", err)

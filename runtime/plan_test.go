@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/shmlang/shm/ir"
 )
 
 // TestScalarPlansMatchInterpreter evaluates models whose statements and
@@ -92,14 +90,7 @@ model {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, cerrs := ir.CheckSource("t.shm", decls+tt.model)
-			if len(cerrs) > 0 {
-				t.Fatal(cerrs)
-			}
-			bm, err := Bind(m, setFromJSON(t, data), Options{Impls: Builtins(), Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			bm := bindBuiltins(t, "t.shm", decls+tt.model, setFromJSON(t, data), Options{})
 			var lp [2]float64
 			var grad [2][]float64
 			var errs [2]error
@@ -181,18 +172,7 @@ model {
 			gs[i] = fmt.Sprint(1 + i%3)
 		}
 		js := fmt.Sprintf(`{"T": %d, "y": [%s], "g": [%s]}`, n, strings.Join(ys, ", "), strings.Join(gs, ", "))
-		m, cerrs := ir.CheckSource("t.shm", src)
-		if len(cerrs) > 0 {
-			t.Fatal(cerrs)
-		}
-		bm, err := Bind(m, setFromJSON(t, js), Options{Impls: Builtins(), Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := bm.NewDensity()
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := newDensity(t, "t.shm", src, setFromJSON(t, js), Options{})
 		theta := []float64{0.1, 0.2, -0.3, 0.4, 0.5}
 		grad := make([]float64, len(theta))
 		eval := func() {

@@ -53,6 +53,41 @@ func bindSource(t *testing.T, src string, set *data.Set) *Model {
 	return bm
 }
 
+// bindBuiltins checks src and binds it to set (nil for no data) with
+// every built-in and seed 1 unless opts gives them, failing the test on
+// any error.
+func bindBuiltins(t testing.TB, file, src string, set *data.Set, opts Options) *Model {
+	t.Helper()
+	m, errs := ir.CheckSource(file, src)
+	if len(errs) > 0 {
+		t.Fatalf("%v\nin\n%s", errs, src)
+	}
+	if set == nil {
+		set = &data.Set{}
+	}
+	if opts.Impls == nil {
+		opts.Impls = Builtins()
+	}
+	if opts.Seed == 0 {
+		opts.Seed = 1
+	}
+	bm, err := Bind(m, set, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bm
+}
+
+// newDensity is a new density of bindBuiltins's model.
+func newDensity(t testing.TB, file, src string, set *data.Set, opts Options) *Density {
+	t.Helper()
+	d, err := bindBuiltins(t, file, src, set, opts).NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func setFromJSON(t *testing.T, js string) *data.Set {
 	t.Helper()
 	vals, err := data.ReadJSON("data.json", strings.NewReader(js))

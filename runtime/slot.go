@@ -21,11 +21,7 @@ type slot struct {
 // given linear-algebra sizes, or of the flat storage of a real array.
 func adShape(t lang.Type, sizes []int) autodiff.Shape {
 	if t.Dims > 0 {
-		n := 1
-		for _, d := range sizes {
-			n *= d
-		}
-		return autodiff.VectorShape(n)
+		return autodiff.VectorShape(product(sizes))
 	}
 	switch t.Base {
 	case lang.Vector:
@@ -36,6 +32,15 @@ func adShape(t lang.Type, sizes []int) autodiff.Shape {
 		return autodiff.MatrixShape(sizes[0], sizes[1])
 	}
 	return autodiff.ScalarShape()
+}
+
+// product returns the number of elements of the given sizes.
+func product(sizes []int) int {
+	n := 1
+	for _, d := range sizes {
+		n *= d
+	}
+	return n
 }
 
 // isADBacked reports whether values of type t are stored as one tape
