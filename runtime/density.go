@@ -133,6 +133,9 @@ func (d *Density) transformedParams() error {
 		return err
 	}
 	for _, o := range d.m.tpOut {
+		if !o.decl.Constrained() {
+			continue // nothing to check (the value is read when written out)
+		}
 		v, err := ev.read(o.decl.Var, o.decl.Pos)
 		if err != nil {
 			return err

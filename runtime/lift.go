@@ -44,7 +44,12 @@ type liftedValue struct {
 
 // liftEnv is the state of one execution of a lifted loop.
 type liftEnv struct {
-	lo, n int
+	// The n iterations: the loop variable runs from lo, and the inner
+	// variable of a collapsed nest from ilo over ni values for each of
+	// its values (ni is 1 for a single loop), so that iteration k has
+	// lo + k/ni and ilo + k%ni.
+	lo, n   int
+	ilo, ni int
 	// assigned holds the vector assigned to each container's range so
 	// far in the body, by frame slot; locals the values of the body's
 	// local scalars.
@@ -59,6 +64,7 @@ type liftPlan func(ev *evaluator, env *liftEnv) (v liftedValue, ok bool, err err
 // liftCompiler analyses one loop body.
 type liftCompiler struct {
 	loopVar  *ir.Var
+	inner    *ir.Var          // the inner variable of a collapsed nest, or nil
 	written  map[*ir.Var]bool // variables assigned anywhere in the body
 	assigned map[*ir.Var]bool // containers assigned by the statements so far
 	locals   map[*ir.Var]bool // local scalars declared by the statements so far
@@ -210,7 +216,21 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 			return nil // a container written by two statements: their order matters
 		}
 	}
-	stmts, ok := lc.stmts(s.Body, false)
+	var ilo, ihi intPlan
+	stmts, ok := []*liftStmt(nil), false
+	if in := lc.collapsible(s.Body); in != nil {
+		// A nest: its iterations are those of the pairs.
+		lc.inner = in.Var
+		ilo, ihi = compileInt(in.Lo), compileInt(in.Hi)
+		if stmts, ok = lc.stmts(in.Body, false); !ok {
+			clear(lc.assigned)
+			clear(lc.locals)
+			lc.inner, ilo, ihi = nil, nil, nil
+		}
+	}
+	if !ok {
+		stmts, ok = lc.stmts(s.Body, false)
+	}
 	if !ok || len(stmts) == 0 {
 		return nil
 	}
@@ -224,10 +244,21 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 		if err != nil || a > b {
 			return ctlNext, err // as the loop: bounds first, then nothing to do
 		}
+		c, ni := 0, 1
+		if ilo != nil {
+			d := 0
+			if c, d, err = ints(ev, ilo, ihi); err != nil || c > d {
+				return ctlNext, err // as the loop's first iteration
+			}
+			ni = d - c + 1
+			if ni > maxLifted/(b-a+1) {
+				return loop(ev)
+			}
+		}
 		t := ev.tape()
 		mark := t.Mark()
 		r.ev = ev
-		r.env.lo, r.env.n = a, b-a+1
+		r.env.lo, r.env.n, r.env.ilo, r.env.ni = a, (b-a+1)*ni, c, ni
 		clear(r.env.assigned)
 		clear(r.env.locals)
 		r.terms, r.argBuf, r.writes, r.ranges = r.terms[:0], r.argBuf[:0], r.writes[:0], r.ranges[:0]
@@ -265,6 +296,29 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 		}
 		return ctlNext, nil
 	}
+}
+
+// maxLifted bounds the iterations of a collapsed nest: beyond it the nest
+// runs as loops.
+const maxLifted = 1 << 30
+
+// collapsible returns the inner loop of a nest whose iterations can be
+// lifted together, the pairs of the two variables in the loops' order: the
+// body is that one loop, whose bounds do not vary with the outer variable.
+func (lc *liftCompiler) collapsible(body ir.Stmt) *ir.For {
+	if b, ok := body.(*ir.Block); ok && len(b.Stmts) == 1 {
+		body = b.Stmts[0]
+	}
+	in, ok := body.(*ir.For)
+	if !ok {
+		return nil
+	}
+	for _, e := range []ir.Expr{in.Lo, in.Hi} {
+		if v, ok := lc.varies(e); v || !ok || compileInt(e) == nil {
+			return nil
+		}
+	}
+	return in
 }
 
 // countArgs counts the density arguments of a lifted body.
@@ -416,9 +470,12 @@ func (lc *liftCompiler) exprs(es []ir.Expr) ([]liftPlan, bool) {
 	return out, true
 }
 
+// isLoopVar reports whether e is the variable of a single loop, whose
+// iterations write ranges of containers (a collapsed nest writes
+// elements at their positions).
 func (lc *liftCompiler) isLoopVar(e ir.Expr) bool {
 	r, ok := e.(*ir.VarRef)
-	return ok && r.Var == lc.loopVar
+	return ok && r.Var == lc.loopVar && lc.inner == nil
 }
 
 // varies reports whether e depends on the iteration (reads the loop
@@ -431,7 +488,7 @@ func (lc *liftCompiler) varies(e ir.Expr) (varies, ok bool) {
 	case *ir.IntLit, *ir.RealLit:
 		return false, true
 	case *ir.VarRef:
-		return e.Var == lc.loopVar || lc.written[e.Var] || lc.locals[e.Var], true
+		return e.Var == lc.loopVar || (lc.inner != nil && e.Var == lc.inner) || lc.written[e.Var] || lc.locals[e.Var], true
 	case *ir.Index:
 		es := []ir.Expr{e.X}
 		for _, it := range e.Items {
@@ -494,17 +551,26 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 				return env.locals[slot], true, nil
 			}
 		}
-		if e.Var != lc.loopVar {
-			return nil // a container the body assigns, read whole
-		}
 		var buf []int
-		return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
-			buf = grow(buf, env.n)
-			for k := range buf {
-				buf[k] = env.lo + k
+		switch e.Var {
+		case lc.loopVar:
+			return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
+				buf = grow(buf, env.n)
+				for k := range buf {
+					buf[k] = env.lo + k/env.ni
+				}
+				return liftedValue{ints: buf, isInt: true}, true, nil
 			}
-			return liftedValue{ints: buf, isInt: true}, true, nil
+		case lc.inner:
+			return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
+				buf = grow(buf, env.n)
+				for k := range buf {
+					buf[k] = env.ilo + k%env.ni
+				}
+				return liftedValue{ints: buf, isInt: true}, true, nil
+			}
 		}
+		return nil // a container the body assigns, read whole
 	case *ir.Index:
 		return lc.index(e)
 	case *ir.Binary:

@@ -38,6 +38,7 @@ parameters {
 	tests := []struct {
 		name, model, err string
 		lifted           bool
+		runs             int // lifted executions in a gradient, when not 0
 	}{
 		{name: "regression with a group look-up (radon)", lifted: true, model: `
 model {
@@ -77,7 +78,10 @@ model {
   target += -0.5 * dot_self(mu);
   for (n in 1:N) target += normal_lpdf(y[n] | mu[n], sigma);
 }`},
-		{name: "rows of a matrix and of a 2-D array (dogs)", lifted: true, model: `
+		// The transformed parameters' inner loops run lifted 3 times
+		// each; the model block's nest is one lifted loop over its pairs,
+		// and the last loop another.
+		{name: "rows of a matrix and of a 2-D array (dogs)", lifted: true, runs: 8, model: `
 transformed parameters {
   matrix[3, N] P;
   array[N, 3] real Q;
@@ -91,6 +95,34 @@ model {
     for (n in 1:N) k2[j, n] ~ bernoulli_logit(P[j, n]);
   }
   for (n in 1:N) y[n] ~ normal(Q[n, 1] + Q[n, 3], sigma);
+}`},
+		{name: "a nest over the elements of a matrix", lifted: true, runs: 2, model: `
+transformed parameters {
+  matrix[3, N] P;
+  for (j in 1:3)
+    for (n in 1:N) {
+      real s = gamma[j] * x[n];
+      P[j, n] = s + alpha * (j - n);
+    }
+}
+model {
+  for (n in 1:N) {
+    for (j in 2:3) k2[j, n] ~ bernoulli_logit(P[j, n] - P[1, n] * j);
+  }
+}`},
+		// Inner bounds that vary with the outer variable: the inner loops
+		// run lifted one by one.
+		{name: "a triangular nest", lifted: true, runs: 3, model: `
+model {
+  for (j in 1:3) {
+    for (n in j:N) k2[j, n] ~ bernoulli_logit(gamma[j] * x[n - j + 1]);
+  }
+}`},
+		{name: "an index out of range in a nest", err: "index 4 out of range", model: `
+model {
+  for (j in 1:2) {
+    for (n in 1:N) y[n] ~ normal(gamma[bad[n] + j - 1], sigma);
+  }
 }`},
 		{name: "local scalars and an inner loop (arK)", lifted: true, model: `
 model {
@@ -158,11 +190,11 @@ model {
 				}
 				grad[k] = make([]float64, d.Dim())
 				lp[k], errs[k] = d.LogDensityGrad(theta, grad[k])
+				if !noPlans {
+					lifted = d.ev.lifted // in one evaluation of the log density
+				}
 				if errs[k] == nil {
 					row[k], errs[k] = d.Draw(nil, theta, rand.New(rand.NewPCG(1, 2)))
-				}
-				if !noPlans {
-					lifted = d.ev.lifted
 				}
 			}
 			if tt.err != "" {
@@ -179,6 +211,9 @@ model {
 			}
 			if (lifted > 0) != tt.lifted {
 				t.Errorf("lifted loops run %d times, want lifting %v", lifted, tt.lifted)
+			}
+			if tt.runs != 0 && lifted != tt.runs {
+				t.Errorf("lifted loops run %d times, want %d", lifted, tt.runs)
 			}
 			if math.Abs(lp[0]-lp[1]) > 1e-12*math.Abs(lp[1]) {
 				t.Errorf("log density: lifted %.17g, interpreted %.17g", lp[0], lp[1])
