@@ -44,6 +44,9 @@ type evaluator struct {
 	// (tests that compare plans with the interpreter bitwise).
 	lifted int
 	noLift bool
+	// hoisted counts the executions of loops with hoisted subexpressions
+	// (hoist.go), for tests; noLift also turns them off.
+	hoisted int
 	// frames are the frames of user-function calls by depth, reused
 	// from call to call; depth is the number of calls running, and ret
 	// the value of the return statement being executed.

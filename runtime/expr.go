@@ -27,6 +27,9 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 		return ev.userCall(e)
 	case *ir.ODE:
 		return ev.ode(e)
+	case *hoistedRef:
+		v, err := e.value(ev)
+		return stdlib.RealValue(v), err
 	case *ir.Index:
 		if p := ev.plan(e); p != nil {
 			return p.run(ev)

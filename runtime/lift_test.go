@@ -37,7 +37,7 @@ parameters {
 `
 	tests := []struct {
 		name, model, err string
-		lifted           bool
+		lifted, hoisted  bool
 		runs             int // lifted executions in a gradient, when not 0
 	}{
 		{name: "regression with a group look-up (radon)", lifted: true, model: `
@@ -142,7 +142,7 @@ model {
   }
   target += -0.01 * dot_self(mu);
 }`},
-		{name: "a container written by two statements stays a loop", model: `
+		{name: "a container written by two statements stays a loop", hoisted: true, model: `
 model {
   vector[N] mu = rep_vector(0, N);
   for (n in 1:N) {
@@ -157,6 +157,47 @@ model {
   mu[1] = alpha;
   for (n in 2:N) mu[n] = 0.5 * mu[n - 1] + gamma[g[n]];
   y ~ normal(mu, sigma);
+}`},
+		{name: "a recursion with hoisted arithmetic (garch)", hoisted: true, model: `
+model {
+  array[N] real s;
+  s[1] = sigma;
+  for (t in 2:N) {
+    s[t] = sqrt(sigma + alpha * alpha * square(y[t - 1] - alpha) + 0.5 * square(s[t - 1]));
+  }
+  y ~ normal(alpha, s);
+}`},
+		{name: "two recursions with hoisted arithmetic (arma)", hoisted: true, model: `
+model {
+  vector[N] nu;
+  vector[N] err;
+  nu[1] = alpha;
+  err[1] = y[1] - nu[1];
+  for (t in 2:N) {
+    real w = exp(gamma[3] * x[t]);
+    nu[t] = alpha + gamma[1] * y[t - 1] + gamma[2] * err[t - 1] * w;
+    err[t] = y[t] - nu[t];
+    target += -0.5 * square(err[t] / sigma) - log(sigma) + 0.1 * -(x[t] * gamma[2]);
+    y[t] ~ normal(nu[t] - gamma[3] / (1 + x[t] * x[t]), sigma + 1);
+  }
+}`},
+		{name: "a hoisted index out of range", err: "index 0 out of range", model: `
+model {
+  vector[N] s;
+  s[1] = alpha;
+  s[2] = alpha;
+  for (t in 3:N) s[t] = 0.5 * s[t - 1] + gamma[1] * y[t - 3];
+  y ~ normal(s, sigma);
+}`},
+		{name: "a hoisted index out of range the loop never reaches", model: `
+model {
+  vector[N] s;
+  s[1] = alpha;
+  for (t in 2:(N + 1)) {
+    if (t > N) break;
+    s[t] = 0.5 * s[t - 1] + gamma[1] * x[t];
+  }
+  y ~ normal(s, sigma);
 }`},
 		{name: "index out of range", err: "index 4 out of range", model: `
 model {
@@ -177,7 +218,7 @@ model {
 			var lp [2]float64
 			var grad, row [2][]float64
 			var errs [2]error
-			lifted := 0
+			lifted, hoisted := 0, 0
 			for k, noPlans := range []bool{false, true} {
 				d, err := bm.NewDensity()
 				if err != nil {
@@ -191,7 +232,7 @@ model {
 				grad[k] = make([]float64, d.Dim())
 				lp[k], errs[k] = d.LogDensityGrad(theta, grad[k])
 				if !noPlans {
-					lifted = d.ev.lifted // in one evaluation of the log density
+					lifted, hoisted = d.ev.lifted, d.ev.hoisted // in one evaluation of the log density
 				}
 				if errs[k] == nil {
 					row[k], errs[k] = d.Draw(nil, theta, rand.New(rand.NewPCG(1, 2)))
@@ -212,6 +253,9 @@ model {
 			if (lifted > 0) != tt.lifted {
 				t.Errorf("lifted loops run %d times, want lifting %v", lifted, tt.lifted)
 			}
+			if (hoisted > 0) != tt.hoisted {
+				t.Errorf("loops with hoisted subexpressions run %d times, want hoisting %v", hoisted, tt.hoisted)
+			}
 			if tt.runs != 0 && lifted != tt.runs {
 				t.Errorf("lifted loops run %d times, want %d", lifted, tt.runs)
 			}
@@ -229,5 +273,53 @@ model {
 				}
 			}
 		})
+	}
+}
+
+// TestHoistedRecursion runs a loop with hoisted subexpressions that meets
+// itself again through a recursive call in its body: the inner executions
+// run as written, and the outer one keeps its vectors.
+func TestHoistedRecursion(t *testing.T) {
+	const model = `
+functions {
+  real rec(int d, int n, vector x, real a) {
+    vector[n] s;
+    s[1] = a;
+    for (t in 2:n) {
+      real r = 0;
+      if (d > 0) r = rec(d - 1, n, x, a * 0.5);
+      s[t] = a * x[t] - square(x[t - 1] * a) + 0.5 * s[t - 1] + r;
+    }
+    return sum(s);
+  }
+}
+data {
+  vector[4] x;
+}
+parameters {
+  real a;
+}
+model {
+  target += -0.5 * square(rec(2, 4, x, a));
+}`
+	bm := bindBuiltins(t, "t.shm", model, setFromJSON(t, `{"x": [0.5, -1.0, 2.0, 0.25]}`), Options{})
+	var lp [2]float64
+	var grad [2][]float64
+	for k, noPlans := range []bool{false, true} {
+		d, err := bm.NewDensity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.ev.noPlans = noPlans
+		grad[k] = make([]float64, 1)
+		if lp[k], err = d.LogDensityGrad([]float64{0.7}, grad[k]); err != nil {
+			t.Fatal(err)
+		}
+		if !noPlans && d.ev.hoisted != 1 {
+			t.Errorf("loops with hoisted subexpressions run %d times, want 1 (the outer call's)", d.ev.hoisted)
+		}
+	}
+	if math.Abs(lp[0]-lp[1]) > 1e-12*math.Abs(lp[1]) || math.Abs(grad[0][0]-grad[1][0]) > 1e-12*math.Abs(grad[1][0]) {
+		t.Errorf("hoisted: lp %.17g, gradient %.17g; interpreted: %.17g, %.17g", lp[0], grad[0][0], lp[1], grad[1][0])
 	}
 }

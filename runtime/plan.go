@@ -345,6 +345,8 @@ func compileReal(e ir.Expr) realPlan {
 		return compileRealElement(e)
 	case *ir.Call:
 		return compileCall(e)
+	case *hoistedRef:
+		return e.value
 	}
 	return nil
 }

@@ -46,6 +46,36 @@ func compileStmt(s ir.Stmt) stmtPlan {
 	return func(ev *evaluator) (control, error) { return ev.execIR(s) }
 }
 
+// forLoop returns the loop of s over the bounds it is given, with body the
+// plan of its body.
+func forLoop(s *ir.For, body stmtPlan) func(ev *evaluator, a, b int) (control, error) {
+	slotIndex, pos := s.Var.Slot, s.Pos
+	return func(ev *evaluator, a, b int) (control, error) {
+		if a <= b {
+			ev.frame[slotIndex] = slot{v: stdlib.IntValue(a), set: true}
+		}
+		for i := a; i <= b; i++ {
+			if err := ev.checkInterrupt(pos); err != nil {
+				return ctlNext, err
+			}
+			// The loop variable cannot be assigned in the body: only its
+			// int changes.
+			ev.frame[slotIndex].v.Int = i
+			c, err := body(ev)
+			if err != nil {
+				return ctlNext, err
+			}
+			if c == ctlBreak {
+				break
+			}
+			if c == ctlReturn {
+				return c, nil
+			}
+		}
+		return ctlNext, nil
+	}
+}
+
 func compileKnownStmt(s ir.Stmt) stmtPlan {
 	switch s := s.(type) {
 	case *ir.Block:
@@ -66,37 +96,19 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 		if lo == nil || hi == nil {
 			return nil
 		}
-		body, slotIndex, pos := compileStmt(s.Body), s.Var.Slot, s.Pos
+		run := forLoop(s, compileStmt(s.Body))
 		loop := func(ev *evaluator) (control, error) {
 			a, b, err := ints(ev, lo, hi)
 			if err != nil {
 				return ctlNext, err
 			}
-			if a <= b {
-				ev.frame[slotIndex] = slot{v: stdlib.IntValue(a), set: true}
-			}
-			for i := a; i <= b; i++ {
-				if err := ev.checkInterrupt(pos); err != nil {
-					return ctlNext, err
-				}
-				// The loop variable cannot be assigned in the body: only
-				// its int changes.
-				ev.frame[slotIndex].v.Int = i
-				c, err := body(ev)
-				if err != nil {
-					return ctlNext, err
-				}
-				if c == ctlBreak {
-					break
-				}
-				if c == ctlReturn {
-					return c, nil
-				}
-			}
-			return ctlNext, nil
+			return run(ev, a, b)
 		}
 		if lifted := compileLiftedFor(s, loop); lifted != nil {
 			return lifted
+		}
+		if hoisted := compileHoistedFor(s, lo, hi, run); hoisted != nil {
+			return hoisted
 		}
 		return loop
 	case *ir.If:
