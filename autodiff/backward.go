@@ -7,6 +7,10 @@ func (t *Tape) backward() {
 	val, adj := t.val, t.adj
 	for k := len(t.nodes) - 1; k >= 0; k-- {
 		nd := &t.nodes[k]
+		if nd.n == 1 && (nd.op == opBinary || nd.op == opUnary) {
+			backScalar(nd, val, adj)
+			continue
+		}
 		n := int(nd.n)
 		g := adj[nd.out : int(nd.out)+n]
 		switch nd.op {
@@ -21,36 +25,7 @@ func (t *Tape) backward() {
 				}
 			}
 		case opBinary:
-			if n != 1 {
-				t.backBinary(nd, g)
-				continue
-			}
-			// Scalar fast path. Adding into a constant's adjoint is
-			// harmless, so the four arithmetic ops skip the flag tests.
-			gi := g[0]
-			switch BinaryFunc(nd.fn) {
-			case Add:
-				adj[nd.a] += gi
-				adj[nd.b] += gi
-			case Sub:
-				adj[nd.a] += gi
-				adj[nd.b] -= gi
-			case Mul:
-				adj[nd.a] += gi * val[nd.b]
-				adj[nd.b] += gi * val[nd.a]
-			case Div:
-				y := val[nd.b]
-				adj[nd.a] += gi / y
-				adj[nd.b] -= gi * val[nd.out] / y
-			default:
-				da, db := binaryTable[nd.fn].d(val[nd.a], val[nd.b], val[nd.out])
-				if nd.flags&nodeAConst == 0 {
-					adj[nd.a] += gi * da
-				}
-				if nd.flags&nodeBConst == 0 {
-					adj[nd.b] += gi * db
-				}
-			}
+			t.backBinary(nd, g)
 		case opSum:
 			ax := adj[nd.a : nd.a+nd.c]
 			gi := g[0]
@@ -394,6 +369,56 @@ func (t *Tape) backMatMul(nd *node, g []float64) {
 					dj[l] += a * gl
 				}
 			}
+		}
+	}
+}
+
+// backScalar is the backward step of a scalar unary or binary node: the
+// elementwise loops' arithmetic for one element, bitwise, without their
+// slices. Adding into a constant's adjoint is harmless, so the four
+// arithmetic operations skip the flag tests.
+func backScalar(nd *node, val, adj []float64) {
+	gi := adj[nd.out]
+	if nd.op == opUnary {
+		if gi == 0 {
+			return
+		}
+		x, y := val[nd.a], val[nd.out]
+		switch UnaryFunc(nd.fn) {
+		case Neg:
+			adj[nd.a] += gi * -1
+		case Square:
+			adj[nd.a] += gi * (2 * x)
+		case Sqrt:
+			adj[nd.a] += gi * (0.5 / y)
+		case Exp:
+			adj[nd.a] += gi * y
+		default:
+			adj[nd.a] += gi * unaryTable[nd.fn].df(x, y)
+		}
+		return
+	}
+	switch BinaryFunc(nd.fn) {
+	case Add:
+		adj[nd.a] += gi
+		adj[nd.b] += gi
+	case Sub:
+		adj[nd.a] += gi
+		adj[nd.b] -= gi
+	case Mul:
+		adj[nd.a] += gi * val[nd.b]
+		adj[nd.b] += gi * val[nd.a]
+	case Div:
+		y := val[nd.b]
+		adj[nd.a] += gi / y
+		adj[nd.b] -= gi * val[nd.out] / y
+	default:
+		da, db := binaryTable[nd.fn].d(val[nd.a], val[nd.b], val[nd.out])
+		if nd.flags&nodeAConst == 0 {
+			adj[nd.a] += gi * da
+		}
+		if nd.flags&nodeBConst == 0 {
+			adj[nd.b] += gi * db
 		}
 	}
 }

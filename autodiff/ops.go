@@ -5,6 +5,9 @@ import "math"
 // Unary applies the elementwise function f to every element of x and
 // returns a value of x's shape: one node whatever x's length.
 func (t *Tape) Unary(f UnaryFunc, x Value) Value {
+	if x.rows == 1 && x.cols == 1 && x.Kind() == Scalar && f < numUnary && x.off >= 0 && int(x.off) < len(t.val) {
+		return t.unaryScalar(f, x)
+	}
 	if f >= numUnary {
 		t.fail("Unary: unknown function code %d", f)
 		return t.nan(x.Shape())
@@ -25,6 +28,32 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 		nd.n, nd.out, nd.a, nd.b, nd.c = int32(len(ys)), out.off, x.off, 0, 0
 	}
 	return out
+}
+
+// unaryScalar is Unary of a valid scalar: the common functions computed
+// inline, the others through the table, bitwise as Unary's loop.
+func (t *Tape) unaryScalar(f UnaryFunc, x Value) Value {
+	xv := t.val[x.off]
+	var y float64
+	switch f {
+	case Neg:
+		y = -xv
+	case Square:
+		y = xv * xv
+	case Sqrt:
+		y = math.Sqrt(xv)
+	default:
+		y = unaryTable[f].f(xv)
+	}
+	off := t.alloc(1)
+	t.val[off] = y
+	c := x.kf & flagConst
+	if c == 0 {
+		nd := t.newNode()
+		nd.op, nd.fn, nd.flags = opUnary, uint8(f), 0
+		nd.n, nd.out, nd.a, nd.b, nd.c = 1, off, x.off, 0, 0
+	}
+	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
 
 // Exp returns the elementwise exponential of x: Unary(Exp, x), as Log, Neg

@@ -558,3 +558,42 @@ func TestShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnaryScalarPath checks that the scalar fast paths of Unary and of
+// its backward give bitwise what the elementwise loop gives, for every
+// function, including a zero adjoint at a point where the derivative is
+// infinite.
+func TestUnaryScalarPath(t *testing.T) {
+	for f := UnaryFunc(0); f < numUnary; f++ {
+		for _, x := range []float64{0, 0.3, -0.7, 2.5, 1e-300} {
+			if f == InvPhi && (x < 0 || x > 1) {
+				continue // its callers check the domain (gonum panics outside it)
+			}
+			for _, w := range []float64{1.7, 0} {
+				// Scalar: one node of length 1.
+				ts := NewTape()
+				xs := ts.Var(x)
+				ys := ts.Unary(f, xs)
+				if err := ts.Gradient(ts.Mul(ys, ts.Const(w))); err != nil {
+					t.Fatal(err)
+				}
+				// The same element inside a vector of two.
+				tv := NewTape()
+				xv := tv.VarVec([]float64{x, 0.5})
+				yv := tv.Unary(f, xv)
+				if err := tv.Gradient(tv.Dot(yv, tv.ConstVec([]float64{w, 0}))); err != nil {
+					t.Fatal(err)
+				}
+				y0, yv0 := ts.Scalar(ys), tv.Val(yv)[0]
+				g0, gv0 := ts.Adj(xs)[0], tv.Adj(xv)[0]
+				if !sameBits(y0, yv0) || !sameBits(g0, gv0) {
+					t.Errorf("%v(%g), weight %g: scalar %v, %v; vector %v, %v", f, x, w, y0, g0, yv0, gv0)
+				}
+			}
+		}
+	}
+}
+
+func sameBits(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+}

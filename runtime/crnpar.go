@@ -284,6 +284,7 @@ func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, se
 	sub := rep.ev
 	t := sub.tape()
 	t.Reset()
+	sub.cellMem.reset()
 	rep.err, rep.konst = nil, false
 	sub.crn.workers, sub.crn.needGrad, sub.crn.runSeed = 1, ev.crn.needGrad, ev.crn.runSeed
 	sub.crn.depth = ev.crn.depth + 1

@@ -44,6 +44,8 @@ type evaluator struct {
 	// (tests that compare plans with the interpreter bitwise).
 	lifted int
 	noLift bool
+	// cellMem holds the memory of the cells of unpacked containers.
+	cellMem cellPool
 	// hoisted counts the executions of loops with hoisted subexpressions
 	// (hoist.go), for tests; noLift also turns them off.
 	hoisted int

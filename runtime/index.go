@@ -322,11 +322,8 @@ func (ev *evaluator) defaultValue(typ lang.Type, dims []int) stdlib.Value {
 	if typ.Dims > 0 {
 		shape = autodiff.VectorShape(n)
 	}
-	data := make([]float64, shape.Len())
-	for i := range data {
-		data[i] = math.NaN() // the value of an unassigned real, as in Stan
-	}
-	v := stdlib.Value{Type: typ, AD: t.NewConst(shape, data)}
+	// NaN is the value of an unassigned real, as in Stan.
+	v := stdlib.Value{Type: typ, AD: t.Fill(t.Const(math.NaN()), shape)}
 	if typ.Dims > 0 {
 		v.Dims = append([]int(nil), arr...)
 	}
@@ -436,13 +433,7 @@ func (ev *evaluator) assignElement(a *ir.Assign, rhs stdlib.Value) (bool, error)
 		flat = flat*s.dims[k] + i - 1
 	}
 	t := ev.tape()
-	if s.cells == nil {
-		n := s.v.AD.Len()
-		s.cells = make([]autodiff.Value, n)
-		for i := range s.cells {
-			s.cells[i] = t.Index(s.v.AD, i)
-		}
-	}
+	ev.unpack(s, s.v.AD)
 	s.cells[flat] = scalarOf(t, ev.toAD(ev.convert(rhs, lang.RealType)))
 	s.dirty = true
 	return true, nil
@@ -551,13 +542,7 @@ func (ev *evaluator) storeIndexed(a *ir.Assign, cur stdlib.Value, sels []sel, rh
 		return nil
 	}
 	// A real container: update its element cells.
-	if s.cells == nil {
-		n := cur.AD.Len()
-		s.cells = make([]autodiff.Value, n)
-		for i := range s.cells {
-			s.cells[i] = t.Index(cur.AD, i)
-		}
-	}
+	ev.unpack(s, cur.AD)
 	src := ev.toAD(rhs)
 	if src.Len() != 1 && src.Len() != len(flat) {
 		return ev.errorf(a.Pos, "size mismatch assigning to %s: %d positions, %d values", a.Var.Name, len(flat), src.Len())

@@ -794,13 +794,7 @@ type pendingWrite struct {
 func (ev *evaluator) writeCells(v *ir.Var, pos []int, x autodiff.Value) {
 	t := ev.tape()
 	s := &ev.frame[v.Slot]
-	if s.cells == nil {
-		n := s.v.AD.Len()
-		s.cells = make([]autodiff.Value, n)
-		for i := range s.cells {
-			s.cells[i] = t.Index(s.v.AD, i)
-		}
-	}
+	ev.unpack(s, s.v.AD)
 	for k, j := range pos {
 		s.cells[j] = t.Index(x, k)
 	}
@@ -936,12 +930,7 @@ func (ev *evaluator) writeRange(v *ir.Var, lo int, x autodiff.Value) {
 		s.v.AD, s.cells, s.dirty = t.Reshape(x, shape), nil, false
 		return
 	}
-	if s.cells == nil {
-		s.cells = make([]autodiff.Value, s.dims[0])
-		for i := range s.cells {
-			s.cells[i] = t.Index(s.v.AD, i)
-		}
-	}
+	ev.unpack(s, s.v.AD)
 	for k := 0; k < x.Len(); k++ {
 		s.cells[lo-1+k] = t.Index(x, k)
 	}

@@ -307,13 +307,7 @@ func compileAssign(a *ir.Assign) stmtPlan {
 		if err != nil {
 			return ctlNext, err
 		}
-		if s.cells == nil {
-			n := s.v.AD.Len()
-			s.cells = make([]autodiff.Value, n)
-			for i := range s.cells {
-				s.cells[i] = t.Index(s.v.AD, i)
-			}
-		}
+		ev.unpack(s, s.v.AD)
 		s.cells[flat] = r
 		s.dirty = true
 		return ctlNext, nil

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"strings"
 	"testing"
 )
@@ -164,7 +165,7 @@ model {
   target += -square(mu[1]);
   beta ~ normal(0, 1);
 }`
-	allocs := make([]float64, 2)
+	allocs, bytes := make([]float64, 2), make([]float64, 2)
 	for k, n := range []int{40, 400} {
 		ys, gs := make([]string, n), make([]string, n)
 		for i := range ys {
@@ -182,8 +183,20 @@ model {
 		}
 		eval()
 		allocs[k] = testing.AllocsPerRun(20, eval)
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		for range 20 {
+			eval()
+		}
+		goruntime.ReadMemStats(&after)
+		bytes[k] = float64(after.TotalAlloc-before.TotalAlloc) / 20
 	}
 	if allocs[0] != allocs[1] || allocs[1] > 8 {
 		t.Errorf("allocations per gradient: %v with 40 observations, %v with 400; want the same, at most 8", allocs[0], allocs[1])
+	}
+	// The container filled element by element (its cells, its initial
+	// NaNs) reuses memory from gradient to gradient.
+	if bytes[1] > bytes[0]+512 {
+		t.Errorf("bytes allocated per gradient: %.0f with 40 observations, %.0f with 400; want them not to grow", bytes[0], bytes[1])
 	}
 }

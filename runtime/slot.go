@@ -17,6 +17,56 @@ type slot struct {
 	set   bool             // the variable has been declared in this evaluation
 }
 
+// unpack gives the container in slot s element cells, views of the
+// elements of x (its current value), unless it has them already: the
+// container is being assigned element by element.
+func (ev *evaluator) unpack(s *slot, x autodiff.Value) {
+	if s.cells != nil {
+		return
+	}
+	t := ev.tape()
+	s.cells = ev.cellMem.get(x.Len())
+	for i := range s.cells {
+		s.cells[i] = t.Index(x, i)
+	}
+}
+
+// cellPool hands out the memory of element cells and takes all of it back
+// when the evaluator's tape is reset, when no slot can refer to it any
+// more (declarations start with no cells): an evaluation that unpacks the
+// same containers in the same order as the one before reuses its buffers
+// and allocates nothing.
+type cellPool struct {
+	bufs [][]autodiff.Value // in the order of the last evaluation; bufs[next:] are free
+	next int
+}
+
+// maxPooledCells bounds the buffers a pool keeps (an evaluator that is
+// never reset, such as the REPL's, keeps at most these).
+const maxPooledCells = 1024
+
+func (p *cellPool) get(n int) []autodiff.Value {
+	if p.next < len(p.bufs) && cap(p.bufs[p.next]) >= n {
+		b := p.bufs[p.next][:n]
+		p.next++
+		return b
+	}
+	b := make([]autodiff.Value, n)
+	switch {
+	case p.next < len(p.bufs):
+		p.bufs[p.next] = b // the free buffer there was too small
+	case len(p.bufs) < maxPooledCells:
+		p.bufs = append(p.bufs, b)
+	default:
+		return b
+	}
+	p.next++
+	return b
+}
+
+// reset takes every buffer back.
+func (p *cellPool) reset() { p.next = 0 }
+
 // adShape returns the tape shape of a non-array value of type t with the
 // given linear-algebra sizes, or of the flat storage of a real array.
 func adShape(t lang.Type, sizes []int) autodiff.Shape {
