@@ -230,35 +230,84 @@ func compileNumber(e ir.Expr) func(ev *evaluator) (float64, error) {
 	}
 }
 
+// indexPlan computes one single index: an int variable plus a constant
+// (i, t - 1, the common case, read from its slot without a call) or any
+// other int expression (f).
+type indexPlan struct {
+	f    intPlan
+	v    *ir.Var // when f is nil
+	vpos lang.Pos
+	add  int
+	item *ir.IndexItem
+}
+
 // compileIndices compiles the indices of a single-element selection: every
 // item a single int index. It returns nil otherwise.
-func compileIndices(items []*ir.IndexItem) []intPlan {
+func compileIndices(items []*ir.IndexItem) []indexPlan {
 	if len(items) == 0 || len(items) > 8 {
 		return nil
 	}
-	out := make([]intPlan, len(items))
+	out := make([]indexPlan, len(items))
 	for k, it := range items {
 		if it.Kind != ir.IndexSingle {
 			return nil
 		}
-		if out[k] = compileInt(it.Lo); out[k] == nil {
+		out[k].item = it
+		if ref, add, ok := varPlusConst(it.Lo); ok {
+			out[k].v, out[k].vpos, out[k].add = ref.Var, ref.Position(), add
+		} else if out[k].f = compileInt(it.Lo); out[k].f == nil {
 			return nil
 		}
 	}
 	return out
 }
 
-// flatIndex evaluates the indices of items against the sizes and returns
-// the row-major position, with evaluator.singleElement's range errors.
-func flatIndex(ev *evaluator, items []*ir.IndexItem, idx []intPlan, sizes []int) (int, error) {
+// varPlusConst recognizes an int variable, v + c, c + v and v - c.
+func varPlusConst(e ir.Expr) (v *ir.VarRef, c int, ok bool) {
+	if e.Type() != lang.IntType {
+		return nil, 0, false
+	}
+	switch e := e.(type) {
+	case *ir.VarRef:
+		return e, 0, true
+	case *ir.Binary:
+		l, lok := e.Left.(*ir.VarRef)
+		r, rok := e.Right.(*ir.VarRef)
+		li, liok := e.Left.(*ir.IntLit)
+		ri, riok := e.Right.(*ir.IntLit)
+		switch {
+		case e.Op == "+" && lok && riok:
+			return l, int(ri.Value), true
+		case e.Op == "+" && liok && rok:
+			return r, int(li.Value), true
+		case e.Op == "-" && lok && riok:
+			return l, -int(ri.Value), true
+		}
+	}
+	return nil, 0, false
+}
+
+// flatIndex evaluates the indices against the sizes and returns the
+// row-major position, with evaluator.singleElement's range errors.
+func flatIndex(ev *evaluator, idx []indexPlan, sizes []int) (int, error) {
 	flat := 0
-	for k, f := range idx {
-		i, err := f(ev)
-		if err != nil {
-			return 0, err
+	for k := range idx {
+		p := &idx[k]
+		var i int
+		if p.f == nil {
+			s := &ev.frame[p.v.Slot]
+			if !s.set {
+				return 0, ev.errorf(p.vpos, "%s is used before it has a value", p.v.Name)
+			}
+			i = s.v.Int + p.add
+		} else {
+			var err error
+			if i, err = p.f(ev); err != nil {
+				return 0, err
+			}
 		}
 		if i < 1 || i > sizes[k] {
-			return 0, ev.errorf(items[k].Pos, "index %d out of range: the size is %d", i, sizes[k])
+			return 0, ev.errorf(p.item.Pos, "index %d out of range: the size is %d", i, sizes[k])
 		}
 		flat = flat*sizes[k] + i - 1
 	}
@@ -276,13 +325,13 @@ func compileIntElement(e *ir.Index) intPlan {
 	if idx == nil {
 		return nil
 	}
-	v, p, items := ref.Var, ref.Position(), e.Items
+	v, p := ref.Var, ref.Position()
 	return func(ev *evaluator) (int, error) {
 		s := &ev.frame[v.Slot]
 		if !s.set {
 			return 0, ev.errorf(p, "%s is used before it has a value", v.Name)
 		}
-		flat, err := flatIndex(ev, items, idx, s.v.Dims)
+		flat, err := flatIndex(ev, idx, s.v.Dims)
 		if err != nil {
 			return 0, err
 		}
@@ -423,12 +472,12 @@ func compileRealElement(e *ir.Index) realPlan {
 	if idx == nil {
 		return nil
 	}
-	v, p, items := ref.Var, ref.Position(), e.Items
+	v, p := ref.Var, ref.Position()
 	return func(ev *evaluator) (autodiff.Value, error) {
 		s := &ev.frame[v.Slot]
 		if s.dirty {
 			// Unpacked cells (cellElement).
-			flat, err := flatIndex(ev, items, idx, s.dims)
+			flat, err := flatIndex(ev, idx, s.dims)
 			if err != nil {
 				return autodiff.Value{}, err
 			}
@@ -448,7 +497,7 @@ func compileRealElement(e *ir.Index) realPlan {
 			sizes[0], sizes[1] = s.v.AD.Rows(), s.v.AD.Cols()
 			dims = sizes[:2]
 		}
-		flat, err := flatIndex(ev, items, idx, dims)
+		flat, err := flatIndex(ev, idx, dims)
 		if err != nil {
 			return autodiff.Value{}, err
 		}

@@ -275,7 +275,6 @@ func compileAssign(a *ir.Assign) stmtPlan {
 	if idx == nil || rank != len(a.Indices) {
 		return nil
 	}
-	items := a.Indices
 	return func(ev *evaluator) (control, error) {
 		r, err := rhs(ev)
 		if err != nil {
@@ -289,7 +288,7 @@ func compileAssign(a *ir.Assign) stmtPlan {
 		if op != nil {
 			// The current element (evaluator.readIndexed), then the
 			// indices again (evaluator.assignElement).
-			flat, err := flatIndex(ev, items, idx, s.dims)
+			flat, err := flatIndex(ev, idx, s.dims)
 			if err != nil {
 				return ctlNext, err
 			}
@@ -303,7 +302,7 @@ func compileAssign(a *ir.Assign) stmtPlan {
 				return ctlNext, err
 			}
 		}
-		flat, err := flatIndex(ev, items, idx, s.dims)
+		flat, err := flatIndex(ev, idx, s.dims)
 		if err != nil {
 			return ctlNext, err
 		}
