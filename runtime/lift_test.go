@@ -181,6 +181,42 @@ model {
     y[t] ~ normal(nu[t] - gamma[3] / (1 + x[t] * x[t]), sigma + 1);
   }
 }`},
+		{name: "two recursions (arma, the posteriordb form)", hoisted: true, model: `
+model {
+  vector[N] nu;
+  vector[N] err;
+  nu[1] = alpha;
+  err[1] = y[1] - nu[1];
+  for (t in 2:N) {
+    real w = exp(gamma[3] * x[t]);
+    nu[t] = alpha + gamma[1] * y[t - 1] + gamma[2] * err[t - 1] * w;
+    err[t] = y[t] - nu[t];
+  }
+  err ~ normal(0, sigma);
+}`},
+		{name: "a running sum, compound assignments and elements from before the loop", hoisted: true, model: `
+model {
+  vector[N] mu = rep_vector(alpha, N);
+  array[N] real s;
+  real acc = gamma[1];
+  s[1] = sigma;
+  for (t in 2:N) {
+    real w;
+    w = mu[t] * 0.5;
+    w += -s[t - 1] / (1 + t * sigma);
+    s[t] = sqrt(square(w) + sigma);
+    acc = acc * 0.9 + s[t] * gamma[2] - k[t];
+    mu[t] *= acc;
+    mu[t - 1] -= inv_logit(w) * g[t];
+  }
+  target += -0.5 * dot_self(mu) - square(acc) + log(s[N]);
+}`},
+		{name: "an index out of range in a recursion", err: "index 5 out of range", model: `
+model {
+  vector[4] mu = rep_vector(alpha, 4);
+  for (t in 2:N) mu[t] = mu[t - 1] * gamma[1];
+  target += -dot_self(mu);
+}`},
 		{name: "a hoisted index out of range", err: "index 0 out of range", model: `
 model {
   vector[N] s;
