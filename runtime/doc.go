@@ -17,7 +17,11 @@
 // over stdlib.Value, with calls through the stdlib.Impls table. Containers
 // assigned element by element keep their elements as separate tape values
 // and are packed into one vector or matrix (one tape node) only when read
-// whole, so that a loop filling a vector costs O(n), not O(n²).
+// whole, so that a loop filling a vector costs O(n), not O(n²). A loop
+// whose iterations are independent runs as whole-vector operations
+// (lift.go; a nest with fixed inner bounds as one loop over its pairs),
+// and a loop whose iterations depend on each other has its arithmetic that
+// does not depend on them computed before it, as vectors (hoist.go).
 //
 // Errors are values (Error, RejectError): a domain error (a built-in's
 // argument outside its domain, reject) rejects a proposal during

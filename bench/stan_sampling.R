@@ -1,0 +1,33 @@
+# Compiled Stan's (rstan's) sampling of a posteriordb model, to set beside
+# `shm sample`: wall time, Stan's own warmup and sampling times per chain,
+# leapfrog steps per draw and tree depth. Run through bench/stan_sampling.sh.
+suppressMessages(library(rstan))
+args <- commandArgs(trailingOnly = TRUE)
+model <- args[1]
+chains <- as.integer(args[2]); warmup <- as.integer(args[3]); samples <- as.integer(args[4])
+shared <- Sys.getenv("SHARED", "../shared")
+src <- readLines("bench/stan_gradient.R")
+# The data reader and the compile cache of stan_gradient.R.
+for (f in c("read_json", "as_array", "compile", "source_of")) {
+  start <- grep(paste0("^", f, " <- function"), src)
+  end <- start + which(src[(start + 1):length(src)] == "}")[1]
+  eval(parse(text = src[start:end]))
+}
+cache <- "out/stanbench"
+dir.create(cache, showWarnings = FALSE, recursive = TRUE)
+sm <- compile(readLines(source_of(model)), basename(model))
+data <- read_json(file.path(shared, "posteriordb", basename(model), "data.json"))
+t0 <- Sys.time()
+fit <- sampling(sm, data = data, chains = chains, cores = min(chains, parallel::detectCores()),
+                iter = warmup + samples, warmup = warmup, seed = 1, refresh = 0)
+wall <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
+sp <- get_sampler_params(fit, inc_warmup = TRUE)
+all <- do.call(rbind, sp)
+post <- do.call(rbind, lapply(sp, function(x) x[(warmup + 1):(warmup + samples), , drop = FALSE]))
+cat(sprintf("# rstan %s (Stan %s), %s, %d cores\n", packageVersion("rstan"), stan_version(),
+            format(Sys.time(), "%Y-%m-%d %H:%M %Z"), parallel::detectCores()))
+cat(sprintf("%s: %d chains x (%d + %d): wall %.1f s\n", model, chains, warmup, samples, wall))
+print(get_elapsed_time(fit))
+cat(sprintf("leapfrog steps per draw: %.1f (warmup and sampling), %.1f (sampling); tree depth %.2f; step size %.4g; divergences %d\n",
+            mean(all[, "n_leapfrog__"]), mean(post[, "n_leapfrog__"]), mean(post[, "treedepth__"]),
+            mean(sapply(sp, function(x) x[warmup + samples, "stepsize__"])), sum(post[, "divergent__"])))
