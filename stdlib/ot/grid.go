@@ -282,7 +282,7 @@ func checkGrid(g Grid, logA, logB []float64, grad *Grad) error {
 	return checkGrads(grad, g.N(), g.N(), 0)
 }
 
-// checkGridScale is checkScale for the unit grid g.
+// checkGridScale is CheckScale for the unit grid g.
 func checkGridScale(eps float64, g Grid) error {
 	h, w := float64(g.H-1), float64(g.W-1)
 	return scaleError(eps, max(h*h, w*w), h*h+w*w, 0)

@@ -554,10 +554,13 @@ func mass(logw []float64) float64 {
 // significant digits (its rounding error is about u·eps).
 const maxEpsRatio = 0x1p26
 
-// checkScale refuses eps and point sets (row-major, dimension d) for which
+// CheckScale refuses eps and point sets (row-major, dimension d) for which
 // the computation cannot be accurate (scaleError), from the bounding box
-// of the points.
-func checkScale(eps float64, d int, sets ...[]float64) error {
+// of the points: squared distances or C/eps that overflow float64, or an
+// eps more than 2^26 times the largest squared distance. Every entry point
+// of the package checks it; other backends (package cuda) call it to
+// apply the same rule.
+func CheckScale(eps float64, d int, sets ...[]float64) error {
 	var d2, widest float64
 	dim := 0
 	for k := range d {
@@ -709,7 +712,7 @@ func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *Self
 	if err != nil {
 		return Result{}, err
 	}
-	if err := checkScale(opt.Eps, e.d, x, y); err != nil {
+	if err := CheckScale(opt.Eps, e.d, x, y); err != nil {
 		return Result{}, err
 	}
 	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
@@ -825,7 +828,7 @@ func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkScale(opt.Eps, e.d, y); err != nil {
+	if err := CheckScale(opt.Eps, e.d, y); err != nil {
 		return nil, err
 	}
 	return e.selfTerm(qs, opt, Grid{})
@@ -857,7 +860,7 @@ func (w *Workspace) OT(x, y, logA, logB []float64, opt Options, grad *Grad) (flo
 	if err != nil {
 		return 0, err
 	}
-	if err := checkScale(opt.Eps, e.d, x, y); err != nil {
+	if err := CheckScale(opt.Eps, e.d, x, y); err != nil {
 		return 0, err
 	}
 	if err := checkGrads(grad, ps.n, qs.n, e.d); err != nil {
@@ -916,7 +919,7 @@ func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkScale(opt.Eps, e.d, x, y); err != nil {
+	if err := CheckScale(opt.Eps, e.d, x, y); err != nil {
 		return nil, err
 	}
 	if err := checkMasses(opt, mass(logA), mass(logB)); err != nil {

@@ -619,6 +619,9 @@ func (e *engine) divergence(x, y, logA, logB []float64, opt ot.Options, yy *self
 	if err != nil {
 		return ot.Result{}, err
 	}
+	if err := ot.CheckScale(opt.Eps, e.d, x, y); err != nil {
+		return ot.Result{}, err
+	}
 	if err := checkGrads(grad, n, m, e.d); err != nil {
 		return ot.Result{}, err
 	}
@@ -674,6 +677,9 @@ func (e *engine) ot(x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (
 	if err != nil {
 		return 0, err
 	}
+	if err := ot.CheckScale(opt.Eps, e.d, x, y); err != nil {
+		return 0, err
+	}
 	if err := checkGrads(grad, n, m, e.d); err != nil {
 		return 0, err
 	}
@@ -709,6 +715,9 @@ func (e *engine) selfTerm(y, logB []float64, opt ot.Options) (*selfTerm, error) 
 	}
 	m, err := checkSide("b", y, logB, e.d)
 	if err != nil {
+		return nil, err
+	}
+	if err := ot.CheckScale(opt.Eps, e.d, y); err != nil {
 		return nil, err
 	}
 	vals, err := e.evaluate(evaluation{x: y, y: y, logA: logB, logB: logB, opt: opt, xy: true})

@@ -201,6 +201,10 @@ func TestInvalidInputs(t *testing.T) {
 		{name: "masses", x: x, y: y, la: []float64{0, 0}, lb: lb, opt: ok, want: "equal masses"},
 		{name: "grad length", x: x, y: y, la: la, lb: lb, opt: ok, grad: &ot.Grad{X: make([]float64, 3)}, want: "gradient slice X"},
 		{name: "cached term", x: x, y: y, la: la, lb: lb, opt: ok, yy: other, want: "cached y–y term", divergenceOnly: true},
+		// package ot's scale rules (ot.CheckScale), as on the CPU.
+		{name: "coordinates of 1e200", x: []float64{1e200, 1, 2, 3}, y: y, la: la, lb: lb, opt: ok, want: "squared distances overflow"},
+		{name: "eps of 1e-310", x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: 1e-310, Balanced: true, Iters: 5}, want: "C/eps overflows"},
+		{name: "eps of 1e12", x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: 1e12, Balanced: true, Iters: 5}, want: "more than 2^26 times"},
 	}
 	e := newEngine(noDevice{t}, 2)
 	for _, tt := range tests {
@@ -217,6 +221,13 @@ func TestInvalidInputs(t *testing.T) {
 				t.Errorf("OT: error %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+	// The y–y term alone checks the scale of y.
+	if _, err := e.selfTerm([]float64{1e200, 1, 0, 0}, la, ok); err == nil || !strings.Contains(err.Error(), "squared distances overflow") {
+		t.Errorf("SelfTerm: error %v, want the scale error", err)
+	}
+	if _, err := e.selfTerm(x, la, ot.Options{Eps: 1e-310, Balanced: true, Iters: 5}); err == nil || !strings.Contains(err.Error(), "C/eps overflows") {
+		t.Errorf("SelfTerm: error %v, want the scale error", err)
 	}
 }
 
