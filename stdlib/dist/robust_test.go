@@ -164,3 +164,20 @@ func TestNoPanicsMultivariate(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAll checks the fast loops of check.all against violation, one
+// element at a time and in a slice with a failing element last.
+func TestCheckAll(t *testing.T) {
+	values := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, -1, 0.5, 2, math.MaxFloat64, -math.MaxFloat64, 5e-324}
+	for c := notNaN; c <= notPlusInf; c++ {
+		for _, x := range values {
+			want := c.violation(x) == ""
+			if got := c.all([]float64{x}); got != want {
+				t.Errorf("check %d, %g: all = %v, violation says %v", c, x, got, want)
+			}
+			if got := c.all([]float64{0.5, 1, x}); got != (want && c.violation(0.5) == "" && c.violation(1) == "") {
+				t.Errorf("check %d, [0.5 1 %g]: all = %v", c, x, got)
+			}
+		}
+	}
+}
