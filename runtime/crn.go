@@ -145,179 +145,27 @@ func (ev *evaluator) crnInline(e *ir.CRN, k int, seed uint64) (stdlib.Value, err
 	return out, nil
 }
 
-// reparamDraw draws from a distribution inside crn as a differentiable
-// function of its parameters and standard noise from the replicate's
-// stream: normal(mu, sigma) is mu + sigma·z, uniform(a, b) is
-// a + (b − a)·u, and so on.
-func (ev *evaluator) reparamDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value, error) {
-	fam := e.Func.Family.Name
-	if fam == "multi_normal" || fam == "multi_normal_cholesky" {
-		return ev.multiNormalDraw(e, args)
-	}
-	t := ev.tape()
-	rng := ev.ctx.RNG
-	n := 1
-	vector := false
-	for _, a := range args {
-		if !a.Type.IsScalar() {
-			vector = true
-			if l := a.Len(); l != n && n != 1 {
-				return stdlib.Value{}, ev.errorf(e.Position(), "%s: arguments have different sizes: %d and %d", e.Func.Name, n, l)
-			} else {
-				n = l
-			}
-		}
-	}
-	// The vectorized extensions std_normal_rng(n) and uniform_rng(n) take
-	// a count, not a parameter.
-	if (fam == "std_normal" || fam == "uniform") && len(args) == 1 {
-		n, vector = args[0].Int, true
-		if n < 0 {
-			return stdlib.Value{}, ev.errorf(e.Position(), "%s: negative size %d", e.Func.Name, n)
-		}
-		args = []stdlib.Value{stdlib.IntValue(0), stdlib.IntValue(1)}[:map[string]int{"std_normal": 0, "uniform": 2}[fam]]
-	}
-	ad := make([]autodiff.Value, len(args))
-	for i, a := range args {
-		ad[i] = ev.toAD(a)
-	}
-	noise := func(draw func() float64) autodiff.Value {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = draw()
-		}
-		if ev.crn.log != nil {
-			rep := &ev.crn.log[ev.crn.call][ev.crn.rep]
-			*rep = append(*rep, xs...)
-		}
-		if vector {
-			return t.ConstVec(xs)
-		}
-		return t.Const(xs[0])
-	}
-	normal := func() autodiff.Value { return noise(rng.NormFloat64) }
-	uniform := func() autodiff.Value { return noise(openUniform(rng)) }
-	var out autodiff.Value
-	switch fam {
-	case "normal":
-		out = t.Add(ad[0], t.Mul(ad[1], normal()))
-	case "std_normal":
-		out = normal()
-	case "lognormal":
-		out = t.Exp(t.Add(ad[0], t.Mul(ad[1], normal())))
-	case "half_normal":
-		out = t.Mul(ad[0], t.Unary(autodiff.Abs, normal()))
-	case "uniform":
-		out = t.Add(ad[0], t.Mul(t.Sub(ad[1], ad[0]), uniform()))
-	case "exponential":
-		out = t.Div(t.Neg(t.Log(uniform())), ad[0])
-	case "cauchy":
-		u := uniform()
-		out = t.Add(ad[0], t.Mul(ad[1], t.Unary(autodiff.Tan, t.Mul(t.Const(math.Pi), t.Sub(u, t.Const(0.5))))))
-	case "logistic":
-		u := uniform()
-		out = t.Add(ad[0], t.Mul(ad[1], t.Unary(autodiff.Logit, u)))
-	case "double_exponential":
-		// mu − sigma·sign(u − ½)·log(1 − 2|u − ½|), with the noise term
-		// computed on constants.
-		u := noise(openUniform(rng))
-		vals := t.Val(u)
-		w := make([]float64, len(vals))
-		for i, x := range vals {
-			s := 1.0
-			if x < 0.5 {
-				s = -1
-			}
-			w[i] = -s * math.Log(1-2*math.Abs(x-0.5))
-		}
-		out = t.Add(ad[0], t.Mul(ad[1], ev.constLike(w, vector)))
-	case "weibull":
-		// sigma·(−log u)^(1/alpha)
-		u := uniform()
-		out = t.Mul(ad[1], t.Pow(t.Neg(t.Log(u)), t.Div(t.Const(1), ad[0])))
-	case "student_t":
-		// mu + sigma·z/sqrt(V/nu) with V ~ chi-square(nu) held fixed; nu
-		// must be data (the checker enforces it for non-reparameterized
-		// parts by requiring data arguments).
-		if !ad[0].IsConst() {
-			return stdlib.Value{}, ev.errorf(e.Position(), "student_t_rng inside crn: nu must be data")
-		}
-		nu := t.Val(ad[0])
-		z := normal()
-		v := make([]float64, n)
-		for i := range v {
-			df := nu[min(i, len(nu)-1)]
-			v[i] = math.Sqrt(chiSquare(rng, df) / df)
-		}
-		out = t.Add(ad[1], t.Mul(ad[2], t.Div(z, ev.constLike(v, vector))))
-	default:
-		return stdlib.Value{}, ev.errorf(e.Position(), "%s has no reparameterization inside crn(...)", e.Func.Name)
-	}
-	if err := t.Err(); err != nil {
-		return stdlib.Value{}, ev.errorf(e.Position(), "%s: %v", e.Func.Name, err)
-	}
-	v := stdlib.ADValue(out)
-	if want := e.Type(); want.Dims > 0 {
-		v.Type, v.Dims = want, []int{n}
-	}
-	return v, nil
-}
+// crnNoise is the standard noise of reparameterized draws inside crn
+// (stdlib.Context.Noise; package dist draws with it): values from the
+// replicate's stream, recorded in the run's log when it asked for one.
+type crnNoise struct{ ev *evaluator }
 
-// multiNormalDraw is the reparameterized draw of multi_normal_rng(mu,
-// Sigma) and multi_normal_cholesky_rng(mu, L) inside crn: mu + L·z with z
-// standard normal noise of mu's length and L the Cholesky factor of Sigma
-// (cholesky_decompose on the tape). An array of locations gives an array
-// of draws, one noise vector each.
-func (ev *evaluator) multiNormalDraw(e *ir.Call, args []stdlib.Value) (stdlib.Value, error) {
-	t := ev.tape()
-	l := args[1]
-	if e.Func.Family.Name == "multi_normal" {
-		var err error
-		if l, err = ev.callImpl(e.Position(), "cholesky_decompose", args[1:2], nil, false); err != nil {
-			return l, err
-		}
-	}
-	draw := func(mu autodiff.Value) (autodiff.Value, error) {
-		k := mu.Len()
-		if l.AD.Rows() != k || l.AD.Cols() != k {
-			return mu, ev.errorf(e.Position(), "%s: mu has %d elements but the matrix is %d×%d", e.Func.Name, k, l.AD.Rows(), l.AD.Cols())
-		}
-		xs := make([]float64, k)
-		for i := range xs {
-			xs[i] = ev.ctx.RNG.NormFloat64()
-		}
-		if ev.crn.log != nil {
-			rep := &ev.crn.log[ev.crn.call][ev.crn.rep]
-			*rep = append(*rep, xs...)
-		}
-		out := t.Add(mu, t.MatMul(l.AD, t.ConstVec(xs)))
-		if err := t.Err(); err != nil {
-			return out, ev.errorf(e.Position(), "%s: %v", e.Func.Name, err)
-		}
-		return out, nil
-	}
-	mu := args[0]
-	if mu.Type.Dims == 0 {
-		v, err := draw(ev.toAD(mu))
-		return stdlib.ADValue(v), err
-	}
-	elems := make([]stdlib.Value, len(mu.Elems))
-	for i, m := range mu.Elems {
-		v, err := draw(m.AD)
-		if err != nil {
-			return stdlib.Value{}, err
-		}
-		elems[i] = stdlib.ADValue(v)
-	}
-	return stdlib.Value{Type: e.Type(), Elems: elems, Dims: []int{len(elems)}}, nil
-}
+func (z crnNoise) Normal(n int) []float64 { return z.draw(n, z.ev.ctx.RNG.NormFloat64) }
 
-// constLike makes a constant scalar or vector of xs.
-func (ev *evaluator) constLike(xs []float64, vector bool) autodiff.Value {
-	if vector {
-		return ev.tape().ConstVec(xs)
+func (z crnNoise) Uniform(n int) []float64 { return z.draw(n, openUniform(z.ev.ctx.RNG)) }
+
+func (z crnNoise) ChiSquare(df float64) float64 { return chiSquare(z.ev.ctx.RNG, df) }
+
+func (z crnNoise) draw(n int, next func() float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = next()
 	}
-	return ev.tape().Const(xs[0])
+	if c := &z.ev.crn; c.log != nil {
+		rep := &c.log[c.call][c.rep]
+		*rep = append(*rep, xs...)
+	}
+	return xs
 }
 
 // openUniform returns a generator of uniform draws on (0, 1).
@@ -356,12 +204,4 @@ func gammaDraw(rng *rand.Rand, shape float64) float64 {
 			return d * v
 		}
 	}
-}
-
-// isReparamCall reports whether a call is drawn by reparameterization: an
-// _rng of a reparameterizable family inside crn. All such draws take this
-// path, whether or not their arguments depend on parameters, so that the
-// value of crn(...) is the same with and without gradients.
-func (ev *evaluator) isReparamCall(e *ir.Call) bool {
-	return ev.crn.depth > 0 && e.Func.Family != nil && e.Func.Suffix == "_rng" && e.Func.Family.Reparam
 }

@@ -14,11 +14,11 @@ import (
 // that the value matches the average computed by hand from the same
 // streams.
 func TestCRNDeterministicAndReparameterized(t *testing.T) {
-	bm := bindSource(t, `
+	bm := bindBuiltins(t, "t.shm", `
 parameters { real mu; real<lower=0> sigma; }
 model {
   target += -crn(5, (normal_rng(mu, sigma) - 1)^2, seed = 77);
-}`, nil)
+}`, nil, Options{})
 	d, err := bm.NewDensity()
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +64,11 @@ model {
 // TestCRNVectorNoise checks std_normal_rng(n) and uniform_rng(n) inside
 // crn: replicate k's noise is the next draws of stream k, in call order.
 func TestCRNVectorNoise(t *testing.T) {
-	bm := bindSource(t, `
+	bm := bindBuiltins(t, "t.shm", `
 parameters { real mu; }
 model {
   target += crn(3, sum(mu + std_normal_rng(4)) + sum(uniform_rng(2)), seed = 5);
-}`, nil)
+}`, nil, Options{})
 	d, err := bm.NewDensity()
 	if err != nil {
 		t.Fatal(err)
@@ -94,11 +94,11 @@ model {
 }
 
 func TestCRNStats(t *testing.T) {
-	bm := bindSource(t, `
+	bm := bindBuiltins(t, "t.shm", `
 parameters { real mu; }
 model {
   target += -crn(4, (normal_rng(mu, 1) - 1)^2, seed = 9);
-}`, nil)
+}`, nil, Options{})
 	d, err := bm.NewDensity()
 	if err != nil {
 		t.Fatal(err)

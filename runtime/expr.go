@@ -230,8 +230,16 @@ func (ev *evaluator) call(e *ir.Call) (stdlib.Value, error) {
 			named[i] = v
 		}
 	}
-	if ev.isReparamCall(e) {
-		return ev.reparamDraw(e, args)
+	if ev.crn.depth > 0 && e.Func.Suffix == "_rng" {
+		// Inside crn, the families with a reparameterization draw as
+		// differentiable functions of their parameters and of noise from
+		// the replicate's stream, whether or not their arguments depend
+		// on parameters, so that crn's value is the same with and
+		// without gradients.
+		ev.ctx.Noise = crnNoise{ev}
+		v, err := ev.callImpl(e.Position(), e.Func.Name, args, named, false)
+		ev.ctx.Noise = nil
+		return v, err
 	}
 	propto := e.Func.Suffix == "_lupdf" || e.Func.Suffix == "_lupmf"
 	return ev.callImpl(e.Position(), e.Func.Name, args, named, propto)

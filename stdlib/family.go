@@ -23,6 +23,8 @@ type Family struct {
 	// Reparam is true when inside crn(...) a draw can be written as a
 	// differentiable function of its parameters and fixed noise (normal:
 	// mu + sigma*z), so that its arguments may depend on parameters.
+	// Package dist implements the draw (its reparam.go); a test there
+	// checks that the two agree family by family.
 	Reparam bool
 	// Extension marks families that are not in Stan (half_normal).
 	Extension bool

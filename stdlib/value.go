@@ -107,6 +107,25 @@ type Context struct {
 	// term), keyed by a name each package chooses. The runtime creates one
 	// map per chain; built-ins must not share it across goroutines.
 	State map[string]any
+	// Noise, when set, asks the _rng implementation of a family marked
+	// reparameterizable (Family.Reparam) for a reparameterized draw
+	// (inside crn(...)): a differentiable function on the tape of its
+	// parameters and of standard noise drawn from Noise, instead of a
+	// draw of plain numbers.
+	Noise Noise
+}
+
+// Noise supplies the standard noise of reparameterized draws: values from
+// the replicate's stream, which the runtime records for the replicate's
+// log.
+type Noise interface {
+	// Normal returns n standard normal draws.
+	Normal(n int) []float64
+	// Uniform returns n draws uniform on the open interval (0, 1).
+	Uniform(n int) []float64
+	// ChiSquare returns one chi-square draw with df degrees of freedom
+	// (not recorded in the log: it scales noise, it is not noise itself).
+	ChiSquare(df float64) float64
 }
 
 // Impl implements a built-in: it computes the result of a call with the

@@ -16,6 +16,16 @@
 // draws (continuous) or an array of ints (discrete); draws are constants.
 // std_normal_rng(n) and uniform_rng(n) return vector[n] (shm extensions).
 //
+// # Reparameterized draws
+//
+// Inside crn(...) the runtime sets Context.Noise, and the _rng of every
+// family marked reparameterizable in the signature table (Family.Reparam)
+// draws on the tape as a differentiable function of its parameters and of
+// standard noise from the replicate's stream (reparam.go: mu + sigma·z,
+// a + (b − a)·u, mu + L·z for multi_normal with L its Cholesky factor on
+// the tape, ...), after the same argument checks as any draw. The
+// other families draw plain numbers from Context.RNG.
+//
 // # Dropping constants
 //
 // _lupdf/_lupmf, and _lpdf/_lpmf when Context.Propto is set (as the runtime

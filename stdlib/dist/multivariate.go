@@ -552,6 +552,9 @@ func multiNormalRng(c *stdlib.Context, fn string, args []stdlib.Value, cholesky 
 	if err := checkVectorsFinite(t, fn, "location", "mu", mus, single); err != nil {
 		return stdlib.Value{}, err
 	}
+	if c.Noise != nil {
+		return multiNormalReparam(c, fn, mus, single, sm, cholesky)
+	}
 	sv := t.Val(sm)
 	for i, x := range sv {
 		if math.IsNaN(x) || math.IsInf(x, 0) {

@@ -193,6 +193,9 @@ func registerExtensions(m stdlib.Impls) {
 			if err := stdlib.CheckSize(k); err != nil {
 				return stdlib.Value{}, errorf(name, "%v", err)
 			}
+			if c.Noise != nil {
+				return countDraw(c, name, k), nil
+			}
 			out := make([]float64, k)
 			for i := range out {
 				out[i] = n(c)

@@ -254,6 +254,9 @@ func (f *univariate) draw(c *stdlib.Context, fn string, vals []stdlib.Value) (st
 	if c.RNG == nil {
 		return stdlib.Value{}, errorf(fn, "random draws are not allowed here")
 	}
+	if c.Noise != nil && reparams[f.name] != nil {
+		return f.reparamDraw(c, fn, vals)
+	}
 	t := c.Tape
 	var store [4]arg
 	as := store[:len(vals)]

@@ -583,6 +583,11 @@ func (choleskyNode) Backward(t *autodiff.Tape, out ad, ins []ad) {
 	}
 }
 
+// Cholesky is cholesky_decompose(x) on the tape: the lower Cholesky factor
+// of the symmetric positive-definite matrix x, differentiable. (Package
+// dist draws multi_normal's reparameterized noise with it.)
+func Cholesky(t *autodiff.Tape, x autodiff.Value) (stdlib.Value, error) { return cholesky(t, x) }
+
 func cholesky(t *autodiff.Tape, x ad) (value, error) {
 	const name = "cholesky_decompose"
 	if err := symmetricArg(name, t, x); err != nil {
