@@ -145,6 +145,14 @@ func (ev *evaluator) crnInline(e *ir.CRN, k int, seed uint64) (stdlib.Value, err
 	return out, nil
 }
 
+// crnDraw calls a built-in _rng inside crn with the replicate's noise
+// (reset however the call ends: an arena overflow panics through it).
+func (ev *evaluator) crnDraw(e *ir.Call, args, named []stdlib.Value) (stdlib.Value, error) {
+	ev.ctx.Noise = crnNoise{ev}
+	defer func() { ev.ctx.Noise = nil }()
+	return ev.callImpl(e.Position(), e.Func.Name, args, named, false)
+}
+
 // crnNoise is the standard noise of reparameterized draws inside crn
 // (stdlib.Context.Noise; package dist draws with it): values from the
 // replicate's stream, recorded in the run's log when it asked for one.

@@ -236,10 +236,7 @@ func (ev *evaluator) call(e *ir.Call) (stdlib.Value, error) {
 		// the replicate's stream, whether or not their arguments depend
 		// on parameters, so that crn's value is the same with and
 		// without gradients.
-		ev.ctx.Noise = crnNoise{ev}
-		v, err := ev.callImpl(e.Position(), e.Func.Name, args, named, false)
-		ev.ctx.Noise = nil
-		return v, err
+		return ev.crnDraw(e, args, named)
 	}
 	propto := e.Func.Suffix == "_lupdf" || e.Func.Suffix == "_lupmf"
 	return ev.callImpl(e.Position(), e.Func.Name, args, named, propto)
