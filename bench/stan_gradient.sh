@@ -14,12 +14,6 @@
 # See bench/stan_gradient.R for what each column measures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v Rscript >/dev/null ||
-   ! Rscript -e 'quit(status = !requireNamespace("rstan", quietly = TRUE))' >/dev/null 2>&1; then
-  echo "rstan not installed: skipped"
-  exit 0
-fi
-export SHARED=${SHARED:-../shared}
-export R_MAKEVARS_USER=$PWD/bench/stan/Makevars
+. bench/rstan.sh
 # Rcpp's notes about the missing codetools package are noise.
 exec Rscript bench/stan_gradient.R "$@" 2> >(grep -v "recommended package .codetools" >&2)

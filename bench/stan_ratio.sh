@@ -11,10 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5}
-if ! command -v Rscript >/dev/null; then
-  echo "rstan not installed: skipped"
-  exit 0
-fi
+. bench/rstan.sh
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 go test -c -o "$out/pdb.test" ./models/posteriordb/

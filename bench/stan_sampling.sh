@@ -7,11 +7,5 @@
 # bench/stan_gradient.sh; needs Rscript and rstan, else it skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v Rscript >/dev/null ||
-   ! Rscript -e 'quit(status = !requireNamespace("rstan", quietly = TRUE))' >/dev/null 2>&1; then
-  echo "rstan not installed: skipped"
-  exit 0
-fi
-export SHARED=${SHARED:-../shared}
-export R_MAKEVARS_USER=$PWD/bench/stan/Makevars
+. bench/rstan.sh
 exec Rscript bench/stan_sampling.R "$1" "${2:-4}" "${3:-1000}" "${4:-1000}" 2> >(grep -v "recommended package .codetools" >&2)

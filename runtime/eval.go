@@ -186,23 +186,8 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 		if err != nil {
 			return ctlNext, err
 		}
-		for i := lo; i <= hi; i++ {
-			if err := ev.checkInterrupt(s.Pos); err != nil {
-				return ctlNext, err
-			}
-			ev.frame[s.Var.Slot] = slot{v: stdlib.IntValue(i), set: true}
-			c, err := ev.exec(s.Body)
-			if err != nil {
-				return ctlNext, err
-			}
-			if c == ctlBreak {
-				break
-			}
-			if c == ctlReturn {
-				return c, nil
-			}
-		}
-		return ctlNext, nil
+		body := func(ev *evaluator) (control, error) { return ev.exec(s.Body) }
+		return forLoop(s, body)(ev, lo, hi)
 	case *ir.ForEach:
 		ctr, err := ev.expr(s.Container)
 		if err != nil {
@@ -218,15 +203,8 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 				return ctlNext, err
 			}
 			ev.frame[s.Var.Slot] = slot{v: el, set: true}
-			c, err := ev.exec(s.Body)
-			if err != nil {
-				return ctlNext, err
-			}
-			if c == ctlBreak {
-				break
-			}
-			if c == ctlReturn {
-				return c, nil
+			if done, c, err := iteration(ev.exec(s.Body)); done {
+				return c, err
 			}
 		}
 		return ctlNext, nil
@@ -239,15 +217,8 @@ func (ev *evaluator) execIR(s ir.Stmt) (control, error) {
 			if err != nil || !ok {
 				return ctlNext, err
 			}
-			c, err := ev.exec(s.Body)
-			if err != nil {
-				return ctlNext, err
-			}
-			if c == ctlBreak {
-				return ctlNext, nil
-			}
-			if c == ctlReturn {
-				return c, nil
+			if done, c, err := iteration(ev.exec(s.Body)); done {
+				return c, err
 			}
 		}
 	case *ir.If:

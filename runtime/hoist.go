@@ -242,40 +242,16 @@ func (h *hoister) compound(e ir.Expr) bool {
 
 // deps reports whether e reads the loop variable, and whether it is clean:
 // it reads nothing the body assigns or declares and is made of the
-// expressions deps knows.
+// expressions that lifted forms know.
 func (h *hoister) deps(e ir.Expr) (loop, clean bool) {
-	switch e := e.(type) {
-	case nil, *ir.IntLit, *ir.RealLit:
-		return false, true
-	case *ir.VarRef:
-		if e.Var == h.lc.loopVar {
-			return true, true
+	changed := false
+	known := exprVars(e, func(c *ir.Call) bool { return liftedMath[c.Func.Name] && len(c.Named) == 0 }, func(v *ir.Var) {
+		switch {
+		case v == h.lc.loopVar:
+			loop = true
+		case h.lc.written[v] || h.decl[v]:
+			changed = true
 		}
-		return false, !h.lc.written[e.Var] && !h.decl[e.Var]
-	case *ir.Index:
-		es := []ir.Expr{e.X}
-		for _, it := range e.Items {
-			es = append(es, it.Lo, it.Hi)
-		}
-		return h.depsAll(es...)
-	case *ir.Binary:
-		return h.depsAll(e.Left, e.Right)
-	case *ir.Unary:
-		return h.depsAll(e.X)
-	case *ir.Call:
-		if !liftedMath[e.Func.Name] || len(e.Named) > 0 {
-			return false, false
-		}
-		return h.depsAll(e.Args...)
-	}
-	return false, false
-}
-
-func (h *hoister) depsAll(es ...ir.Expr) (loop, clean bool) {
-	clean = true
-	for _, e := range es {
-		l, c := h.deps(e)
-		loop, clean = loop || l, clean && c
-	}
-	return loop, clean
+	})
+	return loop, known && !changed
 }

@@ -482,42 +482,54 @@ func (lc *liftCompiler) isLoopVar(e ir.Expr) bool {
 // variable or a container the body assigns); ok is false for an
 // expression the lifting does not know.
 func (lc *liftCompiler) varies(e ir.Expr) (varies, ok bool) {
-	switch e := e.(type) {
-	case nil:
-		return false, true
-	case *ir.IntLit, *ir.RealLit:
-		return false, true
-	case *ir.VarRef:
-		return e.Var == lc.loopVar || (lc.inner != nil && e.Var == lc.inner) || lc.written[e.Var] || lc.locals[e.Var], true
-	case *ir.Index:
-		es := []ir.Expr{e.X}
-		for _, it := range e.Items {
-			es = append(es, it.Lo, it.Hi)
-		}
-		return lc.variesAny(es...)
-	case *ir.Binary:
-		return lc.variesAny(e.Left, e.Right)
-	case *ir.Unary:
-		return lc.variesAny(e.X)
-	case *ir.Call:
-		if e.Func.Name == "target" || e.Func.Kind == stdlib.RNG || len(e.Named) > 0 {
-			return false, false
-		}
-		return lc.variesAny(e.Args...)
-	}
-	return false, false
+	ok = exprVars(e, liftableCall, func(v *ir.Var) {
+		varies = varies || v == lc.loopVar || (lc.inner != nil && v == lc.inner) || lc.written[v] || lc.locals[v]
+	})
+	return varies && ok, ok
 }
 
-func (lc *liftCompiler) variesAny(es ...ir.Expr) (bool, bool) {
-	any := false
-	for _, e := range es {
-		v, ok := lc.varies(e)
-		if !ok {
-			return false, false
+// liftableCall reports whether a call may appear in a lifted body: not
+// target(), a draw or a call with named arguments.
+func liftableCall(e *ir.Call) bool {
+	return e.Func.Name != "target" && e.Func.Kind != stdlib.RNG && len(e.Named) == 0
+}
+
+// exprVars calls visit with every variable e reads. It returns false when
+// e holds an expression other than literals, variables, indexing,
+// operators and the calls that allowCall accepts.
+func exprVars(e ir.Expr, allowCall func(*ir.Call) bool, visit func(*ir.Var)) bool {
+	switch e := e.(type) {
+	case nil, *ir.IntLit, *ir.RealLit:
+		return true
+	case *ir.VarRef:
+		visit(e.Var)
+		return true
+	case *ir.Index:
+		if !exprVars(e.X, allowCall, visit) {
+			return false
 		}
-		any = any || v
+		for _, it := range e.Items {
+			if !exprVars(it.Lo, allowCall, visit) || !exprVars(it.Hi, allowCall, visit) {
+				return false
+			}
+		}
+		return true
+	case *ir.Binary:
+		return exprVars(e.Left, allowCall, visit) && exprVars(e.Right, allowCall, visit)
+	case *ir.Unary:
+		return exprVars(e.X, allowCall, visit)
+	case *ir.Call:
+		if !allowCall(e) {
+			return false
+		}
+		for _, a := range e.Args {
+			if !exprVars(a, allowCall, visit) {
+				return false
+			}
+		}
+		return true
 	}
-	return any, true
+	return false
 }
 
 // liftedMath are the elementwise functions of one real argument that a

@@ -46,6 +46,21 @@ func compileStmt(s ir.Stmt) stmtPlan {
 	return func(ev *evaluator) (control, error) { return ev.execIR(s) }
 }
 
+// iteration interprets the outcome of one execution of a loop's body: done
+// when the loop ends there (an error, break or return), with the loop's
+// own outcome.
+func iteration(c control, err error) (done bool, out control, outErr error) {
+	switch {
+	case err != nil:
+		return true, ctlNext, err
+	case c == ctlBreak:
+		return true, ctlNext, nil
+	case c == ctlReturn:
+		return true, c, nil
+	}
+	return false, ctlNext, nil
+}
+
 // forLoop returns the loop of s over the bounds it is given, with body the
 // plan of its body.
 func forLoop(s *ir.For, body stmtPlan) func(ev *evaluator, a, b int) (control, error) {
@@ -61,15 +76,8 @@ func forLoop(s *ir.For, body stmtPlan) func(ev *evaluator, a, b int) (control, e
 			// The loop variable cannot be assigned in the body: only its
 			// int changes.
 			ev.frame[slotIndex].v.Int = i
-			c, err := body(ev)
-			if err != nil {
-				return ctlNext, err
-			}
-			if c == ctlBreak {
-				break
-			}
-			if c == ctlReturn {
-				return c, nil
+			if done, c, err := iteration(body(ev)); done {
+				return c, err
 			}
 		}
 		return ctlNext, nil

@@ -108,36 +108,10 @@ var reparams = map[string]reparamFunc{
 	},
 }
 
-// reparamDraw is f's _rng inside crn(...): its arguments checked as for
-// any draw, then the family's reparameterized draw.
-func (f *univariate) reparamDraw(c *stdlib.Context, fn string, vals []stdlib.Value) (stdlib.Value, error) {
+// reparamDraw is f's _rng inside crn(...), its arguments read and checked
+// (drawArgs): the family's reparameterized draw.
+func (f *univariate) reparamDraw(c *stdlib.Context, fn string, as []arg, n int, vectorized bool) (stdlib.Value, error) {
 	t := c.Tape
-	var store [4]arg
-	as := store[:len(vals)]
-	for k := range vals {
-		as[k] = makeArg(f.args[k+1], vals[k])
-		if as[k].isReal {
-			as[k].f = t.Val(as[k].ad)
-		}
-	}
-	n, vectorized, err := broadcastLen(fn, as)
-	if err != nil {
-		return stdlib.Value{}, err
-	}
-	if err := checkArgs(fn, as); err != nil {
-		return stdlib.Value{}, err
-	}
-	if f.cross != nil {
-		for i := 0; i < n; i++ {
-			var x vec
-			for k := range as {
-				x[k+1] = as[k].at(i)
-			}
-			if ka, kb, rel := f.cross(x); rel != "" {
-				return stdlib.Value{}, crossError(fn, &as[ka-1], &as[kb-1], i, x[ka], x[kb], rel)
-			}
-		}
-	}
 	p := make([]autodiff.Value, len(as))
 	for k := range as {
 		p[k] = tapeValue(t, &as[k])

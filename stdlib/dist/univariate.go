@@ -254,47 +254,61 @@ func (f *univariate) draw(c *stdlib.Context, fn string, vals []stdlib.Value) (st
 	if c.RNG == nil {
 		return stdlib.Value{}, errorf(fn, "random draws are not allowed here")
 	}
-	if c.Noise != nil && reparams[f.name] != nil {
-		return f.reparamDraw(c, fn, vals)
-	}
-	t := c.Tape
 	var store [4]arg
-	as := store[:len(vals)]
+	as, n, vectorized, err := f.drawArgs(c.Tape, fn, vals, &store)
+	if err != nil {
+		return stdlib.Value{}, err
+	}
+	if c.Noise != nil && reparams[f.name] != nil {
+		return f.reparamDraw(c, fn, as, n, vectorized)
+	}
+	out := make([]float64, n)
+	for i := range out {
+		var p vec
+		for k := range as {
+			p[k] = as[k].at(i)
+		}
+		if out[i], err = f.rng(c.RNG, p); err != nil {
+			return stdlib.Value{}, errorf(fn, "%v", err)
+		}
+	}
+	return drawsValue(c.Tape, out, vectorized, f.discrete), nil
+}
+
+// drawArgs reads and checks the parameters of a draw: their values, the
+// broadcast length n (0 when one is empty) and the relations between them
+// at every element.
+func (f *univariate) drawArgs(t *autodiff.Tape, fn string, vals []stdlib.Value, store *[4]arg) (as []arg, n int, vectorized bool, err error) {
+	as = store[:len(vals)]
 	for k := range vals {
 		as[k] = makeArg(f.args[k+1], vals[k])
 		if as[k].isReal {
 			as[k].f = t.Val(as[k].ad)
 		}
 	}
-	n, vectorized, err := broadcastLen(fn, as)
-	if err != nil {
-		return stdlib.Value{}, err
+	if n, vectorized, err = broadcastLen(fn, as); err != nil {
+		return nil, 0, false, err
 	}
 	if err := checkArgs(fn, as); err != nil {
-		return stdlib.Value{}, err
+		return nil, 0, false, err
 	}
 	for k := range as {
 		if as[k].n == 0 {
 			n = 0
 		}
 	}
-	out := make([]float64, n)
-	for i := range out {
-		var p, x vec
-		for k := range as {
-			p[k] = as[k].at(i)
-			x[k+1] = p[k]
-		}
-		if f.cross != nil {
+	if f.cross != nil {
+		for i := 0; i < n; i++ {
+			var x vec
+			for k := range as {
+				x[k+1] = as[k].at(i)
+			}
 			if ka, kb, rel := f.cross(x); rel != "" {
-				return stdlib.Value{}, crossError(fn, &as[ka-1], &as[kb-1], i, x[ka], x[kb], rel)
+				return nil, 0, false, crossError(fn, &as[ka-1], &as[kb-1], i, x[ka], x[kb], rel)
 			}
 		}
-		if out[i], err = f.rng(c.RNG, p); err != nil {
-			return stdlib.Value{}, errorf(fn, "%v", err)
-		}
 	}
-	return drawsValue(t, out, vectorized, f.discrete), nil
+	return as, n, vectorized, nil
 }
 
 // drawsValue packs draws as the _rng result: a scalar unless vectorized,
