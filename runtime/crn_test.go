@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
@@ -189,5 +191,28 @@ func TestReparamFamiliesInsideCRN(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCRNDrawChecksArguments checks that a reparameterized draw inside crn
+// checks its arguments as any draw does: a negative scale is a domain
+// error, which rejects the proposal, naming the function and argument.
+func TestCRNDrawChecksArguments(t *testing.T) {
+	bm := bindBuiltins(t, "t.shm", `
+parameters { real mu; real s; }
+model {
+  target += -crn(3, square(normal_rng(mu, s)), seed = 4);
+}`, nil, Options{})
+	d, err := bm.NewDensity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.LogDensity([]float64{0.2, 0.5}); err != nil {
+		t.Fatalf("a positive scale: %v", err)
+	}
+	_, err = d.LogDensity([]float64{0.2, -0.5})
+	var rejects interface{ Reject() bool }
+	if !errors.As(err, &rejects) || !rejects.Reject() || !strings.Contains(err.Error(), "normal_rng") || !strings.Contains(err.Error(), "positive") {
+		t.Errorf("a negative scale: %v, want a rejection naming normal_rng and its scale", err)
 	}
 }
