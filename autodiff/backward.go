@@ -7,6 +7,27 @@ func (t *Tape) backward() {
 	val, adj := t.val, t.adj
 	for k := len(t.nodes) - 1; k >= 0; k-- {
 		nd := &t.nodes[k]
+		if nd.n == 1 && nd.op == opBinary && nd.fn <= uint8(Div) {
+			// Scalar arithmetic, inline. Adding into a constant's
+			// adjoint is harmless, so the flags are not tested.
+			gi := adj[nd.out]
+			switch BinaryFunc(nd.fn) {
+			case Add:
+				adj[nd.a] += gi
+				adj[nd.b] += gi
+			case Sub:
+				adj[nd.a] += gi
+				adj[nd.b] -= gi
+			case Mul:
+				adj[nd.a] += gi * val[nd.b]
+				adj[nd.b] += gi * val[nd.a]
+			default:
+				y := val[nd.b]
+				adj[nd.a] += gi / y
+				adj[nd.b] -= gi * val[nd.out] / y
+			}
+			continue
+		}
 		if nd.n == 1 && (nd.op == opBinary || nd.op == opUnary) {
 			backScalar(nd, val, adj)
 			continue
@@ -373,10 +394,10 @@ func (t *Tape) backMatMul(nd *node, g []float64) {
 	}
 }
 
-// backScalar is the backward step of a scalar unary or binary node: the
-// elementwise loops' arithmetic for one element, bitwise, without their
-// slices. Adding into a constant's adjoint is harmless, so the four
-// arithmetic operations skip the flag tests.
+// backScalar is the backward step of a scalar unary node, or of a scalar
+// binary node other than the four arithmetic operations (which backward
+// does inline): the elementwise loops' arithmetic for one element,
+// bitwise, without their slices.
 func backScalar(nd *node, val, adj []float64) {
 	gi := adj[nd.out]
 	if nd.op == opUnary {
@@ -398,27 +419,11 @@ func backScalar(nd *node, val, adj []float64) {
 		}
 		return
 	}
-	switch BinaryFunc(nd.fn) {
-	case Add:
-		adj[nd.a] += gi
-		adj[nd.b] += gi
-	case Sub:
-		adj[nd.a] += gi
-		adj[nd.b] -= gi
-	case Mul:
-		adj[nd.a] += gi * val[nd.b]
-		adj[nd.b] += gi * val[nd.a]
-	case Div:
-		y := val[nd.b]
-		adj[nd.a] += gi / y
-		adj[nd.b] -= gi * val[nd.out] / y
-	default:
-		da, db := binaryTable[nd.fn].d(val[nd.a], val[nd.b], val[nd.out])
-		if nd.flags&nodeAConst == 0 {
-			adj[nd.a] += gi * da
-		}
-		if nd.flags&nodeBConst == 0 {
-			adj[nd.b] += gi * db
-		}
+	da, db := binaryTable[nd.fn].d(val[nd.a], val[nd.b], val[nd.out])
+	if nd.flags&nodeAConst == 0 {
+		adj[nd.a] += gi * da
+	}
+	if nd.flags&nodeBConst == 0 {
+		adj[nd.b] += gi * db
 	}
 }

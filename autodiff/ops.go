@@ -110,6 +110,16 @@ func (t *Tape) Pow(a, b Value) Value {
 	return t.Binary(Pow, a, b)
 }
 
+// BinaryScalar is Binary for two scalars, the common case of compiled
+// scalar code: f's operation without the shape dispatch (it is Binary for
+// other shapes).
+func (t *Tape) BinaryScalar(f BinaryFunc, a, b Value) Value {
+	if a.Kind() != Scalar || b.Kind() != Scalar {
+		return t.Binary(f, a, b)
+	}
+	return t.binaryScalar(f, a, b)
+}
+
 // Binary applies f elementwise. Either operand may be a scalar, which is
 // broadcast over the other; otherwise both must have the same kind and
 // dimensions. The result has the shape of the non-scalar operand. It is one

@@ -597,3 +597,39 @@ func TestUnaryScalarPath(t *testing.T) {
 func sameBits(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
 }
+
+// TestBinaryScalar checks BinaryScalar against Binary: bitwise for two
+// scalars (values and gradients), and Binary itself for other shapes.
+func TestBinaryScalar(t *testing.T) {
+	for f := BinaryFunc(0); f < numBinary; f++ {
+		for _, v := range [][2]float64{{0.7, -1.3}, {2, 0.5}, {-0.25, 3}} {
+			var res [2][3]float64
+			for k, fast := range []bool{true, false} {
+				tp := NewTape()
+				a, b := tp.Var(v[0]), tp.Var(v[1])
+				var y Value
+				if fast {
+					y = tp.BinaryScalar(f, a, b)
+				} else {
+					y = tp.Binary(f, a, b)
+				}
+				if err := tp.Gradient(tp.Mul(y, tp.Const(1.5))); err != nil {
+					t.Fatal(err)
+				}
+				res[k] = [3]float64{tp.Scalar(y), tp.Adj(a)[0], tp.Adj(b)[0]}
+			}
+			for i := range res[0] {
+				if !sameBits(res[0][i], res[1][i]) {
+					t.Errorf("%v%v: BinaryScalar %v, Binary %v", f, v, res[0], res[1])
+					break
+				}
+			}
+		}
+	}
+	tp := NewTape()
+	x := tp.VarVec([]float64{1, 2, 3})
+	y := tp.BinaryScalar(Mul, x, tp.Const(2))
+	if got := tp.Val(y); len(got) != 3 || got[2] != 6 {
+		t.Errorf("BinaryScalar on a vector: %v, want [2 4 6]", got)
+	}
+}

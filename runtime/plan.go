@@ -406,18 +406,18 @@ func compileRealBinary(e *ir.Binary) realPlan {
 	if !e.Left.Type().IsScalar() || !e.Right.Type().IsScalar() {
 		return nil
 	}
-	var op func(t *autodiff.Tape, a, b autodiff.Value) autodiff.Value
+	var op autodiff.BinaryFunc
 	switch e.Op {
 	case "+":
-		op = (*autodiff.Tape).Add
+		op = autodiff.Add
 	case "-":
-		op = (*autodiff.Tape).Sub
+		op = autodiff.Sub
 	case "*", ".*":
-		op = (*autodiff.Tape).Mul
+		op = autodiff.Mul
 	case "/", "./":
-		op = (*autodiff.Tape).Div
+		op = autodiff.Div
 	case "^", ".^":
-		op = (*autodiff.Tape).Pow
+		op = autodiff.Pow
 	default:
 		return nil
 	}
@@ -436,7 +436,7 @@ func compileRealBinary(e *ir.Binary) realPlan {
 			return b, err
 		}
 		t := ev.tape()
-		out := op(t, a, b)
+		out := t.BinaryScalar(op, a, b)
 		if err := t.Err(); err != nil {
 			return autodiff.Value{}, ev.errorf(p, "%s: %v", name, err)
 		}
