@@ -574,6 +574,21 @@ func (t *Tape) Index(x Value, i int) Value {
 	return Value{off: x.off + int32(i), rows: 1, cols: 1, kf: uint8(Scalar) | x.kf&flagConst}
 }
 
+// Elements fills dst with the scalar views of x's first len(dst) elements
+// (Index(x, i) for each i), which must exist.
+func (t *Tape) Elements(x Value, dst []Value) {
+	if len(dst) > x.Len() || x.end() > len(t.val) || x.kf&kindMask == 0 {
+		for i := range dst {
+			dst[i] = t.Index(x, i) // records the error
+		}
+		return
+	}
+	kf := uint8(Scalar) | x.kf&flagConst
+	for i := range dst {
+		dst[i] = Value{off: x.off + int32(i), rows: 1, cols: 1, kf: kf}
+	}
+}
+
 // At returns element (i, j) (0-based) of a matrix as a scalar view.
 func (t *Tape) At(m Value, i, j int) Value {
 	if uint(i) >= uint(m.rows) || uint(j) >= uint(m.cols) || m.end() > len(t.val) || m.kf&kindMask == 0 {
@@ -728,6 +743,11 @@ func (t *Tape) Concat(s Shape, parts ...Value) Value {
 	y := t.val[out.off:out.end()]
 	k := 0
 	for _, p := range parts {
+		if p.rows == 1 && p.cols == 1 {
+			y[k] = t.val[p.off] // the common case: a scalar, without a copy call
+			k++
+			continue
+		}
 		k += copy(y[k:], t.val[p.off:p.end()])
 	}
 	if c == 0 {

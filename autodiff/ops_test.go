@@ -633,3 +633,25 @@ func TestBinaryScalar(t *testing.T) {
 		t.Errorf("BinaryScalar on a vector: %v, want [2 4 6]", got)
 	}
 }
+
+// TestElements checks Elements against Index, for variables and
+// constants, and that a request beyond the value records Index's error.
+func TestElements(t *testing.T) {
+	tp := NewTape()
+	for _, x := range []Value{tp.VarVec([]float64{1, 2, 3}), tp.NewConst(MatrixShape(2, 2), []float64{4, 5, 6, 7})} {
+		dst := make([]Value, x.Len())
+		tp.Elements(x, dst)
+		for i, v := range dst {
+			if w := tp.Index(x, i); v != w {
+				t.Errorf("element %d of %v: %+v, Index gives %+v", i, x.Shape(), v, w)
+			}
+		}
+	}
+	if tp.Err() != nil {
+		t.Fatal(tp.Err())
+	}
+	tp.Elements(tp.VarVec([]float64{1}), make([]Value, 2))
+	if tp.Err() == nil {
+		t.Error("Elements beyond the value recorded no error")
+	}
+}

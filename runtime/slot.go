@@ -24,11 +24,8 @@ func (ev *evaluator) unpack(s *slot, x autodiff.Value) {
 	if s.cells != nil {
 		return
 	}
-	t := ev.tape()
 	s.cells = ev.cellMem.get(x.Len())
-	for i := range s.cells {
-		s.cells[i] = t.Index(x, i)
-	}
+	ev.tape().Elements(x, s.cells)
 }
 
 // cellPool hands out the memory of element cells and takes all of it back
