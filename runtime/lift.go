@@ -565,19 +565,25 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 		}
 		var buf []int
 		switch e.Var {
-		case lc.loopVar:
+		case lc.loopVar, lc.inner:
+			outer := e.Var == lc.loopVar
 			return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
 				buf = grow(buf, env.n)
-				for k := range buf {
-					buf[k] = env.lo + k/env.ni
+				if env.ni == 1 { // a single loop
+					for k := range buf {
+						buf[k] = env.lo + k
+					}
+					return liftedValue{ints: buf, isInt: true}, true, nil
 				}
-				return liftedValue{ints: buf, isInt: true}, true, nil
-			}
-		case lc.inner:
-			return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
-				buf = grow(buf, env.n)
-				for k := range buf {
-					buf[k] = env.ilo + k%env.ni
+				// Iteration k is (lo + k/ni, ilo + k%ni), row by row.
+				for r, k := env.lo, 0; k < env.n; r, k = r+1, k+env.ni {
+					row := buf[k : k+env.ni]
+					for i := range row {
+						row[i] = env.ilo + i
+						if outer {
+							row[i] = r
+						}
+					}
 				}
 				return liftedValue{ints: buf, isInt: true}, true, nil
 			}
