@@ -709,8 +709,23 @@ func (lc *liftCompiler) index(e *ir.Index) liftPlan {
 			}
 			return liftedValue{ints: ints, isInt: true}, true, nil
 		}
+		if contiguous(at) {
+			// Consecutive elements (x[n], y[t - 1]): a view, no copy.
+			whole := t.Reshape(x.AD, autodiff.VectorShape(x.AD.Len()))
+			return liftedValue{ad: t.Slice(whole, at[0], len(at))}, true, nil
+		}
 		return liftedValue{ad: t.Gather(x.AD, at)}, true, nil
 	}
+}
+
+// contiguous reports whether the positions are consecutive and ascending.
+func contiguous(at []int) bool {
+	for k := 1; k < len(at); k++ {
+		if at[k] != at[0]+k {
+			return false
+		}
+	}
+	return len(at) > 0
 }
 
 // flatStorage reports whether values of type t keep their elements in
