@@ -5,7 +5,7 @@ import "math"
 // Unary applies the elementwise function f to every element of x and
 // returns a value of x's shape: one node whatever x's length.
 func (t *Tape) Unary(f UnaryFunc, x Value) Value {
-	if x.rows == 1 && x.cols == 1 && x.Kind() == Scalar && f < numUnary && x.off >= 0 && int(x.off) < len(t.val) {
+	if x.Kind() == Scalar && f < numUnary && x.off >= 0 && int(x.off) < len(t.val) {
 		return t.unaryScalar(f, x)
 	}
 	if f >= numUnary {

@@ -1,20 +1,10 @@
 # Compiled Stan's (rstan's) sampling of a posteriordb model, to set beside
 # `shm sample`: wall time, Stan's own warmup and sampling times per chain,
 # leapfrog steps per draw and tree depth. Run through bench/stan_sampling.sh.
-suppressMessages(library(rstan))
+source("bench/stan_common.R")
 args <- commandArgs(trailingOnly = TRUE)
 model <- args[1]
 chains <- as.integer(args[2]); warmup <- as.integer(args[3]); samples <- as.integer(args[4])
-shared <- Sys.getenv("SHARED", "../shared")
-src <- readLines("bench/stan_gradient.R")
-# The data reader and the compile cache of stan_gradient.R.
-for (f in c("read_json", "as_array", "compile", "source_of")) {
-  start <- grep(paste0("^", f, " <- function"), src)
-  end <- start + which(src[(start + 1):length(src)] == "}")[1]
-  eval(parse(text = src[start:end]))
-}
-cache <- "out/stanbench"
-dir.create(cache, showWarnings = FALSE, recursive = TRUE)
 sm <- compile(readLines(source_of(model)), basename(model))
 data <- read_json(file.path(shared, "posteriordb", basename(model), "data.json"))
 t0 <- Sys.time()

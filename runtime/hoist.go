@@ -68,7 +68,7 @@ type hoister struct {
 func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b int) (control, error)) stmtPlan {
 	lc := &liftCompiler{loopVar: s.Var, written: map[*ir.Var]bool{}, assigned: map[*ir.Var]bool{}, locals: map[*ir.Var]bool{}}
 	h := &hoister{lc: lc, decl: map[*ir.Var]bool{}, st: &hoistState{}}
-	h.mark(s.Body)
+	walkWrites(s.Body, func(v *ir.Var) { lc.written[v] = true }, func(v *ir.Var) { h.decl[v] = true })
 	body := h.stmt(s.Body)
 	if len(h.plans) == 0 {
 		return nil
@@ -102,33 +102,6 @@ func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b i
 		c, err := hoisted(ev, a, b)
 		h.st.busy = false
 		return c, err
-	}
-}
-
-// mark records the variables the body assigns or declares, at any depth.
-func (h *hoister) mark(s ir.Stmt) {
-	switch s := s.(type) {
-	case *ir.Assign:
-		h.lc.written[s.Var] = true
-	case *ir.DeclStmt:
-		h.decl[s.Decl.Var] = true
-	case *ir.Block:
-		for _, x := range s.Stmts {
-			h.mark(x)
-		}
-	case *ir.For:
-		h.decl[s.Var] = true
-		h.mark(s.Body)
-	case *ir.ForEach:
-		h.decl[s.Var] = true
-		h.mark(s.Body)
-	case *ir.While:
-		h.mark(s.Body)
-	case *ir.If:
-		h.mark(s.Then)
-		if s.Else != nil {
-			h.mark(s.Else)
-		}
 	}
 }
 
@@ -192,7 +165,7 @@ func (h *hoister) stmt(s ir.Stmt) ir.Stmt {
 // expr returns e with its largest hoistable subexpressions replaced, or e
 // itself.
 func (h *hoister) expr(e ir.Expr) ir.Expr {
-	if loop, clean := h.deps(e); loop && clean && e.Type() == lang.RealType && h.compound(e) {
+	if loop, clean := h.deps(e); loop && clean && e.Type() == lang.RealType && compound(e) {
 		if p := h.lc.expr(e); p != nil {
 			h.plans = append(h.plans, p)
 			return &hoistedRef{Expr: e, st: h.st, k: len(h.plans) - 1, slot: h.lc.loopVar.Slot}
@@ -232,7 +205,7 @@ func (h *hoister) expr(e ir.Expr) ir.Expr {
 
 // compound reports whether e computes something (an element read or a
 // variable alone is not worth a vector).
-func (h *hoister) compound(e ir.Expr) bool {
+func compound(e ir.Expr) bool {
 	switch e.(type) {
 	case *ir.Binary, *ir.Unary, *ir.Call:
 		return true

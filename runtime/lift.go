@@ -333,16 +333,38 @@ func countArgs(list []*liftStmt) int {
 // markWritten records the variables the body assigns, at any depth, and
 // counts the statements that assign each.
 func (lc *liftCompiler) markWritten(s ir.Stmt, count map[*ir.Var]int) {
+	walkWrites(s, func(v *ir.Var) {
+		lc.written[v] = true
+		count[v]++
+	}, func(*ir.Var) {})
+}
+
+// walkWrites calls assigned for the variable of every assignment in s, at
+// any depth, and declared for every variable s declares (its locals and
+// loop variables).
+func walkWrites(s ir.Stmt, assigned, declared func(*ir.Var)) {
 	switch s := s.(type) {
 	case *ir.Assign:
-		lc.written[s.Var] = true
-		count[s.Var]++
+		assigned(s.Var)
+	case *ir.DeclStmt:
+		declared(s.Decl.Var)
 	case *ir.Block:
 		for _, x := range s.Stmts {
-			lc.markWritten(x, count)
+			walkWrites(x, assigned, declared)
 		}
 	case *ir.For:
-		lc.markWritten(s.Body, count)
+		declared(s.Var)
+		walkWrites(s.Body, assigned, declared)
+	case *ir.ForEach:
+		declared(s.Var)
+		walkWrites(s.Body, assigned, declared)
+	case *ir.While:
+		walkWrites(s.Body, assigned, declared)
+	case *ir.If:
+		walkWrites(s.Then, assigned, declared)
+		if s.Else != nil {
+			walkWrites(s.Else, assigned, declared)
+		}
 	}
 }
 
@@ -579,9 +601,10 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 				for r, k := env.lo, 0; k < env.n; r, k = r+1, k+env.ni {
 					row := buf[k : k+env.ni]
 					for i := range row {
-						row[i] = env.ilo + i
 						if outer {
 							row[i] = r
+						} else {
+							row[i] = env.ilo + i
 						}
 					}
 				}

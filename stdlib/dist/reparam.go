@@ -108,15 +108,15 @@ var reparams = map[string]reparamFunc{
 	},
 }
 
-// reparamDraw is f's _rng inside crn(...), its arguments read and checked
-// (drawArgs): the family's reparameterized draw.
-func (f *univariate) reparamDraw(c *stdlib.Context, fn string, as []arg, n int, vectorized bool) (stdlib.Value, error) {
+// reparamDraw is a family's _rng inside crn(...), its arguments read and
+// checked (drawArgs): its reparameterized draw.
+func reparamDraw(c *stdlib.Context, fn string, draw reparamFunc, as []arg, n int, vectorized bool) (stdlib.Value, error) {
 	t := c.Tape
 	p := make([]autodiff.Value, len(as))
 	for k := range as {
 		p[k] = tapeValue(t, &as[k])
 	}
-	out, err := reparams[f.name](t, p, &noise{t: t, src: c.Noise, n: n, vector: vectorized})
+	out, err := draw(t, p, &noise{t: t, src: c.Noise, n: n, vector: vectorized})
 	if err != nil {
 		return stdlib.Value{}, err
 	}

@@ -259,8 +259,8 @@ func (f *univariate) draw(c *stdlib.Context, fn string, vals []stdlib.Value) (st
 	if err != nil {
 		return stdlib.Value{}, err
 	}
-	if c.Noise != nil && reparams[f.name] != nil {
-		return f.reparamDraw(c, fn, as, n, vectorized)
+	if r := reparams[f.name]; c.Noise != nil && r != nil {
+		return reparamDraw(c, fn, r, as, n, vectorized)
 	}
 	out := make([]float64, n)
 	for i := range out {
