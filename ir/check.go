@@ -12,6 +12,41 @@ import (
 
 // CheckSource parses and checks the source text of one file.
 func CheckSource(file, text string) (*Model, lang.ErrorList) {
+	return checkSource(file, text, firstPrefix)
+}
+
+// firstPrefix is the size of the first prefix that checkSource checks.
+const firstPrefix = 64 << 10
+
+// checkSource checks text. A file of more than twice prefix bytes is first
+// checked a prefix at a time (parser.Prefix), each four times longer than
+// the last: once a prefix holds MaxErrors errors on its own lines, they are
+// the file's first MaxErrors errors, and checking stops there. A huge file
+// full of errors costs what its first errors cost; a valid one is checked
+// whole after prefixes that add at most a third to the work.
+func checkSource(file, text string, prefix int) (*Model, lang.ErrorList) {
+	for ; prefix > 0 && prefix <= len(text)/2; prefix *= 4 {
+		cut, ok := parser.Prefix(text, prefix)
+		if !ok {
+			break
+		}
+		_, errs := checkWhole(file, cut.Text)
+		var before lang.ErrorList
+		source := lang.NewSource(file, text)
+		for _, e := range errs {
+			if e.Pos.Line <= cut.Line {
+				before = append(before, source.At(e.Pos, e.Msg)) // the whole line
+			}
+		}
+		if len(before) >= parser.MaxErrors {
+			return nil, before
+		}
+	}
+	return checkWhole(file, text)
+}
+
+// checkWhole parses and checks all of text.
+func checkWhole(file, text string) (*Model, lang.ErrorList) {
 	prog, errs := parser.Parse(file, text)
 	if prog == nil || len(errs) > 0 {
 		// Check what parsed, to report independent type errors too.
@@ -82,11 +117,17 @@ type checker struct {
 }
 
 func (c *checker) errorf(p lang.Pos, format string, args ...any) {
-	if len(c.errs) >= 4*parser.MaxErrors {
+	if c.full() {
 		return
 	}
 	c.errs = append(c.errs, c.src.At(p, fmt.Sprintf(format, args...)))
 }
+
+// full reports whether the checker holds every error it will report
+// (more than MaxErrors, so that the first MaxErrors by position are among
+// them). Statement lists stop there: checking a huge invalid file costs
+// what its first errors cost, not what the whole file would.
+func (c *checker) full() bool { return len(c.errs) >= 4*parser.MaxErrors }
 
 func (c *checker) push() { c.scopes = append(c.scopes, map[string]*Var{}) }
 func (c *checker) pop()  { c.scopes = c.scopes[:len(c.scopes)-1] }
@@ -127,6 +168,9 @@ func (c *checker) block(b *lang.Block) {
 	}
 	var stmts []Stmt
 	for _, s := range b.Stmts {
+		if c.full() {
+			break
+		}
 		switch b.Kind {
 		case lang.DataBlock, lang.ParametersBlock:
 			d, ok := s.(*lang.VarDecl)
@@ -240,7 +284,7 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 		default:
 			decl.Init = c.rngAsArray(typ, c.expr(d.Init))
 			c.assignable(d.Init.Position(), d.Name, typ, decl.Init)
-			c.checkShape(d.Init.Position(), d.Name, c.declShape(decl), decl.Init.Shape())
+			c.checkShape(d.Init.Position(), d.Name, c.declShape(decl, typ), decl.Init.Shape())
 		}
 	}
 	if c.block_ == lang.ParametersBlock && te.Base == lang.Int {
@@ -260,8 +304,13 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 	return decl
 }
 
-// declShape returns the statically known sizes of a declaration.
-func (c *checker) declShape(d *Decl) []int {
+// declShape returns the statically known sizes of a declaration, or nil
+// when none is known or the declaration has the wrong number of sizes
+// (an error reported at the declaration).
+func (c *checker) declShape(d *Decl, t lang.Type) []int {
+	if len(d.ArraySizes) != t.Dims || len(d.Sizes) != t.Base.Rank() {
+		return nil
+	}
 	var shape []int
 	known := false
 	for _, e := range append(append([]Expr{}, d.ArraySizes...), d.Sizes...) {
@@ -325,6 +374,9 @@ func (c *checker) assignable(p lang.Pos, name string, t lang.Type, e Expr) {
 func (c *checker) stmts(ss []lang.Stmt, local bool) []Stmt {
 	var out []Stmt
 	for _, s := range ss {
+		if c.full() {
+			break
+		}
 		if st := c.stmt(s, local); st != nil {
 			out = append(out, st)
 		}
@@ -622,6 +674,9 @@ func (c *checker) tilde(s *lang.Tilde) Stmt {
 }
 
 func (c *checker) undeclared(id *lang.Ident) {
+	if c.full() {
+		return
+	}
 	var names []string
 	for _, s := range c.scopes {
 		for n := range s {

@@ -39,7 +39,7 @@ func (c *checker) exprAllowString(e lang.Expr) Expr {
 		}
 		var shape []int
 		if v.Decl != nil {
-			shape = c.declShape(v.Decl)
+			shape = c.declShape(v.Decl, v.Type)
 		}
 		return &VarRef{info: info{pos: e.Pos, typ: v.Type, data: v.Data, shape: shape}, Var: v}
 	case *lang.Call:

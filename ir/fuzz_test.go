@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/shmlang/shm/parser"
 )
 
 // FuzzCheck checks that no input makes the parser or the checker panic,
-// and that a program is either accepted with a model or rejected with
-// errors.
+// that a program is either accepted with a model or rejected with errors,
+// and that a prefix of it has its errors (what checkSource relies on).
 func FuzzCheck(f *testing.F) {
 	for _, pattern := range []string{"testdata/valid/*.shm", "testdata/invalid/*.shm", "../models/*.shm"} {
 		files, _ := filepath.Glob(pattern)
@@ -27,6 +29,13 @@ func FuzzCheck(f *testing.F) {
 		}
 		for _, e := range errs {
 			_ = e.Error()
+		}
+		// A prefix has the program's errors on its lines (checkSource).
+		if cut, ok := parser.Prefix(src, len(src)/2); ok {
+			_, whole := checkWhole("fuzz.shm", src)
+			if ok, diff := prefixAgrees(src, whole, cut); !ok {
+				t.Fatal(diff)
+			}
 		}
 		if m != nil {
 			// Lay out the parameters with unit sizes: must not fail or panic.

@@ -2,7 +2,7 @@ package ir
 
 import (
 	"fmt"
-	"sort"
+	"unicode/utf8"
 )
 
 // suggest returns `; did you mean "x"?` for the candidate closest to name,
@@ -15,28 +15,30 @@ func suggest(name string, candidates []string) string {
 }
 
 // closest returns the candidate closest to name in edit distance, or ""
-// when none is close enough to be a likely typo.
+// when none is close enough to be a likely typo. Ties go to the
+// alphabetically first candidate. Candidates whose length alone puts them
+// out of reach are not compared, so that a scope of many thousand names
+// costs a scan, not as many edit distances.
 func closest(name string, candidates []string) string {
-	best, bestD := "", 1<<30
-	sorted := append([]string(nil), candidates...)
-	sort.Strings(sorted)
-	for _, c := range sorted {
-		if c == name {
-			continue
-		}
-		if d := editDistance(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
+	n := utf8.RuneCountInString(name)
 	limit := 1
-	switch n := len(name); {
+	switch {
 	case n > 6:
 		limit = 3
 	case n > 3:
 		limit = 2
 	}
-	if bestD > limit {
-		return ""
+	best, bestD := "", limit+1
+	for _, c := range candidates {
+		if c == name {
+			continue
+		}
+		if diff := utf8.RuneCountInString(c) - n; diff > limit || -diff > limit {
+			continue
+		}
+		if d := editDistance(name, c); d < bestD || d == bestD && c < best {
+			best, bestD = c, d
+		}
 	}
 	return best
 }

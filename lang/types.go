@@ -42,6 +42,18 @@ func (b Base) IsScalar() bool { return b == Int || b == Real }
 // IsLinalg reports whether b is vector, row_vector or matrix.
 func (b Base) IsLinalg() bool { return b == Vector || b == RowVector || b == Matrix }
 
+// Rank is the number of sizes of a value of kind b: 2 for a matrix, 1 for
+// a vector or row_vector, 0 otherwise.
+func (b Base) Rank() int {
+	switch b {
+	case Matrix:
+		return 2
+	case Vector, RowVector:
+		return 1
+	}
+	return 0
+}
+
 // Type is the static type of an expression or variable without sizes:
 // a base kind and a number of array dimensions (0 for a non-array).
 type Type struct {

@@ -8,16 +8,6 @@ import (
 // The participle grammar. These types are the concrete parse tree; they are
 // converted into lang nodes by convert.go and never leave this package.
 
-var shmLexer = lexer.MustSimple([]lexer.SimpleRule{
-	{Name: "Comment", Pattern: `//[^\n]*|/\*([^*]|\*+[^*/])*\*+/`},
-	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
-	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
-	{Name: "Real", Pattern: `(\d+\.\d*|\.\d+)([eE][+-]?\d+)?|\d+[eE][+-]?\d+`},
-	{Name: "Int", Pattern: `\d+`},
-	{Name: "Ident", Pattern: `[a-zA-Z][a-zA-Z0-9_]*`},
-	{Name: "Op", Pattern: `\.\*=|\./=|%/%|\|\||&&|==|!=|<=|>=|\+=|-=|\*=|/=|\.\*|\./|\.\^|[-+*/%\\^!<>=?:~|'(){}\[\],;]`},
-})
-
 type pProgram struct {
 	Blocks []*pBlock `parser:"@@*"`
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -63,25 +64,36 @@ func New() (*Parser, error) {
 // statements that parsed and the list of errors, sorted by position; the
 // program is nil when the file could not be read as blocks at all.
 func Parse(file, src string) (*lang.Program, lang.ErrorList) {
-	p, err := New()
+	p, err := shared()
 	if err != nil {
 		return nil, lang.ErrorList{{File: file, Msg: err.Error()}}
 	}
 	return p.Parse(file, src)
 }
 
+// shared is the Parser of the package function Parse, built once: building
+// the grammars costs more than parsing a typical model.
+var shared = sync.OnceValues(New)
+
 // Parse parses one .shm file; see the package function Parse.
 func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
 	source := lang.NewSource(file, src)
 	var errs lang.ErrorList
-	if e := checkDepth(source, src); e != nil {
-		return nil, lang.ErrorList{e}
+	lx, deep, lexErr := lexChecked(source, file, src)
+	if deep != nil {
+		return nil, lang.ErrorList{deep}
 	}
 	text := []byte(src)
 	parsed := 0 // bytes parsed so far, to bound the recovery's work
 	for {
+		if parsed > 0 { // a statement was blanked
+			lx, _, lexErr = lexProgram(file, string(text))
+		}
 		parsed += len(text)
-		tree, err := p.grammar.ParseBytes(file, text)
+		tree, err := (*pProgram)(nil), lexErr
+		if err == nil {
+			tree, err = p.grammar.ParseFromLexer(lx)
+		}
 		if err == nil {
 			c := &converter{src: source}
 			prog := c.program(tree, file)
@@ -153,7 +165,7 @@ func danglingOperator(ut *participle.UnexpectedTokenError, text []byte) (lexer.T
 	if !binaryOps[ut.Unexpected.Value] {
 		return lexer.Token{}, false
 	}
-	toks, err := lexTokens(text)
+	toks, err := lexAll("", string(text))
 	if err != nil {
 		return lexer.Token{}, false
 	}
@@ -239,22 +251,26 @@ func invalidTextMessage(msg string) string {
 // maxNesting: brackets (checkNesting), and operators the grammar nests
 // rather than repeats (checkChains). Deeper input would overflow the
 // parser's stack, a fatal error, not a panic.
-func checkDepth(source *lang.Source, src string) *lang.Error {
+func checkDepth(source *lang.Source, src string, toks []lexer.Token) *lang.Error {
 	if e := checkNesting(source, src); e != nil {
 		return e
 	}
-	return checkChains(source, src)
+	return checkChains(source, toks)
+}
+
+// lexChecked lexes src once for both the depth checks and the parser. A
+// lexing error is returned as err, for the parser's error report; deep is
+// the error of input nested too deep to parse.
+func lexChecked(source *lang.Source, file, src string) (lx *lexer.PeekingLexer, deep *lang.Error, err error) {
+	lx, toks, err := lexProgram(file, src)
+	return lx, checkDepth(source, src, toks), err
 }
 
 // checkChains rejects runs of more than maxNesting prefix operators
 // (- - - x) and chains of more than maxNesting ^ or .^ at one bracket
-// depth (x^x^...^x is right-associative). Input that does not lex is left
-// to the parser's error.
-func checkChains(source *lang.Source, src string) *lang.Error {
-	toks, err := lexTokens([]byte(src))
-	if err != nil {
-		return nil
-	}
+// depth (x^x^...^x is right-associative) in toks, which is nil for input
+// that does not lex (left to the parser's error).
+func checkChains(source *lang.Source, toks []lexer.Token) *lang.Error {
 	run := 0        // consecutive prefix operators
 	pow := []int{0} // per open bracket: the ^ of the current chain
 	for _, t := range toks {
@@ -322,7 +338,7 @@ func blankStatement(text []byte, at int) bool {
 	if at < 0 || at >= len(text) {
 		return false
 	}
-	toks, err := lexTokens(text)
+	toks, err := lexAll("", string(text))
 	if err != nil {
 		// A lexing error: blank the offending character, or the rest of
 		// the line after a '#' (meant as a comment).
@@ -408,31 +424,4 @@ scan:
 		}
 	}
 	return true
-}
-
-// lexTokens returns the non-comment, non-space tokens of text.
-func lexTokens(text []byte) ([]lexer.Token, error) {
-	lx, err := shmLexer.LexString("", string(text))
-	if err != nil {
-		return nil, err
-	}
-	skip := map[lexer.TokenType]bool{}
-	for name, tt := range shmLexer.Symbols() {
-		if name == "Comment" || name == "Whitespace" {
-			skip[tt] = true
-		}
-	}
-	var toks []lexer.Token
-	for {
-		t, err := lx.Next()
-		if err != nil {
-			return nil, err
-		}
-		if t.EOF() {
-			return toks, nil
-		}
-		if !skip[t.Type] {
-			toks = append(toks, t)
-		}
-	}
 }

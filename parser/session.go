@@ -32,10 +32,14 @@ func (p *Parser) ParseExpr(file, src string) (lang.Expr, lang.ErrorList) {
 func parseFragment[T, R any](g *participle.Parser[T], file, src string, convert func(*converter, *T) R) (R, lang.ErrorList) {
 	var zero R
 	source := lang.NewSource(file, src)
-	if e := checkDepth(source, src); e != nil {
-		return zero, lang.ErrorList{e}
+	lx, deep, err := lexChecked(source, file, src)
+	if deep != nil {
+		return zero, lang.ErrorList{deep}
 	}
-	tree, err := g.ParseString(file, src)
+	var tree *T
+	if err == nil {
+		tree, err = g.ParseFromLexer(lx)
+	}
 	if err != nil {
 		e, _ := syntaxError(source, err, []byte(src))
 		return zero, lang.ErrorList{e}
