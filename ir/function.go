@@ -300,7 +300,7 @@ func (c *checker) callStmt(s *lang.CallStmt) Stmt {
 	e := c.call(s.Call)
 	uc, ok := e.(*UserCall)
 	switch {
-	case e.Type().IsBad() && !ok:
+	case e.Type().IsBad() && (!ok || uc.Func == nil): // reported
 		return nil
 	case !ok:
 		c.errorf(s.Pos, "the result of %s would be discarded: only a call of a function returning void is a statement", s.Call.Name)

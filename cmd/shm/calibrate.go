@@ -316,7 +316,7 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 // planBinder binds the plan's model to its data with extra values.
 func planBinder(plan *calibrate.Plan) calibrate.Binder {
 	return func(ctx context.Context, extra []*data.Value, seed uint64) (*runtime.Model, error) {
-		m, err := checkModel(plan.Model)
+		m, err := checkModelContext(ctx, plan.Model)
 		if err != nil {
 			return nil, err
 		}

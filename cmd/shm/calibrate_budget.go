@@ -62,7 +62,7 @@ type budgetBinder func(opts runtime.Options) (*runtime.Model, error)
 
 func newBudgetBinder(ctx context.Context, model string, files []string, f *budgetFlags) budgetBinder {
 	return func(opts runtime.Options) (*runtime.Model, error) {
-		m, err := checkModel(model)
+		m, err := checkModelContext(ctx, model)
 		if err != nil {
 			return nil, err
 		}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"text/tabwriter"
 
-	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
 )
 
 // cmdCheck implements "shm check model.shm": it prints "ok" and one line
@@ -16,18 +20,22 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: shm check model.shm")
 		return 2
 	}
-	file := args[0]
-	text, err := os.ReadFile(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "shm: %v\n", err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m, err := checkModelContext(ctx, args[0])
+	var errs lang.ErrorList
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "shm check: interrupted")
 		return 1
-	}
-	m, errs := ir.CheckSource(file, string(text))
-	if len(errs) > 0 {
+	case errors.As(err, &errs):
 		for _, e := range errs {
 			fmt.Fprintln(stderr, e)
 		}
 		fmt.Fprintf(stderr, "%d error(s)\n", len(errs))
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "shm: %v\n", err)
 		return 1
 	}
 	fmt.Fprintln(stdout, "ok")

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/stdlib"
@@ -73,15 +74,36 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 
 // checkModel reads and checks a model file, rendering every error.
 func checkModel(path string) (*ir.Model, error) {
+	return checkModelContext(context.Background(), path)
+}
+
+// checkModelContext is checkModel stopped by ctx. Checking a file of
+// megabytes takes seconds (the parser reads about 0.5 MB/s) and cannot be
+// stopped midway, so it runs on its own goroutine, which a stop abandons
+// to end with the process.
+func checkModelContext(ctx context.Context, path string) (*ir.Model, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	m, errs := ir.CheckSource(path, string(text))
-	if len(errs) > 0 {
-		return nil, errs
+	type result struct {
+		m    *ir.Model
+		errs lang.ErrorList
 	}
-	return m, nil
+	done := make(chan result, 1)
+	go func() {
+		m, errs := ir.CheckSource(path, string(text))
+		done <- result{m, errs}
+	}()
+	select {
+	case r := <-done:
+		if len(r.errs) > 0 {
+			return nil, r.errs
+		}
+		return r.m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // loadInit reads --init: a JSON file, or name=value pairs separated by
@@ -167,7 +189,7 @@ func bindModel(path string, files, sets []string, seed uint64, print io.Writer) 
 // bindModelContext is bindModel with a context that stops the loops of
 // transformed data and of the model's density evaluations once done.
 func bindModelContext(ctx context.Context, path string, files, sets []string, seed uint64, print io.Writer) (*runtime.Model, error) {
-	m, err := checkModel(path)
+	m, err := checkModelContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,25 +157,53 @@ model {
 parameters { real mu; }
 model { mu ~ normal(0, 1); }
 `)
+	// A program of 100 000 lines, which takes seconds to parse.
+	huge := writeFile(t, dir, "huge.shm", hugeModel(100000))
 	cases := []struct {
 		name, model string
 		progress    bool // wait for the first progress line
-	}{{"iterations", model, true}, {"transformed data", tdLoop, false}, {"density", modelLoop, false}, {"sinkhorn call", longCall, false}}
+	}{{"iterations", model, true}, {"transformed data", tdLoop, false}, {"density", modelLoop, false},
+		{"sinkhorn call", longCall, false}, {"checking", huge, false}}
 	for _, tc := range cases {
 		for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
 			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
-				signalRun(t, dir, tc.model, tc.progress, sig)
+				out := filepath.Join(dir, "out-"+filepath.Base(tc.model)+"-"+sig.String())
+				signalRun(t, out, tc.progress, sig, "sample", tc.model, "--warmup", "100000000", "--samples", "10",
+					"--seed", "1", "--refresh", "1000", "--output", out)
 			})
 		}
 	}
 }
 
-// signalRun starts shm sample on model, sends sig once it runs, and checks
-// how it ends.
-func signalRun(t *testing.T, dir, model string, progress bool, sig os.Signal) {
-	out := filepath.Join(dir, "out-"+filepath.Base(model)+"-"+sig.String())
-	cmd := exec.Command(os.Args[0], "sample", model, "--warmup", "100000000", "--samples", "10", "--seed", "1",
-		"--refresh", "1000", "--output", out)
+// TestCheckSignals stops "shm check" of a file that takes seconds to
+// parse with SIGTERM and SIGINT.
+func TestCheckSignals(t *testing.T) {
+	dir := t.TempDir()
+	huge := writeFile(t, dir, "huge.shm", hugeModel(100000))
+	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+		t.Run(sig.String(), func(t *testing.T) {
+			signalRun(t, filepath.Join(dir, "none"), false, sig, "check", huge)
+		})
+	}
+}
+
+// hugeModel returns a valid program of about n lines.
+func hugeModel(n int) string {
+	var b strings.Builder
+	b.WriteString("parameters { real mu; }\nmodel {\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  real x%d = mu + 2 * mu;\n", i)
+	}
+	b.WriteString("  mu ~ normal(0, 1);\n}\n")
+	return b.String()
+}
+
+// signalRun runs shm with args, sends sig once it runs (after its first
+// progress line, or half a second), and checks how it ends: within
+// seconds, saying "interrupted", with a non-zero status and nothing in the
+// folder out.
+func signalRun(t *testing.T, out string, progress bool, sig os.Signal, args ...string) {
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
 	var stderr bytes.Buffer
 	stderrPipe, err := cmd.StderrPipe()
