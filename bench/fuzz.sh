@@ -4,13 +4,17 @@
 # (executions, corpus, failures); each target's whole log stays in LOGDIR
 # (default a new temporary folder, printed). The results go to
 # BENCHMARKS.md ("Fuzzing"). Usage: FUZZTIME=10m bash bench/fuzz.sh
+# [TARGET...] (targets as ./pkg:FuzzName; all of them by default).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-10m}
 logdir=${LOGDIR:-$(mktemp -d)}
 mkdir -p "$logdir"
 echo "logs in $logdir"
-targets=(./parser:FuzzParse ./ir:FuzzCheck ./runtime/data:FuzzReadCSV ./runtime/data:FuzzReadJSON ./runtime/data:FuzzParseSet)
+targets=(./parser:FuzzParse ./parser:FuzzLexer ./ir:FuzzCheck ./runtime/data:FuzzReadCSV ./runtime/data:FuzzReadJSON ./runtime/data:FuzzParseSet)
+if [ $# -gt 0 ]; then
+  targets=("$@")
+fi
 run() {
   local pkg=${1%%:*} name=${1##*:}
   local log="$logdir/$name.log"

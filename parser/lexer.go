@@ -19,7 +19,7 @@ import (
 //	Real        1.5, 1., .5, 1e3, 1.5e-3
 //	Int         digits
 //	Ident       a letter, then letters, digits and underscores
-//	Op          the operators and punctuation in operators below
+//	Op          the operators and punctuation of operators and singleOps
 const (
 	tokComment lexer.TokenType = lexer.EOF - 1 - iota
 	tokWhitespace
@@ -207,11 +207,14 @@ func digits(s string) int {
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// lexAll returns the tokens of src without comments and whitespace, ending
-// with the end of file, or the first lexing error.
+// lexAll returns the tokens of src without comments, whitespace and the
+// end of file, or the first lexing error.
 func lexAll(file, src string) ([]lexer.Token, error) {
 	_, toks, err := lexProgram(file, src)
-	return toks, err
+	if err != nil {
+		return nil, err
+	}
+	return toks[:len(toks)-1], nil
 }
 
 // lexProgram lexes src for the parser: the tokens without comments and
