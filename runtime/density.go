@@ -56,6 +56,7 @@ func (d *Density) Dim() int { return d.m.Layout.Dim }
 func (d *Density) start() {
 	d.tape.Reset()
 	d.ev.cellMem.reset()
+	d.ev.evaluation++
 	copy(d.ev.frame, d.base)
 	d.ev.crn.workers, d.ev.crn.needGrad = d.Workers, false
 	d.ev.target, d.ev.targetPos = d.ev.target[:0], d.ev.targetPos[:0]

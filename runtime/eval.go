@@ -49,6 +49,13 @@ type evaluator struct {
 	// hoisted counts the executions of loops with hoisted subexpressions
 	// (hoist.go), for tests; noLift also turns them off.
 	hoisted int
+	// replays are the model's loops that may be replayed (replay.go),
+	// replayed counts their replayed executions, for tests, and
+	// evaluation counts the evaluations begun, which a replayed loop's
+	// executions are counted in.
+	replays    map[*ir.For]bool
+	replayed   int
+	evaluation uint64
 	// frames are the frames of user-function calls by depth, reused
 	// from call to call; depth is the number of calls running, and ret
 	// the value of the return statement being executed.
@@ -70,6 +77,7 @@ func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.T
 	if m != nil {
 		ev.frame = make([]slot, len(m.Vars))
 	}
+	ev.replays = replayedLoops(m)
 	return ev
 }
 

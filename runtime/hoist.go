@@ -65,7 +65,7 @@ type hoister struct {
 // compileHoistedFor compiles a loop with hoisted subexpressions, falling
 // back on run (the loop as written) at run time; it returns nil when the
 // body has none.
-func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b int) (control, error)) stmtPlan {
+func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b int) (control, error), replays map[*ir.For]bool) stmtPlan {
 	lc := &liftCompiler{loopVar: s.Var, written: map[*ir.Var]bool{}, assigned: map[*ir.Var]bool{}, locals: map[*ir.Var]bool{}}
 	h := &hoister{lc: lc, decl: map[*ir.Var]bool{}, st: &hoistState{}}
 	walkWrites(s.Body, func(v *ir.Var) { lc.written[v] = true }, func(v *ir.Var) { h.decl[v] = true })
@@ -74,7 +74,7 @@ func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b i
 		return nil
 	}
 	h.st.vecs = make([]autodiff.Value, len(h.plans))
-	hoisted := forLoop(s, compileStmt(body))
+	hoisted := forLoop(s, compileStmt(body, replays))
 	env := &liftEnv{ni: 1}
 	return func(ev *evaluator) (control, error) {
 		a, b, err := ints(ev, lo, hi)

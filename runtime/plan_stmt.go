@@ -32,15 +32,15 @@ func (ev *evaluator) stmtPlanFor(s ir.Stmt) stmtPlan {
 	if ev.stmtPlans == nil {
 		ev.stmtPlans = map[ir.Stmt]stmtPlan{}
 	}
-	p := compileStmt(s)
+	p := compileStmt(s, ev.replays)
 	ev.stmtPlans[s] = p
 	return p
 }
 
 // compileStmt compiles s; a statement it does not know runs on the
-// interpreter.
-func compileStmt(s ir.Stmt) stmtPlan {
-	if p := compileKnownStmt(s); p != nil {
+// interpreter. The loops in replays are replayed (replay.go).
+func compileStmt(s ir.Stmt, replays map[*ir.For]bool) stmtPlan {
+	if p := compileKnownStmt(s, replays); p != nil {
 		return p
 	}
 	return func(ev *evaluator) (control, error) { return ev.execIR(s) }
@@ -84,12 +84,12 @@ func forLoop(s *ir.For, body stmtPlan) func(ev *evaluator, a, b int) (control, e
 	}
 }
 
-func compileKnownStmt(s ir.Stmt) stmtPlan {
+func compileKnownStmt(s ir.Stmt, replays map[*ir.For]bool) stmtPlan {
 	switch s := s.(type) {
 	case *ir.Block:
 		body := make([]stmtPlan, len(s.Stmts))
 		for i, x := range s.Stmts {
-			body[i] = compileStmt(x)
+			body[i] = compileStmt(x, replays)
 		}
 		return func(ev *evaluator) (control, error) {
 			for _, p := range body {
@@ -104,7 +104,7 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 		if lo == nil || hi == nil {
 			return nil
 		}
-		run := forLoop(s, compileStmt(s.Body))
+		run := forLoop(s, compileStmt(s.Body, replays))
 		loop := func(ev *evaluator) (control, error) {
 			a, b, err := ints(ev, lo, hi)
 			if err != nil {
@@ -113,10 +113,12 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 			return run(ev, a, b)
 		}
 		if lifted := compileLiftedFor(s, loop); lifted != nil {
-			return lifted
+			loop = lifted
+		} else if hoisted := compileHoistedFor(s, lo, hi, run, replays); hoisted != nil {
+			loop = hoisted
 		}
-		if hoisted := compileHoistedFor(s, lo, hi, run); hoisted != nil {
-			return hoisted
+		if replays[s] {
+			return compileReplayedFor(s, loop)
 		}
 		return loop
 	case *ir.If:
@@ -124,10 +126,10 @@ func compileKnownStmt(s ir.Stmt) stmtPlan {
 		if cond == nil {
 			return nil
 		}
-		then := compileStmt(s.Then)
+		then := compileStmt(s.Then, replays)
 		var els stmtPlan
 		if s.Else != nil {
-			els = compileStmt(s.Else)
+			els = compileStmt(s.Else, replays)
 		}
 		return func(ev *evaluator) (control, error) {
 			x, err := cond(ev)
