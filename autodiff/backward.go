@@ -4,9 +4,9 @@ import "math"
 
 // backward runs every recorded node in reverse order.
 func (t *Tape) backward() {
-	val, adj := t.val, t.adj
-	for k := len(t.nodes) - 1; k >= 0; k-- {
-		nd := &t.nodes[k]
+	val, adj, nodes := t.val, t.adj, t.nodes
+	for k := len(nodes) - 1; k >= 0; k-- {
+		nd := &nodes[k]
 		if nd.n == 1 && nd.op == opBinary && nd.fn <= uint8(Div) {
 			// Scalar arithmetic, inline. Adding into a constant's
 			// adjoint is harmless, so the flags are not tested.

@@ -45,13 +45,10 @@ func (t *Tape) unaryScalar(f UnaryFunc, x Value) Value {
 	default:
 		y = unaryTable[f].f(xv)
 	}
-	off := t.alloc(1)
-	t.val[off] = y
+	off := t.push(y)
 	c := x.kf & flagConst
 	if c == 0 {
-		nd := t.newNode()
-		nd.op, nd.fn, nd.flags = opUnary, uint8(f), 0
-		nd.n, nd.out, nd.a, nd.b, nd.c = 1, off, x.off, 0, 0
+		t.nodes = append(t.nodes, node{op: opUnary, fn: uint8(f), n: 1, out: off, a: x.off})
 	}
 	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
@@ -281,8 +278,7 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 	default:
 		z = binaryTable[f].f(x, y)
 	}
-	off := t.alloc(1)
-	t.val[off] = z
+	off := t.push(z)
 	c := a.kf & b.kf & flagConst
 	if c == 0 {
 		var flags uint8 = nodeAScalar | nodeBScalar
@@ -292,9 +288,7 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 		if b.IsConst() {
 			flags |= nodeBConst
 		}
-		nd := t.newNode()
-		nd.op, nd.fn, nd.flags = opBinary, uint8(f), flags
-		nd.n, nd.out, nd.a, nd.b, nd.c = 1, off, a.off, b.off, 0
+		t.nodes = append(t.nodes, node{op: opBinary, fn: uint8(f), flags: flags, n: 1, out: off, a: a.off, b: b.off})
 	}
 	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
