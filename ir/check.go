@@ -25,14 +25,17 @@ const firstPrefix = 64 << 10
 // full of errors costs what its first errors cost; a valid one is checked
 // whole after prefixes that add at most a third to the work.
 func checkSource(file, text string, prefix int) (*Model, lang.ErrorList) {
+	var source *lang.Source // of the whole text, for the errors' lines
 	for ; prefix > 0 && prefix <= len(text)/2; prefix *= 4 {
 		cut, ok := parser.Prefix(text, prefix)
 		if !ok {
 			break
 		}
 		_, errs := checkWhole(file, cut.Text)
+		if source == nil {
+			source = lang.NewSource(file, text)
+		}
 		var before lang.ErrorList
-		source := lang.NewSource(file, text)
 		for _, e := range errs {
 			if e.Pos.Line <= cut.Line {
 				before = append(before, source.At(e.Pos, e.Msg)) // the whole line
