@@ -1,10 +1,9 @@
 package ir
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/shmlang/shm/internal/testprogs"
 	"github.com/shmlang/shm/parser"
 )
 
@@ -12,15 +11,8 @@ import (
 // that a program is either accepted with a model or rejected with errors,
 // and that a prefix of it has its errors (what checkSource relies on).
 func FuzzCheck(f *testing.F) {
-	for _, pattern := range []string{"testdata/valid/*.shm", "testdata/invalid/*.shm", "../models/*.shm"} {
-		files, _ := filepath.Glob(pattern)
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(string(b))
-		}
+	for _, src := range testprogs.All(f, "..") {
+		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		m, errs := CheckSource("fuzz.shm", src)

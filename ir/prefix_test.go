@@ -1,12 +1,11 @@
 package ir
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/internal/testprogs"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/parser"
 )
@@ -42,31 +41,12 @@ func prefixAgrees(src string, whole lang.ErrorList, cut parser.Cut) (bool, strin
 	return true, ""
 }
 
-// testPrograms returns the repository's test programs and models.
-func testPrograms(t testing.TB) map[string]string {
-	out := map[string]string{}
-	for _, pattern := range []string{"testdata/valid/*.shm", "testdata/invalid/*.shm", "../models/*.shm", "../models/*/*.shm"} {
-		files, _ := filepath.Glob(pattern)
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[file] = string(b)
-		}
-	}
-	if len(out) < 100 {
-		t.Fatalf("only %d test programs found", len(out))
-	}
-	return out
-}
-
 // TestPrefixErrors checks what checkSource relies on: at every place
 // where parser.Prefix may cut a program, the prefix has the program's
 // errors on its lines. Every test program is cut everywhere.
 func TestPrefixErrors(t *testing.T) {
 	cuts := 0
-	for file, src := range testPrograms(t) {
+	for file, src := range testprogs.All(t, "..") {
 		_, whole := checkWhole("p.shm", src)
 		last := ""
 		for i, c := range src {

@@ -1,23 +1,16 @@
 package parser
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/shmlang/shm/internal/testprogs"
 )
 
-// addSeeds adds every .shm file of the repository's test programs and
-// models to the fuzzer's corpus (beside the committed testdata/fuzz files).
+// addSeeds adds the repository's programs to the fuzzer's corpus (beside
+// the committed testdata/fuzz files).
 func addSeeds(f *testing.F) {
-	for _, pattern := range []string{"../ir/testdata/valid/*.shm", "../ir/testdata/invalid/*.shm", "../models/*.shm"} {
-		files, _ := filepath.Glob(pattern)
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(string(b))
-		}
+	for _, src := range testprogs.All(f, "..") {
+		f.Add(src)
 	}
 }
 

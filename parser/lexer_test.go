@@ -1,13 +1,13 @@
 package parser
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/shmlang/shm/internal/testprogs"
 )
 
 // referenceLexer is the language's token rules as regular expressions,
@@ -76,18 +76,8 @@ func TestLexerMatchesRules(t *testing.T) {
 		"\t\r\n  x\n\ny", "x\n  é y", "é\nx", "1.5e-3e4", "0x1F", "a\u00a0b", "x;#comment", "\"\xe9\x80\"",
 		strings.Repeat("é", 20), "\"" + strings.Repeat("é", 20), strings.Repeat("\xff", 30),
 	}
-	for _, pattern := range []string{"../ir/testdata/valid/*.shm", "../ir/testdata/invalid/*.shm", "../models/*.shm", "../models/*/*.shm"} {
-		files, _ := filepath.Glob(pattern)
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srcs = append(srcs, string(b))
-		}
-	}
-	if len(srcs) < 100 {
-		t.Fatalf("only %d inputs: the repository's programs were not found", len(srcs))
+	for _, src := range testprogs.All(t, "..") {
+		srcs = append(srcs, src)
 	}
 	for _, src := range srcs {
 		sameTokens(t, src)
