@@ -30,9 +30,13 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 	return out
 }
 
-// unaryScalar is Unary of a valid scalar: the common functions computed
-// inline, the others through the table, bitwise as Unary's loop.
+// unaryScalar is Unary of a valid scalar (and Unary otherwise): the common
+// functions computed inline, the others through the table, bitwise as
+// Unary's loop.
 func (t *Tape) unaryScalar(f UnaryFunc, x Value) Value {
+	if x.Kind() != Scalar || f >= numUnary || x.off < 0 || int(x.off) >= len(t.val) {
+		return t.Unary(f, x)
+	}
 	xv := t.val[x.off]
 	var y float64
 	switch f {
@@ -48,7 +52,9 @@ func (t *Tape) unaryScalar(f UnaryFunc, x Value) Value {
 	off := t.push(y)
 	c := x.kf & flagConst
 	if c == 0 {
-		t.nodes = append(t.nodes, node{op: opUnary, fn: uint8(f), n: 1, out: off, a: x.off})
+		nd := t.newNode()
+		nd.op, nd.fn, nd.flags = opUnary, uint8(f), 0
+		nd.n, nd.out, nd.a, nd.b, nd.c = 1, off, x.off, 0, 0
 	}
 	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }
@@ -110,12 +116,12 @@ func (t *Tape) Pow(a, b Value) Value {
 // BinaryScalar is Binary for two scalars, the common case of compiled
 // scalar code: f's operation without the shape dispatch (it is Binary for
 // other shapes).
-func (t *Tape) BinaryScalar(f BinaryFunc, a, b Value) Value {
-	if a.Kind() != Scalar || b.Kind() != Scalar {
-		return t.Binary(f, a, b)
-	}
-	return t.binaryScalar(f, a, b)
-}
+func (t *Tape) BinaryScalar(f BinaryFunc, a, b Value) Value { return t.binaryScalar(f, a, b) }
+
+// UnaryScalar is Unary for a scalar, the common case of compiled scalar
+// code: f's operation without the shape dispatch (it is Unary for other
+// shapes).
+func (t *Tape) UnaryScalar(f UnaryFunc, x Value) Value { return t.unaryScalar(f, x) }
 
 // Binary applies f elementwise. Either operand may be a scalar, which is
 // broadcast over the other; otherwise both must have the same kind and
@@ -254,8 +260,12 @@ func binaryForward(f BinaryFunc, y, av, bv []float64, sa, sb int) {
 	}
 }
 
-// binaryScalar is the fast path of Binary for two scalars.
+// binaryScalar is the fast path of Binary for two scalars (Binary for
+// other shapes).
 func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
+	if a.Kind() != Scalar || b.Kind() != Scalar {
+		return t.Binary(f, a, b)
+	}
 	if int(a.off) >= len(t.val) || int(b.off) >= len(t.val) || a.off < 0 || b.off < 0 || f >= numBinary {
 		t.check(a, f.String())
 		t.check(b, f.String())
@@ -288,7 +298,9 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 		if b.IsConst() {
 			flags |= nodeBConst
 		}
-		t.nodes = append(t.nodes, node{op: opBinary, fn: uint8(f), flags: flags, n: 1, out: off, a: a.off, b: b.off})
+		nd := t.newNode()
+		nd.op, nd.fn, nd.flags = opBinary, uint8(f), flags
+		nd.n, nd.out, nd.a, nd.b, nd.c = 1, off, a.off, b.off, 0
 	}
 	return Value{off: off, rows: 1, cols: 1, kf: uint8(Scalar) | c}
 }

@@ -597,7 +597,7 @@ func compileCall(e *ir.Call) realPlan {
 				if err != nil {
 					return a, err
 				}
-				return ev.tape().Unary(f, a), nil
+				return ev.tape().UnaryScalar(f, a), nil
 			}
 		}
 	}
