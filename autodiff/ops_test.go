@@ -632,6 +632,45 @@ func TestBinaryScalar(t *testing.T) {
 	if got := tp.Val(y); len(got) != 3 || got[2] != 6 {
 		t.Errorf("BinaryScalar on a vector: %v, want [2 4 6]", got)
 	}
+	tp.BinaryScalar(Add, Value{}, tp.Const(1))
+	if tp.Err() == nil {
+		t.Error("BinaryScalar of an invalid value: no error")
+	}
+}
+
+// TestUnaryScalar checks UnaryScalar against Unary: bitwise on scalars
+// (value and derivative), Unary itself on a vector, and Unary's error on
+// an invalid value.
+func TestUnaryScalar(t *testing.T) {
+	for f := UnaryFunc(0); f < numUnary; f++ {
+		var res [2][2]float64
+		for k, fast := range []bool{true, false} {
+			tp := NewTape()
+			x := tp.Var(0.3)
+			var y Value
+			if fast {
+				y = tp.UnaryScalar(f, x)
+			} else {
+				y = tp.Unary(f, x)
+			}
+			if err := tp.Gradient(y); err != nil {
+				t.Fatal(err)
+			}
+			res[k] = [2]float64{tp.Scalar(y), tp.Adj(x)[0]}
+		}
+		if !sameBits(res[0][0], res[1][0]) || !sameBits(res[0][1], res[1][1]) {
+			t.Errorf("%v: UnaryScalar %v, Unary %v", f, res[0], res[1])
+		}
+	}
+	tp := NewTape()
+	x := tp.VarVec([]float64{1, 4, 9})
+	if got := tp.Val(tp.UnaryScalar(Sqrt, x)); len(got) != 3 || got[2] != 3 {
+		t.Errorf("UnaryScalar on a vector: %v, want [1 2 3]", got)
+	}
+	tp.UnaryScalar(Exp, Value{})
+	if tp.Err() == nil {
+		t.Error("UnaryScalar of an invalid value: no error")
+	}
 }
 
 // TestElements checks Elements against Index, for variables and
