@@ -78,7 +78,7 @@ func checkModel(path string) (*ir.Model, error) {
 }
 
 // checkModelContext is checkModel stopped by ctx. Checking a file of
-// megabytes takes seconds (the parser reads about 0.5 MB/s) and cannot be
+// megabytes takes seconds (the parser reads about 0.4 MB/s) and cannot be
 // stopped midway, so it runs on its own goroutine, which a stop abandons
 // to end with the process.
 func checkModelContext(ctx context.Context, path string) (*ir.Model, error) {
