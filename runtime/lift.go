@@ -40,6 +40,9 @@ type liftedValue struct {
 	ints  []int          // per-iteration ints
 	ad    autodiff.Value // per-iteration reals, a vector
 	isInt bool
+	// unit reports that ints ascend by one (ints[k] = ints[0] + k): a
+	// single loop's variable, shifted by invariants (y[t - 1]).
+	unit bool
 }
 
 // liftEnv is the state of one execution of a lifted loop.
@@ -165,7 +168,7 @@ func (r *liftRun) run(list []*liftStmt) (ok bool, err error) {
 			if !s.set {
 				return false, nil
 			}
-			pos, ok, err := liftPositions(ev, env, st.idx, s.dims, &st.posBuf)
+			pos, _, ok, err := liftPositions(ev, env, st.idx, s.dims, &st.posBuf)
 			if !ok || err != nil {
 				return ok, err
 			}
@@ -595,7 +598,7 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 					for k := range buf {
 						buf[k] = env.lo + k
 					}
-					return liftedValue{ints: buf, isInt: true}, true, nil
+					return liftedValue{ints: buf, isInt: true, unit: true}, true, nil
 				}
 				// Iteration k is (lo + k/ni, ilo + k%ni), row by row.
 				for r, k := env.lo, 0; k < env.n; r, k = r+1, k+env.ni {
@@ -706,7 +709,7 @@ func (lc *liftCompiler) index(e *ir.Index) liftPlan {
 		if s.dirty && !isInt {
 			// Elements assigned one by one: gather the cells, without
 			// packing the whole container first.
-			at, ok, err := liftPositions(ev, env, idx, s.dims, &flat)
+			at, _, ok, err := liftPositions(ev, env, idx, s.dims, &flat)
 			if !ok || err != nil || len(s.cells) != product(s.dims) {
 				return liftedValue{}, ok && len(s.cells) == product(s.dims), err
 			}
@@ -721,7 +724,7 @@ func (lc *liftCompiler) index(e *ir.Index) liftPlan {
 			return liftedValue{}, false, err
 		}
 		dims = append(append(dims[:0], x.Dims...), linalgDims(x.AD, x.Type.Base)...)
-		at, ok, err := liftPositions(ev, env, idx, dims, &flat)
+		at, contig, ok, err := liftPositions(ev, env, idx, dims, &flat)
 		if !ok || err != nil {
 			return liftedValue{}, ok, err
 		}
@@ -732,7 +735,7 @@ func (lc *liftCompiler) index(e *ir.Index) liftPlan {
 			}
 			return liftedValue{ints: ints, isInt: true}, true, nil
 		}
-		if contiguous(at) {
+		if contig || contiguous(at) {
 			// Consecutive elements (x[n], y[t - 1]): a view, no copy.
 			whole := t.Reshape(x.AD, autodiff.VectorShape(x.AD.Len()))
 			return liftedValue{ad: t.Slice(whole, at[0], len(at))}, true, nil
@@ -774,10 +777,13 @@ func (lc *liftCompiler) indices(items []*ir.IndexItem) ([]liftPlan, bool) {
 
 // liftPositions computes each iteration's 0-based row-major position in
 // a store of the given sizes from its 1-based indices, into *buf; ok is
-// false when an index is out of range (the loop reports it).
-func liftPositions(ev *evaluator, env *liftEnv, idx []liftPlan, dims []int, buf *[]int) ([]int, bool, error) {
+// false when an index is out of range (the loop reports it). contig
+// reports positions known to be consecutive and ascending (x[n],
+// y[t - 1]: one varying index that ascends by one, in the last
+// dimension).
+func liftPositions(ev *evaluator, env *liftEnv, idx []liftPlan, dims []int, buf *[]int) (at []int, contig, ok bool, err error) {
 	if len(dims) != len(idx) {
-		return nil, false, nil
+		return nil, false, false, nil
 	}
 	// Evaluate the indices first (an index may itself be a gather).
 	var small [4]liftedValue
@@ -785,50 +791,72 @@ func liftPositions(ev *evaluator, env *liftEnv, idx []liftPlan, dims []int, buf 
 	for _, p := range idx {
 		iv, ok, err := p(ev, env)
 		if !ok || err != nil {
-			return nil, ok, err
+			return nil, false, ok, err
 		}
 		if !iv.inv && !iv.isInt {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		vals = append(vals, iv)
 	}
 	// The invariant indices add one offset; each varying one its
 	// iterations' multiples of its stride.
-	at := grow(*buf, env.n)
+	at = grow(*buf, env.n)
 	*buf = at
-	base, stride, first := 0, 1, true
+	base, stride, varying := 0, 1, 0
+	contig = true
 	for d := len(vals) - 1; d >= 0; d-- {
 		iv := vals[d]
-		if iv.inv {
+		switch {
+		case iv.inv:
 			j := iv.v.Int
 			if j < 1 || j > dims[d] {
-				return nil, false, nil
+				return nil, false, false, nil
 			}
 			base += (j - 1) * stride
-		} else {
+		case iv.unit && len(iv.ints) > 0:
+			// Ascending by one: ints[k] = ints[0] + k without overflow
+			// once the first is in range for all of them.
+			if first := iv.ints[0]; first < 1 || first > dims[d]-(len(iv.ints)-1) {
+				return nil, false, false, nil
+			}
+			p := (iv.ints[0] - 1) * stride
+			if varying == 0 {
+				for k := range at {
+					at[k] = p + k*stride
+				}
+			} else {
+				for k := range at {
+					at[k] += p + k*stride
+				}
+			}
+			contig = contig && varying == 0 && stride == 1
+			varying++
+		default:
 			for k, j := range iv.ints {
 				if j < 1 || j > dims[d] {
-					return nil, false, nil
+					return nil, false, false, nil
 				}
-				if first {
+				if varying == 0 {
 					at[k] = (j - 1) * stride
 				} else {
 					at[k] += (j - 1) * stride
 				}
 			}
-			first = false
+			contig = false
+			varying++
 		}
 		stride *= dims[d]
 	}
-	if first {
+	if varying == 0 {
 		clear(at)
+		contig = false
 	}
 	if base != 0 {
 		for k := range at {
 			at[k] += base
 		}
 	}
-	return at, true, nil
+	return at, contig && len(at) > 0, true, nil
 }
 
 // liftTerm is a density of a lifted body, with its arguments'
@@ -905,16 +933,41 @@ func applyBinary(t *autodiff.Tape, op string, intResult bool, a, b liftedValue, 
 	if intResult {
 		out := grow(*buf, n)
 		*buf = out
-		for k := range out {
-			out[k] = intArith(op, a.intAt(k), b.intAt(k))
-		}
-		return liftedValue{ints: out, isInt: true}
+		return liftedValue{ints: out, isInt: true, unit: liftInts(out, op, a, b)}
 	}
 	r := compoundOps[op+"="](t, a.real(t), b.real(t)) // the tape operation of op
 	if r.Kind() == autodiff.Scalar {
 		return liftedValue{inv: true, v: stdlib.RealValue(r)}
 	}
 	return liftedValue{ad: r}
+}
+
+// liftInts sets out to a op b, element by element, for int values of
+// which at most one is invariant, and reports whether the result ascends
+// by one. An invariant added or subtracted (t - 1, the common case of
+// lifted indices) takes one pass without per-element dispatch.
+func liftInts(out []int, op string, a, b liftedValue) bool {
+	switch {
+	case b.inv && (op == "+" || op == "-"):
+		c := b.v.Int
+		if op == "-" {
+			c = -c
+		}
+		for k, x := range a.ints[:len(out)] {
+			out[k] = x + c
+		}
+		return a.unit
+	case a.inv && op == "+":
+		c := a.v.Int
+		for k, y := range b.ints[:len(out)] {
+			out[k] = c + y
+		}
+		return b.unit
+	}
+	for k := range out {
+		out[k] = intArith(op, a.intAt(k), b.intAt(k))
+	}
+	return false
 }
 
 // intAt returns the k-th iteration's int.

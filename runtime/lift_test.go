@@ -235,6 +235,25 @@ model {
   }
   y ~ normal(s, sigma);
 }`},
+		{name: "shifted indices ascending by one", lifted: true, hoisted: true, model: `
+model {
+  vector[N] mu = rep_vector(alpha, N);
+  for (n in 2:(N - 1)) mu[n] = gamma[1] * x[n + 1] + y[1 + n] - x[n - 1] + k2[2, n + 1] * sigma;
+  for (n in 1:3) mu[n] += k2[n, 5] * gamma[2] + k2[n, 5 - n] * gamma[3];
+  y ~ normal(mu, sigma);
+}`},
+		{name: "a shifted index past the end", err: "index 13 out of range", model: `
+model {
+  for (n in 1:N) target += normal_lpdf(y[n + 1] | alpha, sigma);
+}`},
+		{name: "a shifted index before the start", err: "index 0 out of range", model: `
+model {
+  for (n in 1:N) target += normal_lpdf(x[n - 1] | alpha, sigma);
+}`},
+		{name: "a shift that overflows", err: "out of range", model: `
+model {
+  for (n in 1:N) target += normal_lpdf(x[n + (2147483647 * 2147483647 * 2 + 4 * 2147483647)] | alpha, sigma);
+}`},
 		{name: "index out of range", err: "index 4 out of range", model: `
 model {
   vector[N] mu;
