@@ -140,6 +140,13 @@ func (t *Tape) backward() {
 		case opConcat:
 			k := 0
 			for _, p := range t.args[nd.a:nd.b] {
+				if p.rows == 1 && p.cols == 1 { // the common case: a scalar
+					if !p.IsConst() {
+						adj[p.off] += g[k]
+					}
+					k++
+					continue
+				}
 				l := p.Len()
 				if !p.IsConst() {
 					ap := adj[p.off : int(p.off)+l]

@@ -732,6 +732,11 @@ func (t *Tape) Concat(s Shape, parts ...Value) Value {
 		t.fail("concat: invalid shape %v %d×%d", s.Kind, s.Rows, s.Cols)
 		return t.nan(ScalarShape())
 	}
+	if len(parts) == s.Len() {
+		if out, ok := t.concatScalars(s, parts); ok {
+			return out
+		}
+	}
 	n := 0
 	var c uint8 = flagConst
 	for _, p := range parts {
@@ -762,4 +767,28 @@ func (t *Tape) Concat(s Shape, parts ...Value) Value {
 		t.record(node{op: opConcat, n: int32(n), out: out.off, a: int32(lo), b: int32(len(t.args))})
 	}
 	return out
+}
+
+// concatScalars is Concat of parts that are all valid scalars (a vector
+// read from a container filled element by element), in two tight passes;
+// ok is false, with nothing recorded, when some part is not.
+func (t *Tape) concatScalars(s Shape, parts []Value) (out Value, ok bool) {
+	var c uint8 = flagConst
+	for _, p := range parts {
+		if p.rows != 1 || p.cols != 1 || p.kf&kindMask != uint8(Scalar) || uint(p.off) >= uint(len(t.val)) {
+			return Value{}, false
+		}
+		c &= p.kf
+	}
+	out = t.newValue(s, c)
+	y := t.val[out.off:out.end()]
+	for k, p := range parts {
+		y[k] = t.val[p.off]
+	}
+	if c == 0 {
+		lo := len(t.args)
+		t.args = append(t.args, parts...)
+		t.record(node{op: opConcat, n: int32(len(parts)), out: out.off, a: int32(lo), b: int32(len(t.args))})
+	}
+	return out, true
 }
