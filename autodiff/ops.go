@@ -6,7 +6,7 @@ import "math"
 // returns a value of x's shape: one node whatever x's length.
 func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 	if x.Kind() == Scalar && f < numUnary && x.off >= 0 && int(x.off) < len(t.val) {
-		return t.unaryScalar(f, x)
+		return t.UnaryScalar(f, x)
 	}
 	if f >= numUnary {
 		t.fail("Unary: unknown function code %d", f)
@@ -30,11 +30,12 @@ func (t *Tape) Unary(f UnaryFunc, x Value) Value {
 	return out
 }
 
-// unaryScalar is Unary of a valid scalar (and Unary otherwise): the common
-// functions computed inline, the others through the table, bitwise as
-// Unary's loop.
-func (t *Tape) unaryScalar(f UnaryFunc, x Value) Value {
-	if x.Kind() != Scalar || f >= numUnary || x.off < 0 || int(x.off) >= len(t.val) {
+// UnaryScalar is Unary for a scalar, the common case of compiled scalar
+// code: f's operation without the shape dispatch, the common functions
+// computed inline and the others through the table, bitwise as Unary's
+// loop (it is Unary for other shapes).
+func (t *Tape) UnaryScalar(f UnaryFunc, x Value) Value {
+	if x.Kind() != Scalar || f >= numUnary || uint(x.off) >= uint(len(t.val)) {
 		return t.Unary(f, x)
 	}
 	xv := t.val[x.off]
@@ -49,7 +50,11 @@ func (t *Tape) unaryScalar(f UnaryFunc, x Value) Value {
 	default:
 		y = unaryTable[f].f(xv)
 	}
-	off := t.push(y)
+	if len(t.val) == cap(t.val) { // push, inlined by hand
+		t.grow(1)
+	}
+	off := int32(len(t.val))
+	t.val = append(t.val, y)
 	c := x.kf & flagConst
 	if c == 0 {
 		nd := t.newNode()
@@ -75,7 +80,7 @@ func (t *Tape) Square(x Value) Value { return t.Unary(Square, x) }
 // Add returns a + b (see Binary for the shapes allowed).
 func (t *Tape) Add(a, b Value) Value {
 	if a.Kind() == Scalar && b.Kind() == Scalar {
-		return t.binaryScalar(Add, a, b)
+		return t.BinaryScalar(Add, a, b)
 	}
 	return t.Binary(Add, a, b)
 }
@@ -83,7 +88,7 @@ func (t *Tape) Add(a, b Value) Value {
 // Sub returns a - b.
 func (t *Tape) Sub(a, b Value) Value {
 	if a.Kind() == Scalar && b.Kind() == Scalar {
-		return t.binaryScalar(Sub, a, b)
+		return t.BinaryScalar(Sub, a, b)
 	}
 	return t.Binary(Sub, a, b)
 }
@@ -92,7 +97,7 @@ func (t *Tape) Sub(a, b Value) Value {
 // element); for the matrix product see MatMul.
 func (t *Tape) Mul(a, b Value) Value {
 	if a.Kind() == Scalar && b.Kind() == Scalar {
-		return t.binaryScalar(Mul, a, b)
+		return t.BinaryScalar(Mul, a, b)
 	}
 	return t.Binary(Mul, a, b)
 }
@@ -100,7 +105,7 @@ func (t *Tape) Mul(a, b Value) Value {
 // Div returns the elementwise quotient a ./ b.
 func (t *Tape) Div(a, b Value) Value {
 	if a.Kind() == Scalar && b.Kind() == Scalar {
-		return t.binaryScalar(Div, a, b)
+		return t.BinaryScalar(Div, a, b)
 	}
 	return t.Binary(Div, a, b)
 }
@@ -108,20 +113,10 @@ func (t *Tape) Div(a, b Value) Value {
 // Pow returns the elementwise power a .^ b.
 func (t *Tape) Pow(a, b Value) Value {
 	if a.Kind() == Scalar && b.Kind() == Scalar {
-		return t.binaryScalar(Pow, a, b)
+		return t.BinaryScalar(Pow, a, b)
 	}
 	return t.Binary(Pow, a, b)
 }
-
-// BinaryScalar is Binary for two scalars, the common case of compiled
-// scalar code: f's operation without the shape dispatch (it is Binary for
-// other shapes).
-func (t *Tape) BinaryScalar(f BinaryFunc, a, b Value) Value { return t.binaryScalar(f, a, b) }
-
-// UnaryScalar is Unary for a scalar, the common case of compiled scalar
-// code: f's operation without the shape dispatch (it is Unary for other
-// shapes).
-func (t *Tape) UnaryScalar(f UnaryFunc, x Value) Value { return t.unaryScalar(f, x) }
 
 // Binary applies f elementwise. Either operand may be a scalar, which is
 // broadcast over the other; otherwise both must have the same kind and
@@ -133,7 +128,7 @@ func (t *Tape) Binary(f BinaryFunc, a, b Value) Value {
 		return t.nan(a.Shape())
 	}
 	if a.Kind() == Scalar && b.Kind() == Scalar {
-		return t.binaryScalar(f, a, b)
+		return t.BinaryScalar(f, a, b)
 	}
 	name := binaryTable[f].name
 	if !t.check(a, name) || !t.check(b, name) {
@@ -260,13 +255,14 @@ func binaryForward(f BinaryFunc, y, av, bv []float64, sa, sb int) {
 	}
 }
 
-// binaryScalar is the fast path of Binary for two scalars (Binary for
+// BinaryScalar is Binary for two scalars, the common case of compiled
+// scalar code: f's operation without the shape dispatch (it is Binary for
 // other shapes).
-func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
+func (t *Tape) BinaryScalar(f BinaryFunc, a, b Value) Value {
 	if a.Kind() != Scalar || b.Kind() != Scalar {
 		return t.Binary(f, a, b)
 	}
-	if int(a.off) >= len(t.val) || int(b.off) >= len(t.val) || a.off < 0 || b.off < 0 || f >= numBinary {
+	if n := uint(len(t.val)); uint(a.off) >= n || uint(b.off) >= n || f >= numBinary {
 		t.check(a, f.String())
 		t.check(b, f.String())
 		if f >= numBinary {
@@ -288,7 +284,11 @@ func (t *Tape) binaryScalar(f BinaryFunc, a, b Value) Value {
 	default:
 		z = binaryTable[f].f(x, y)
 	}
-	off := t.push(z)
+	if len(t.val) == cap(t.val) { // push, inlined by hand
+		t.grow(1)
+	}
+	off := int32(len(t.val))
+	t.val = append(t.val, z)
 	c := a.kf & b.kf & flagConst
 	if c == 0 {
 		var flags uint8 = nodeAScalar | nodeBScalar
