@@ -241,6 +241,25 @@ type indexPlan struct {
 	item *ir.IndexItem
 }
 
+// single returns the only index of idx when it is a variable plus a
+// constant (x[n], s[t - 1]), whose position at returns without a call;
+// nil otherwise.
+func single(idx []indexPlan) *indexPlan {
+	if len(idx) == 1 && idx[0].f == nil {
+		return &idx[0]
+	}
+	return nil
+}
+
+// at returns the 0-based position of the single index p among n elements
+// and whether it is in range and its variable set (flatIndex reports
+// the error otherwise).
+func (p *indexPlan) at(ev *evaluator, n int) (int, bool) {
+	s := &ev.frame[p.v.Slot]
+	i := s.v.Int + p.add - 1
+	return i, s.set && uint(i) < uint(n)
+}
+
 // compileIndices compiles the indices of a single-element selection: every
 // item a single int index. It returns nil otherwise.
 func compileIndices(items []*ir.IndexItem) []indexPlan {
@@ -487,11 +506,16 @@ func compileRealElement(e *ir.Index) realPlan {
 	if idx == nil {
 		return nil
 	}
-	v, p := ref.Var, ref.Position()
+	v, p, one := ref.Var, ref.Position(), single(idx)
 	return func(ev *evaluator) (autodiff.Value, error) {
 		s := &ev.frame[v.Slot]
 		if s.dirty {
 			// Unpacked cells (cellElement).
+			if one != nil && len(s.dims) == 1 {
+				if i, ok := one.at(ev, s.dims[0]); ok {
+					return s.cells[i], nil
+				}
+			}
 			flat, err := flatIndex(ev, idx, s.dims)
 			if err != nil {
 				return autodiff.Value{}, err

@@ -285,6 +285,7 @@ func compileAssign(a *ir.Assign) stmtPlan {
 	if idx == nil || rank != len(a.Indices) {
 		return nil
 	}
+	one := single(idx)
 	return func(ev *evaluator) (control, error) {
 		r, err := rhs(ev)
 		if err != nil {
@@ -293,6 +294,14 @@ func compileAssign(a *ir.Assign) stmtPlan {
 		s := &ev.frame[v.Slot]
 		if !s.set {
 			return ctlNext, ev.errorf(pos, "%s is used before it has a value", v.Name)
+		}
+		if op == nil && one != nil && s.cells != nil && len(s.dims) == 1 {
+			// s[t] = ... into unpacked cells, the index in range.
+			if i, ok := one.at(ev, s.dims[0]); ok {
+				s.cells[i] = r
+				s.dirty = true
+				return ctlNext, nil
+			}
 		}
 		t := ev.tape()
 		if op != nil {
