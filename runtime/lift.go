@@ -147,7 +147,7 @@ func (r *liftRun) run(list []*liftStmt) (ok bool, err error) {
 				v = rhs
 				if st.op != "=" {
 					cur := env.locals[st.local.Slot]
-					v = applyBinary(t, st.op[:len(st.op)-1], st.local.Type == lang.IntType, cur, rhs, &st.ints, env.n)
+					v = applyBinary(t, st.op[:len(st.op)-1], compoundOps[st.op], st.local.Type == lang.IntType, cur, rhs, &st.ints, env.n)
 				}
 			}
 			if v.isInt {
@@ -709,15 +709,21 @@ func (lc *liftCompiler) index(e *ir.Index) liftPlan {
 		if s.dirty && !isInt {
 			// Elements assigned one by one: gather the cells, without
 			// packing the whole container first.
-			at, _, ok, err := liftPositions(ev, env, idx, s.dims, &flat)
+			at, contig, ok, err := liftPositions(ev, env, idx, s.dims, &flat)
 			if !ok || err != nil || len(s.cells) != product(s.dims) {
 				return liftedValue{}, ok && len(s.cells) == product(s.dims), err
 			}
-			parts = parts[:0]
-			for _, j := range at {
-				parts = append(parts, s.cells[j])
+			var cells []autodiff.Value
+			if contig {
+				cells = s.cells[at[0] : at[0]+len(at)] // consecutive: no copy
+			} else {
+				parts = parts[:0]
+				for _, j := range at {
+					parts = append(parts, s.cells[j])
+				}
+				cells = parts
 			}
-			return liftedValue{ad: t.Concat(autodiff.VectorShape(len(parts)), parts...)}, true, nil
+			return liftedValue{ad: t.Concat(autodiff.VectorShape(len(cells)), cells...)}, true, nil
 		}
 		x, err := ev.read(v, pos)
 		if err != nil {
@@ -892,7 +898,8 @@ func (lc *liftCompiler) binary(e *ir.Binary) liftPlan {
 		return nil
 	}
 	intResult := e.Type() == lang.IntType
-	if compoundOps[e.Op+"="] == nil || (intResult && (e.Op == "/" || e.Op == "./")) {
+	tapeOp := compoundOps[e.Op+"="] // the tape operation of op
+	if tapeOp == nil || (intResult && (e.Op == "/" || e.Op == "./")) {
 		return nil // not arithmetic, or int division (it stays in the loop)
 	}
 	if e.Type() != lang.IntType && e.Type() != lang.RealType {
@@ -909,7 +916,7 @@ func (lc *liftCompiler) binary(e *ir.Binary) liftPlan {
 		if !ok || err != nil {
 			return b, ok, err
 		}
-		return applyBinary(ev.tape(), opc, intResult, a, b, &buf, env.n), true, nil
+		return applyBinary(ev.tape(), opc, tapeOp, intResult, a, b, &buf, env.n), true, nil
 	}
 }
 
@@ -924,9 +931,10 @@ func intArith(op string, x, y int) int {
 	return x * y
 }
 
-// applyBinary computes a op b (op one of + - * / .* ./; no int division)
-// for lifted values, the per-iteration ints in *buf.
-func applyBinary(t *autodiff.Tape, op string, intResult bool, a, b liftedValue, buf *[]int, n int) liftedValue {
+// applyBinary computes a op b (op one of + - * / .* ./; no int division,
+// tapeOp its tape operation) for lifted values, the per-iteration ints in
+// *buf.
+func applyBinary(t *autodiff.Tape, op string, tapeOp func(t *autodiff.Tape, a, b autodiff.Value) autodiff.Value, intResult bool, a, b liftedValue, buf *[]int, n int) liftedValue {
 	if intResult && a.inv && b.inv {
 		return liftedValue{inv: true, v: stdlib.IntValue(intArith(op, a.v.Int, b.v.Int))}
 	}
@@ -935,7 +943,7 @@ func applyBinary(t *autodiff.Tape, op string, intResult bool, a, b liftedValue, 
 		*buf = out
 		return liftedValue{ints: out, isInt: true, unit: liftInts(out, op, a, b)}
 	}
-	r := compoundOps[op+"="](t, a.real(t), b.real(t)) // the tape operation of op
+	r := tapeOp(t, a.real(t), b.real(t))
 	if r.Kind() == autodiff.Scalar {
 		return liftedValue{inv: true, v: stdlib.RealValue(r)}
 	}
