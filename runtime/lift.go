@@ -40,9 +40,34 @@ type liftedValue struct {
 	ints  []int          // per-iteration ints
 	ad    autodiff.Value // per-iteration reals, a vector
 	isInt bool
-	// unit reports that ints ascend by one (ints[k] = ints[0] + k): a
-	// single loop's variable, shifted by invariants (y[t - 1]).
-	unit bool
+	// pat is the form of ints known from how they were computed: a loop
+	// variable shifted by invariants (y[t - 1], p[j, t]).
+	pat intPattern
+}
+
+// intPattern is a known form of a lifted value's per-iteration ints.
+type intPattern uint8
+
+const (
+	patNone  intPattern = iota
+	patUnit             // ints[k] = ints[0] + k: a single loop's variable
+	patOuter            // ints[k] = ints[0] + k/ni: a collapsed nest's outer variable
+	patInner            // ints[k] = ints[0] + k%ni: its inner variable
+)
+
+// span is the number of distinct values of n ints of pattern p in a nest
+// of ni inner iterations (n a multiple of ni), ascending by one from the
+// first; 0 for patNone.
+func (p intPattern) span(n, ni int) int {
+	switch p {
+	case patUnit:
+		return n
+	case patOuter:
+		return n / ni
+	case patInner:
+		return ni
+	}
+	return 0
 }
 
 // liftEnv is the state of one execution of a lifted loop.
@@ -592,13 +617,27 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 		switch e.Var {
 		case lc.loopVar, lc.inner:
 			outer := e.Var == lc.loopVar
+			var filled liftEnv // the iterations buf holds
 			return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
+				pat := patInner
+				switch {
+				case env.ni == 1:
+					pat = patUnit
+				case outer:
+					pat = patOuter
+				}
+				if len(buf) == env.n && filled.lo == env.lo && filled.ilo == env.ilo && filled.ni == env.ni {
+					// The same iterations as the last execution (nobody
+					// writes into buf).
+					return liftedValue{ints: buf, isInt: true, pat: pat}, true, nil
+				}
 				buf = grow(buf, env.n)
+				filled = liftEnv{lo: env.lo, ilo: env.ilo, ni: env.ni}
 				if env.ni == 1 { // a single loop
 					for k := range buf {
 						buf[k] = env.lo + k
 					}
-					return liftedValue{ints: buf, isInt: true, unit: true}, true, nil
+					return liftedValue{ints: buf, isInt: true, pat: pat}, true, nil
 				}
 				// Iteration k is (lo + k/ni, ilo + k%ni), row by row.
 				for r, k := env.lo, 0; k < env.n; r, k = r+1, k+env.ni {
@@ -611,7 +650,7 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 						}
 					}
 				}
-				return liftedValue{ints: buf, isInt: true}, true, nil
+				return liftedValue{ints: buf, isInt: true, pat: pat}, true, nil
 			}
 		}
 		return nil // a container the body assigns, read whole
@@ -714,7 +753,7 @@ func (lc *liftCompiler) index(e *ir.Index) liftPlan {
 				return liftedValue{}, ok && len(s.cells) == product(s.dims), err
 			}
 			var cells []autodiff.Value
-			if contig {
+			if contig || contiguous(at) {
 				cells = s.cells[at[0] : at[0]+len(at)] // consecutive: no copy
 			} else {
 				parts = parts[:0]
@@ -819,23 +858,23 @@ func liftPositions(ev *evaluator, env *liftEnv, idx []liftPlan, dims []int, buf 
 				return nil, false, false, nil
 			}
 			base += (j - 1) * stride
-		case iv.unit && len(iv.ints) > 0:
-			// Ascending by one: ints[k] = ints[0] + k without overflow
-			// once the first is in range for all of them.
-			if first := iv.ints[0]; first < 1 || first > dims[d]-(len(iv.ints)-1) {
+		case iv.pat != patNone && len(iv.ints) > 0:
+			// A known pattern ascending by one from the first: all are
+			// in range, computed without overflow, once the first and
+			// the last distinct value are.
+			if first := iv.ints[0]; first < 1 || first > dims[d]-(iv.pat.span(len(iv.ints), env.ni)-1) {
 				return nil, false, false, nil
 			}
-			p := (iv.ints[0] - 1) * stride
 			if varying == 0 {
-				for k := range at {
-					at[k] = p + k*stride
+				for k, j := range iv.ints {
+					at[k] = (j - 1) * stride
 				}
 			} else {
-				for k := range at {
-					at[k] += p + k*stride
+				for k, j := range iv.ints {
+					at[k] += (j - 1) * stride
 				}
 			}
-			contig = contig && varying == 0 && stride == 1
+			contig = contig && varying == 0 && stride == 1 && iv.pat == patUnit
 			varying++
 		default:
 			for k, j := range iv.ints {
@@ -941,7 +980,7 @@ func applyBinary(t *autodiff.Tape, op string, tapeOp func(t *autodiff.Tape, a, b
 	if intResult {
 		out := grow(*buf, n)
 		*buf = out
-		return liftedValue{ints: out, isInt: true, unit: liftInts(out, op, a, b)}
+		return liftedValue{ints: out, isInt: true, pat: liftInts(out, op, a, b)}
 	}
 	r := tapeOp(t, a.real(t), b.real(t))
 	if r.Kind() == autodiff.Scalar {
@@ -951,10 +990,9 @@ func applyBinary(t *autodiff.Tape, op string, tapeOp func(t *autodiff.Tape, a, b
 }
 
 // liftInts sets out to a op b, element by element, for int values of
-// which at most one is invariant, and reports whether the result ascends
-// by one. An invariant added or subtracted (t - 1, the common case of
+// which at most one is invariant, and returns the result's pattern. An invariant added or subtracted (t - 1, the common case of
 // lifted indices) takes one pass without per-element dispatch.
-func liftInts(out []int, op string, a, b liftedValue) bool {
+func liftInts(out []int, op string, a, b liftedValue) intPattern {
 	switch {
 	case b.inv && (op == "+" || op == "-"):
 		c := b.v.Int
@@ -964,18 +1002,18 @@ func liftInts(out []int, op string, a, b liftedValue) bool {
 		for k, x := range a.ints[:len(out)] {
 			out[k] = x + c
 		}
-		return a.unit
+		return a.pat
 	case a.inv && op == "+":
 		c := a.v.Int
 		for k, y := range b.ints[:len(out)] {
 			out[k] = c + y
 		}
-		return b.unit
+		return b.pat
 	}
 	for k := range out {
 		out[k] = intArith(op, a.intAt(k), b.intAt(k))
 	}
-	return false
+	return patNone
 }
 
 // intAt returns the k-th iteration's int.

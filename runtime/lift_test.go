@@ -254,6 +254,24 @@ model {
 model {
   for (n in 1:N) target += normal_lpdf(x[n + (2147483647 * 2147483647 * 2 + 4 * 2147483647)] | alpha, sigma);
 }`},
+		{name: "a nest with shifted indices", lifted: true, model: `
+model {
+  for (i in 1:2)
+    for (n in 2:N)
+      target += normal_lpdf(y[n] | k2[i + 1, n - 1] * alpha + k2[3 - i, n] * gamma[i], sigma);
+}`},
+		{name: "a nest's inner index past the end", err: "index 13 out of range", model: `
+model {
+  for (i in 1:3)
+    for (n in 1:N)
+      target += normal_lpdf(y[n] | k2[i, n + 1] * alpha, sigma);
+}`},
+		{name: "a nest's outer index past the end", err: "index 4 out of range", model: `
+model {
+  for (i in 1:3)
+    for (n in 1:N)
+      target += normal_lpdf(y[n] | k2[i + 1, n] * alpha, sigma);
+}`},
 		{name: "index out of range", err: "index 4 out of range", model: `
 model {
   vector[N] mu;
