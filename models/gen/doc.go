@@ -8,6 +8,7 @@
 //	go run ./models/gen expC --seed 1 --out DIR [--jitter 0.05]
 //	go run ./models/gen expD --seed 1 --out DIR [--cifar ../shared/cifar10/images.bin] [--first 0 --count 64]
 //	go run ./models/gen expD-eval --truth DIR/truth.csv RUNDIR...
+//	go run ./models/gen expD-sweep CALIBRATIONDIR...
 //
 // expB writes DIR/data.csv: the noisy spiral (N = 160, c0* = 0.30,
 // kappa* = 0.15, sigma* = 0.08, turns = 3), columns y.1, y.2.
@@ -29,4 +30,10 @@
 // metrics: Gaussian 95% ellipse coverage, median and P90 error of the
 // posterior median, the share of errors above 4 pixels, the median area
 // of the 90% ellipse and the divergence rate.
+//
+// expD-sweep reads the folders of `shm calibrate lambda` runs of the loss
+// scale sweep (runs.csv and plan.json, one folder per regime) and prints,
+// per loss scale, the ellipse coverage with its standard error, the
+// median and P90 distance of the posterior mean from the truth, the share
+// above 4 pixels and the share of runs with a divergence.
 package main

@@ -22,7 +22,8 @@ const usage = `usage:
   gen expB --seed S --out DIR
   gen expC --seed S --out DIR [--jitter 0.05]
   gen expD --seed S --out DIR [--cifar FILE] [--first I] [--count N]
-  gen expD-eval --truth FILE RUNDIR...`
+  gen expD-eval --truth FILE RUNDIR...
+  gen expD-sweep CALIBRATIONDIR...`
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
@@ -92,6 +93,11 @@ func run(args []string, stdout io.Writer) error {
 			return errors.New("expD-eval: --truth FILE and at least one run folder are required")
 		}
 		return evalD(*truth, fs.Args(), stdout)
+	case "expD-sweep":
+		if fs.NArg() == 0 {
+			return errors.New("expD-sweep: at least one calibration folder (shm calibrate --dir) is required")
+		}
+		return sweepD(fs.Args(), stdout)
 	}
 	return fmt.Errorf("unknown experiment %q\n%s", cmd, usage)
 }
