@@ -242,6 +242,15 @@ model {
   for (n in 1:3) mu[n] += k2[n, 5] * gamma[2] + k2[n, 5 - n] * gamma[3];
   y ~ normal(mu, sigma);
 }`},
+		{name: "a window moving with the outer loop (same length, new start)", lifted: true, model: `
+model {
+  vector[N] mu = rep_vector(alpha, N);
+  for (j in 1:3) {
+    for (n in j:(j + 5)) mu[n] = gamma[j] * x[n] + n;
+    target += -0.5 * dot_self(mu);
+  }
+  y ~ normal(mu, sigma);
+}`},
 		{name: "a shifted index past the end", err: "index 13 out of range", model: `
 model {
   for (n in 1:N) target += normal_lpdf(y[n + 1] | alpha, sigma);
