@@ -251,6 +251,13 @@ model {
   }
   y ~ normal(mu, sigma);
 }`},
+		{name: "a nest whose inner start moves with an outer loop", lifted: true, model: `
+model {
+  for (m in 1:3)
+    for (i in 1:3)
+      for (n in m:(m + 6))
+        target += normal_lpdf(y[n] | k2[i, n] * gamma[i] + n * alpha, sigma);
+}`},
 		{name: "a shifted index past the end", err: "index 13 out of range", model: `
 model {
   for (n in 1:N) target += normal_lpdf(y[n + 1] | alpha, sigma);
