@@ -258,6 +258,13 @@ model {
       for (n in m:(m + 6))
         target += normal_lpdf(y[n] | k2[i, n] * gamma[i] + n * alpha, sigma);
 }`},
+		{name: "nests of the same size in other shapes (2 × 6, then 3 × 4)", lifted: true, model: `
+model {
+  for (m in 1:2)
+    for (i in 1:(m + 1))
+      for (n in 1:(12 %/% (m + 1)))
+        target += normal_lpdf(y[n] | k2[i, n] * gamma[i] + n * alpha, sigma);
+}`},
 		{name: "a shifted index past the end", err: "index 13 out of range", model: `
 model {
   for (n in 1:N) target += normal_lpdf(y[n + 1] | alpha, sigma);
