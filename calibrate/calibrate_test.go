@@ -248,3 +248,27 @@ func TestPlanFolder(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestMedianRhat: the medians of the pooled draws, and R-hat near 1 for
+// chains drawn from one distribution and far above it for chains around
+// different values.
+func TestMedianRhat(t *testing.T) {
+	const n = 400
+	post := &Posterior{Chains: 2}
+	for c := range 2 {
+		for s := range n {
+			// Column 0: the same well-mixed sequence in both chains (the
+			// golden-ratio sequence: no trend, so the split halves agree).
+			// Column 1: chain 0 around 0.5, chain 1 around 10.5.
+			_, u := math.Modf(float64(s+1) * 0.6180339887498949)
+			post.Params = append(post.Params, []float64{u, 10*float64(c) + u})
+		}
+	}
+	median, rhat := medianRhat(post)
+	if math.Abs(median[0]-0.5) > 0.01 || math.Abs(median[1]-5.5) > 0.01 {
+		t.Errorf("medians %v, want about 0.5 and 5.5", median)
+	}
+	if rhat[0] > 1.01 || !(rhat[1] > 1.5) {
+		t.Errorf("R-hat %v, want at most 1.01 for identical chains and above 1.5 for separated ones", rhat)
+	}
+}

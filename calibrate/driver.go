@@ -225,7 +225,7 @@ func (o *Outcome) WriteCSV(dir Dir) error {
 	head := []string{"lambda", "dataset", "seed", "hpd_covered", "hpd_truth", "hpd_threshold",
 		"ellipse_covered", "ellipse_dist2", "ellipse_radius2", "draws", "divergent", "seconds"}
 	for _, c := range o.Results[0].Columns {
-		head = append(head, "mean_"+c, "sd_"+c)
+		head = append(head, "mean_"+c, "sd_"+c, "median_"+c, "rhat_"+c)
 	}
 	rows := [][]string{head}
 	for _, r := range o.Results {
@@ -234,11 +234,20 @@ func (o *Outcome) WriteCSV(dir Dir) error {
 			strconv.FormatBool(r.EllipseCovered), num(r.EllipseDist2), num(r.EllipseRadius2),
 			strconv.Itoa(r.Draws), strconv.Itoa(r.Divergent), strconv.FormatFloat(r.Seconds, 'f', 2, 64)}
 		for j := range r.Columns {
-			row = append(row, num(r.Mean[j]), num(r.SD[j]))
+			row = append(row, num(r.Mean[j]), num(r.SD[j]), num(orNaN(r.Median, j)), num(orNaN(r.Rhat, j)))
 		}
 		rows = append(rows, row)
 	}
 	return writeCSV(dir.path("runs.csv"), rows)
+}
+
+// orNaN returns xs[j], or NaN when xs is empty (a field that results of
+// older versions do not have).
+func orNaN(xs []float64, j int) float64 {
+	if j < len(xs) {
+		return xs[j]
+	}
+	return math.NaN()
 }
 
 func num(x float64) string {

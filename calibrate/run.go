@@ -9,6 +9,7 @@ import (
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/nuts"
 )
 
@@ -32,11 +33,15 @@ type Result struct {
 	EllipseDist2   float64 `json:"ellipse_dist2"`
 	EllipseRadius2 float64 `json:"ellipse_radius2"`
 	EllipseCovered bool    `json:"ellipse_covered"`
-	// Summary of the run: the parameter columns' posterior means and
-	// standard deviations.
+	// Summary of the run: the parameter columns' posterior means,
+	// standard deviations, medians and R-hat (rank-normalized split R-hat
+	// over the run's chains, as in shm's summary table). Results written
+	// before the medians and R-hat were kept have neither.
 	Columns   []string  `json:"columns"`
 	Mean      []float64 `json:"mean"`
 	SD        []float64 `json:"sd"`
+	Median    []float64 `json:"median,omitempty"`
+	Rhat      []float64 `json:"rhat,omitempty"`
 	Draws     int       `json:"draws"`
 	Divergent int       `json:"divergent"`
 	Seconds   float64   `json:"seconds"`
@@ -66,8 +71,10 @@ func (p *Plan) TruthOf(i int) map[string]float64 {
 // Posterior is the draws of one posterior run.
 type Posterior struct {
 	// Theta holds the unconstrained draws; Params their parameter
-	// columns (constrained, in the model's column order).
+	// columns (constrained, in the model's column order), chain after
+	// chain, Chains chains of equal length.
 	Theta, Params [][]float64
+	Chains        int
 	Divergent     int
 }
 
@@ -119,6 +126,7 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, progr
 	if len(post.Theta) == 0 {
 		return nil, fmt.Errorf("no draws: --samples is 0")
 	}
+	post.Chains = max(p.Chains, 1)
 	return post, nil
 }
 
@@ -185,6 +193,7 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, progres
 	}
 	r.EllipseCovered = r.EllipseDist2 <= r.EllipseRadius2
 	r.Mean, r.SD = meanSD(post.Params)
+	r.Median, r.Rhat = medianRhat(post)
 	r.Seconds = time.Since(start).Seconds()
 	return r, nil
 }
@@ -221,4 +230,25 @@ func meanSD(draws [][]float64) (mean, sd []float64) {
 		sd[j] = math.Sqrt(sd[j] / float64(max(len(draws)-1, 1)))
 	}
 	return mean, sd
+}
+
+// medianRhat returns each parameter column's median over all draws and its
+// R-hat over the chains.
+func medianRhat(post *Posterior) (median, rhat []float64) {
+	p := len(post.Params[0])
+	n := len(post.Params) / post.Chains
+	median, rhat = make([]float64, p), make([]float64, p)
+	col := make([]float64, len(post.Params))
+	for j := range p {
+		for s, d := range post.Params {
+			col[s] = d[j]
+		}
+		chains := make([][]float64, post.Chains)
+		for c := range chains {
+			chains[c] = col[c*n : (c+1)*n]
+		}
+		rhat[j] = diag.Rhat(chains)
+		median[j] = diag.Quantile(col, 0.5)
+	}
+	return median, rhat
 }

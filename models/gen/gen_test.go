@@ -377,33 +377,48 @@ func TestEvalD(t *testing.T) {
 	}
 }
 
-// TestSweepD runs expD-sweep on a hand-written calibration folder: two
-// loss scales, two datasets.
+// TestSweepD runs expD-sweep on hand-written calibration folders: two
+// loss scales, two datasets, from a version that kept only posterior
+// means and from one that also keeps medians and R-hat.
 func TestSweepD(t *testing.T) {
-	dir := t.TempDir()
 	plan := `{"param": "lambda", "dataset_truth": [{"dx": 1, "dy": 2}, {"dx": -3, "dy": 0.5}]}`
-	runs := "lambda,dataset,seed,hpd_covered,hpd_truth,hpd_threshold,ellipse_covered,ellipse_dist2,ellipse_radius2,draws,divergent,seconds,mean_dx,sd_dx,mean_dy,sd_dy\n" +
+	folder := func(runs string) string {
+		dir := t.TempDir()
+		for name, text := range map[string]string{"plan.json": plan, "runs.csv": runs} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	means := folder("lambda,dataset,seed,hpd_covered,hpd_truth,hpd_threshold,ellipse_covered,ellipse_dist2,ellipse_radius2,draws,divergent,seconds,mean_dx,sd_dx,mean_dy,sd_dy\n" +
 		"0.5,1,2,true,-1,-2,true,0.1,5.99,256,0,40.1,1.3,0.5,2.4,0.5\n" +
 		"0.5,2,3,true,-1,-2,true,0.2,5.99,256,2,41.0,-3,0.5,0.5,0.5\n" +
 		"2,1,2,false,-9,-2,false,9.1,5.99,256,0,39.0,6,0.2,2,0.2\n" +
-		"2,2,3,true,-1,-2,true,0.3,5.99,256,0,38.2,-3.6,0.2,1.3,0.2\n"
-	for name, text := range map[string]string{"plan.json": plan, "runs.csv": runs} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"2,2,3,true,-1,-2,true,0.3,5.99,256,0,38.2,-3.6,0.2,1.3,0.2\n")
+	// The same runs with medians and R-hat.
+	medians := folder("lambda,dataset,seed,hpd_covered,hpd_truth,hpd_threshold,ellipse_covered,ellipse_dist2,ellipse_radius2,draws,divergent,seconds,mean_dx,sd_dx,median_dx,rhat_dx,mean_dy,sd_dy,median_dy,rhat_dy\n" +
+		"0.5,1,2,true,-1,-2,true,0.1,5.99,256,0,40.1,1.3,0.5,1.5,1.01,2.4,0.5,2,1.02\n" +
+		"0.5,2,3,true,-1,-2,true,0.2,5.99,256,2,41.0,-3,0.5,-3.3,1.2,0.5,0.5,0.9,1.0\n" +
+		"2,1,2,false,-9,-2,false,9.1,5.99,256,0,39.0,6,0.2,5,1.0,2,0.2,2,1.0\n" +
+		"2,2,3,true,-1,-2,true,0.3,5.99,256,0,38.2,-3.6,0.2,-3.6,1.05,1.3,0.2,1.3,1.1\n")
 	var out strings.Builder
-	if err := sweepD([]string{dir}, &out); err != nil {
+	if err := sweepD([]string{means, medians}, &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	head := "lambda,runs,cov2D,se,center,med_err,p90_err,err_gt_4_pct,divergent_runs_pct,rhat_ok_pct"
 	want := []string{
-		dir,
-		"lambda,runs,cov2D,se,med_err,p90_err,err_gt_4_pct,divergent_runs_pct",
+		means, head,
 		// Errors 0.5 and 0: median 0.25, P90 0.45; one run with divergences.
-		"0.5,2,1.000,0.000,0.250,0.450,0.0,50.0",
+		"0.5,2,1.000,0.000,mean,0.250,0.450,0.0,50.0,NaN",
 		// Errors 5 and 1: coverage 1/2 with s.e. 0.354, one run beyond 4.
-		"2,2,0.500,0.354,3.000,4.600,50.0,0.0",
+		"2,2,0.500,0.354,mean,3.000,4.600,50.0,0.0,NaN",
+		medians, head,
+		// Errors 0.5 and 0.5; R-hat 1.2 fails in one run.
+		"0.5,2,1.000,0.000,median,0.500,0.500,0.0,50.0,50.0",
+		// Errors 4 and 1 (4 is not beyond 4); R-hat 1.1 passes.
+		"2,2,0.500,0.354,median,2.500,3.700,0.0,0.0,100.0",
 	}
 	if !slices.Equal(lines, want) {
 		t.Errorf("output:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))

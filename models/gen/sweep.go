@@ -16,10 +16,12 @@ import (
 // `shm calibrate lambda` runs (one per regime): per loss scale, the
 // coverage of the true offset by the Gaussian credible ellipse (the
 // calibration's level), its standard error, the median and 90th
-// percentile of the distance from the posterior mean to the truth, the
-// share of runs farther than 4 pixels, and the share of runs with a
-// divergence. The paper measures the distance from the componentwise
-// posterior median, which the calibration's summaries do not keep.
+// percentile of the distance from the componentwise posterior median to
+// the truth, the share of runs farther than 4 pixels, the share of runs
+// with a divergence, and the share whose R-hat is at most 1.1 for both
+// offsets. Results of calibrations that kept no medians or R-hat (older
+// versions) use the posterior mean (the column "center" says which) and
+// print nan for R-hat.
 func sweepD(dirs []string, w io.Writer) error {
 	for _, dir := range dirs {
 		truth, err := planTruth(filepath.Join(dir, "plan.json"))
@@ -30,7 +32,7 @@ func sweepD(dirs []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s\nlambda,runs,cov2D,se,med_err,p90_err,err_gt_4_pct,divergent_runs_pct\n", dir)
+		fmt.Fprintf(w, "%s\nlambda,runs,cov2D,se,center,med_err,p90_err,err_gt_4_pct,divergent_runs_pct,rhat_ok_pct\n", dir)
 		var lambdas []float64
 		byLambda := map[float64][]sweepRun{}
 		for _, r := range rows {
@@ -38,7 +40,7 @@ func sweepD(dirs []string, w io.Writer) error {
 				return fmt.Errorf("%s: dataset %d has no truth in plan.json", dir, r.dataset)
 			}
 			t := truth[r.dataset-1]
-			r.err = math.Hypot(r.dx-t[0], r.dy-t[1])
+			r.err = math.Hypot(r.center[0]-t[0], r.center[1]-t[1])
 			if _, ok := byLambda[r.lambda]; !ok {
 				lambdas = append(lambdas, r.lambda)
 			}
@@ -47,8 +49,9 @@ func sweepD(dirs []string, w io.Writer) error {
 		slices.Sort(lambdas)
 		for _, l := range lambdas {
 			runs := byLambda[l]
-			var cov, far, div float64
+			var cov, far, div, rhatOK float64
 			var errs []float64
+			center := "median"
 			for _, r := range runs {
 				if r.covered {
 					cov++
@@ -59,12 +62,20 @@ func sweepD(dirs []string, w io.Writer) error {
 				if r.divergent > 0 {
 					div++
 				}
+				if max(r.rhat[0], r.rhat[1]) <= 1.1 {
+					rhatOK++
+				} else if math.IsNaN(r.rhat[0]) || math.IsNaN(r.rhat[1]) {
+					rhatOK = math.NaN()
+				}
+				if r.fromMean {
+					center = "mean"
+				}
 				errs = append(errs, r.err)
 			}
 			n := float64(len(runs))
 			p := cov / n
-			fmt.Fprintf(w, "%g,%d,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f\n", l, len(runs), p, math.Sqrt(p*(1-p)/n),
-				median(errs), quantile(errs, 0.9), 100*far/n, 100*div/n)
+			fmt.Fprintf(w, "%g,%d,%.3f,%.3f,%s,%.3f,%.3f,%.1f,%.1f,%.1f\n", l, len(runs), p, math.Sqrt(p*(1-p)/n),
+				center, median(errs), quantile(errs, 0.9), 100*far/n, 100*div/n, 100*rhatOK/n)
 		}
 	}
 	return nil
@@ -76,7 +87,9 @@ type sweepRun struct {
 	dataset   int // 1-based, as runs.csv writes it
 	covered   bool
 	divergent int
-	dx, dy    float64 // posterior means
+	center    [2]float64 // posterior medians of dx, dy (means when fromMean)
+	fromMean  bool
+	rhat      [2]float64 // NaN when not kept
 	err       float64
 }
 
@@ -128,20 +141,38 @@ func readRuns(path string) ([]sweepRun, error) {
 			return nil, fmt.Errorf("%s: no column %s", path, n)
 		}
 	}
+	// optional returns the row's value of a column that older runs.csv
+	// files lack, or NaN.
+	optional := func(r []string, name string) (float64, error) {
+		i, ok := col[name]
+		if !ok {
+			return math.NaN(), nil
+		}
+		return strconv.ParseFloat(r[i], 64)
+	}
 	var out []sweepRun
 	for k, r := range rows[1:] {
 		var s sweepRun
-		var errs [6]error
+		var errs [10]error
+		var mean, med [2]float64
 		s.lambda, errs[0] = strconv.ParseFloat(r[col["lambda"]], 64)
 		s.dataset, errs[1] = strconv.Atoi(r[col["dataset"]])
 		s.covered, errs[2] = strconv.ParseBool(r[col["ellipse_covered"]])
 		s.divergent, errs[3] = strconv.Atoi(r[col["divergent"]])
-		s.dx, errs[4] = strconv.ParseFloat(r[col["mean_dx"]], 64)
-		s.dy, errs[5] = strconv.ParseFloat(r[col["mean_dy"]], 64)
+		mean[0], errs[4] = strconv.ParseFloat(r[col["mean_dx"]], 64)
+		mean[1], errs[5] = strconv.ParseFloat(r[col["mean_dy"]], 64)
+		med[0], errs[6] = optional(r, "median_dx")
+		med[1], errs[7] = optional(r, "median_dy")
+		s.rhat[0], errs[8] = optional(r, "rhat_dx")
+		s.rhat[1], errs[9] = optional(r, "rhat_dy")
 		for _, e := range errs {
 			if e != nil {
 				return nil, fmt.Errorf("%s: row %d: %v", path, k+2, e)
 			}
+		}
+		s.center = med
+		if math.IsNaN(med[0]) || math.IsNaN(med[1]) {
+			s.center, s.fromMean = mean, true
 		}
 		out = append(out, s)
 	}
