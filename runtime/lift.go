@@ -621,7 +621,7 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 			return func(_ *evaluator, env *liftEnv) (liftedValue, bool, error) {
 				pat := patInner
 				switch {
-				case env.ni == 1:
+				case outer && env.ni == 1:
 					pat = patUnit
 				case outer:
 					pat = patOuter
@@ -633,7 +633,7 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 				}
 				buf = grow(buf, env.n)
 				filled = liftEnv{lo: env.lo, ilo: env.ilo, ni: env.ni}
-				if env.ni == 1 { // a single loop
+				if outer && env.ni == 1 { // a single loop, or a nest of one inner iteration
 					for k := range buf {
 						buf[k] = env.lo + k
 					}

@@ -265,6 +265,12 @@ model {
       for (n in 1:(12 %/% (m + 1)))
         target += normal_lpdf(y[n] | k2[i, n] * gamma[i] + n * alpha, sigma);
 }`},
+		{name: "a nest of one inner iteration", lifted: true, model: `
+model {
+  for (i in 1:3)
+    for (n in 2:2)
+      target += normal_lpdf(y[n] | k2[i, n] * gamma[i] + n * alpha, sigma);
+}`},
 		{name: "a shifted index past the end", err: "index 13 out of range", model: `
 model {
   for (n in 1:N) target += normal_lpdf(y[n + 1] | alpha, sigma);

@@ -401,7 +401,7 @@ func TestSweepD(t *testing.T) {
 		"0.5,1,2,true,-1,-2,true,0.1,5.99,256,0,40.1,1.3,0.5,1.5,1.01,2.4,0.5,2,1.02\n" +
 		"0.5,2,3,true,-1,-2,true,0.2,5.99,256,2,41.0,-3,0.5,-3.3,1.2,0.5,0.5,0.9,1.0\n" +
 		"2,1,2,false,-9,-2,false,9.1,5.99,256,0,39.0,6,0.2,5,1.0,2,0.2,2,1.0\n" +
-		"2,2,3,true,-1,-2,true,0.3,5.99,256,0,38.2,-3.6,0.2,-3.6,1.05,1.3,0.2,1.3,1.1\n")
+		"2,2,3,true,-1,-2,true,0.3,5.99,256,0,38.2,-3.6,0.2,-3.6,1.05,1.3,0.2,1.3,nan\n")
 	var out strings.Builder
 	if err := sweepD([]string{means, medians}, &out); err != nil {
 		t.Fatal(err)
@@ -417,8 +417,9 @@ func TestSweepD(t *testing.T) {
 		medians, head,
 		// Errors 0.5 and 0.5; R-hat 1.2 fails in one run.
 		"0.5,2,1.000,0.000,median,0.500,0.500,0.0,50.0,50.0",
-		// Errors 4 and 1 (4 is not beyond 4); R-hat 1.1 passes.
-		"2,2,0.500,0.354,median,2.500,3.700,0.0,0.0,100.0",
+		// Errors 4 and 1 (4 is not beyond 4); R-hat 1.0 passes, a NaN
+		// R-hat (a stuck chain) does not.
+		"2,2,0.500,0.354,median,2.500,3.700,0.0,0.0,50.0",
 	}
 	if !slices.Equal(lines, want) {
 		t.Errorf("output:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))

@@ -19,9 +19,10 @@ import (
 // percentile of the distance from the componentwise posterior median to
 // the truth, the share of runs farther than 4 pixels, the share of runs
 // with a divergence, and the share whose R-hat is at most 1.1 for both
-// offsets. Results of calibrations that kept no medians or R-hat (older
-// versions) use the posterior mean (the column "center" says which) and
-// print nan for R-hat.
+// offsets (a NaN R-hat, a stuck chain, counts as above it). Results of
+// calibrations that kept no medians or R-hat (older versions) use the
+// posterior mean (the column "center" says which: median, mean or mixed)
+// and print NaN for the R-hat share.
 func sweepD(dirs []string, w io.Writer) error {
 	for _, dir := range dirs {
 		truth, err := planTruth(filepath.Join(dir, "plan.json"))
@@ -51,7 +52,7 @@ func sweepD(dirs []string, w io.Writer) error {
 			runs := byLambda[l]
 			var cov, far, div, rhatOK float64
 			var errs []float64
-			center := "median"
+			medians, means := 0, 0
 			for _, r := range runs {
 				if r.covered {
 					cov++
@@ -62,15 +63,25 @@ func sweepD(dirs []string, w io.Writer) error {
 				if r.divergent > 0 {
 					div++
 				}
-				if max(r.rhat[0], r.rhat[1]) <= 1.1 {
-					rhatOK++
-				} else if math.IsNaN(r.rhat[0]) || math.IsNaN(r.rhat[1]) {
-					rhatOK = math.NaN()
+				switch {
+				case !r.hasRhat:
+					rhatOK = math.NaN() // not kept: unknown
+				case r.rhat[0] <= 1.1 && r.rhat[1] <= 1.1:
+					rhatOK++ // a NaN R-hat (a stuck chain) is not
 				}
 				if r.fromMean {
-					center = "mean"
+					means++
+				} else {
+					medians++
 				}
 				errs = append(errs, r.err)
+			}
+			center := "median"
+			switch {
+			case means > 0 && medians > 0:
+				center = "mixed"
+			case means > 0:
+				center = "mean"
 			}
 			n := float64(len(runs))
 			p := cov / n
@@ -89,7 +100,8 @@ type sweepRun struct {
 	divergent int
 	center    [2]float64 // posterior medians of dx, dy (means when fromMean)
 	fromMean  bool
-	rhat      [2]float64 // NaN when not kept
+	rhat      [2]float64
+	hasRhat   bool // runs.csv has the R-hat columns
 	err       float64
 }
 
@@ -174,6 +186,9 @@ func readRuns(path string) ([]sweepRun, error) {
 		if math.IsNaN(med[0]) || math.IsNaN(med[1]) {
 			s.center, s.fromMean = mean, true
 		}
+		_, s.hasRhat = col["rhat_dx"]
+		_, hasY := col["rhat_dy"]
+		s.hasRhat = s.hasRhat && hasY
 		out = append(out, s)
 	}
 	return out, nil
