@@ -50,7 +50,7 @@ func (t *Tape) UnaryScalar(f UnaryFunc, x Value) Value {
 	default:
 		y = unaryTable[f].f(xv)
 	}
-	if len(t.val) == cap(t.val) { // push, inlined by hand
+	if len(t.val) == cap(t.val) { // alloc(1) without a call (it does not inline)
 		t.grow(1)
 	}
 	off := int32(len(t.val))
@@ -284,7 +284,7 @@ func (t *Tape) BinaryScalar(f BinaryFunc, a, b Value) Value {
 	default:
 		z = binaryTable[f].f(x, y)
 	}
-	if len(t.val) == cap(t.val) { // push, inlined by hand
+	if len(t.val) == cap(t.val) { // alloc(1) without a call (it does not inline)
 		t.grow(1)
 	}
 	off := int32(len(t.val))

@@ -317,19 +317,6 @@ func (t *Tape) alloc(n int) int32 {
 	return int32(off)
 }
 
-// push records one value and returns its offset: alloc(1) and a store,
-// with the common case first.
-func (t *Tape) push(x float64) int32 {
-	if off := len(t.val); off < cap(t.val) {
-		t.val = t.val[:off+1]
-		t.val[off] = x
-		return int32(off)
-	}
-	off := t.alloc(1)
-	t.val[off] = x
-	return off
-}
-
 // grow makes room for n more values, or panics with ArenaFull.
 func (t *Tape) grow(n int) {
 	limit := t.maxLen()
