@@ -309,14 +309,10 @@ func varPlusConst(e ir.Expr) (v *ir.VarRef, c int, ok bool) {
 // flatIndex evaluates the indices against the sizes and returns the
 // row-major position, with evaluator.singleElement's range errors.
 func flatIndex(ev *evaluator, idx []indexPlan, sizes []int) (int, error) {
-	// One index, a variable plus a constant, in range: small enough to be
-	// inlined (x[n], s[t - 1]).
-	if len(idx) == 1 && idx[0].f == nil && len(sizes) == 1 {
-		p := &idx[0]
-		if s := &ev.frame[p.v.Slot]; s.set {
-			if i := s.v.Int + p.add; i >= 1 && i <= sizes[0] {
-				return i - 1, nil
-			}
+	// One index, a variable plus a constant, in range (x[n], s[t - 1]).
+	if p := single(idx); p != nil && len(sizes) == 1 {
+		if i, ok := p.at(ev, sizes[0]); ok {
+			return i, nil
 		}
 	}
 	return flatIndexAll(ev, idx, sizes)

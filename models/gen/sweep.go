@@ -162,6 +162,9 @@ func readRuns(path string) ([]sweepRun, error) {
 		}
 		return strconv.ParseFloat(r[i], 64)
 	}
+	_, hasX := col["rhat_dx"]
+	_, hasY := col["rhat_dy"]
+	hasRhat := hasX && hasY
 	var out []sweepRun
 	for k, r := range rows[1:] {
 		var s sweepRun
@@ -186,9 +189,7 @@ func readRuns(path string) ([]sweepRun, error) {
 		if math.IsNaN(med[0]) || math.IsNaN(med[1]) {
 			s.center, s.fromMean = mean, true
 		}
-		_, s.hasRhat = col["rhat_dx"]
-		_, hasY := col["rhat_dy"]
-		s.hasRhat = s.hasRhat && hasY
+		s.hasRhat = hasRhat
 		out = append(out, s)
 	}
 	return out, nil
