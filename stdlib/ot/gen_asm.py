@@ -854,6 +854,77 @@ emit(['CMPQ CX, $1', 'JLT logdone',
       'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP logloop'])
 bad_epilogue('logdone')
 
+# func csrGather1AVX2(start, idx []int32, a, v, out []float64)
+# func csrGather2AVX2(start, idx []int32, a, b, v, out []float64)
+# func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64)
+# Products of the m planes of a matrix in compressed rows with a vector:
+# for each row r (entries k of start[r]:start[r+1]),
+#   out[m·r + p] = Σ_k plane_p[k]·v[idx[k]]
+# in four lanes over the groups of four entries (one gather each), then
+# the lanes and the remaining entries added in a fixed order.
+def csr_gather(m):
+    planes = 'abc'[:m]
+    name = 'csrGather%dAVX2' % m
+    args = 'start, idx []int32, %s, v, out []float64' % ', '.join(planes)
+    w('// func %s(%s)' % (name, args))
+    w('TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, 24 * (m + 4)))
+    preg = ['R10', 'R11', 'R12'][:m]
+    vacc = ['Y4', 'Y5', 'Y6'][:m]
+    sacc = ['X7', 'X8', 'X9'][:m]
+    lines = ['MOVQ start_base+0(FP), R8',
+             'MOVQ start_len+8(FP), CX',
+             'DECQ CX',
+             'MOVQ idx_base+24(FP), R9']
+    for i, (pl, r) in enumerate(zip(planes, preg)):
+        lines.append('MOVQ %s_base+%d(FP), %s' % (pl, 48 + 24 * i, r))
+    lines += ['MOVQ v_base+%d(FP), SI' % (48 + 24 * m),
+              'MOVQ out_base+%d(FP), DI' % (72 + 24 * m),
+              'XORQ BX, BX']
+    emit(lines)
+    w('%srow:' % name)
+    lines = ['CMPQ BX, CX', 'JGE %sdone' % name,
+             'MOVLQSX 0(R8)(BX*4), AX',
+             'MOVLQSX 4(R8)(BX*4), DX']
+    for va, sa in zip(vacc, sacc):
+        lines += ['VXORPD %s, %s, %s' % (va, va, va), 'VXORPD %s, %s, %s' % (sa, sa, sa)]
+    lines.append('LEAQ 4(AX), R13')
+    emit(lines)
+    w('%svec:' % name)
+    lines = ['CMPQ R13, DX', 'JGT %stail' % name,
+             'VMOVDQU 0(R9)(AX*4), X1',
+             'VPCMPEQD Y2, Y2, Y2',
+             'VGATHERDPD Y2, 0(SI)(X1*8), Y3']
+    for r, va in zip(preg, vacc):
+        lines.append('VFMADD231PD 0(%s)(AX*8), Y3, %s' % (r, va))
+    lines += ['ADDQ $4, AX', 'ADDQ $4, R13', 'JMP %svec' % name]
+    emit(lines)
+    w('%stail:' % name)
+    lines = ['CMPQ AX, DX', 'JGE %ssum' % name,
+             'MOVLQSX 0(R9)(AX*4), R14',
+             'VMOVSD 0(SI)(R14*8), X3']
+    for r, sa in zip(preg, sacc):
+        lines.append('VFMADD231SD 0(%s)(AX*8), X3, %s' % (r, sa))
+    lines += ['INCQ AX', 'JMP %stail' % name]
+    emit(lines)
+    w('%ssum:' % name)
+    lines = []
+    for i, (va, sa) in enumerate(zip(vacc, sacc)):
+        xa = 'X' + va[1:]
+        lines += ['VEXTRACTF128 $1, %s, X10' % va,
+                  'VADDPD X10, %s, %s' % (xa, xa),
+                  'VUNPCKHPD %s, %s, X10' % (xa, xa),
+                  'VADDSD X10, %s, %s' % (xa, xa),
+                  'VADDSD %s, %s, %s' % (sa, xa, xa),
+                  'VMOVSD %s, %d(DI)' % (xa, 8 * i)]
+    lines += ['ADDQ $%d, DI' % (8 * m), 'INCQ BX', 'JMP %srow' % name]
+    emit(lines)
+    w('%sdone:' % name)
+    emit(['VZEROUPPER', 'RET'])
+    w('')
+
+for m in (1, 2, 3):
+    csr_gather(m)
+
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')
 emit(['MOVL eaxArg+0(FP), AX', 'MOVL ecxArg+4(FP), CX', 'CPUID',

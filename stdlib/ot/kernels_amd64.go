@@ -139,3 +139,18 @@ func expAVX2(dst, src []float64) bool
 //
 //go:noescape
 func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64
+
+// csrGather1AVX2, csrGather2AVX2 and csrGather3AVX2 are gatherRows for one,
+// two and three planes: out[m·r + p] = Σ_k plane_p[k]·v[idx[k]] over the
+// entries start[r]:start[r+1] of each row r (len(start) − 1 rows; every
+// idx[k] < len(v), every plane at least start[nr] long, out at least m
+// values per row: the caller's invariants, not checked here).
+//
+//go:noescape
+func csrGather1AVX2(start, idx []int32, a, v, out []float64)
+
+//go:noescape
+func csrGather2AVX2(start, idx []int32, a, b, v, out []float64)
+
+//go:noescape
+func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64)

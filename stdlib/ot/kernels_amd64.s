@@ -1335,6 +1335,189 @@ logdone:
 	SETNE ret+48(FP)
 	RET
 
+// func csrGather1AVX2(start, idx []int32, a, v, out []float64)
+TEXT ·csrGather1AVX2(SB), NOSPLIT, $0-120
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ a_base+48(FP), R10
+	MOVQ v_base+72(FP), SI
+	MOVQ out_base+96(FP), DI
+	XORQ BX, BX
+csrGather1AVX2row:
+	CMPQ BX, CX
+	JGE csrGather1AVX2done
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	VXORPD Y4, Y4, Y4
+	VXORPD X7, X7, X7
+	LEAQ 4(AX), R13
+csrGather1AVX2vec:
+	CMPQ R13, DX
+	JGT csrGather1AVX2tail
+	VMOVDQU 0(R9)(AX*4), X1
+	VPCMPEQD Y2, Y2, Y2
+	VGATHERDPD Y2, 0(SI)(X1*8), Y3
+	VFMADD231PD 0(R10)(AX*8), Y3, Y4
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP csrGather1AVX2vec
+csrGather1AVX2tail:
+	CMPQ AX, DX
+	JGE csrGather1AVX2sum
+	MOVLQSX 0(R9)(AX*4), R14
+	VMOVSD 0(SI)(R14*8), X3
+	VFMADD231SD 0(R10)(AX*8), X3, X7
+	INCQ AX
+	JMP csrGather1AVX2tail
+csrGather1AVX2sum:
+	VEXTRACTF128 $1, Y4, X10
+	VADDPD X10, X4, X4
+	VUNPCKHPD X4, X4, X10
+	VADDSD X10, X4, X4
+	VADDSD X7, X4, X4
+	VMOVSD X4, 0(DI)
+	ADDQ $8, DI
+	INCQ BX
+	JMP csrGather1AVX2row
+csrGather1AVX2done:
+	VZEROUPPER
+	RET
+
+// func csrGather2AVX2(start, idx []int32, a, b, v, out []float64)
+TEXT ·csrGather2AVX2(SB), NOSPLIT, $0-144
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ a_base+48(FP), R10
+	MOVQ b_base+72(FP), R11
+	MOVQ v_base+96(FP), SI
+	MOVQ out_base+120(FP), DI
+	XORQ BX, BX
+csrGather2AVX2row:
+	CMPQ BX, CX
+	JGE csrGather2AVX2done
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	VXORPD Y4, Y4, Y4
+	VXORPD X7, X7, X7
+	VXORPD Y5, Y5, Y5
+	VXORPD X8, X8, X8
+	LEAQ 4(AX), R13
+csrGather2AVX2vec:
+	CMPQ R13, DX
+	JGT csrGather2AVX2tail
+	VMOVDQU 0(R9)(AX*4), X1
+	VPCMPEQD Y2, Y2, Y2
+	VGATHERDPD Y2, 0(SI)(X1*8), Y3
+	VFMADD231PD 0(R10)(AX*8), Y3, Y4
+	VFMADD231PD 0(R11)(AX*8), Y3, Y5
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP csrGather2AVX2vec
+csrGather2AVX2tail:
+	CMPQ AX, DX
+	JGE csrGather2AVX2sum
+	MOVLQSX 0(R9)(AX*4), R14
+	VMOVSD 0(SI)(R14*8), X3
+	VFMADD231SD 0(R10)(AX*8), X3, X7
+	VFMADD231SD 0(R11)(AX*8), X3, X8
+	INCQ AX
+	JMP csrGather2AVX2tail
+csrGather2AVX2sum:
+	VEXTRACTF128 $1, Y4, X10
+	VADDPD X10, X4, X4
+	VUNPCKHPD X4, X4, X10
+	VADDSD X10, X4, X4
+	VADDSD X7, X4, X4
+	VMOVSD X4, 0(DI)
+	VEXTRACTF128 $1, Y5, X10
+	VADDPD X10, X5, X5
+	VUNPCKHPD X5, X5, X10
+	VADDSD X10, X5, X5
+	VADDSD X8, X5, X5
+	VMOVSD X5, 8(DI)
+	ADDQ $16, DI
+	INCQ BX
+	JMP csrGather2AVX2row
+csrGather2AVX2done:
+	VZEROUPPER
+	RET
+
+// func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64)
+TEXT ·csrGather3AVX2(SB), NOSPLIT, $0-168
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ a_base+48(FP), R10
+	MOVQ b_base+72(FP), R11
+	MOVQ c_base+96(FP), R12
+	MOVQ v_base+120(FP), SI
+	MOVQ out_base+144(FP), DI
+	XORQ BX, BX
+csrGather3AVX2row:
+	CMPQ BX, CX
+	JGE csrGather3AVX2done
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	VXORPD Y4, Y4, Y4
+	VXORPD X7, X7, X7
+	VXORPD Y5, Y5, Y5
+	VXORPD X8, X8, X8
+	VXORPD Y6, Y6, Y6
+	VXORPD X9, X9, X9
+	LEAQ 4(AX), R13
+csrGather3AVX2vec:
+	CMPQ R13, DX
+	JGT csrGather3AVX2tail
+	VMOVDQU 0(R9)(AX*4), X1
+	VPCMPEQD Y2, Y2, Y2
+	VGATHERDPD Y2, 0(SI)(X1*8), Y3
+	VFMADD231PD 0(R10)(AX*8), Y3, Y4
+	VFMADD231PD 0(R11)(AX*8), Y3, Y5
+	VFMADD231PD 0(R12)(AX*8), Y3, Y6
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP csrGather3AVX2vec
+csrGather3AVX2tail:
+	CMPQ AX, DX
+	JGE csrGather3AVX2sum
+	MOVLQSX 0(R9)(AX*4), R14
+	VMOVSD 0(SI)(R14*8), X3
+	VFMADD231SD 0(R10)(AX*8), X3, X7
+	VFMADD231SD 0(R11)(AX*8), X3, X8
+	VFMADD231SD 0(R12)(AX*8), X3, X9
+	INCQ AX
+	JMP csrGather3AVX2tail
+csrGather3AVX2sum:
+	VEXTRACTF128 $1, Y4, X10
+	VADDPD X10, X4, X4
+	VUNPCKHPD X4, X4, X10
+	VADDSD X10, X4, X4
+	VADDSD X7, X4, X4
+	VMOVSD X4, 0(DI)
+	VEXTRACTF128 $1, Y5, X10
+	VADDPD X10, X5, X5
+	VUNPCKHPD X5, X5, X10
+	VADDSD X10, X5, X5
+	VADDSD X8, X5, X5
+	VMOVSD X5, 8(DI)
+	VEXTRACTF128 $1, Y6, X10
+	VADDPD X10, X6, X6
+	VUNPCKHPD X6, X6, X10
+	VADDSD X10, X6, X6
+	VADDSD X9, X6, X6
+	VMOVSD X6, 16(DI)
+	ADDQ $24, DI
+	INCQ BX
+	JMP csrGather3AVX2row
+csrGather3AVX2done:
+	VZEROUPPER
+	RET
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX

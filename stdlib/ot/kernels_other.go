@@ -50,3 +50,11 @@ func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, re
 }
 
 func kernelSumsAVX2(sums, ev, ekb []float64) { panic("ot: no SIMD kernels") }
+
+func csrGather1AVX2(start, idx []int32, a, v, out []float64) { panic("ot: no SIMD kernels") }
+
+func csrGather2AVX2(start, idx []int32, a, b, v, out []float64) { panic("ot: no SIMD kernels") }
+
+func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64) {
+	panic("ot: no SIMD kernels")
+}

@@ -104,6 +104,14 @@ type csr struct {
 	start []int32   // row r's entries are start[r]:start[r+1]
 	idx   []int32   // an entry's column
 	val   []float64 // its value
+	ncol  int       // the number of columns: every idx is below it
+
+	// The entries times the differences of their points in d planes,
+	// diff[c·len(idx) + k] = val_k·(row point − column point)_c: the
+	// backward pass's gradient sums, formed once per kernel (setDiffs)
+	// instead of once per sweep.
+	diff   []float64
+	diffOK bool
 }
 
 // row returns the columns and values of row r.
@@ -139,6 +147,90 @@ func (m *csr) transpose(t *csr, nc int) {
 		t.start[j] = t.start[j-1]
 	}
 	t.start[0] = 0
+	t.ncol = nr
+	t.diffOK = false
+}
+
+// setDiffs forms m.diff from the points of m's rows (rp) and columns (cp)
+// of dimension d, once per kernel.
+func (m *csr) setDiffs(rp, cp []float64, d int) {
+	if m.diffOK {
+		return
+	}
+	nnz := len(m.idx)
+	m.diff = grow(m.diff, nnz*d)
+	for r := range len(m.start) - 1 {
+		cols, vals := m.row(r)
+		lo := int(m.start[r])
+		for c := range d {
+			diff := m.diff[c*nnz+lo : c*nnz+lo+len(cols)]
+			x := rp[r*d+c]
+			for k, j := range cols {
+				diff[k] = vals[k] * (x - cp[int(j)*d+c])
+			}
+		}
+	}
+	m.diffOK = true
+}
+
+// plane returns plane c of m.diff.
+func (m *csr) plane(c int) []float64 {
+	nnz := len(m.idx)
+	return m.diff[c*nnz : (c+1)*nnz]
+}
+
+// gatherRows sets out[np·r + p] = Σ_k planes[p][k]·v[idx[k]] over the
+// entries k of each row r of m, for the first np (1 to 3) planes, each
+// indexed like m's entries: the sparse products of the scaling path, on
+// the AVX2 kernels when kr.simd.
+func (kr kern) gatherRows(m *csr, planes [3][]float64, np int, v, out []float64) {
+	nr := len(m.start) - 1
+	nnz := int(m.start[nr])
+	out = out[:np*nr]
+	for _, pl := range planes[:np] {
+		_ = pl[:nnz]
+	}
+	_ = v[:m.ncol] // with the construction's idx < ncol, the kernels' bounds
+	if kr.simd {
+		switch np {
+		case 1:
+			csrGather1AVX2(m.start, m.idx, planes[0], v, out)
+		case 2:
+			csrGather2AVX2(m.start, m.idx, planes[0], planes[1], v, out)
+		default:
+			csrGather3AVX2(m.start, m.idx, planes[0], planes[1], planes[2], v, out)
+		}
+		return
+	}
+	for r := range nr {
+		lo, hi := m.start[r], m.start[r+1]
+		cols := m.idx[lo:hi]
+		switch np {
+		case 1:
+			out[r] = gatherDot(cols, planes[0][lo:hi], v)
+		case 2:
+			a, b := planes[0][lo:hi], planes[1][lo:hi]
+			a, b = a[:len(cols)], b[:len(cols)]
+			var s0, s1 float64
+			for k, j := range cols {
+				x := v[j]
+				s0 += a[k] * x
+				s1 += b[k] * x
+			}
+			out[2*r], out[2*r+1] = s0, s1
+		default:
+			a, b, c := planes[0][lo:hi], planes[1][lo:hi], planes[2][lo:hi]
+			a, b, c = a[:len(cols)], b[:len(cols)], c[:len(cols)]
+			var s0, s1, s2 float64
+			for k, j := range cols {
+				x := v[j]
+				s0 += a[k] * x
+				s1 += b[k] * x
+				s2 += c[k] * x
+			}
+			out[3*r], out[3*r+1], out[3*r+2] = s0, s1, s2
+		}
+	}
 }
 
 // scalingState holds the scaling path's epochs, scratch and counters.
@@ -156,6 +248,7 @@ type scalingState struct {
 
 	h, v, sig, out, lg []float64
 	args               []float64
+	gat                []float64 // gatherRows's outputs in the backward pass
 
 	// The accepted error of a kernel sweep (the dropped terms of a row
 	// below 2^-bits of its sum) and the margin of L: 54 and scalingMargin,
@@ -290,10 +383,8 @@ func (e *engine) rowSums(o int, u, sig []float64) (H float64, ok bool) {
 	if H, ok = e.colFactors(ep, o, u); !ok {
 		return H, false
 	}
-	km := &ep.k[o]
-	for i := range sig {
-		s := dotGather(km, i, sc.v)
-		sig[i] = s
+	kern{simd: e.simd}.gatherRows(&ep.k[o], [3][]float64{ep.k[o].val}, 1, sc.v, sig)
+	for _, s := range sig {
 		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
 	}
 	return H, ok
@@ -395,6 +486,7 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	}
 	// Pass 2: the selection and the kernel's entries.
 	km := &ep.k[o]
+	km.diffOK = false
 	km.start = grow32(km.start, nr+1)
 	km.idx = km.idx[:0]
 	km.val = km.val[:0]
@@ -423,6 +515,7 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 		topR[i] += offR[i]
 	}
 	km.start[nr] = int32(len(km.idx))
+	km.ncol = nc
 	return true
 }
 
@@ -516,162 +609,88 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig []flo
 	e.colSum = grow(e.colSum, nc)
 	e.colGrad = grow(e.colGrad, nc*d)
 	rp, cp := job.rows, job.cols
+	kr := kern{simd: e.simd}
+	sc.gat = grow(sc.gat, (d+1)*max(nr, nc))
 	if job.rowGrad != nil {
-		rowGradPass(&ep.k[o], rf, cf, rp, cp, d, job.rowGrad)
+		m := &ep.k[o]
+		m.setDiffs(rp, cp, d)
+		rowGradPass(kr, m, rf, cf, d, job.rowGrad, sc.gat)
 	}
-	colPass(&ep.k[1-o], cf, rf, rp, cp, d, e.colSum, e.colGrad, job.wantColGrad)
+	m := &ep.k[1-o]
+	if job.wantColGrad {
+		m.setDiffs(cp, rp, d)
+	}
+	colPass(kr, m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad, sc.gat)
 }
 
-// dotGather returns Σ_k val_k·v[idx_k] over row i of m.
-func dotGather(m *csr, i int, v []float64) float64 {
-	cols, vals := m.row(i)
-	vals = vals[:len(cols)]
+// gatherDot returns Σ_k a_k·v[cols_k].
+func gatherDot(cols []int32, a, v []float64) float64 {
+	a = a[:len(cols)]
 	var s0, s1, s2, s3 float64
-	k := 0
-	for ; k+3 < len(cols); k += 4 {
-		s0 += vals[k] * v[cols[k]]
-		s1 += vals[k+1] * v[cols[k+1]]
-		s2 += vals[k+2] * v[cols[k+2]]
-		s3 += vals[k+3] * v[cols[k+3]]
+	for len(cols) >= 4 {
+		c, x := (*[4]int32)(cols), (*[4]float64)(a)
+		s0 += x[0] * v[c[0]]
+		s1 += x[1] * v[c[1]]
+		s2 += x[2] * v[c[2]]
+		s3 += x[3] * v[c[3]]
+		cols, a = cols[4:], a[4:]
 	}
-	for ; k < len(cols); k++ {
-		s0 += vals[k] * v[cols[k]]
+	for k, j := range cols {
+		s0 += a[k] * v[j]
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
 // rowGradPass sets rowGrad[i] = rf_i·Σ_j K_ij·cf_j·(p_i − q_j) over the
-// kernel m whose rows are the sweep's rows (points rp; columns cp). The
-// sums run in two interleaved halves (independent additions).
-func rowGradPass(m *csr, rf, cf, rp, cp []float64, d int, rowGrad []float64) {
+// kernel m whose rows are the sweep's rows (points p; columns q), from
+// m.diff; buf holds d values per row.
+func rowGradPass(kr kern, m *csr, rf, cf []float64, d int, rowGrad, buf []float64) {
+	if d <= 3 {
+		kr.gatherRows(m, [3][]float64{m.plane(0), m.plane(min(1, d-1)), m.plane(d - 1)}, d, cf, buf)
+		for i, ri := range rf {
+			for c := range d {
+				rowGrad[i*d+c] = ri * buf[i*d+c]
+			}
+		}
+		return
+	}
 	for i, ri := range rf {
-		cols, vals := m.row(i)
-		vals = vals[:len(cols)]
-		switch d {
-		case 1:
-			x0 := rp[i]
-			var g0, g1 float64
-			k := 0
-			for ; k+1 < len(cols); k += 2 {
-				j0, j1 := cols[k], cols[k+1]
-				g0 += vals[k] * cf[j0] * (x0 - cp[j0])
-				g1 += vals[k+1] * cf[j1] * (x0 - cp[j1])
-			}
-			if k < len(cols) {
-				j := cols[k]
-				g0 += vals[k] * cf[j] * (x0 - cp[j])
-			}
-			rowGrad[i] = ri * (g0 + g1)
-		case 2:
-			x0, x1 := rp[2*i], rp[2*i+1]
-			var a0, a1, b0, b1 float64
-			k := 0
-			for ; k+1 < len(cols); k += 2 {
-				j0, j1 := int(cols[k]), int(cols[k+1])
-				w0 := vals[k] * cf[j0]
-				w1 := vals[k+1] * cf[j1]
-				a0 += w0 * (x0 - cp[2*j0])
-				b0 += w0 * (x1 - cp[2*j0+1])
-				a1 += w1 * (x0 - cp[2*j1])
-				b1 += w1 * (x1 - cp[2*j1+1])
-			}
-			if k < len(cols) {
-				j := int(cols[k])
-				w := vals[k] * cf[j]
-				a0 += w * (x0 - cp[2*j])
-				b0 += w * (x1 - cp[2*j+1])
-			}
-			rowGrad[2*i], rowGrad[2*i+1] = ri*(a0+a1), ri*(b0+b1)
-		default:
-			x := rp[i*d : i*d+d]
-			g := rowGrad[i*d : i*d+d]
-			clear(g)
-			for k, j := range cols {
-				w := vals[k] * cf[j]
-				y := cp[int(j)*d : int(j)*d+d]
-				for c := range x {
-					g[c] += w * (x[c] - y[c])
-				}
-			}
-			for c := range g {
-				g[c] *= ri
-			}
+		cols, _ := m.row(i)
+		lo := int(m.start[i])
+		g := rowGrad[i*d : i*d+d]
+		for c := range g {
+			g[c] = ri * gatherDot(cols, m.plane(c)[lo:], cf)
 		}
 	}
 }
 
 // colPass sets colSum[j] = cf_j·Σ_i K_ij·rf_i and (with grads)
 // colGrad[j] = cf_j·Σ_i K_ij·rf_i·(p_i − q_j) over the kernel m whose rows
-// are the sweep's columns.
-func colPass(m *csr, cf, rf, rp, cp []float64, d int, colSum, colGrad []float64, grads bool) {
-	for j, cj := range cf {
-		if !grads {
-			colSum[j] = cj * dotGather(m, j, rf)
-			continue
+// are the sweep's columns q (entries over its rows p; with grads, m.diff
+// holds K_ij·(q_j − p_i)); buf holds d + 1 values per column.
+func colPass(kr kern, m *csr, cf, rf []float64, d int, colSum, colGrad []float64, grads bool, buf []float64) {
+	switch {
+	case !grads:
+		kr.gatherRows(m, [3][]float64{m.val}, 1, rf, buf)
+		for j, cj := range cf {
+			colSum[j] = cj * buf[j]
 		}
-		rws, vals := m.row(j)
-		vals = vals[:len(rws)]
-		switch d {
-		case 1:
-			y0 := cp[j]
-			var s0, s1, g0, g1 float64
-			k := 0
-			for ; k+1 < len(rws); k += 2 {
-				i0, i1 := rws[k], rws[k+1]
-				w0 := vals[k] * rf[i0]
-				w1 := vals[k+1] * rf[i1]
-				s0 += w0
-				s1 += w1
-				g0 += w0 * (rp[i0] - y0)
-				g1 += w1 * (rp[i1] - y0)
+	case d <= 2:
+		np := d + 1
+		kr.gatherRows(m, [3][]float64{m.val, m.plane(0), m.plane(d - 1)}, np, rf, buf)
+		for j, cj := range cf {
+			colSum[j] = cj * buf[j*np]
+			for c := range d {
+				colGrad[j*d+c] = -cj * buf[j*np+1+c]
 			}
-			if k < len(rws) {
-				i := rws[k]
-				w := vals[k] * rf[i]
-				s0 += w
-				g0 += w * (rp[i] - y0)
-			}
-			colSum[j], colGrad[j] = cj*(s0+s1), cj*(g0+g1)
-		case 2:
-			y0, y1 := cp[2*j], cp[2*j+1]
-			var s0, s1, a0, a1, b0, b1 float64
-			k := 0
-			for ; k+1 < len(rws); k += 2 {
-				i0, i1 := int(rws[k]), int(rws[k+1])
-				w0 := vals[k] * rf[i0]
-				w1 := vals[k+1] * rf[i1]
-				s0 += w0
-				s1 += w1
-				a0 += w0 * (rp[2*i0] - y0)
-				b0 += w0 * (rp[2*i0+1] - y1)
-				a1 += w1 * (rp[2*i1] - y0)
-				b1 += w1 * (rp[2*i1+1] - y1)
-			}
-			if k < len(rws) {
-				i := int(rws[k])
-				w := vals[k] * rf[i]
-				s0 += w
-				a0 += w * (rp[2*i] - y0)
-				b0 += w * (rp[2*i+1] - y1)
-			}
-			colSum[j] = cj * (s0 + s1)
-			colGrad[2*j], colGrad[2*j+1] = cj*(a0+a1), cj*(b0+b1)
-		default:
-			y := cp[j*d : j*d+d]
-			g := colGrad[j*d : j*d+d]
-			clear(g)
-			var s float64
-			for k, i := range rws {
-				w := vals[k] * rf[i]
-				s += w
-				x := rp[int(i)*d : int(i)*d+d]
-				for c := range y {
-					g[c] += w * (x[c] - y[c])
-				}
-			}
-			colSum[j] = cj * s
-			for c := range g {
-				g[c] *= cj
+		}
+	default:
+		for j, cj := range cf {
+			rws, vals := m.row(j)
+			lo := int(m.start[j])
+			colSum[j] = cj * gatherDot(rws, vals, rf)
+			for c := range d {
+				colGrad[j*d+c] = -cj * gatherDot(rws, m.plane(c)[lo:], rf)
 			}
 		}
 	}
