@@ -154,3 +154,17 @@ func csrGather2AVX2(start, idx []int32, a, b, v, out []float64)
 
 //go:noescape
 func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64)
+
+// rowColMaxAVX2 is the absorption's pass 1 over the first len(buf) &^ 3
+// columns: top[j] = max(top[j], buf[j] + ri), and it returns
+// max_j buf[j] + ref[j] (−Inf for none). The arguments must not be NaN.
+//
+//go:noescape
+func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
+
+// selectAVX2 is the absorption's pass 2 over the first len(buf) &^ 3
+// columns: it writes to idx, in order, the j with buf[j] + ref[j] ≥ cut or
+// buf[j] + ri ≥ topL[j] and returns their number (len(idx) ≥ len(buf) &^ 3).
+//
+//go:noescape
+func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int

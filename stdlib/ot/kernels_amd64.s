@@ -1518,6 +1518,82 @@ csrGather3AVX2done:
 	VZEROUPPER
 	RET
 
+// func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
+TEXT ·rowColMaxAVX2(SB), NOSPLIT, $0-88
+	MOVQ buf_base+0(FP), SI
+	MOVQ buf_len+8(FP), CX
+	MOVQ ref_base+24(FP), DX
+	MOVQ top_base+48(FP), DI
+	VBROADCASTSD ri+72(FP), Y13
+	VMOVUPD expk<>+640(SB), Y12
+	SHRQ $2, CX
+rcmloop:
+	CMPQ CX, $1
+	JLT rcmdone
+	VMOVUPD 0(SI), Y0
+	VADDPD 0(DX), Y0, Y1
+	VMAXPD Y1, Y12, Y12
+	VADDPD Y13, Y0, Y2
+	VMAXPD 0(DI), Y2, Y2
+	VMOVUPD Y2, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP rcmloop
+rcmdone:
+	VEXTRACTF128 $1, Y12, X0
+	VMAXPD X0, X12, X0
+	VPERMILPD $1, X0, X1
+	VMAXPD X1, X0, X0
+	VZEROUPPER
+	MOVSD X0, ret+80(FP)
+	RET
+
+// func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int
+TEXT ·selectAVX2(SB), NOSPLIT, $0-120
+	MOVQ buf_base+0(FP), SI
+	MOVQ buf_len+8(FP), CX
+	MOVQ ref_base+24(FP), DX
+	MOVQ topL_base+48(FP), R8
+	VBROADCASTSD cut+72(FP), Y14
+	VBROADCASTSD ri+80(FP), Y13
+	MOVQ idx_base+88(FP), DI
+	SHRQ $2, CX
+	XORQ R9, R9
+	XORQ R10, R10
+selloop:
+	CMPQ CX, $1
+	JLT seldone
+	VMOVUPD 0(SI), Y0
+	VADDPD 0(DX), Y0, Y1
+	VCMPPD $0x1d, Y14, Y1, Y1
+	VADDPD Y13, Y0, Y2
+	VCMPPD $0x1d, 0(R8), Y2, Y2
+	VORPD Y2, Y1, Y1
+	VMOVMSKPD Y1, AX
+	TESTQ AX, AX
+	JEQ selnext
+selbits:
+	BSFQ AX, R11
+	ADDQ R9, R11
+	MOVL R11, 0(DI)(R10*4)
+	INCQ R10
+	LEAQ -1(AX), R11
+	ANDQ R11, AX
+	JNE selbits
+selnext:
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $4, R9
+	SUBQ $1, CX
+	JMP selloop
+seldone:
+	VZEROUPPER
+	MOVQ R10, ret+112(FP)
+	RET
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX

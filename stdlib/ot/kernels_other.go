@@ -58,3 +58,9 @@ func csrGather2AVX2(start, idx []int32, a, b, v, out []float64) { panic("ot: no 
 func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64) {
 	panic("ot: no SIMD kernels")
 }
+
+func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64 { panic("ot: no SIMD kernels") }
+
+func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int {
+	panic("ot: no SIMD kernels")
+}

@@ -249,6 +249,7 @@ type scalingState struct {
 	h, v, sig, out, lg []float64
 	args               []float64
 	gat                []float64 // gatherRows's outputs in the backward pass
+	topL               []float64 // an absorption's column thresholds
 
 	// The accepted error of a kernel sweep (the dropped terms of a row
 	// below 2^-bits of its sum) and the margin of L: 54 and scalingMargin,
@@ -468,13 +469,21 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	for j := range topC {
 		topC[j] = math.Inf(-1)
 	}
+	n4 := 0 // the columns of the AVX2 kernels
+	if e.simd {
+		n4 = nc &^ 3
+	}
 	for i := range nr {
 		kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
 		mr := math.Inf(-1)
 		ri := offR[i] + refR[i]
-		for j, b := range buf {
+		if n4 > 0 {
+			mr = rowColMaxAVX2(buf[:n4], refC[:n4], topC[:n4], ri)
+		}
+		for j := n4; j < nc; j++ {
 			// Comparisons, not max (which orders signed zeros and NaNs and
 			// costs branches): the arguments are finite or −Inf here.
+			b := buf[j]
 			if v := b + refC[j]; v > mr {
 				mr = v
 			}
@@ -483,6 +492,11 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 			}
 		}
 		topR[i] = mr // + offR[i] below
+	}
+	sc.topL = grow(sc.topL, nc)
+	topL := sc.topL // the column thresholds of pass 2
+	for j, t := range topC {
+		topL[j] = t - L
 	}
 	// Pass 2: the selection and the kernel's entries.
 	km := &ep.k[o]
@@ -496,17 +510,26 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 		cutR := topR[i] - L
 		ri := offR[i] + refR[i]
 		n0 := len(km.idx)
-		for j, b := range buf {
-			if b+refC[j] >= cutR || b+ri >= topC[j]-L {
-				a := offR[i] + b
-				if !(a <= expHigh-9) {
-					return false
-				}
-				km.idx = append(km.idx, int32(j))
-				ebuf[len(km.idx)-1-n0] = a
+		km.idx = slices.Grow(km.idx, nc)
+		sel := km.idx[n0 : n0+nc]
+		kept := 0
+		if n4 > 0 {
+			kept = selectAVX2(buf[:n4], refC[:n4], topL[:n4], cutR, ri, sel)
+		}
+		for j := n4; j < nc; j++ {
+			if b := buf[j]; b+refC[j] >= cutR || b+ri >= topL[j] {
+				sel[kept] = int32(j)
+				kept++
 			}
 		}
-		kept := len(km.idx) - n0
+		for k, j := range sel[:kept] {
+			a := offR[i] + buf[j]
+			if !(a <= expHigh-9) {
+				return false
+			}
+			ebuf[k] = a
+		}
+		km.idx = km.idx[:n0+kept]
 		if len(km.idx) > budget {
 			return false
 		}

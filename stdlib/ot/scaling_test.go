@@ -305,3 +305,73 @@ func TestScalingFallback(t *testing.T) {
 		t.Errorf("the OT gradient differs from the sparse path's")
 	}
 }
+
+// TestScalingEpochMaxima checks what an absorption stores for the
+// exactness test of later sweeps in both orientations: for every point a
+// of either side, top[side][a] = max over the other side's points b of
+// off[side][a] + off[other][b] − C_ab/eps + ref[other][b] (the largest
+// term of a's row in a sweep with the absorption's column factors), with
+// the AVX2 and the pure-Go kernels, for n and m not multiples of four.
+func TestScalingEpochMaxima(t *testing.T) {
+	rng := rand.New(rand.NewPCG(73, 74))
+	const n, m, d = 37, 29, 2
+	x := gaussPts(rng, n, d, 0, 1)
+	y := gaussPts(rng, m, d, 0.3, 0.8)
+	h := resolutionOf(t, y, d)
+	eps := h * h
+	c := newConsts(Options{Eps: eps, Balanced: true, Iters: 1})
+	sides := [2]side{{pts: x, logw: uniformLogW(n), n: n}, {pts: y, logw: uniformLogW(m), n: m}}
+	for _, simd := range []bool{false, haveSIMD} {
+		w := NewWorkspaceWorkers(n, m, d, 1)
+		e := w.e
+		e.simd = simd
+		e.reserve(max(n, m))
+		e.sc = newScalingState()
+		e.sc.begin(false, n*m, 2, max(n, m))
+		g := make([]float64, m)
+		u := make([]float64, m)
+		for j := range g {
+			g[j] = eps * (3*rng.NormFloat64() + float64(j%5))
+			u[j] = g[j]*c.invEps + sides[1].logw[j]
+		}
+		out := make([]float64, n)
+		e.scalingStep(0, sides, u, g, out, c, -1)
+		if e.sc.cur < 0 {
+			t.Fatalf("simd=%v: no epoch was absorbed", simd)
+		}
+		ep := &e.sc.epochs[e.sc.cur]
+		for s := range 2 {
+			p, q := sides[s], sides[1-s]
+			for a := range p.n {
+				want := math.Inf(-1)
+				for b := range q.n {
+					k := ep.off[s][a] + ep.off[1-s][b] - sqDist(p.pts[a*d:a*d+d], q.pts[b*d:b*d+d])*c.invEps
+					want = max(want, k+ep.ref[1-s][b])
+				}
+				if got := ep.top[s][a]; !(math.Abs(got-want) <= 1e-9*(1+math.Abs(want))) {
+					t.Errorf("simd=%v: top[%d][%d] = %.17g, want %.17g", simd, s, a, got, want)
+				}
+			}
+		}
+		// The kernel (rows x) keeps the entries within L of their row's
+		// or their column's largest term, and only those (up to rounding).
+		L := e.sc.limit(n, m)
+		km := &ep.k[0]
+		for i := range n {
+			cols, _ := km.row(i)
+			kept := make(map[int32]bool)
+			for _, j := range cols {
+				kept[j] = true
+			}
+			for j := range m {
+				k := ep.off[0][i] + ep.off[1][j] - sqDist(x[i*d:i*d+d], y[j*d:j*d+d])*c.invEps
+				over := max(k+ep.ref[1][j]-(ep.top[0][i]-L), k+ep.ref[0][i]-(ep.top[1][j]-L))
+				tol := 1e-9 * (1 + math.Abs(k))
+				if over > tol && !kept[int32(j)] || over < -tol && kept[int32(j)] {
+					t.Errorf("simd=%v: entry (%d, %d), %.3g above its threshold: kept %v", simd, i, j, over, kept[int32(j)])
+				}
+			}
+		}
+		w.Close()
+	}
+}
