@@ -891,9 +891,15 @@ def csr_gather(m):
     emit(lines)
     w('%svec:' % name)
     lines = ['CMPQ R13, DX', 'JGT %stail' % name,
-             'VMOVDQU 0(R9)(AX*4), X1',
-             'VPCMPEQD Y2, Y2, Y2',
-             'VGATHERDPD Y2, 0(SI)(X1*8), Y3']
+             'MOVLQSX 0(R9)(AX*4), R14',
+             'MOVLQSX 4(R9)(AX*4), R15',
+             'VMOVSD 0(SI)(R14*8), X3',
+             'VMOVHPD 0(SI)(R15*8), X3, X3',
+             'MOVLQSX 8(R9)(AX*4), R14',
+             'MOVLQSX 12(R9)(AX*4), R15',
+             'VMOVSD 0(SI)(R14*8), X2',
+             'VMOVHPD 0(SI)(R15*8), X2, X2',
+             'VINSERTF128 $1, X2, Y3, Y3']
     for r, va in zip(preg, vacc):
         lines.append('VFMADD231PD 0(%s)(AX*8), Y3, %s' % (r, va))
     lines += ['ADDQ $4, AX', 'ADDQ $4, R13', 'JMP %svec' % name]
