@@ -239,8 +239,11 @@ type engine struct {
 	scalingOn bool          // the problem being solved is on the scaling path
 	sp        *sparseState  // the sparse path's buffers
 	sparseOn  bool          // the problem being solved is in tree order
-	phase     sparsePhase   // the part of a sparse sweep the workers run
-	sparseNB  int           // the number of blocks of the sparse sweep
+	// gradRows[s]: the problem being solved wants the gradient of side s's
+	// points through the unrolled backward pass (set by problem).
+	gradRows [2]bool
+	phase    sparsePhase // the part of a sparse sweep the workers run
+	sparseNB int         // the number of blocks of the sparse sweep
 
 	ctx    context.Context // SetContext's context, nil for none
 	done   <-chan struct{} // its Done channel
@@ -297,6 +300,10 @@ func (e *engine) solve(p, q side, c consts, keep bool) (f, g []float64) {
 	if e.scalingOn {
 		if e.sc == nil {
 			e.sc = newScalingState()
+		}
+		e.sc.gradRows, e.sc.dim = [2]bool{}, e.d
+		if e.d <= 2 { // the gradient sums' kernels take up to three planes
+			e.sc.gradRows = e.gradRows
 		}
 		e.sc.begin(keep, np*nq, 2*T, max(np, nq))
 	}
@@ -668,6 +675,7 @@ func (g *Grad) zero() {
 // final potentials (valid until the next solve).
 func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
 	keep := want && mode == GradUnrolled
+	e.gradRows = [2]bool{keep && gr.p != nil, keep && gr.q != nil}
 	f, g := e.solve(p, q, c, keep)
 	v := value(p, q, f, g, c)
 	if want {

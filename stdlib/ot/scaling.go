@@ -202,33 +202,14 @@ func (kr kern) gatherRows(m *csr, planes [3][]float64, np int, v, out []float64)
 		}
 		return
 	}
+	// Plane by plane, so that each plane's sums do not depend on np (the
+	// row sums of a forward sweep are the same with or without its
+	// gradient sums), as in the kernels.
 	for r := range nr {
 		lo, hi := m.start[r], m.start[r+1]
 		cols := m.idx[lo:hi]
-		switch np {
-		case 1:
-			out[r] = gatherDot(cols, planes[0][lo:hi], v)
-		case 2:
-			a, b := planes[0][lo:hi], planes[1][lo:hi]
-			a, b = a[:len(cols)], b[:len(cols)]
-			var s0, s1 float64
-			for k, j := range cols {
-				x := v[j]
-				s0 += a[k] * x
-				s1 += b[k] * x
-			}
-			out[2*r], out[2*r+1] = s0, s1
-		default:
-			a, b, c := planes[0][lo:hi], planes[1][lo:hi], planes[2][lo:hi]
-			a, b, c = a[:len(cols)], b[:len(cols)], c[:len(cols)]
-			var s0, s1, s2 float64
-			for k, j := range cols {
-				x := v[j]
-				s0 += a[k] * x
-				s1 += b[k] * x
-				s2 += c[k] * x
-			}
-			out[3*r], out[3*r+1], out[3*r+2] = s0, s1, s2
+		for p, pl := range planes[:np] {
+			out[np*r+p] = gatherDot(cols, pl[lo:hi], v)
 		}
 	}
 }
@@ -243,8 +224,15 @@ type scalingState struct {
 	broken     bool      // the problem's remaining sweeps are sparse sweeps
 	sweepEpoch []int32   // per forward sweep: its epoch, −1 when none covers it
 	sigHist    []float64 // per forward sweep (stride rows each): its row sums σ
+	cfHist     []float64 // per forward sweep (stride each): its column factors
+	rgHist     []float64 // per forward sweep (d·stride each): its gradient sums
 	stride     int
 	keep       bool
+	dim        int // the points' dimension
+	// gradRows[o]: the forward sweeps of orientation o also record the
+	// row gradient sums Σ_c K_rc e^(h_c − H)(x_r − y_c) for the backward
+	// pass (the rows' side wants its points' gradient; d ≤ 2).
+	gradRows [2]bool
 
 	h, v, sig, out, lg []float64
 	args               []float64
@@ -303,12 +291,31 @@ func (sc *scalingState) begin(keep bool, nm, sweeps, rows int) {
 		sc.sweepEpoch = grow32(sc.sweepEpoch, sweeps)
 		sc.stride = rows
 		sc.sigHist = grow(sc.sigHist, sweeps*rows)
+		sc.cfHist = grow(sc.cfHist, sweeps*rows)
+		if sc.gradRows[0] || sc.gradRows[1] {
+			sc.rgHist = grow(sc.rgHist, sweeps*rows*sc.dim)
+		}
 	}
 }
 
 // sigma returns the row sums kept for the forward sweep rec.
 func (sc *scalingState) sigma(rec, nr int) []float64 {
 	return sc.sigHist[rec*sc.stride : rec*sc.stride+nr]
+}
+
+// colFactorsOf returns the column factors kept for the forward sweep rec.
+func (sc *scalingState) colFactorsOf(rec, nc int) []float64 {
+	return sc.cfHist[rec*sc.stride : rec*sc.stride+nc]
+}
+
+// gradSums returns the row gradient sums kept for the forward sweep rec of
+// orientation o (nr rows of dimension d), or nil when it keeps none.
+func (sc *scalingState) gradSums(o, rec, nr int) []float64 {
+	if !sc.keep || !sc.gradRows[o] {
+		return nil
+	}
+	d := sc.dim
+	return sc.rgHist[rec*sc.stride*d : (rec*sc.stride+nr)*d]
 }
 
 // scalingStep computes one forward sweep of orientation o (rows: side o):
@@ -342,8 +349,9 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 	if sc.cur < 0 {
 		return
 	}
-	if _, ok := e.rowSums(o, u, sc.sigma(rec, rows.n)); ok {
+	if _, ok := e.rowSums(o, rows, cols, u, sc.sigma(rec, rows.n), sc.gradSums(o, rec, rows.n)); ok {
 		sc.sweepEpoch[rec] = int32(sc.cur)
+		sc.recordSweep(rec, cols.n)
 	}
 }
 
@@ -377,18 +385,42 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (float64, bool
 
 // rowSums sets sig to the row sums σ_r = Σ_c K_rc e^(h_c − H) of a sweep
 // of orientation o on the current epoch and reports whether they are all
-// at least scalingMinSum and finite.
-func (e *engine) rowSums(o int, u, sig []float64) (H float64, ok bool) {
+// at least scalingMinSum and finite. With rg non-nil it also sets the row
+// gradient sums rg[r·d + k] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck) (rows
+// and cols: the sweep's sides; d ≤ 2), in the same pass.
+func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H float64, ok bool) {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur]
 	if H, ok = e.colFactors(ep, o, u); !ok {
 		return H, false
 	}
-	kern{simd: e.simd}.gatherRows(&ep.k[o], [3][]float64{ep.k[o].val}, 1, sc.v, sig)
+	km := &ep.k[o]
+	kr := kern{simd: e.simd}
+	if rg == nil {
+		kr.gatherRows(km, [3][]float64{km.val}, 1, sc.v, sig)
+	} else {
+		d := e.d
+		np := d + 1
+		km.setDiffs(rows.pts, cols.pts, d)
+		sc.gat = grow(sc.gat, np*len(sig))
+		kr.gatherRows(km, [3][]float64{km.val, km.plane(0), km.plane(d - 1)}, np, sc.v, sc.gat)
+		for i := range sig {
+			sig[i] = sc.gat[i*np]
+			for k := range d {
+				rg[i*d+k] = sc.gat[i*np+1+k]
+			}
+		}
+	}
 	for _, s := range sig {
 		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
 	}
 	return H, ok
+}
+
+// recordSweep keeps the column factors of the forward sweep rec (its row
+// sums and gradient sums are written in place by rowSums).
+func (sc *scalingState) recordSweep(rec, nc int) {
+	copy(sc.colFactorsOf(rec, nc), sc.v[:nc])
 }
 
 // newEpoch returns an empty epoch for the next absorption, or −1 when the
@@ -572,7 +604,11 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	}
 	sc.sig = grow(sc.sig, nr)
 	sig := sc.sig[:nr]
-	H, ok := e.rowSums(o, u, sig)
+	var rg []float64
+	if rec >= 0 {
+		rg = sc.gradSums(o, rec, nr)
+	}
+	H, ok := e.rowSums(o, rows, cols, u, sig, rg)
 	if !ok {
 		return false
 	}
@@ -598,6 +634,7 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	}
 	if rec >= 0 {
 		copy(sc.sigma(rec, nr), sig)
+		sc.recordSweep(rec, nc)
 	}
 	return true
 }
@@ -608,7 +645,8 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int) {
 	if e.scalingOn {
 		if k := e.sc.sweepEpoch[rec]; k >= 0 {
-			e.kernelWeighted(&e.sc.epochs[k], o, job, e.sc.sigma(rec, job.nr))
+			sc := e.sc
+			e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
 			return
 		}
 	}
@@ -617,15 +655,20 @@ func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int) {
 
 // kernelWeighted computes the normalized weighted sweep job from the epoch
 // ep: the weights are e_rc = K_rc·e^(h_c − H)/σ_r with σ_r the forward
-// sweep's row sums (sig), that is the forward softmax exactly normalized.
-// It sets rowGrad, and colSum and colGrad in e.colSum, e.colGrad.
-func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig []float64) {
+// sweep's row sums (sig) and e^(h_c − H) its column factors (cf; nil to
+// form them again from job.u), that is the forward softmax exactly
+// normalized. It sets rowGrad (from the forward sweep's gradient sums rg
+// when non-nil), and colSum and colGrad in e.colSum, e.colGrad.
+func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, rg []float64) {
 	sc := e.sc
 	d := e.d
 	nr, nc := job.nr, job.nc
-	e.colFactors(ep, o, job.u[:nc]) // as in the forward sweep: finite
+	if cf == nil {
+		e.colFactors(ep, o, job.u[:nc]) // as in the forward sweep: finite
+		cf = sc.v[:nc]
+	}
 	sc.out = grow(sc.out, nr)
-	cf, rf := sc.v[:nc], sc.out[:nr]
+	rf := sc.out[:nr]
 	for i := range rf {
 		rf[i] = job.r[i] / sig[i]
 	}
@@ -634,7 +677,15 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig []flo
 	rp, cp := job.rows, job.cols
 	kr := kern{simd: e.simd}
 	sc.gat = grow(sc.gat, (d+1)*max(nr, nc))
-	if job.rowGrad != nil {
+	switch {
+	case job.rowGrad == nil:
+	case rg != nil:
+		for i, ri := range rf {
+			for k := range d {
+				job.rowGrad[i*d+k] = ri * rg[i*d+k]
+			}
+		}
+	default:
 		m := &ep.k[o]
 		m.setDiffs(rp, cp, d)
 		rowGradPass(kr, m, rf, cf, d, job.rowGrad, sc.gat)

@@ -211,7 +211,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 			job := sweepJob{weighted: true, normalized: true, rows: x, cols: y, nr: n, nc: m, u: u2, s: sNeg, r: r,
 				invEps: c.invEps, rowGrad: make([]float64, n*d), wantColSum: true, wantColGrad: true}
 			if kernel {
-				e.kernelWeighted(&e.sc.epochs[e.sc.cur], 0, job, sig)
+				e.kernelWeighted(&e.sc.epochs[e.sc.cur], 0, job, sig, nil, nil)
 			} else {
 				job.out = make([]float64, n)
 				e.sweep(job)
