@@ -567,3 +567,109 @@ func TestSIMDExpLeaf(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDScalingKernels checks the scaling path's kernels against their
+// pure-Go forms: gatherRows for one to three planes on random compressed
+// rows (empty rows, rows of 1 to 13 entries, repeated and far columns) to
+// a few ulps of the sums of absolute terms, and the absorption's two
+// passes (rowColMaxAVX2, selectAVX2) exactly, for lengths around
+// multiples of four.
+func TestSIMDScalingKernels(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine: only the pure-Go kernels run")
+		return
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	const nc = 57
+	v := make([]float64, nc)
+	for j := range v {
+		v[j] = rng.NormFloat64()
+	}
+	var m csr
+	m.start = []int32{0}
+	for r := range 40 {
+		n := r % 14
+		if r%9 == 4 {
+			n = 0
+		}
+		for range n {
+			m.idx = append(m.idx, int32(rng.IntN(nc)))
+		}
+		m.start = append(m.start, int32(len(m.idx)))
+	}
+	m.ncol = nc
+	nnz := len(m.idx)
+	var planes [3][]float64
+	for p := range planes {
+		planes[p] = make([]float64, nnz)
+		for k := range planes[p] {
+			planes[p][k] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(20)-10))
+		}
+	}
+	nr := len(m.start) - 1
+	for np := 1; np <= 3; np++ {
+		want := make([]float64, np*nr)
+		got := make([]float64, np*nr)
+		kern{}.gatherRows(&m, planes, np, v, want)
+		kern{simd: true}.gatherRows(&m, planes, np, v, got)
+		for r := range nr {
+			for p := range np {
+				var abs float64
+				for k := m.start[r]; k < m.start[r+1]; k++ {
+					abs += math.Abs(planes[p][k] * v[m.idx[k]])
+				}
+				if d := math.Abs(got[np*r+p] - want[np*r+p]); !(d <= 4e-16*float64(m.start[r+1]-m.start[r]+1)*abs) {
+					t.Errorf("np=%d row %d plane %d: %.17g, pure Go %.17g", np, r, p, got[np*r+p], want[np*r+p])
+				}
+			}
+		}
+		if np > 1 { // a plane's sums do not depend on the other planes
+			one := make([]float64, nr)
+			kern{simd: true}.gatherRows(&m, planes, 1, v, one)
+			for r := range nr {
+				if one[r] != got[np*r] {
+					t.Errorf("np=%d row %d: plane 0 sum %.17g, alone %.17g", np, r, got[np*r], one[r])
+				}
+			}
+		}
+	}
+
+	for _, n := range []int{4, 5, 8, 11, 16, 33} {
+		buf, ref, top := make([]float64, n), make([]float64, n), make([]float64, n)
+		for j := range buf {
+			buf[j] = -20 * rng.Float64()
+			ref[j] = rng.NormFloat64()
+			top[j] = -5 * rng.Float64()
+			if j%5 == 2 {
+				buf[j] = math.Inf(-1)
+			}
+		}
+		n4 := n &^ 3
+		ri := 0.3
+		topGo := slices.Clone(top)
+		mr := math.Inf(-1)
+		for j := range n4 {
+			mr = max(mr, buf[j]+ref[j])
+			topGo[j] = max(topGo[j], buf[j]+ri)
+		}
+		topAsm := slices.Clone(top)
+		if got := rowColMaxAVX2(buf[:n4], ref[:n4], topAsm[:n4], ri); got != mr {
+			t.Errorf("n=%d: rowColMaxAVX2 = %v, want %v", n, got, mr)
+		}
+		if !slices.Equal(topAsm, topGo) {
+			t.Errorf("n=%d: rowColMaxAVX2 columns %v, want %v", n, topAsm, topGo)
+		}
+		cut := -8.0
+		var sel []int32
+		for j := range n4 {
+			if buf[j]+ref[j] >= cut || buf[j]+ri >= top[j] {
+				sel = append(sel, int32(j))
+			}
+		}
+		idx := make([]int32, n)
+		k := selectAVX2(buf[:n4], ref[:n4], top[:n4], cut, ri, idx)
+		if !slices.Equal(idx[:k], sel) {
+			t.Errorf("n=%d: selectAVX2 kept %v, want %v", n, idx[:k], sel)
+		}
+	}
+}
