@@ -109,7 +109,7 @@
 //
 // # The scaling path
 //
-// Problems of at most 2^21 point pairs (2^17 in 1-D) run, by default, on
+// Problems of at most 2^23 point pairs (2^19 in 1-D) run, by default, on
 // the scaling path (scaling.go; PathScaling forces it), which avoids most
 // exponentials. After a log-domain sweep the kernel is absorbed into the
 // potentials: with
@@ -142,6 +142,8 @@
 // whose rows want a gradient form the row gradient sums
 // Σ_j K_ij e^(h_j − H)(x_i − y_j) in the same pass as the row sums, from
 // the entries times their points' differences, formed once per kernel.
+// The products of large kernels split their rows across the workspace's
+// goroutines (each row's sums are the same whatever the split).
 //
 // Points on a regular h×w grid with unit spacing can use the separable path
 // (GridDivergence, GridOT), which computes each half-iteration as two 1-D

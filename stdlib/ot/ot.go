@@ -242,6 +242,7 @@ type engine struct {
 	// gradRows[s]: the problem being solved wants the gradient of side s's
 	// points through the unrolled backward pass (set by problem).
 	gradRows [2]bool
+	gather   gatherTask  // the scaling path's products split across workers
 	phase    sparsePhase // the part of a sparse sweep the workers run
 	sparseNB int         // the number of blocks of the sparse sweep
 

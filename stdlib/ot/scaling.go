@@ -66,11 +66,13 @@ const scalingMargin = 28.0
 // scalingMaxTerms and scalingMaxTerms1D are the largest n·m for which
 // PathAuto uses the scaling path, in 2 or more dimensions and in 1-D:
 // absorbing scans every pair, and the sparse sweeps are cheaper beyond
-// (measured with BenchmarkSparse, one core: in 1-D the scaling path wins
-// at n = m = 256 and loses at 512; in 2-D it wins up to 1024, by 1.4×).
+// (measured with the AVX2 kernels, one divergence with its unrolled
+// gradient and without, on one and on two workers (BENCHMARKS.md): in 1-D
+// the scaling path wins at n = m = 724 by 1.3–1.6× and ties at 1024; in
+// 2-D it wins at 2896 by 1.3–2.4× and ties at 4096 without a gradient).
 const (
-	scalingMaxTerms   = 1 << 21
-	scalingMaxTerms1D = 1 << 17
+	scalingMaxTerms   = 1 << 23
+	scalingMaxTerms1D = 1 << 19
 )
 
 // scalingMaxEntries and scalingMaxEpochs bound the kernels stored for one
@@ -184,34 +186,70 @@ func (m *csr) plane(c int) []float64 {
 // indexed like m's entries: the sparse products of the scaling path, on
 // the AVX2 kernels when kr.simd.
 func (kr kern) gatherRows(m *csr, planes [3][]float64, np int, v, out []float64) {
-	nr := len(m.start) - 1
-	nnz := int(m.start[nr])
-	out = out[:np*nr]
+	kr.gatherRange(m, planes, np, v, out, 0, len(m.start)-1)
+}
+
+// gatherRange is gatherRows for the rows [lo, hi) of m.
+func (kr kern) gatherRange(m *csr, planes [3][]float64, np int, v, out []float64, lo, hi int) {
+	nnz := int(m.start[len(m.start)-1])
+	out = out[np*lo : np*hi]
 	for _, pl := range planes[:np] {
 		_ = pl[:nnz]
 	}
 	_ = v[:m.ncol] // with the construction's idx < ncol, the kernels' bounds
+	start := m.start[lo : hi+1]
 	if kr.simd {
 		switch np {
 		case 1:
-			csrGather1AVX2(m.start, m.idx, planes[0], v, out)
+			csrGather1AVX2(start, m.idx, planes[0], v, out)
 		case 2:
-			csrGather2AVX2(m.start, m.idx, planes[0], planes[1], v, out)
+			csrGather2AVX2(start, m.idx, planes[0], planes[1], v, out)
 		default:
-			csrGather3AVX2(m.start, m.idx, planes[0], planes[1], planes[2], v, out)
+			csrGather3AVX2(start, m.idx, planes[0], planes[1], planes[2], v, out)
 		}
 		return
 	}
 	// Plane by plane, so that each plane's sums do not depend on np (the
 	// row sums of a forward sweep are the same with or without its
 	// gradient sums), as in the kernels.
-	for r := range nr {
-		lo, hi := m.start[r], m.start[r+1]
-		cols := m.idx[lo:hi]
+	for r := range hi - lo {
+		a, z := start[r], start[r+1]
+		cols := m.idx[a:z]
 		for p, pl := range planes[:np] {
-			out[np*r+p] = gatherDot(cols, pl[lo:hi], v)
+			out[np*r+p] = gatherDot(cols, pl[a:z], v)
 		}
 	}
+}
+
+// gatherTask is a gatherRows call split across the workspace's goroutines.
+type gatherTask struct {
+	m      *csr
+	planes [3][]float64
+	np     int
+	v, out []float64
+}
+
+// gatherRows is kern.gatherRows, with the rows split in contiguous chunks
+// across the workspace's goroutines when m holds at least parallelMin/8
+// entries (an entry costs a multiply–add where a term of a dense sweep
+// costs an exponential). Each row's sums are computed alike whatever the
+// split.
+func (e *engine) gatherRows(m *csr, planes [3][]float64, np int, v, out []float64) {
+	kr := kern{simd: e.simd}
+	if e.pool.workers <= 1 || len(m.idx) < e.parallelMin/8 || len(m.start)-1 < e.pool.workers {
+		kr.gatherRows(m, planes, np, v, out)
+		return
+	}
+	e.gather = gatherTask{m: m, planes: planes, np: np, v: v, out: out}
+	e.pool.do()
+	e.gather = gatherTask{}
+}
+
+// gatherChunk runs worker w's rows of the current gatherTask.
+func (e *engine) gatherChunk(w int) {
+	t := &e.gather
+	nr, W := len(t.m.start)-1, e.pool.workers
+	kern{simd: e.simd}.gatherRange(t.m, t.planes, t.np, t.v, t.out, w*nr/W, (w+1)*nr/W)
 }
 
 // scalingState holds the scaling path's epochs, scratch and counters.
@@ -395,15 +433,14 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H float6
 		return H, false
 	}
 	km := &ep.k[o]
-	kr := kern{simd: e.simd}
 	if rg == nil {
-		kr.gatherRows(km, [3][]float64{km.val}, 1, sc.v, sig)
+		e.gatherRows(km, [3][]float64{km.val}, 1, sc.v, sig)
 	} else {
 		d := e.d
 		np := d + 1
 		km.setDiffs(rows.pts, cols.pts, d)
 		sc.gat = grow(sc.gat, np*len(sig))
-		kr.gatherRows(km, [3][]float64{km.val, km.plane(0), km.plane(d - 1)}, np, sc.v, sc.gat)
+		e.gatherRows(km, [3][]float64{km.val, km.plane(0), km.plane(d - 1)}, np, sc.v, sc.gat)
 		for i := range sig {
 			sig[i] = sc.gat[i*np]
 			for k := range d {
@@ -675,7 +712,6 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 	e.colSum = grow(e.colSum, nc)
 	e.colGrad = grow(e.colGrad, nc*d)
 	rp, cp := job.rows, job.cols
-	kr := kern{simd: e.simd}
 	sc.gat = grow(sc.gat, (d+1)*max(nr, nc))
 	switch {
 	case job.rowGrad == nil:
@@ -688,13 +724,13 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 	default:
 		m := &ep.k[o]
 		m.setDiffs(rp, cp, d)
-		rowGradPass(kr, m, rf, cf, d, job.rowGrad, sc.gat)
+		e.rowGradPass(m, rf, cf, d, job.rowGrad, sc.gat)
 	}
 	m := &ep.k[1-o]
 	if job.wantColGrad {
 		m.setDiffs(cp, rp, d)
 	}
-	colPass(kr, m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad, sc.gat)
+	e.colPass(m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad, sc.gat)
 }
 
 // gatherDot returns Σ_k a_k·v[cols_k].
@@ -718,9 +754,9 @@ func gatherDot(cols []int32, a, v []float64) float64 {
 // rowGradPass sets rowGrad[i] = rf_i·Σ_j K_ij·cf_j·(p_i − q_j) over the
 // kernel m whose rows are the sweep's rows (points p; columns q), from
 // m.diff; buf holds d values per row.
-func rowGradPass(kr kern, m *csr, rf, cf []float64, d int, rowGrad, buf []float64) {
+func (e *engine) rowGradPass(m *csr, rf, cf []float64, d int, rowGrad, buf []float64) {
 	if d <= 3 {
-		kr.gatherRows(m, [3][]float64{m.plane(0), m.plane(min(1, d-1)), m.plane(d - 1)}, d, cf, buf)
+		e.gatherRows(m, [3][]float64{m.plane(0), m.plane(min(1, d-1)), m.plane(d - 1)}, d, cf, buf)
 		for i, ri := range rf {
 			for c := range d {
 				rowGrad[i*d+c] = ri * buf[i*d+c]
@@ -742,16 +778,16 @@ func rowGradPass(kr kern, m *csr, rf, cf []float64, d int, rowGrad, buf []float6
 // colGrad[j] = cf_j·Σ_i K_ij·rf_i·(p_i − q_j) over the kernel m whose rows
 // are the sweep's columns q (entries over its rows p; with grads, m.diff
 // holds K_ij·(q_j − p_i)); buf holds d + 1 values per column.
-func colPass(kr kern, m *csr, cf, rf []float64, d int, colSum, colGrad []float64, grads bool, buf []float64) {
+func (e *engine) colPass(m *csr, cf, rf []float64, d int, colSum, colGrad []float64, grads bool, buf []float64) {
 	switch {
 	case !grads:
-		kr.gatherRows(m, [3][]float64{m.val}, 1, rf, buf)
+		e.gatherRows(m, [3][]float64{m.val}, 1, rf, buf)
 		for j, cj := range cf {
 			colSum[j] = cj * buf[j]
 		}
 	case d <= 2:
 		np := d + 1
-		kr.gatherRows(m, [3][]float64{m.val, m.plane(0), m.plane(d - 1)}, np, rf, buf)
+		e.gatherRows(m, [3][]float64{m.val, m.plane(0), m.plane(d - 1)}, np, rf, buf)
 		for j, cj := range cf {
 			colSum[j] = cj * buf[j*np]
 			for c := range d {

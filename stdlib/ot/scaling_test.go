@@ -375,3 +375,35 @@ func TestScalingEpochMaxima(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestScalingWorkers checks that the scaling path's results do not depend
+// on the number of workers its products are split across (every product
+// split, SetParallelThreshold(1)): values and gradients bitwise equal on
+// one and on three workers, with the AVX2 and the pure-Go kernels.
+func TestScalingWorkers(t *testing.T) {
+	same := func(a, b []float64) bool {
+		for k := range a {
+			if math.Float64bits(a[k]) != math.Float64bits(b[k]) && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
+				return false
+			}
+		}
+		return len(a) == len(b)
+	}
+	for _, c := range sparseCases(t) {
+		for _, simd := range []bool{false, haveSIMD} {
+			one := evalPath(t, c, PathScaling, simd, 1)
+			three := evalPath(t, c, PathScaling, simd, 3)
+			if one.kernelSweeps == 0 {
+				continue
+			}
+			if one.div != three.div || one.ot != three.ot {
+				t.Errorf("%s simd=%v: values %+v, %v on one worker; %+v, %v on three", c.name, simd, one.div, one.ot, three.div, three.ot)
+			}
+			for _, g := range [][2]*Grad{{one.gU, three.gU}, {one.gE, three.gE}, {one.gOT, three.gOT}} {
+				if !same(g[0].X, g[1].X) || !same(g[0].Y, g[1].Y) || !same(g[0].LogA, g[1].LogA) || !same(g[0].LogB, g[1].LogB) {
+					t.Errorf("%s simd=%v: a gradient differs between one and three workers", c.name, simd)
+				}
+			}
+		}
+	}
+}

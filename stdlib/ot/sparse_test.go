@@ -512,13 +512,18 @@ func TestSparseNoAllocations(t *testing.T) {
 
 // checkNoAllocations checks that the path allocates nothing per evaluation
 // in steady state — divergences with the unrolled and the envelope
-// gradient, x changing at every evaluation, d = 1 and 2 — and that ran
-// reports the path's sweeps as run (what names them).
+// gradient, x changing at every evaluation, d = 1 and 2, on one worker and
+// on two with every sweep split — and that ran reports the path's sweeps as
+// run (what names them).
 func checkNoAllocations(t *testing.T, path Path, what string, ran func(*Workspace) bool) {
 	t.Helper()
-	for _, d := range []int{1, 2} {
+	for _, c := range []struct{ d, workers int }{{1, 1}, {2, 1}, {1, 2}, {2, 2}} {
+		d := c.d
 		x, y, la, lb, opt := sparseBenchProblem(t, 150, d)
-		w := NewWorkspaceWorkers(150, 150, d, 1)
+		w := NewWorkspaceWorkers(150, 150, d, c.workers)
+		if c.workers > 1 {
+			w.SetParallelThreshold(1)
+		}
 		w.SetPath(path)
 		yy, err := w.SelfTerm(y, lb, opt)
 		if err != nil {
@@ -541,10 +546,10 @@ func checkNoAllocations(t *testing.T, path Path, what string, ran func(*Workspac
 		run()
 		run()
 		if a := testing.AllocsPerRun(4, run); a != 0 {
-			t.Errorf("d=%d: %v allocations per evaluation, want 0", d, a)
+			t.Errorf("d=%d, %d workers: %v allocations per evaluation, want 0", d, c.workers, a)
 		}
 		if !ran(w) {
-			t.Errorf("d=%d: no %s ran", d, what)
+			t.Errorf("d=%d, %d workers: no %s ran", d, c.workers, what)
 		}
 		w.Close()
 	}

@@ -108,6 +108,10 @@ func (e *engine) sweep(job sweepJob) {
 
 // worker processes the blocks w, w+W, w+2W, ... of the current job.
 func (e *engine) worker(w int) {
+	if e.gather.m != nil {
+		e.gatherChunk(w)
+		return
+	}
 	if e.phase != 0 {
 		for b := w; b < e.sparseNB; b += e.pool.workers {
 			e.sparseBlock(w, b)

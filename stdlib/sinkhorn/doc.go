@@ -12,7 +12,7 @@
 // do not change.
 //
 // On the CPU, problems on scattered points use package ot's scaling path
-// (truncated kernels, up to 2^21 point pairs, 2^17 in 1-D) or its sparse
+// (truncated kernels, up to 2^23 point pairs, 2^19 in 1-D) or its sparse
 // sweeps (beyond), both exact to rounding (see ot's package
 // documentation), unless the environment variable SHM_SINKHORN_PATH
 // (PathEnv) says "dense", the reference, "sparse" or "scaling" (forced);

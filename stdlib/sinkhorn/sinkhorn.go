@@ -189,7 +189,7 @@ func ReplicateWorkers(cores int) int {
 
 // PathEnv is the environment variable that selects the CPU kernels of the
 // Sinkhorn problems on scattered points: "auto" (the default: the scaling
-// path up to 2^21 point pairs, 2^17 in 1-D, the sparse sweeps beyond,
+// path up to 2^23 point pairs, 2^19 in 1-D, the sparse sweeps beyond,
 // dense sweeps where too few terms can be dropped), "dense" (every term:
 // the reference), "sparse" or "scaling". The paths agree to rounding; the
 // variable is for benchmarks and tests.
