@@ -387,7 +387,7 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 	if sc.cur < 0 {
 		return
 	}
-	if _, ok := e.rowSums(o, rows, cols, u, sc.sigma(rec, rows.n), sc.gradSums(o, rec, rows.n)); ok {
+	if _, _, ok := e.rowSums(o, rows, cols, u, sc.sigma(rec, rows.n), sc.gradSums(o, rec, rows.n)); ok {
 		sc.sweepEpoch[rec] = int32(sc.cur)
 		sc.recordSweep(rec, cols.n)
 	}
@@ -395,42 +395,49 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 
 // colFactors sets sc.v to the column factors e^(h_c − H), h_c = u_c − B_c,
 // of a sweep of orientation o on the current epoch and returns H, or false
-// when h has no finite maximum.
-func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (float64, bool) {
+// when h has no finite maximum. It also returns D, the largest drift
+// h_c − h⁰_c of a column factor since absorption (NaN when one is NaN).
+func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (H, D float64, ok bool) {
 	sc := e.sc
-	offC := ep.off[1-o]
+	offC, refC := ep.off[1-o], ep.ref[1-o]
 	nc := len(offC)
 	sc.h = grow(sc.h, nc)
 	sc.v = grow(sc.v, nc)
 	h := sc.h
-	H := math.Inf(-1)
+	refC = refC[:nc]
+	H, D = math.Inf(-1), math.Inf(-1)
 	for j := range nc {
 		x := u[j] - offC[j]
 		h[j] = x
 		if x > H { // not max (slower); a NaN makes its row sums NaN: refused
 			H = x
 		}
+		if r := refC[j]; r > math.Inf(-1) {
+			if y := x - r; y > D || y != y {
+				D = y
+			}
+		}
 	}
 	if !(math.Abs(H) <= math.MaxFloat64) {
-		return H, false
+		return H, D, false
 	}
 	for j := range h {
 		h[j] -= H
 	}
 	kern{simd: e.simd}.exp(sc.v, h)
-	return H, true
+	return H, D, true
 }
 
 // rowSums sets sig to the row sums σ_r = Σ_c K_rc e^(h_c − H) of a sweep
 // of orientation o on the current epoch and reports whether they are all
-// at least scalingMinSum and finite. With rg non-nil it also sets the row
+// at least scalingMinSum and finite, with H and D as colFactors. With rg non-nil it also sets the row
 // gradient sums rg[r·d + k] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck) (rows
 // and cols: the sweep's sides; d ≤ 2), in the same pass.
-func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H float64, ok bool) {
+func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D float64, ok bool) {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur]
-	if H, ok = e.colFactors(ep, o, u); !ok {
-		return H, false
+	if H, D, ok = e.colFactors(ep, o, u); !ok {
+		return H, D, false
 	}
 	km := &ep.k[o]
 	if rg == nil {
@@ -451,7 +458,7 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H float6
 	for _, s := range sig {
 		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
 	}
-	return H, ok
+	return H, D, ok
 }
 
 // recordSweep keeps the column factors of the forward sweep rec (its row
@@ -627,26 +634,14 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	sc := e.sc
 	ep := &sc.epochs[sc.cur]
 	nr, nc := rows.n, cols.n
-	refC := ep.ref[1-o]
-	D := math.Inf(-1) // the largest drift of a column factor since absorption
-	for j := range nc {
-		if r := refC[j]; r > math.Inf(-1) {
-			if x := u[j] - ep.off[1-o][j] - r; x > D || x != x {
-				D = x
-			}
-		}
-	}
-	if math.IsNaN(D) || D == math.Inf(1) {
-		return false
-	}
 	sc.sig = grow(sc.sig, nr)
 	sig := sc.sig[:nr]
 	var rg []float64
 	if rec >= 0 {
 		rg = sc.gradSums(o, rec, nr)
 	}
-	H, ok := e.rowSums(o, rows, cols, u, sig, rg)
-	if !ok {
+	H, D, ok := e.rowSums(o, rows, cols, u, sig, rg)
+	if !ok || math.IsNaN(D) || D == math.Inf(1) { // D: the largest drift of a column factor
 		return false
 	}
 	sc.lg = grow(sc.lg, nr)
