@@ -7,6 +7,36 @@ import (
 	"testing"
 )
 
+// sameBits reports whether a and b hold the same values bit for bit (any
+// NaN equal to any NaN).
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if math.Float64bits(a[k]) != math.Float64bits(b[k]) && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameGrad reports whether two gradients are equal bit for bit.
+func sameGrad(g, h *Grad) bool {
+	return sameBits(g.X, h.X) && sameBits(g.Y, h.Y) && sameBits(g.LogA, h.LogA) && sameBits(g.LogB, h.LogB)
+}
+
+// sweepTestProblem is the problem of the one-sweep tests: n points x ~
+// N(0, I) and m points y ~ N(shift, spread² I) in d dimensions, uniform
+// weights, eps = resolution(y)².
+func sweepTestProblem(t *testing.T, rng *rand.Rand, n, m, d int, shift, spread float64) (x, y []float64, eps float64, sides [2]side) {
+	x = gaussPts(rng, n, d, 0, 1)
+	y = gaussPts(rng, m, d, shift, spread)
+	h := resolutionOf(t, y, d)
+	sides = [2]side{{pts: x, logw: uniformLogW(n), n: n}, {pts: y, logw: uniformLogW(m), n: m}}
+	return x, y, h * h, sides
+}
+
 // gradError is the largest error of g against ref over the four arrays,
 // each relative to the largest entry of its reference.
 func gradError(g, ref *Grad) float64 {
@@ -153,13 +183,9 @@ func TestReferenceMatchesVectors(t *testing.T) {
 func TestScalingSweepErrorBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	const n, m, d = 90, 70, 2
-	x := gaussPts(rng, n, d, 0, 1)
-	y := gaussPts(rng, m, d, 0.2, 0.9)
-	h := resolutionOf(t, y, d)
-	eps := h * h
+	x, y, eps, sides := sweepTestProblem(t, rng, n, m, d, 0.2, 0.9)
 	c := newConsts(Options{Eps: eps, Balanced: true, Iters: 1})
-	rows := side{pts: x, logw: uniformLogW(n), n: n}
-	cols := side{pts: y, logw: uniformLogW(m), n: m}
+	rows, cols := sides[0], sides[1]
 	for _, bits := range []float64{4, 10} {
 		w := NewWorkspaceWorkers(n, m, d, 1)
 		e := w.e
@@ -292,16 +318,7 @@ func TestScalingFallback(t *testing.T) {
 	if got.ot != sparse.ot || got.div.OTxy != sparse.div.OTxy {
 		t.Errorf("ot %v, ot_xy %v; sparse path %v, %v", got.ot, got.div.OTxy, sparse.ot, sparse.div.OTxy)
 	}
-	same := func(a, b []float64) bool {
-		for k := range a {
-			if math.Float64bits(a[k]) != math.Float64bits(b[k]) && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
-				return false
-			}
-		}
-		return true
-	}
-	g, w := got.gOT, sparse.gOT
-	if !same(g.X, w.X) || !same(g.Y, w.Y) || !same(g.LogA, w.LogA) || !same(g.LogB, w.LogB) {
+	if !sameGrad(got.gOT, sparse.gOT) {
 		t.Errorf("the OT gradient differs from the sparse path's")
 	}
 }
@@ -315,12 +332,8 @@ func TestScalingFallback(t *testing.T) {
 func TestScalingEpochMaxima(t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
 	const n, m, d = 37, 29, 2
-	x := gaussPts(rng, n, d, 0, 1)
-	y := gaussPts(rng, m, d, 0.3, 0.8)
-	h := resolutionOf(t, y, d)
-	eps := h * h
+	x, y, eps, sides := sweepTestProblem(t, rng, n, m, d, 0.3, 0.8)
 	c := newConsts(Options{Eps: eps, Balanced: true, Iters: 1})
-	sides := [2]side{{pts: x, logw: uniformLogW(n), n: n}, {pts: y, logw: uniformLogW(m), n: m}}
 	for _, simd := range []bool{false, haveSIMD} {
 		w := NewWorkspaceWorkers(n, m, d, 1)
 		e := w.e
@@ -381,14 +394,6 @@ func TestScalingEpochMaxima(t *testing.T) {
 // split, SetParallelThreshold(1)): values and gradients bitwise equal on
 // one and on three workers, with the AVX2 and the pure-Go kernels.
 func TestScalingWorkers(t *testing.T) {
-	same := func(a, b []float64) bool {
-		for k := range a {
-			if math.Float64bits(a[k]) != math.Float64bits(b[k]) && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
-				return false
-			}
-		}
-		return len(a) == len(b)
-	}
 	for _, c := range sparseCases(t) {
 		for _, simd := range []bool{false, haveSIMD} {
 			one := evalPath(t, c, PathScaling, simd, 1)
@@ -400,7 +405,7 @@ func TestScalingWorkers(t *testing.T) {
 				t.Errorf("%s simd=%v: values %+v, %v on one worker; %+v, %v on three", c.name, simd, one.div, one.ot, three.div, three.ot)
 			}
 			for _, g := range [][2]*Grad{{one.gU, three.gU}, {one.gE, three.gE}, {one.gOT, three.gOT}} {
-				if !same(g[0].X, g[1].X) || !same(g[0].Y, g[1].Y) || !same(g[0].LogA, g[1].LogA) || !same(g[0].LogB, g[1].LogB) {
+				if !sameGrad(g[0], g[1]) {
 					t.Errorf("%s simd=%v: a gradient differs between one and three workers", c.name, simd)
 				}
 			}

@@ -398,10 +398,7 @@ func BenchmarkSparse(b *testing.B) {
 func TestSparseSweepErrorBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
 	const n, m, d = 90, 70, 2
-	x := gaussPts(rng, n, d, 0, 1)
-	y := gaussPts(rng, m, d, 0.2, 0.9)
-	h := resolutionOf(t, y, d)
-	eps := h * h
+	x, y, eps, _ := sweepTestProblem(t, rng, n, m, d, 0.2, 0.9)
 	for _, thr := range []float64{3, 8} {
 		w := NewWorkspaceWorkers(n, m, d, 1)
 		e := w.e
