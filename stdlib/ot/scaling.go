@@ -76,12 +76,13 @@ const (
 )
 
 // scalingMaxEntries and scalingMaxEpochs bound the kernels stored for one
-// problem: entries (24 bytes each with the transpose; at most
-// scalingEntriesPerPair·n·m, and 12 MiB) and epochs. Problems that reach
-// them (potentials that move by hundreds of units per iteration, as at a
-// sampler's wildest warmup proposals) finish on the sparse sweeps. A
-// problem at the paper's scales stores about one entry per pair over all
-// its epochs.
+// problem: entries (at most scalingEntriesPerPair·n·m; 24 bytes each with
+// the transpose, 12 MiB in all, and up to 16·d bytes more where the
+// gradient's difference planes are formed, 28 MiB in 2-D) and epochs.
+// Problems that reach them (potentials that move by hundreds of units per
+// iteration, as at a sampler's wildest warmup proposals) finish on the
+// sparse sweeps. A problem at the paper's scales stores about one entry
+// per pair over all its epochs.
 const (
 	scalingMaxEntries     = 1 << 19
 	scalingEntriesPerPair = 2
