@@ -239,12 +239,9 @@ type engine struct {
 	scalingOn bool          // the problem being solved is on the scaling path
 	sp        *sparseState  // the sparse path's buffers
 	sparseOn  bool          // the problem being solved is in tree order
-	// gradRows[s]: the problem being solved wants the gradient of side s's
-	// points through the unrolled backward pass (set by problem).
-	gradRows [2]bool
-	gather   gatherTask  // the scaling path's products split across workers
-	phase    sparsePhase // the part of a sparse sweep the workers run
-	sparseNB int         // the number of blocks of the sparse sweep
+	gather    gatherTask    // the scaling path's products split across workers
+	phase     sparsePhase   // the part of a sparse sweep the workers run
+	sparseNB  int           // the number of blocks of the sparse sweep
 
 	ctx    context.Context // SetContext's context, nil for none
 	done   <-chan struct{} // its Done channel
@@ -281,8 +278,10 @@ func newConsts(o Options) consts {
 }
 
 // solve runs the iterations of the problem (p, q). With keep, f^t (t = 1..T)
-// and g^t (t = 0..T) are stored in the history; it returns the final f, g.
-func (e *engine) solve(p, q side, c consts, keep bool) (f, g []float64) {
+// and g^t (t = 0..T) are stored in the history, and gradRows[s] says
+// whether the backward pass will want the gradient of side s's points; it
+// returns the final f, g.
+func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool) (f, g []float64) {
 	np, nq, T := p.n, q.n, c.iters
 	var fcur, gcur []float64
 	if keep {
@@ -302,11 +301,7 @@ func (e *engine) solve(p, q side, c consts, keep bool) (f, g []float64) {
 		if e.sc == nil {
 			e.sc = newScalingState()
 		}
-		e.sc.gradRows, e.sc.dim = [2]bool{}, e.d
-		if e.d <= 2 { // the gradient sums' kernels take up to three planes
-			e.sc.gradRows = e.gradRows
-		}
-		e.sc.begin(keep, np*nq, 2*T, max(np, nq))
+		e.sc.begin(keep, gradRows, np*nq, 2*T, max(np, nq), e.d)
 	}
 	sides := [2]side{p, q}
 	for t := 1; t <= T; t++ {
@@ -676,8 +671,7 @@ func (g *Grad) zero() {
 // final potentials (valid until the next solve).
 func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
 	keep := want && mode == GradUnrolled
-	e.gradRows = [2]bool{keep && gr.p != nil, keep && gr.q != nil}
-	f, g := e.solve(p, q, c, keep)
+	f, g := e.solve(p, q, c, keep, [2]bool{gr.p != nil, gr.q != nil})
 	v := value(p, q, f, g, c)
 	if want {
 		if mode == GradUnrolled {
@@ -936,7 +930,7 @@ func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64)
 	}
 	e.reserve(max(ps.n, qs.n))
 	c := newConsts(opt)
-	f, g := e.solve(ps, qs, c, false)
+	f, g := e.solve(ps, qs, c, false, [2]bool{})
 	if err := e.interrupted(); err != nil {
 		return nil, err
 	}

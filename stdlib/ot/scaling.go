@@ -182,6 +182,20 @@ func (m *csr) plane(c int) []float64 {
 	return m.diff[c*nnz : (c+1)*nnz]
 }
 
+// planes returns the planes of a gatherRows call and their number: lead
+// (none when nil) and then the d planes of m.diff, at most three in all.
+func (m *csr) planes(lead []float64, d int) (pl [3][]float64, np int) {
+	if lead != nil {
+		pl[np] = lead
+		np++
+	}
+	for c := range d {
+		pl[np] = m.plane(c)
+		np++
+	}
+	return pl, np
+}
+
 // gatherRows sets out[np·r + p] = Σ_k planes[p][k]·v[idx[k]] over the
 // entries k of each row r of m, for the first np (1 to 3) planes, each
 // indexed like m's entries: the sparse products of the scaling path, on
@@ -275,7 +289,7 @@ type scalingState struct {
 
 	h, v, sig, out, lg []float64
 	args               []float64
-	gat                []float64 // gatherRows's outputs in the backward pass
+	gat                []float64 // gatherRows's outputs where they need unpacking
 	topL               []float64 // an absorption's column thresholds
 
 	// The accepted error of a kernel sweep (the dropped terms of a row
@@ -313,11 +327,17 @@ func (sc *scalingState) limit(n, m int) float64 {
 	return math.Log(float64(max(n, m))) + sc.bits*math.Ln2 + sc.margin
 }
 
-// begin prepares the state for a problem of n·m pairs and the given number
-// of sweeps with at most rows rows each. Kernels kept from earlier problems
-// holding more entries than this problem's budget are released.
-func (sc *scalingState) begin(keep bool, nm, sweeps, rows int) {
+// begin prepares the state for a problem of n·m pairs of points of
+// dimension d and the given number of sweeps with at most rows rows each,
+// keeping what the backward pass needs with keep (and the gradient sums of
+// the sides s with gradRows[s]). Kernels kept from earlier problems holding
+// more entries than this problem's budget are released.
+func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d int) {
 	sc.n, sc.cur, sc.stored, sc.broken, sc.keep = 0, -1, 0, false, keep
+	sc.dim, sc.gradRows = d, [2]bool{}
+	if keep && d <= 2 { // the gradient sums' kernels take up to three planes
+		sc.gradRows = gradRows
+	}
 	sc.budget = min(scalingMaxEntries, scalingEntriesPerPair*nm)
 	held := 0
 	for k := range sc.epochs {
@@ -350,7 +370,7 @@ func (sc *scalingState) colFactorsOf(rec, nc int) []float64 {
 // gradSums returns the row gradient sums kept for the forward sweep rec of
 // orientation o (nr rows of dimension d), or nil when it keeps none.
 func (sc *scalingState) gradSums(o, rec, nr int) []float64 {
-	if !sc.keep || !sc.gradRows[o] {
+	if !sc.gradRows[o] {
 		return nil
 	}
 	d := sc.dim
@@ -431,9 +451,10 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (H, D float64,
 
 // rowSums sets sig to the row sums σ_r = Σ_c K_rc e^(h_c − H) of a sweep
 // of orientation o on the current epoch and reports whether they are all
-// at least scalingMinSum and finite, with H and D as colFactors. With rg non-nil it also sets the row
-// gradient sums rg[r·d + k] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck) (rows
-// and cols: the sweep's sides; d ≤ 2), in the same pass.
+// at least scalingMinSum and finite, with H and D as colFactors. With rg
+// non-nil it also sets the row gradient sums
+// rg[r·d + k] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck) (rows and cols: the
+// sweep's sides; d ≤ 2), in the same pass.
 func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D float64, ok bool) {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur]
@@ -445,10 +466,10 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D flo
 		e.gatherRows(km, [3][]float64{km.val}, 1, sc.v, sig)
 	} else {
 		d := e.d
-		np := d + 1
 		km.setDiffs(rows.pts, cols.pts, d)
+		pl, np := km.planes(km.val, d)
 		sc.gat = grow(sc.gat, np*len(sig))
-		e.gatherRows(km, [3][]float64{km.val, km.plane(0), km.plane(d - 1)}, np, sc.v, sc.gat)
+		e.gatherRows(km, pl, np, sc.v, sc.gat)
 		for i := range sig {
 			sig[i] = sc.gat[i*np]
 			for k := range d {
@@ -688,18 +709,13 @@ func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int) {
 
 // kernelWeighted computes the normalized weighted sweep job from the epoch
 // ep: the weights are e_rc = K_rc·e^(h_c − H)/σ_r with σ_r the forward
-// sweep's row sums (sig) and e^(h_c − H) its column factors (cf; nil to
-// form them again from job.u), that is the forward softmax exactly
-// normalized. It sets rowGrad (from the forward sweep's gradient sums rg
+// sweep's row sums (sig) and e^(h_c − H) its column factors (cf), that is
+// the forward softmax exactly normalized. It sets rowGrad (from the forward sweep's gradient sums rg
 // when non-nil), and colSum and colGrad in e.colSum, e.colGrad.
 func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, rg []float64) {
 	sc := e.sc
 	d := e.d
 	nr, nc := job.nr, job.nc
-	if cf == nil {
-		e.colFactors(ep, o, job.u[:nc]) // as in the forward sweep: finite
-		cf = sc.v[:nc]
-	}
 	sc.out = grow(sc.out, nr)
 	rf := sc.out[:nr]
 	for i := range rf {
@@ -752,7 +768,8 @@ func gatherDot(cols []int32, a, v []float64) float64 {
 // m.diff; buf holds d values per row.
 func (e *engine) rowGradPass(m *csr, rf, cf []float64, d int, rowGrad, buf []float64) {
 	if d <= 3 {
-		e.gatherRows(m, [3][]float64{m.plane(0), m.plane(min(1, d-1)), m.plane(d - 1)}, d, cf, buf)
+		pl, np := m.planes(nil, d)
+		e.gatherRows(m, pl, np, cf, buf)
 		for i, ri := range rf {
 			for c := range d {
 				rowGrad[i*d+c] = ri * buf[i*d+c]
@@ -782,8 +799,8 @@ func (e *engine) colPass(m *csr, cf, rf []float64, d int, colSum, colGrad []floa
 			colSum[j] = cj * buf[j]
 		}
 	case d <= 2:
-		np := d + 1
-		e.gatherRows(m, [3][]float64{m.val, m.plane(0), m.plane(d - 1)}, np, rf, buf)
+		pl, np := m.planes(m.val, d)
+		e.gatherRows(m, pl, np, rf, buf)
 		for j, cj := range cf {
 			colSum[j] = cj * buf[j*np]
 			for c := range d {

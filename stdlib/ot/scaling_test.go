@@ -192,7 +192,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
 		e.sc.bits, e.sc.margin = bits, 2
-		e.sc.begin(false, n*m, 2, max(n, m))
+		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d)
 		// Absorb from a dense sweep with rough potentials, then sweep from
 		// the kernel with potentials that drifted by up to half a unit.
 		g := make([]float64, m)
@@ -214,6 +214,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 			t.Fatalf("bits %g: the kernel sweep was refused", bits)
 		}
 		sig := append([]float64(nil), e.sc.sig[:n]...)
+		cf := append([]float64(nil), e.sc.v[:m]...) // the sweep's column factors
 		lse := make([]float64, n)
 		for i := range n {
 			mx := math.Inf(-1)
@@ -237,7 +238,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 			job := sweepJob{weighted: true, normalized: true, rows: x, cols: y, nr: n, nc: m, u: u2, s: sNeg, r: r,
 				invEps: c.invEps, rowGrad: make([]float64, n*d), wantColSum: true, wantColGrad: true}
 			if kernel {
-				e.kernelWeighted(&e.sc.epochs[e.sc.cur], 0, job, sig, nil, nil)
+				e.kernelWeighted(&e.sc.epochs[e.sc.cur], 0, job, sig, cf, nil)
 			} else {
 				job.out = make([]float64, n)
 				e.sweep(job)
@@ -340,7 +341,7 @@ func TestScalingEpochMaxima(t *testing.T) {
 		e.simd = simd
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
-		e.sc.begin(false, n*m, 2, max(n, m))
+		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d)
 		g := make([]float64, m)
 		u := make([]float64, m)
 		for j := range g {
