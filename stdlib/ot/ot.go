@@ -237,11 +237,17 @@ type engine struct {
 	path      Path          // dense, sparse, scaling or chosen per sweep
 	sc        *scalingState // the scaling path's epochs (scaling.go)
 	scalingOn bool          // the problem being solved is on the scaling path
-	sp        *sparseState  // the sparse path's buffers
-	sparseOn  bool          // the problem being solved is in tree order
-	gather    gatherTask    // the scaling path's products split across workers
-	phase     sparsePhase   // the part of a sparse sweep the workers run
-	sparseNB  int           // the number of blocks of the sparse sweep
+	// scalingCulled: its epochs are absorbed from the sparse sweeps'
+	// culling (scaling_cull.go); forceCulled makes PathScaling absorb so at
+	// any size (tests).
+	scalingCulled, forceCulled bool
+	absorbing                  absorbTask   // a culled absorption's blocks
+	backKernel                 backTask     // a culled backward sweep's blocks
+	sp                         *sparseState // the sparse path's buffers
+	sparseOn                   bool         // the problem being solved is in tree order
+	gather                     gatherTask   // the scaling path's products split across workers
+	phase                      sparsePhase  // the part of a sparse sweep the workers run
+	sparseNB                   int          // the number of blocks of the sparse sweep
 
 	ctx    context.Context // SetContext's context, nil for none
 	done   <-chan struct{} // its Done channel
@@ -301,7 +307,7 @@ func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool) (f, g [
 		if e.sc == nil {
 			e.sc = newScalingState()
 		}
-		e.sc.begin(keep, gradRows, np*nq, 2*T, max(np, nq), e.d)
+		e.sc.begin(keep, gradRows, np*nq, 2*T, max(np, nq), e.d, e.scalingCulled)
 	}
 	sides := [2]side{p, q}
 	for t := 1; t <= T; t++ {
@@ -438,7 +444,7 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 			rg = e.rowGrad[:nq*d]
 		}
 		e.backSweep(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, s: s, r: gbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, sides, 1, 2*t-1)
+			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, sides, 1, 2*t-1, c)
 		if gr.q != nil {
 			for k, v := range rg {
 				gr.q[k] += 2 * c.tau * v
@@ -468,7 +474,7 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 		}
 		needColSum := t > 1 || gr.logq != nil
 		e.backSweep(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, r: fbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, sides, 0, 2*t-2)
+			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, sides, 0, 2*t-2, c)
 		if gr.p != nil {
 			for k, v := range rg {
 				gr.p[k] += 2 * c.tau * v
@@ -686,7 +692,7 @@ func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr g
 // runProblem is problem on the scaling or sparse path where one applies
 // (sparseProblem, in tree order), on the dense or grid path otherwise.
 func (e *engine) runProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
-	if !e.onGrid && (e.useScaling(p, q) || e.useSparse(p, q)) {
+	if on, _ := e.useScaling(p, q); !e.onGrid && (on || e.useSparse(p, q)) {
 		e.usedSparse = true
 		return e.sparseProblem(slot, p, q, c, mode, sigma, gr, want)
 	}

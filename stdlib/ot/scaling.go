@@ -100,6 +100,8 @@ type scalingEpoch struct {
 	off [2][]float64
 	ref [2][]float64 // per point: its factor h at absorption, as a column
 	top [2][]float64 // per point: max over the other side of k + ref, as a row
+
+	spans []int32 // culled: per row block of a backward sweep, its columns (blockSpans)
 }
 
 // csr is a sparse matrix in compressed rows.
@@ -271,7 +273,8 @@ func (e *engine) gatherChunk(w int) {
 type scalingState struct {
 	epochs     []scalingEpoch
 	n          int       // epochs in use
-	cur        int       // the epoch of the next sweep, −1 for none
+	cur        [2]int    // per orientation: the epoch of its next sweep, −1 for none
+	id         [2]int32  // per orientation: the epoch its sweeps record in sweepEpoch
 	stored     int       // entries of the epochs in use
 	budget     int       // the entries this problem may store
 	broken     bool      // the problem's remaining sweeps are sparse sweeps
@@ -281,7 +284,20 @@ type scalingState struct {
 	rgHist     []float64 // per forward sweep (d·stride each): its gradient sums
 	stride     int
 	keep       bool
-	dim        int // the points' dimension
+	record     bool // keep the forward sweeps' sums (keep, not culled)
+	dim        int  // the points' dimension
+
+	// The culled absorption (scaling_cull.go): the epoch of orientation o
+	// lives in epochs[o], valid for that orientation only; with keep, each
+	// epoch's id indexes absorbedAt, the forward sweep that absorbed it, and
+	// the backward pass absorbs an epoch again when resident[o] (the id in
+	// epochs[o], −1 for none) is another.
+	culled      bool
+	absorbedAt  []int32
+	absorbedSum []uint64 // per epoch id: its kernel's checksum
+	resident    [2]int32
+	u0          []float64 // the u of an absorption the backward pass repeats
+
 	// gradRows[o]: the forward sweeps of orientation o also record the
 	// row gradient sums Σ_c K_rc e^(h_c − H)(x_r − y_c) for the backward
 	// pass (the rows' side wants its points' gradient; d ≤ 2).
@@ -297,23 +313,30 @@ type scalingState struct {
 	// smaller in tests that must see terms dropped.
 	bits, margin float64
 
-	// Counters over the workspace's life (tests and benchmarks).
+	// Counters over the workspace's life (tests and benchmarks); reabsorbs
+	// are the backward pass's culled absorptions, mismatches those whose
+	// kernel was not the forward pass's.
 	kernelSweeps, absorbs, failed int
+	reabsorbs, mismatches         int
 }
 
-// useScaling reports whether the problem (p, q) runs on the scaling path.
-func (e *engine) useScaling(p, q side) bool {
+// useScaling reports whether the problem (p, q) runs on the scaling path,
+// and whether its epochs are absorbed from the sparse sweeps' culling
+// (problems of more than scalingMaxTerms pairs, scalingMaxTerms1D in 1-D)
+// rather than from a scan of all pairs.
+func (e *engine) useScaling(p, q side) (on, culled bool) {
+	limit := scalingMaxTerms
+	if e.d == 1 {
+		limit = scalingMaxTerms1D
+	}
+	large := float64(p.n)*float64(q.n) > float64(limit)
 	switch e.path {
 	case PathScaling:
-		return true
+		return true, large || e.forceCulled
 	case PathAuto:
-		limit := scalingMaxTerms
-		if e.d == 1 {
-			limit = scalingMaxTerms1D
-		}
-		return p.n >= sparseMinPoints && q.n >= sparseMinPoints && float64(p.n)*float64(q.n) <= float64(limit)
+		return p.n >= sparseMinPoints && q.n >= sparseMinPoints, large
 	}
-	return false
+	return false, false
 }
 
 // newScalingState returns the scaling path's state with the standard
@@ -330,15 +353,22 @@ func (sc *scalingState) limit(n, m int) float64 {
 // begin prepares the state for a problem of n·m pairs of points of
 // dimension d and the given number of sweeps with at most rows rows each,
 // keeping what the backward pass needs with keep (and the gradient sums of
-// the sides s with gradRows[s]). Kernels kept from earlier problems holding
-// more entries than this problem's budget are released.
-func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d int) {
-	sc.n, sc.cur, sc.stored, sc.broken, sc.keep = 0, -1, 0, false, keep
+// the sides s with gradRows[s]), with culled absorptions when culled.
+// Kernels kept from earlier problems holding more entries than this
+// problem's budget are released.
+func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d int, culled bool) {
+	sc.n, sc.stored, sc.broken, sc.keep = 0, 0, false, keep
+	sc.cur, sc.resident = [2]int{-1, -1}, [2]int32{-1, -1}
+	sc.culled, sc.record = culled, keep && !culled
+	sc.absorbedAt, sc.absorbedSum = sc.absorbedAt[:0], sc.absorbedSum[:0]
 	sc.dim, sc.gradRows = d, [2]bool{}
-	if keep && d <= 2 { // the gradient sums' kernels take up to three planes
+	if sc.record && d <= 2 { // the gradient sums' kernels take up to three planes
 		sc.gradRows = gradRows
 	}
 	sc.budget = min(scalingMaxEntries, scalingEntriesPerPair*nm)
+	if culled { // per epoch
+		sc.budget = min(scalingCulledMaxEntries, scalingCulledPerRow*rows)
+	}
 	held := 0
 	for k := range sc.epochs {
 		held += cap(sc.epochs[k].k[0].val) + cap(sc.epochs[k].k[1].val)
@@ -348,6 +378,8 @@ func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d i
 	}
 	if keep {
 		sc.sweepEpoch = grow32(sc.sweepEpoch, sweeps)
+	}
+	if sc.record {
 		sc.stride = rows
 		sc.sigHist = grow(sc.sigHist, sweeps*rows)
 		sc.cfHist = grow(sc.cfHist, sweeps*rows)
@@ -384,32 +416,39 @@ func (sc *scalingState) gradSums(o, rec, nr int) []float64 {
 func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
 	sc := e.sc
 	rows, cols := sides[o], sides[1-o]
-	if sc.cur >= 0 && e.kernelSweep(o, rows, cols, u, out, c, rec) {
+	if sc.cur[o] >= 0 && e.kernelSweep(o, rows, cols, u, out, c, rec) {
 		sc.kernelSweeps++
 		if rec >= 0 {
-			sc.sweepEpoch[rec] = int32(sc.cur)
+			sc.sweepEpoch[rec] = sc.id[o]
 		}
 		return
 	}
 	e.logSweep(o, sides, u, out, c, rec)
-	sc.cur = -1
-	if !sc.broken {
-		sc.cur = e.absorb(o, rows, cols, u, colPot, out, c)
-		if sc.cur < 0 {
-			sc.broken = true
+	if sc.culled {
+		e.absorbCulled(o, rows, cols, u, colPot, out, c, rec)
+	} else {
+		sc.cur = [2]int{-1, -1}
+		if !sc.broken {
+			k := e.absorb(o, rows, cols, u, colPot, out, c)
+			sc.broken = k < 0
+			sc.cur, sc.id = [2]int{k, k}, [2]int32{int32(k), int32(k)}
 		}
 	}
 	if rec < 0 {
 		return
 	}
 	// The backward pass takes this sweep's weights from the new epoch when
-	// its row sums are representable.
+	// its row sums are representable (checked there when culled).
 	sc.sweepEpoch[rec] = -1
-	if sc.cur < 0 {
+	if sc.cur[o] < 0 {
+		return
+	}
+	if sc.culled {
+		sc.sweepEpoch[rec] = sc.id[o]
 		return
 	}
 	if _, _, ok := e.rowSums(o, rows, cols, u, sc.sigma(rec, rows.n), sc.gradSums(o, rec, rows.n)); ok {
-		sc.sweepEpoch[rec] = int32(sc.cur)
+		sc.sweepEpoch[rec] = sc.id[o]
 		sc.recordSweep(rec, cols.n)
 	}
 }
@@ -457,7 +496,7 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (H, D float64,
 // sweep's sides; d ≤ 2), in the same pass.
 func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D float64, ok bool) {
 	sc := e.sc
-	ep := &sc.epochs[sc.cur]
+	ep := &sc.epochs[sc.cur[o]]
 	if H, D, ok = e.colFactors(ep, o, u); !ok {
 		return H, D, false
 	}
@@ -530,33 +569,12 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts, budget int) bool {
 	sc := e.sc
 	nr, nc, d := rows.n, cols.n, e.d
-	size := [2]int{nr, nc} // per side
-	if o == 1 {
-		size = [2]int{nc, nr}
-	}
-	for side, n := range size {
-		ep.off[side] = grow(ep.off[side], n)
-		ep.ref[side] = grow(ep.ref[side], n)
-		ep.top[side] = grow(ep.top[side], n)
+	if !ep.setOffsets(o, rows, cols, u, colPot, out, c) {
+		return false
 	}
 	offR, offC := ep.off[o], ep.off[1-o]
 	refR, refC := ep.ref[o], ep.ref[1-o]
 	topR, topC := ep.top[o], ep.top[1-o]
-	scale := -c.tau * c.eps
-	for j := range nc {
-		offC[j] = colPot[j] * c.invEps
-		refC[j] = u[j] - offC[j]
-		if !isFinite(offC[j]) || math.IsNaN(refC[j]) || refC[j] == math.Inf(1) {
-			return false
-		}
-	}
-	for i := range nr {
-		offR[i] = -(out[i] / scale)
-		refR[i] = out[i]*c.invEps + rows.logw[i] - offR[i]
-		if !isFinite(offR[i]) || math.IsNaN(refR[i]) || refR[i] == math.Inf(1) {
-			return false
-		}
-	}
 	L := sc.limit(rows.n, cols.n)
 	kr := kern{simd: e.simd}
 	sc.args = grow(sc.args, 2*nc)
@@ -640,6 +658,41 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	return true
 }
 
+// setOffsets sets the offsets and reference factors of an epoch absorbed
+// from the sweep of orientation o (input u, output out; colPot the column
+// side's potential) and sizes its maxima, and reports whether they are
+// finite (the reference factors may be −Inf, for zero weights).
+func (ep *scalingEpoch) setOffsets(o int, rows, cols side, u, colPot, out []float64, c consts) bool {
+	nr, nc := rows.n, cols.n
+	size := [2]int{nr, nc} // per side
+	if o == 1 {
+		size = [2]int{nc, nr}
+	}
+	for side, n := range size {
+		ep.off[side] = grow(ep.off[side], n)
+		ep.ref[side] = grow(ep.ref[side], n)
+		ep.top[side] = grow(ep.top[side], n)
+	}
+	offR, offC := ep.off[o], ep.off[1-o]
+	refR, refC := ep.ref[o], ep.ref[1-o]
+	scale := -c.tau * c.eps
+	for j := range nc {
+		offC[j] = colPot[j] * c.invEps
+		refC[j] = u[j] - offC[j]
+		if !isFinite(offC[j]) || math.IsNaN(refC[j]) || refC[j] == math.Inf(1) {
+			return false
+		}
+	}
+	for i := range nr {
+		offR[i] = -(out[i] / scale)
+		refR[i] = out[i]*c.invEps + rows.logw[i] - offR[i]
+		if !isFinite(offR[i]) || math.IsNaN(refR[i]) || refR[i] == math.Inf(1) {
+			return false
+		}
+	}
+	return true
+}
+
 // grow32 is grow for int32 slices.
 func grow32(s []int32, n int) []int32 {
 	if cap(s) < n {
@@ -654,12 +707,12 @@ func grow32(s []int32, n int) []int32 {
 // pass of sweep rec (rec ≥ 0).
 func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts, rec int) bool {
 	sc := e.sc
-	ep := &sc.epochs[sc.cur]
+	ep := &sc.epochs[sc.cur[o]]
 	nr, nc := rows.n, cols.n
 	sc.sig = grow(sc.sig, nr)
 	sig := sc.sig[:nr]
 	var rg []float64
-	if rec >= 0 {
+	if rec >= 0 && sc.record {
 		rg = sc.gradSums(o, rec, nr)
 	}
 	H, D, ok := e.rowSums(o, rows, cols, u, sig, rg)
@@ -686,7 +739,7 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 		r := math.FMA(-scale, offR[i], -p)
 		out[i] = p + (r + scale*(H+l))
 	}
-	if rec >= 0 {
+	if rec >= 0 && sc.record {
 		copy(sc.sigma(rec, nr), sig)
 		sc.recordSweep(rec, nc)
 	}
@@ -696,12 +749,17 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 // backSweep runs the backward pass's weighted sweep job (orientation o:
 // rows are side o) of the forward sweep rec: from its epoch on the scaling
 // path, on the sparse or dense path otherwise.
-func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int) {
+func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts) {
 	if e.scalingOn {
-		if k := e.sc.sweepEpoch[rec]; k >= 0 {
-			sc := e.sc
-			e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
-			return
+		sc := e.sc
+		if k := sc.sweepEpoch[rec]; k >= 0 {
+			if !sc.culled {
+				e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
+				return
+			}
+			if e.culledWeighted(job, sides, o, k, c) {
+				return
+			}
 		}
 	}
 	e.sweep(e.sparseJob(job, sides[o], sides[1-o], -1, rec))

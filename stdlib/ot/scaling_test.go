@@ -90,13 +90,17 @@ func TestScalingAccuracy(t *testing.T) {
 			}
 			dense := evalPath(t, c, PathDense, haveSIMD, 1)
 			denseErr := pathErrors(dense, div, xy, !c.skipDivergence)
-			for _, simd := range []bool{false, haveSIMD} {
-				what := fmt.Sprintf("simd=%v", simd)
-				got := evalPath(t, c, PathScaling, simd, 1)
+			for _, v := range []struct{ simd, culled bool }{{false, false}, {haveSIMD, false}, {false, true}, {haveSIMD, true}} {
+				simd := v.simd
+				what := fmt.Sprintf("simd=%v culled=%v", simd, v.culled)
+				got := evalPath(t, c, PathScaling, simd, 1, v.culled)
 				if c.mustCull && got.kernelSweeps == 0 {
 					t.Errorf("%s: no kernel sweep ran (%d absorptions)", what, got.absorbs)
 				}
-				t.Logf("%s: %d kernel sweeps, %d absorptions", what, got.kernelSweeps, got.absorbs)
+				if got.mismatches > 0 {
+					t.Errorf("%s: %d of %d kernels absorbed again in the backward pass differ from the forward pass's", what, got.mismatches, got.reabsorbs)
+				}
+				t.Logf("%s: %d kernel sweeps, %d absorptions, %d again in the backward pass", what, got.kernelSweeps, got.absorbs, got.reabsorbs)
 				scale := math.Abs(dense.div.OTxy) + math.Abs(dense.div.OTxx) + math.Abs(dense.div.OTyy)
 				for _, v := range []struct {
 					name      string
@@ -192,7 +196,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
 		e.sc.bits, e.sc.margin = bits, 2
-		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d)
+		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d, false)
 		// Absorb from a dense sweep with rough potentials, then sweep from
 		// the kernel with potentials that drifted by up to half a unit.
 		g := make([]float64, m)
@@ -203,7 +207,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		}
 		out := make([]float64, n)
 		e.scalingStep(0, [2]side{rows, cols}, u, g, out, c, -1)
-		if e.sc.cur < 0 {
+		if e.sc.cur[0] < 0 {
 			t.Fatalf("bits %g: no epoch was absorbed", bits)
 		}
 		u2 := make([]float64, m)
@@ -238,7 +242,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 			job := sweepJob{weighted: true, normalized: true, rows: x, cols: y, nr: n, nc: m, u: u2, s: sNeg, r: r,
 				invEps: c.invEps, rowGrad: make([]float64, n*d), wantColSum: true, wantColGrad: true}
 			if kernel {
-				e.kernelWeighted(&e.sc.epochs[e.sc.cur], 0, job, sig, cf, nil)
+				e.kernelWeighted(&e.sc.epochs[e.sc.cur[0]], 0, job, sig, cf, nil)
 			} else {
 				job.out = make([]float64, n)
 				e.sweep(job)
@@ -295,7 +299,9 @@ func TestScalingSweepErrorBound(t *testing.T) {
 // in steady state, also when x changes at every evaluation, in 1-D and 2-D,
 // with both gradient modes.
 func TestScalingNoAllocations(t *testing.T) {
-	checkNoAllocations(t, PathScaling, "kernel sweep", func(w *Workspace) bool { return w.e.sc != nil && w.e.sc.kernelSweeps > 0 })
+	for _, culled := range []bool{false, true} {
+		checkNoAllocations(t, PathScaling, "kernel sweep", func(w *Workspace) bool { return w.e.sc != nil && w.e.sc.kernelSweeps > 0 }, culled)
+	}
 }
 
 // TestScalingFallback runs a problem whose kernel cannot be absorbed on
@@ -341,7 +347,7 @@ func TestScalingEpochMaxima(t *testing.T) {
 		e.simd = simd
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
-		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d)
+		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d, false)
 		g := make([]float64, m)
 		u := make([]float64, m)
 		for j := range g {
@@ -350,10 +356,10 @@ func TestScalingEpochMaxima(t *testing.T) {
 		}
 		out := make([]float64, n)
 		e.scalingStep(0, sides, u, g, out, c, -1)
-		if e.sc.cur < 0 {
+		if e.sc.cur[0] < 0 {
 			t.Fatalf("simd=%v: no epoch was absorbed", simd)
 		}
-		ep := &e.sc.epochs[e.sc.cur]
+		ep := &e.sc.epochs[e.sc.cur[0]]
 		for s := range 2 {
 			p, q := sides[s], sides[1-s]
 			for a := range p.n {
@@ -396,20 +402,83 @@ func TestScalingEpochMaxima(t *testing.T) {
 // one and on three workers, with the AVX2 and the pure-Go kernels.
 func TestScalingWorkers(t *testing.T) {
 	for _, c := range sparseCases(t) {
-		for _, simd := range []bool{false, haveSIMD} {
-			one := evalPath(t, c, PathScaling, simd, 1)
-			three := evalPath(t, c, PathScaling, simd, 3)
+		for _, v := range []struct{ simd, culled bool }{{false, false}, {haveSIMD, false}, {false, true}, {haveSIMD, true}} {
+			one := evalPath(t, c, PathScaling, v.simd, 1, v.culled)
+			three := evalPath(t, c, PathScaling, v.simd, 3, v.culled)
 			if one.kernelSweeps == 0 {
 				continue
 			}
 			if one.div != three.div || one.ot != three.ot {
-				t.Errorf("%s simd=%v: values %+v, %v on one worker; %+v, %v on three", c.name, simd, one.div, one.ot, three.div, three.ot)
+				t.Errorf("%s %+v: values %+v, %v on one worker; %+v, %v on three", c.name, v, one.div, one.ot, three.div, three.ot)
 			}
 			for _, g := range [][2]*Grad{{one.gU, three.gU}, {one.gE, three.gE}, {one.gOT, three.gOT}} {
 				if !sameGrad(g[0], g[1]) {
-					t.Errorf("%s simd=%v: a gradient differs between one and three workers", c.name, simd)
+					t.Errorf("%s %+v: a gradient differs between one and three workers", c.name, v)
 				}
 			}
+		}
+	}
+}
+
+// TestScalingCulledEpoch checks the kernel of a culled absorption against
+// every pair: for each row (x, in tree order), top[0][i] is the largest
+// term k_ij + ref_j over all columns, and the row keeps exactly the
+// entries within L of it (up to rounding), with the AVX2 and the pure-Go
+// kernels, in 1-D and 2-D, on one and on three workers.
+func TestScalingCulledEpoch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(75, 76))
+	for _, c := range []struct{ n, m, d, workers int }{{301, 257, 2, 1}, {301, 257, 2, 3}, {203, 190, 1, 1}} {
+		n, m, d := c.n, c.m, c.d
+		x, y, eps, _ := sweepTestProblem(t, rng, n, m, d, 0.3, 0.8)
+		for _, simd := range []bool{false, haveSIMD} {
+			w := NewWorkspaceWorkers(n, m, d, c.workers)
+			w.SetParallelThreshold(1)
+			w.SetPath(PathScaling)
+			w.e.forceCulled = true
+			w.e.simd = simd
+			if _, err := w.OT(x, y, uniformLogW(n), uniformLogW(m), Options{Eps: eps, Balanced: true, Iters: 4}, nil); err != nil {
+				t.Fatal(err)
+			}
+			sc := w.e.sc
+			if sc.absorbs == 0 || sc.epochs[0].k[0].ncol != m {
+				t.Fatalf("%+v simd=%v: no epoch of the rows x was absorbed", c, simd)
+			}
+			ep := &sc.epochs[0]
+			xt, yt := w.e.sp.tree(x, n, d).pts, w.e.sp.tree(y, m, d).pts
+			L := sc.limit(n, m)
+			km := &ep.k[0]
+			entries := 0
+			for i := range n {
+				k := make([]float64, m)
+				top := math.Inf(-1)
+				for j := range m {
+					k[j] = ep.off[0][i] + ep.off[1][j] - sqDist(xt[i*d:i*d+d], yt[j*d:j*d+d])/eps
+					top = max(top, k[j]+ep.ref[1][j])
+				}
+				if got := ep.top[0][i]; !(math.Abs(got-top) <= 1e-9*(1+math.Abs(top))) {
+					t.Errorf("%+v simd=%v: top[0][%d] = %.17g, want %.17g", c, simd, i, got, top)
+				}
+				cols, vals := km.row(i)
+				kept := make(map[int32]bool)
+				for p, j := range cols {
+					kept[j] = true
+					if want := math.Exp(k[j]); !(math.Abs(vals[p]-want) <= 1e-12*want) {
+						t.Errorf("%+v simd=%v: entry (%d, %d) = %.17g, want %.17g", c, simd, i, j, vals[p], want)
+					}
+				}
+				entries += len(cols)
+				for j := range m {
+					over := k[j] + ep.ref[1][j] - (top - L)
+					tol := 1e-9 * (1 + math.Abs(k[j]))
+					if over > tol && !kept[int32(j)] || over < -tol && kept[int32(j)] {
+						t.Errorf("%+v simd=%v: entry (%d, %d), %.3g above its threshold: kept %v", c, simd, i, j, over, kept[int32(j)])
+					}
+				}
+			}
+			if entries >= n*m/2 {
+				t.Errorf("%+v simd=%v: %d of %d entries kept: the case does not cull", c, simd, entries, n*m)
+			}
+			w.Close()
 		}
 	}
 }

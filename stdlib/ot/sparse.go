@@ -280,6 +280,8 @@ type sparseScratch struct {
 	res            []float64 // the leaf kernels' results
 	lspans         []int32   // the forward leaf kernel's spans
 	heap           []heapItem
+	sel            []int32   // a culled absorption's selection (selectRow)
+	junk, inf      []float64 // its discarded column maxima, and +Inf
 }
 
 // useSparse reports whether the problem (p, q) runs on the sparse path.
@@ -351,9 +353,16 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 	}
 	sp.slot = slot
 	e.sparseOn = true
-	e.scalingOn = e.useScaling(p, q)
+	e.scalingOn, e.scalingCulled = e.useScaling(p, q)
+	if e.scalingCulled && want && mode == GradUnrolled && !e.forceCulled &&
+		c.iters*(p.n+q.n) > scalingCulledMaxHistory {
+		e.scalingOn = false // the history and two epochs would not fit: sparse sweeps
+	}
 	v, f, g := e.problem(pp, qq, c, mode, sigma, pg, want)
-	e.sparseOn, e.scalingOn = false, false
+	if e.scalingOn && e.scalingCulled {
+		e.sc.release(scalingCulledHeld)
+	}
+	e.sparseOn, e.scalingOn, e.scalingCulled = false, false, false
 	unpermute(gr.p, pg.p, pp.tree.perm, d)
 	unpermute(gr.logp, pg.logp, pp.tree.perm, 1)
 	if !same {
@@ -724,6 +733,9 @@ type sparsePhase int
 const (
 	phaseCull sparsePhase = iota + 1
 	phaseEval
+	phaseAbsorbCount // a culled absorption's rows count their entries
+	phaseAbsorbFill  // and fill them in (scaling_cull.go)
+	phaseKernelBack  // a culled backward sweep's blocks
 )
 
 // sparseSweep runs job on the sparse path. It reports false, having
@@ -732,16 +744,8 @@ const (
 func (e *engine) sparseSweep(job *sweepJob) bool {
 	sp := e.sp
 	nr, nc, d := job.nr, job.nc, e.d
-	rt, ct := job.rowTree, job.colTree
-	nb := sparseBlocks(nr, len(rt.leafs))
-	if len(sp.blocks) < nb {
-		sp.blocks = append(sp.blocks, make([]sparseBlock, nb-len(sp.blocks))...)
-	}
-	blocks := sp.blocks[:nb]
-	for b := range blocks {
-		blk := &blocks[b]
-		blk.leafLo, blk.leafHi = b*len(rt.leafs)/nb, (b+1)*len(rt.leafs)/nb
-	}
+	blocks := sp.setBlocks(job.rowTree)
+	nb := len(blocks)
 	sp.thr = math.Log(float64(nc)) + 54*math.Ln2
 	if sp.thrTest > 0 {
 		sp.thr = sp.thrTest
@@ -758,16 +762,9 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 			sp.denseSweeps++
 			return false
 		}
-		if !sp.fitColumns(ct, job.u[:nc], 1/job.invEps) {
+		if !e.cull(job, nb) {
 			return false
 		}
-		// cutSlack bounds the rounding of the bounds, in units of eps·a.
-		rowAbs := rt.abs
-		sp.cutSlack = (sp.cutSlack + float64(d)*(rowAbs+ct.abs)*(rowAbs+ct.abs)) * 0x1p-40
-		sp.refs = grow(sp.refs, nr)
-		e.job = *job
-		e.phase = phaseCull
-		e.runSparse(nb)
 		terms := 0
 		for _, blk := range blocks {
 			terms += blk.terms
@@ -804,28 +801,72 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 	e.phase = phaseEval
 	e.runSparse(nb)
 	if needCols {
-		if job.wantColSum {
-			cs := e.colSum[:nc]
-			clear(cs)
-			for b, blk := range blocks {
-				for j, v := range e.blkSum[b*nc+blk.colLo : b*nc+blk.colHi] {
-					cs[blk.colLo+j] += v
-				}
-			}
-		}
-		if job.wantColGrad {
-			cg := e.colGrad[:nc*d]
-			clear(cg)
-			for b, blk := range blocks {
-				for j, v := range e.blkGrad[(b*nc+blk.colLo)*d : (b*nc+blk.colHi)*d] {
-					cg[blk.colLo*d+j] += v
-				}
-			}
-		}
+		e.sumColumns(nb, nc, func(b int) (int, int) { return blocks[b].colLo, blocks[b].colHi }, job.wantColSum, job.wantColGrad)
 	}
 	e.phase = 0
 	e.job = sweepJob{}
 	return true
+}
+
+// setBlocks returns the blocks of a sparse sweep whose rows are in the
+// order of the tree rt, each with its run of leaves.
+func (sp *sparseState) setBlocks(rt *kdTree) []sparseBlock {
+	nb := sparseBlocks(rt.n, len(rt.leafs))
+	if len(sp.blocks) < nb {
+		sp.blocks = append(sp.blocks, make([]sparseBlock, nb-len(sp.blocks))...)
+	}
+	blocks := sp.blocks[:nb]
+	for b := range blocks {
+		blk := &blocks[b]
+		blk.leafLo, blk.leafHi = b*len(rt.leafs)/nb, (b+1)*len(rt.leafs)/nb
+	}
+	return blocks
+}
+
+// cull finds the candidates of the nb blocks of job at the threshold
+// sp.thr (the culling phase of a sparse sweep), and reports false when
+// the column terms have a +Inf or NaN.
+func (e *engine) cull(job *sweepJob, nb int) bool {
+	sp := e.sp
+	rt, ct := job.rowTree, job.colTree
+	if !sp.fitColumns(ct, job.u[:job.nc], 1/job.invEps) {
+		return false
+	}
+	// cutSlack bounds the rounding of the bounds, in units of eps·a.
+	sp.cutSlack = (sp.cutSlack + float64(e.d)*(rt.abs+ct.abs)*(rt.abs+ct.abs)) * 0x1p-40
+	sp.refs = grow(sp.refs, job.nr)
+	e.job = *job
+	e.phase = phaseCull
+	e.runSparse(nb)
+	return true
+}
+
+// sumColumns sets e.colSum (with wantSum) and e.colGrad (with wantGrad)
+// for nc columns to the sums, in block order, of the nb blocks' column
+// accumulators in e.blkSum and e.blkGrad, block b having touched only the
+// columns [span(b)).
+func (e *engine) sumColumns(nb, nc int, span func(b int) (lo, hi int), wantSum, wantGrad bool) {
+	d := e.d
+	if wantSum {
+		cs := e.colSum[:nc]
+		clear(cs)
+		for b := range nb {
+			lo, hi := span(b)
+			for j, v := range e.blkSum[b*nc+lo : b*nc+hi] {
+				cs[lo+j] += v
+			}
+		}
+	}
+	if wantGrad {
+		cg := e.colGrad[:nc*d]
+		clear(cg)
+		for b := range nb {
+			lo, hi := span(b)
+			for j, v := range e.blkGrad[(b*nc+lo)*d : (b*nc+hi)*d] {
+				cg[lo*d+j] += v
+			}
+		}
+	}
 }
 
 // runSparse runs the current phase over nb blocks, in parallel when the
@@ -842,10 +883,15 @@ func (e *engine) runSparse(nb int) {
 
 // sparseBlock runs the current phase on block b with worker w's scratch.
 func (e *engine) sparseBlock(w, b int) {
-	if e.phase == phaseCull {
+	switch e.phase {
+	case phaseCull:
 		e.cullBlock(w, b)
-	} else {
+	case phaseEval:
 		e.evalBlock(w, b)
+	case phaseAbsorbCount, phaseAbsorbFill:
+		e.absorbBlock(w, b, e.phase == phaseAbsorbFill)
+	case phaseKernelBack:
+		e.kernelBackBlock(w, b)
 	}
 }
 

@@ -236,15 +236,20 @@ type pathResult struct {
 	density  float64
 	anySweep bool
 
-	kernelSweeps, absorbs, failed int // the scaling path's counters
+	// The scaling path's counters.
+	kernelSweeps, absorbs, failed, reabsorbs, mismatches int
 }
 
-func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int) pathResult {
+// evalPath evaluates the case on the path, with the kernels and workers
+// given (and the scaling path's culled absorptions at any size with
+// culled).
+func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int, culled ...bool) pathResult {
 	t.Helper()
 	n, m := len(c.la), len(c.lb)
 	w := NewWorkspaceWorkers(n, m, c.d, workers)
 	defer w.Close()
 	w.e.simd = simd
+	w.e.forceCulled = len(culled) > 0 && culled[0]
 	w.SetPath(path)
 	w.SetParallelThreshold(1)
 	var r pathResult
@@ -274,6 +279,7 @@ func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int) pat
 	sp := w.e.sp
 	if sc := w.e.sc; sc != nil {
 		r.kernelSweeps, r.absorbs, r.failed = sc.kernelSweeps, sc.absorbs, sc.failed
+		r.reabsorbs, r.mismatches = sc.reabsorbs, sc.mismatches
 	}
 	r.anySweep = sp.allTerms > 0
 	if sp.allTerms > 0 {
@@ -512,12 +518,13 @@ func TestSparseNoAllocations(t *testing.T) {
 // gradient, x changing at every evaluation, d = 1 and 2, on one worker and
 // on two with every sweep split — and that ran reports the path's sweeps as
 // run (what names them).
-func checkNoAllocations(t *testing.T, path Path, what string, ran func(*Workspace) bool) {
+func checkNoAllocations(t *testing.T, path Path, what string, ran func(*Workspace) bool, culled ...bool) {
 	t.Helper()
 	for _, c := range []struct{ d, workers int }{{1, 1}, {2, 1}, {1, 2}, {2, 2}} {
 		d := c.d
 		x, y, la, lb, opt := sparseBenchProblem(t, 150, d)
 		w := NewWorkspaceWorkers(150, 150, d, c.workers)
+		w.e.forceCulled = len(culled) > 0 && culled[0]
 		if c.workers > 1 {
 			w.SetParallelThreshold(1)
 		}
