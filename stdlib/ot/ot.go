@@ -300,8 +300,11 @@ func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool) (f, g [
 	}
 	clear(gcur)
 	u := e.u
-	if e.sparseOn && keep {
-		e.sp.rec.reset(T)
+	if e.sparseOn {
+		e.sp.cands[0].ok, e.sp.cands[1].ok = false, false // a new problem
+		if keep {
+			e.sp.rec.reset(T)
+		}
 	}
 	if e.scalingOn {
 		if e.sc == nil {

@@ -1,6 +1,9 @@
 package ot
 
-import "math"
+import (
+	"math"
+	"runtime/debug"
+)
 
 // Culled absorption: the scaling path for large problems.
 //
@@ -59,6 +62,11 @@ func (sc *scalingState) release(limit int) {
 	if held > limit {
 		sc.epochs = nil
 		sc.cur, sc.resident = [2]int{-1, -1}, [2]int32{-1, -1}
+		// Tens of megabytes just freed: hand them back now rather than
+		// when the runtime's scavenger would, so that the history of an
+		// unrolled problem that follows (as large) does not come on top
+		// of them in the process's resident memory.
+		debug.FreeOSMemory()
 	}
 }
 

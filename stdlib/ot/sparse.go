@@ -3,6 +3,7 @@ package ot
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Path selects how the sweeps of a problem on scattered points (not the
@@ -101,6 +102,13 @@ func (w *Workspace) SetPath(p Path) { w.e.path = p }
 // from afar would be loose by |∇g|·width/eps, hundreds of units. Bounds are
 // computed in floating point with a slack of 2^-40 of their scale.
 //
+// Culling costs as much as evaluating the candidates, and from one sweep
+// to the next of the same orientation the column terms mostly move
+// together: a forward sweep culls with a slack (sparseCullSlack) and the
+// following ones reuse its candidates while their terms' drift stays
+// within it (candCache), and so do the backward sweeps through the
+// records, which share the candidates of such a run of sweeps.
+//
 // The orderings are internal: inputs and outputs keep the caller's order
 // (sparseProblem permutes them in and out). The tree of a measure that does
 // not change between evaluations (y, data) is kept in a small cache.
@@ -148,7 +156,8 @@ type sparseState struct {
 	scr    []sparseScratch // per worker
 	skip   int             // PathAuto: dense sweeps left before culling again
 
-	rec recordStore // the forward sweeps' candidates, for the backward
+	rec   recordStore  // the forward sweeps' candidates, for the backward
+	cands [2]candCache // per orientation: its forward sweeps' last culling
 
 	// Per sweep.
 	thr, cutSlack float64
@@ -159,6 +168,63 @@ type sparseState struct {
 	// densely on the sparse path.
 	candTerms, allTerms float64
 	denseSweeps         int
+	reusedCulls         int // forward sweeps that reused a culling
+	loadedSweeps        int // backward sweeps with their forward sweep's candidates
+	spannedSweeps       int // and its spans
+}
+
+// sparseCullSlack is the drift, in units of the log-domain terms, that the
+// culling of a forward sweep leaves room for, so that the following sweeps
+// of its orientation can reuse its candidates (candCache).
+const sparseCullSlack = 16.0
+
+// candCache is the candidates of the last culling of one orientation's
+// forward sweeps in a problem, with the column terms u⁰ they were culled
+// from at the threshold thr + sparseCullSlack. Every term a_ij it drops is
+// below ref_R − thr − slack, where ref_R ≤ a_{i,h_i} for each row i of the
+// leaf R (h_i its hint). A later sweep of the same rows and columns with
+// terms u = u⁰ + Δ has a'_ij ≤ a_ij + max Δ and a row maximum at least
+// a'_{i,h_i} ≥ ref_R + min Δ, so every term it would drop is below its row's
+// maximum minus thr — the culling's own guarantee — while
+// max Δ − min Δ ≤ slack (columns of weight zero must stay so).
+type candCache struct {
+	ok               bool
+	rowTree, colTree *kdTree
+	u                []float64 // u⁰
+	cands            []int32   // appendCandidates's form
+	terms            int
+	rec              int // the forward sweep whose record holds them, −1 for none
+}
+
+// save keeps the candidates of the blocks, culled for job.
+func (cc *candCache) save(job *sweepJob, blocks []sparseBlock, terms int) {
+	cc.ok, cc.rowTree, cc.colTree, cc.terms, cc.rec = true, job.rowTree, job.colTree, terms, -1
+	cc.u = append(cc.u[:0], job.u[:job.nc]...)
+	cc.cands = appendCandidates(cc.cands[:0], blocks)
+}
+
+// holds reports whether the kept candidates are valid for job (see the
+// type's comment).
+func (cc *candCache) holds(job *sweepJob) bool {
+	if !cc.ok || cc.rowTree != job.rowTree || cc.colTree != job.colTree || len(cc.u) != job.nc {
+		return false
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for j, v := range job.u[:job.nc] {
+		w := cc.u[j]
+		if v == w { // a zero drift, or a column of weight zero that stays so
+			lo, hi = min(lo, 0), max(hi, 0)
+			continue
+		}
+		d := v - w
+		if !(d > lo) {
+			lo = d
+		}
+		if !(d < hi) {
+			hi = d
+		}
+	}
+	return hi-lo <= sparseCullSlack
 }
 
 // sparseBlock is a run of row leaves processed by one goroutine, with the
@@ -180,21 +246,22 @@ type sparseBlock struct {
 // a_ij < max_j a_ij − thr, outside the recorded spans. The store is
 // bounded (recordLimit); sweeps that do not fit are culled again.
 type recordStore struct {
-	recs   []sweepRecord // per forward sweep: 2(t−1) for f^t, 2(t−1)+1 for g^t
-	off    []int32       // per leaf of each record: the start of its ranges
-	ranges []int32
-	spans  []int32 // per row of each record: a, z
+	recs []sweepRecord // per forward sweep: 2(t−1) for f^t, 2(t−1)+1 for g^t
+	// The records: each one's candidates in appendCandidates's form, and
+	// each one's spans (a, z per row).
+	buf []int32
 }
 
 // sweepRecord locates one forward sweep's record in the store.
 type sweepRecord struct {
 	ok   bool
-	off  int // the first leaf's entry in off
-	span int // the first row's entry in spans, −1 when they did not fit
+	off  int // its candidates' first entry in buf (shared by sweeps that reused a culling)
+	span int // its spans' first entry in buf, −1 when they did not fit
 	nr   int
 }
 
-// recordLimit bounds the store, in int32 entries (16 MiB).
+// recordLimit bounds the store, in int32 entries (16 MiB); the spans take
+// at most half of it.
 const recordLimit = 4 << 20
 
 // reset empties the store for a problem of T iterations.
@@ -204,70 +271,110 @@ func (r *recordStore) reset(iters int) {
 	}
 	r.recs = r.recs[:2*iters]
 	clear(r.recs)
-	r.off, r.ranges, r.spans = r.off[:0], r.ranges[:0], r.spans[:0]
+	r.buf = r.buf[:0]
 }
 
 // record keeps the candidates of the culled sweep rec (blocks) and returns
 // the spans to fill, or nil when the store is full. The candidates alone
-// are kept when the spans do not fit.
-func (r *recordStore) record(rec int, blocks []sparseBlock, nr int) []int32 {
-	need := blocks[len(blocks)-1].leafHi + 1
-	for _, b := range blocks {
-		need += len(b.ranges)
+// are kept when the spans do not fit. With from ≥ 0, the record of sweep
+// from holds the same candidates, and rec shares them.
+func (r *recordStore) record(rec int, blocks []sparseBlock, nr, from int) []int32 {
+	need := 0
+	if shared := r.has(from) && r.recs[from].nr == nr; !shared {
+		need = candidatesLen(blocks)
 	}
-	used := len(r.off) + len(r.ranges) + len(r.spans)
+	used := len(r.buf)
 	if rec < 0 || rec >= len(r.recs) || used+need > recordLimit {
 		return nil
 	}
-	sr := sweepRecord{ok: true, off: len(r.off), span: len(r.spans), nr: nr}
-	withSpans := used+need+2*nr <= recordLimit
-	if !withSpans {
-		sr.span = -1
+	sr := sweepRecord{ok: true, off: used, span: -1, nr: nr}
+	if need == 0 {
+		sr.off = r.recs[from].off
+	} else {
+		r.buf = appendCandidates(r.buf, blocks)
 	}
-	for _, b := range blocks {
-		base := int32(len(r.ranges)) - b.off[0]
-		for _, o := range b.off[:len(b.off)-1] {
-			r.off = append(r.off, base+o)
-		}
-		r.ranges = append(r.ranges, b.ranges[b.off[0]:b.off[len(b.off)-1]]...)
+	if len(r.buf)+2*nr <= recordLimit/2 {
+		sr.span = len(r.buf)
+		r.buf = slices.Grow(r.buf, 2*nr)[:len(r.buf)+2*nr]
 	}
-	r.off = append(r.off, int32(len(r.ranges)))
 	r.recs[rec] = sr
-	if !withSpans {
+	if sr.span < 0 {
 		return nil
 	}
-	for range 2 * nr {
-		r.spans = append(r.spans, 0)
-	}
-	return r.spans[sr.span : sr.span+2*nr]
+	return r.buf[sr.span : sr.span+2*nr]
 }
 
-// load sets the blocks' candidates from the record rec and returns its
-// spans (nil if it has none); ok is false when there is no such record.
-func (r *recordStore) load(rec int, blocks []sparseBlock, nr int) (spans []int32, ok bool) {
-	if rec < 0 || rec >= len(r.recs) || !r.recs[rec].ok || r.recs[rec].nr != nr {
-		return nil, false
+// has reports whether the sweep rec has a record.
+func (r *recordStore) has(rec int) bool {
+	return rec >= 0 && rec < len(r.recs) && r.recs[rec].ok
+}
+
+// candidatesLen is the length of the blocks' candidates in
+// appendCandidates's form.
+func candidatesLen(blocks []sparseBlock) int {
+	n := 1
+	for _, b := range blocks {
+		n += len(b.off) - 1 + int(b.off[len(b.off)-1]-b.off[0])
 	}
-	sr := r.recs[rec]
+	return n
+}
+
+// appendCandidates appends the candidates of the blocks to dst: the start
+// of each leaf's column ranges in dst (then the end of the last), and the
+// ranges.
+func appendCandidates(dst []int32, blocks []sparseBlock) []int32 {
+	dst = slices.Grow(dst, candidatesLen(blocks))
+	leaves := 0
+	for _, b := range blocks {
+		leaves += len(b.off) - 1
+	}
+	pos := int32(len(dst) + leaves + 1)
+	for _, b := range blocks {
+		for _, o := range b.off[:len(b.off)-1] {
+			dst = append(dst, pos+o-b.off[0])
+		}
+		pos += b.off[len(b.off)-1] - b.off[0]
+	}
+	dst = append(dst, pos)
+	for _, b := range blocks {
+		dst = append(dst, b.ranges[b.off[0]:b.off[len(b.off)-1]]...)
+	}
+	return dst
+}
+
+// setCandidates sets the blocks' candidates to those stored in buf in
+// appendCandidates's form, off being buf from the first leaf's entry.
+func setCandidates(blocks []sparseBlock, buf, off []int32) {
+	ranges := buf
 	for b := range blocks {
 		blk := &blocks[b]
-		blk.ranges = r.ranges
-		blk.off = r.off[sr.off+blk.leafLo : sr.off+blk.leafHi+1]
+		blk.ranges = ranges
+		blk.off = off[blk.leafLo : blk.leafHi+1]
 		blk.colLo, blk.colHi = math.MaxInt, 0
 		for k := range blk.off[:len(blk.off)-1] {
 			if lo, hi := blk.off[k], blk.off[k+1]; hi > lo {
-				blk.colLo = min(blk.colLo, int(r.ranges[lo]))
-				blk.colHi = max(blk.colHi, int(r.ranges[hi-1]))
+				blk.colLo = min(blk.colLo, int(ranges[lo]))
+				blk.colHi = max(blk.colHi, int(ranges[hi-1]))
 			}
 		}
 		if blk.colLo > blk.colHi {
 			blk.colLo, blk.colHi = 0, 0
 		}
 	}
+}
+
+// load sets the blocks' candidates from the record rec and returns its
+// spans (nil if it has none); ok is false when there is no such record.
+func (r *recordStore) load(rec int, blocks []sparseBlock, nr int) (spans []int32, ok bool) {
+	if !r.has(rec) || r.recs[rec].nr != nr {
+		return nil, false
+	}
+	sr := r.recs[rec]
+	setCandidates(blocks, r.buf, r.buf[sr.off:])
 	if sr.span < 0 {
 		return nil, true
 	}
-	return r.spans[sr.span : sr.span+2*nr], true
+	return r.buf[sr.span : sr.span+2*nr], true
 }
 
 // sparseScratch is one worker's scratch.
@@ -755,6 +862,12 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 	loaded := false
 	if job.weighted && job.normalized {
 		job.spans, loaded = sp.rec.load(job.rec, blocks, nr)
+		if loaded {
+			sp.loadedSweeps++
+			if job.spans != nil {
+				sp.spannedSweeps++
+			}
+		}
 	}
 	if !loaded {
 		if e.path == PathAuto && sp.skip > 0 {
@@ -762,14 +875,32 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 			sp.denseSweeps++
 			return false
 		}
-		if !e.cull(job, nb) {
-			return false
-		}
+		// The forward sweeps of an orientation reuse their last culling
+		// while it holds (candCache); they cull with its slack.
+		o := job.orient
+		forward := !job.weighted && o >= 0
+		reuse := forward && sp.cands[o].holds(job)
 		terms := 0
-		for _, blk := range blocks {
-			terms += blk.terms
+		if reuse {
+			cc := &sp.cands[o]
+			setCandidates(blocks, cc.cands, cc.cands)
+			terms = cc.terms
+			sp.reusedCulls++
+		} else {
+			thr := sp.thr
+			if forward {
+				sp.thr += sparseCullSlack
+			}
+			ok := e.cull(job, nb)
+			sp.thr = thr
+			if !ok {
+				return false
+			}
+			for _, blk := range blocks {
+				terms += blk.terms
+			}
 		}
-		if e.path == PathAuto && float64(terms) > sparseMaxDensity*float64(nr)*float64(nc) {
+		if !reuse && e.path == PathAuto && float64(terms) > sparseMaxDensity*float64(nr)*float64(nc) {
 			sp.skip = sparseRetry
 			sp.denseSweeps++
 			// The dense sweep does not move the hints: search them
@@ -783,8 +914,21 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 		}
 		sp.candTerms += float64(terms)
 		sp.allTerms += float64(nr) * float64(nc)
+		if forward && !reuse {
+			sp.cands[o].save(job, blocks, terms)
+		}
 		if !job.weighted && job.rec >= 0 {
-			job.spans = sp.rec.record(job.rec, blocks, nr)
+			from := -1 // a record holding the same candidates
+			if forward {
+				from = sp.cands[o].rec
+			}
+			job.spans = sp.rec.record(job.rec, blocks, nr, from)
+			if forward && !reuse {
+				sp.cands[o].rec = -1
+				if sp.rec.has(job.rec) {
+					sp.cands[o].rec = job.rec
+				}
+			}
 		}
 	}
 	needCols := job.weighted && (job.wantColSum || job.wantColGrad)

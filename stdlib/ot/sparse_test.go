@@ -235,6 +235,7 @@ type pathResult struct {
 	gOT      *Grad
 	density  float64
 	anySweep bool
+	reused   int // forward sweeps that reused a culling
 
 	// The scaling path's counters.
 	kernelSweeps, absorbs, failed, reabsorbs, mismatches int
@@ -282,6 +283,7 @@ func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int, cul
 		r.reabsorbs, r.mismatches = sc.reabsorbs, sc.mismatches
 	}
 	r.anySweep = sp.allTerms > 0
+	r.reused = sp.reusedCulls
 	if sp.allTerms > 0 {
 		r.density = sp.candTerms / sp.allTerms
 	}
@@ -310,7 +312,10 @@ func TestSparseMatchesDense(t *testing.T) {
 				if c.mustCull && !(sparse.density < 0.5) {
 					t.Errorf("%s: the culling kept %.1f%% of the terms; the case is local", what, 100*sparse.density)
 				}
-				t.Logf("%s: %.1f%% of the terms evaluated", what, 100*sparse.density)
+				if c.mustCull && sparse.reused == 0 {
+					t.Errorf("%s: no forward sweep reused a culling", what)
+				}
+				t.Logf("%s: %.1f%% of the terms evaluated, %d sweeps on a reused culling", what, 100*sparse.density, sparse.reused)
 				scale := math.Abs(dense.div.OTxy) + math.Abs(dense.div.OTxx) + math.Abs(dense.div.OTyy)
 				for _, v := range []struct {
 					name      string
@@ -556,5 +561,110 @@ func checkNoAllocations(t *testing.T, path Path, what string, ran func(*Workspac
 			t.Errorf("d=%d, %d workers: no %s ran", d, c.workers, what)
 		}
 		w.Close()
+	}
+}
+
+// TestSparseCandidateReuse checks the forward sweeps' reuse of a culling
+// (candCache) against every pair: a sweep whose column terms drifted from
+// the culling's by a spread up to sparseCullSlack reuses its candidates,
+// and they still hold every term within thr of its row's maximum (the
+// culling's guarantee), at thr = 8 so that the culling is tight. The drift
+// lifts every column but the rows' largest terms' by the spread: the
+// terms the culling dropped come closest to their rows' cut. A larger
+// spread, or a column of weight zero that gains weight, culls anew.
+func TestSparseCandidateReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(63, 64))
+	const n, m, d, thr = 1500, 1200, 2, 8.0
+	x, y, eps, _ := sweepTestProblem(t, rng, n, m, d, 0.2, 0.9)
+	w := NewWorkspaceWorkers(n, m, d, 1)
+	defer w.Close()
+	e := w.e
+	e.reserve(max(n, m))
+	e.sp.thrTest = thr
+	w.SetPath(PathSparse)
+	rt, ct := new(kdTree), new(kdTree)
+	rt.build(x, n, d)
+	ct.build(y, m, d)
+	term := func(u []float64, i, j int) float64 {
+		return u[j] - sqDist(rt.pts[i*d:i*d+d], ct.pts[j*d:j*d+d])/eps
+	}
+	u0 := make([]float64, m)
+	for j := range u0 {
+		u0[j] = 3*rng.NormFloat64() + float64(j%5)
+	}
+	u0[3] = math.Inf(-1) // a column of weight zero
+	top := make(map[int]bool) // the columns of the rows' largest terms
+	for i := range n {
+		best := 0
+		for j := range m {
+			if term(u0, i, j) > term(u0, i, best) {
+				best = j
+			}
+		}
+		top[best] = true
+	}
+	drifted := func(shift, spread float64) []float64 {
+		u := append([]float64(nil), u0...)
+		for j := range u {
+			u[j] += shift
+			if !top[j] {
+				u[j] += spread
+			}
+		}
+		return u
+	}
+	hint := make([]int32, n)
+	for i := range hint {
+		hint[i] = -1
+	}
+	sweep := func(u []float64) {
+		e.sweep(sweepJob{rows: rt.pts, cols: ct.pts, nr: n, nc: m, u: u, invEps: 1 / eps, outScale: 1, out: make([]float64, n),
+			rowTree: rt, colTree: ct, hint: hint, rec: -1, orient: 0})
+	}
+	sweep(u0) // the culling
+	for _, c := range []struct {
+		name  string
+		u     []float64
+		reuse bool
+	}{
+		{"same terms", u0, true},
+		{"spread 15.9", drifted(-4, 15.9), true},
+		{"spread 16.1", drifted(2, 16.1), false},
+		{"zero weight gains weight", func() []float64 { u := drifted(1, 0); u[3] = u0[4]; return u }(), false},
+	} {
+		before := e.sp.reusedCulls
+		sweep(c.u)
+		if reused := e.sp.reusedCulls > before; reused != c.reuse {
+			t.Errorf("%s: reused %v, want %v", c.name, reused, c.reuse)
+		}
+		// Every term within thr of its row's maximum is a candidate.
+		missed := 0
+		for _, blk := range e.sp.blocks[:sparseBlocks(n, len(rt.leafs))] {
+			for li := blk.leafLo; li < blk.leafHi; li++ {
+				nd := rt.nodes[rt.leafs[li]]
+				cand := make([]bool, m)
+				rg := blk.ranges[blk.off[li-blk.leafLo]:blk.off[li-blk.leafLo+1]]
+				for k := 0; k < len(rg); k += 2 {
+					for j := rg[k]; j < rg[k+1]; j++ {
+						cand[j] = true
+					}
+				}
+				for i := int(nd.lo); i < int(nd.hi); i++ {
+					mx := math.Inf(-1)
+					for j := range m {
+						mx = max(mx, term(c.u, i, j))
+					}
+					for j := range m {
+						if term(c.u, i, j) >= mx-thr && !cand[j] {
+							missed++
+						}
+					}
+				}
+			}
+		}
+		if missed > 0 {
+			t.Errorf("%s: %d terms within thr of their row's maximum are not candidates", c.name, missed)
+		}
+		sweep(u0) // cull again from u0 when the case did
 	}
 }

@@ -35,6 +35,7 @@ type sweepJob struct {
 	normalized       bool
 	hint             []int32
 	rec              int     // the forward sweep's record index, or −1
+	orient           int     // with hint: its orientation, −1 for none
 	spans            []int32 // per row: the span of its candidates (a record)
 }
 
@@ -47,7 +48,7 @@ func (e *engine) sparseJob(job sweepJob, rows, cols side, orient, rec int) sweep
 		return job
 	}
 	job.rowTree, job.colTree = rows.tree, cols.tree
-	job.rec = rec
+	job.rec, job.orient = rec, orient
 	if orient >= 0 {
 		job.hint = e.sp.hint(orient, job.nr)
 	}
