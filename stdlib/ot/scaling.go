@@ -64,14 +64,18 @@ import (
 const scalingMargin = 28.0
 
 // scalingMaxTerms and scalingMaxTerms1D are the largest n·m for which
-// PathAuto uses the scaling path, in 2 or more dimensions and in 1-D:
-// absorbing scans every pair, and the sparse sweeps are cheaper beyond
-// (measured with the AVX2 kernels, one divergence with its unrolled
-// gradient and without, on one and on two workers (BENCHMARKS.md): in 1-D
-// the scaling path wins at n = m = 724 by 1.3–1.6× and ties at 1024; in
-// 2-D it wins at 2896 by 1.3–2.4× and ties at 4096 without a gradient).
+// PathAuto absorbs the scaling path's epochs from a scan of every pair, in
+// 2 or more dimensions and in 1-D; beyond them it absorbs from the
+// culling (scaling_cull.go), except for unrolled problems in 1-D, which
+// run on the sparse sweeps (sparseProblem). Measured with the AVX2
+// kernels, one divergence with and without its unrolled gradient, one
+// worker (BENCHMARKS.md): in 1-D the scan wins at n = m = 724 by 1.2× over
+// the sparse sweeps; at 1024–4096 the sparse sweeps win by 1.2–1.3× over
+// the culled absorption with the gradient and tie without; in 2-D the scan
+// and the culled absorption tie at 2048 with a gradient (the culled one
+// wins by 1.2× without), and the culled one wins at 2896 by 1.2×.
 const (
-	scalingMaxTerms   = 1 << 23
+	scalingMaxTerms   = 1 << 22
 	scalingMaxTerms1D = 1 << 19
 )
 

@@ -462,8 +462,10 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 	e.sparseOn = true
 	e.scalingOn, e.scalingCulled = e.useScaling(p, q)
 	if e.scalingCulled && want && mode == GradUnrolled && !e.forceCulled &&
-		c.iters*(p.n+q.n) > scalingCulledMaxHistory {
-		e.scalingOn = false // the history and two epochs would not fit: sparse sweeps
+		(e.d == 1 || c.iters*(p.n+q.n) > scalingCulledMaxHistory) {
+		// Faster on the sparse sweeps in 1-D; beyond, the history and two
+		// epochs would not fit the memory the package allows itself.
+		e.scalingOn = false
 	}
 	v, f, g := e.problem(pp, qq, c, mode, sigma, pg, want)
 	if e.scalingOn && e.scalingCulled {
