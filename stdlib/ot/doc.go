@@ -109,11 +109,12 @@
 //
 // # The scaling path
 //
-// Problems of at most 2^23 point pairs (2^19 in 1-D) run, by default, on
-// the scaling path (scaling.go; PathScaling forces it), which avoids most
-// exponentials. After a log-domain sweep the kernel is absorbed into the
-// potentials: with
-// row and column offsets A_i, B_j (log units) from the potentials just
+// Problems of at least 32 points a side run, by default, on the scaling
+// path (scaling.go; PathScaling forces it), which avoids most
+// exponentials; of the unrolled problems beyond the sizes below (2^22
+// point pairs, 2^19 in 1-D), those in 1-D and those whose history would
+// exceed 32 MiB stay on the sparse sweeps. After a log-domain sweep the
+// kernel is absorbed into the potentials: with row and column offsets A_i, B_j (log units) from the potentials just
 // computed, K_ij = e^(A_i + B_j − C_ij/eps) is stored in compressed rows
 // (and transposed), keeping an entry when it lies within L = ln(max(n, m))
 // + 54·ln 2 + 28 of its row's or its column's largest term. Later sweeps
@@ -144,6 +145,22 @@
 // the entries times their points' differences, formed once per kernel.
 // The products of large kernels split their rows across the workspace's
 // goroutines (each row's sums are the same whatever the split).
+//
+// Absorbing scans every pair twice, which beyond 2^22 pairs (2^19 in 1-D)
+// costs more than it saves; larger problems absorb from the sparse sweeps'
+// culling at the threshold L instead (scaling_cull.go). Their kernels keep
+// the row criterion only, so each orientation has its own, and they are
+// neither transposed nor kept for the backward pass: a backward sweep
+// absorbs its kernel again from the stored potentials of the forward sweep
+// that absorbed it (a deterministic function of them, checked by a
+// checksum) and forms its row gradients and column sums in one pass over
+// the rows. At 10^5 points in 2-D such a kernel holds about 60 entries per
+// row, 72 MB.
+//
+// The forward sparse sweeps of an orientation reuse their last culling
+// while the column terms' drift since it stays within a slack the culling
+// left (sparse.go, candCache), and the backward sweeps share the candidates
+// of such runs of sweeps.
 //
 // Points on a regular h×w grid with unit spacing can use the separable path
 // (GridDivergence, GridOT), which computes each half-iteration as two 1-D

@@ -461,7 +461,7 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 	sp.slot = slot
 	e.sparseOn = true
 	e.scalingOn, e.scalingCulled = e.useScaling(p, q)
-	if e.scalingCulled && want && mode == GradUnrolled && !e.forceCulled &&
+	if e.path == PathAuto && e.scalingCulled && want && mode == GradUnrolled &&
 		(e.d == 1 || c.iters*(p.n+q.n) > scalingCulledMaxHistory) {
 		// Faster on the sparse sweeps in 1-D; beyond, the history and two
 		// epochs would not fit the memory the package allows itself.

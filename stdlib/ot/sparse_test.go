@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -352,41 +353,59 @@ func sparseBenchProblem(b testing.TB, n, d int) (x, y, la, lb []float64, opt Opt
 	return x, y, uniformLogW(n), uniformLogW(n), Options{Eps: h * h, Balanced: true, Iters: 80}
 }
 
-// BenchmarkSparse times one divergence with its unrolled gradient on the
-// sparse and the dense path, one worker, y–y term cached:
+// BenchmarkSparse times one divergence with its unrolled gradient (grad)
+// and without (value) on the path PathAuto picks, the scaling path
+// (absorbing from a scan of all pairs up to scalingMaxTerms, from the
+// culling beyond), the scaling path
+// absorbing from the culling at any size (scaling-culled), the sparse and
+// the dense path, one worker, y–y term cached:
 //
 //	go test -run '^$' -bench Sparse ./stdlib/ot
 //	OT_BENCH_LARGE=1 go test -run '^$' -bench 'Sparse/n=4096' -benchtime 1x ./stdlib/ot
 func BenchmarkSparse(b *testing.B) {
-	sizes := []int{120, 256, 512, 1024}
+	sizes := []int{120, 256, 512, 724, 1024}
 	if largeBench() {
-		sizes = append(sizes, 4096)
+		sizes = append(sizes, 2048, 2896, 4096)
 	}
 	for _, n := range sizes {
 		for _, d := range []int{1, 2} {
 			x, y, la, lb, opt := sparseBenchProblem(b, n, d)
-			for _, path := range []Path{PathScaling, PathSparse, PathDense} {
-				b.Run(fmt.Sprintf("n=%d/d=%d/%v", n, d, path), func(b *testing.B) {
-					w := NewWorkspaceWorkers(n, n, d, 1)
-					defer w.Close()
-					w.SetPath(path)
-					yy, err := w.SelfTerm(y, lb, opt)
-					if err != nil {
-						b.Fatal(err)
+			for _, path := range []string{"auto", "scaling", "scaling-culled", "sparse", "dense"} {
+				for _, grad := range []bool{true, false} {
+					mode := "value"
+					if grad {
+						mode = "grad"
 					}
-					gr := &Grad{X: make([]float64, n*d)}
-					for b.Loop() {
-						if _, err := w.Divergence(x, y, la, lb, opt, yy, gr); err != nil {
+					b.Run(fmt.Sprintf("n=%d/d=%d/%s/%s", n, d, path, mode), func(b *testing.B) {
+						w := NewWorkspaceWorkers(n, n, d, 1)
+						defer w.Close()
+						p, err := ParsePath(strings.TrimSuffix(path, "-culled"))
+						if err != nil {
 							b.Fatal(err)
 						}
-					}
-					if sp := w.e.sp; sp.allTerms > 0 {
-						b.ReportMetric(100*sp.candTerms/sp.allTerms, "%cand")
-					}
-					if sc := w.e.sc; sc != nil && sc.kernelSweeps > 0 {
-						b.ReportMetric(float64(sc.absorbs)/float64(b.N), "absorbs/op")
-					}
-				})
+						w.SetPath(p)
+						w.e.forceCulled = path == "scaling-culled"
+						yy, err := w.SelfTerm(y, lb, opt)
+						if err != nil {
+							b.Fatal(err)
+						}
+						var gr *Grad
+						if grad {
+							gr = &Grad{X: make([]float64, n*d)}
+						}
+						for b.Loop() {
+							if _, err := w.Divergence(x, y, la, lb, opt, yy, gr); err != nil {
+								b.Fatal(err)
+							}
+						}
+						if sp := w.e.sp; sp.allTerms > 0 {
+							b.ReportMetric(100*sp.candTerms/sp.allTerms, "%cand")
+						}
+						if sc := w.e.sc; sc != nil && sc.kernelSweeps > 0 {
+							b.ReportMetric(float64(sc.absorbs+sc.reabsorbs)/float64(b.N), "absorbs/op")
+						}
+					})
+				}
 			}
 		}
 	}
@@ -592,7 +611,7 @@ func TestSparseCandidateReuse(t *testing.T) {
 	for j := range u0 {
 		u0[j] = 3*rng.NormFloat64() + float64(j%5)
 	}
-	u0[3] = math.Inf(-1) // a column of weight zero
+	u0[3] = math.Inf(-1)      // a column of weight zero
 	top := make(map[int]bool) // the columns of the rows' largest terms
 	for i := range n {
 		best := 0
