@@ -318,15 +318,17 @@ func TestScalingFallback(t *testing.T) {
 	h := resolutionOf(t, y, d)
 	c := sparseCase{name: "fallback", x: x, y: y, la: uniformLogW(n), lb: uniformLogW(m), d: d, opt: Options{Eps: h * h, Balanced: true, Iters: 30}}
 	sparse := evalPath(t, c, PathSparse, haveSIMD, 1)
-	got := evalPath(t, c, PathScaling, haveSIMD, 1)
-	if got.failed == 0 {
-		t.Fatalf("every absorption succeeded (%d): the case does not exercise the fallback", got.absorbs)
-	}
-	if got.ot != sparse.ot || got.div.OTxy != sparse.div.OTxy {
-		t.Errorf("ot %v, ot_xy %v; sparse path %v, %v", got.ot, got.div.OTxy, sparse.ot, sparse.div.OTxy)
-	}
-	if !sameGrad(got.gOT, sparse.gOT) {
-		t.Errorf("the OT gradient differs from the sparse path's")
+	for _, culled := range []bool{false, true} {
+		got := evalPath(t, c, PathScaling, haveSIMD, 1, culled)
+		if got.failed == 0 {
+			t.Fatalf("culled=%v: every absorption succeeded (%d): the case does not exercise the fallback", culled, got.absorbs)
+		}
+		if got.ot != sparse.ot || got.div.OTxy != sparse.div.OTxy {
+			t.Errorf("culled=%v: ot %v, ot_xy %v; sparse path %v, %v", culled, got.ot, got.div.OTxy, sparse.ot, sparse.div.OTxy)
+		}
+		if !sameGrad(got.gOT, sparse.gOT) {
+			t.Errorf("culled=%v: the OT gradient differs from the sparse path's", culled)
+		}
 	}
 }
 
