@@ -29,9 +29,6 @@ type crnState struct {
 	// once (0 or 1: one after the other); the result does not depend on
 	// it.
 	workers int
-	// needGrad is set when the evaluation's gradient will be computed;
-	// when it is not, replicates skip their backward sweep.
-	needGrad bool
 	// replica marks the sub-evaluator of a crn replicate. The checker
 	// rejects nested crn calls; should one reach a replicate, it runs
 	// inline on the replicate's tape.

@@ -286,7 +286,7 @@ func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, se
 	t.Reset()
 	sub.cellMem.reset()
 	rep.err, rep.konst = nil, false
-	sub.crn.workers, sub.crn.needGrad, sub.crn.runSeed = 1, ev.crn.needGrad, ev.crn.runSeed
+	sub.crn.workers, sub.ctx.NoGrad, sub.crn.runSeed = 1, ev.ctx.NoGrad, ev.crn.runSeed
 	sub.crn.depth = ev.crn.depth + 1
 	sub.crn.call, sub.crn.rep = e.ID, r
 	sub.crn.log = resetRecords(sub.crn.log, ev.crn.log)
@@ -310,7 +310,7 @@ func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, se
 	}
 	rep.value, rep.konst = t.Scalar(ad), ad.IsConst()
 	rep.partials = slices.Grow(rep.partials[:0], in.nPartials)[:in.nPartials]
-	if rep.konst || !ev.crn.needGrad {
+	if rep.konst || ev.ctx.NoGrad {
 		clear(rep.partials)
 		return
 	}

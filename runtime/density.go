@@ -58,7 +58,7 @@ func (d *Density) start() {
 	d.ev.cellMem.reset()
 	d.ev.evaluation++
 	copy(d.ev.frame, d.base)
-	d.ev.crn.workers, d.ev.crn.needGrad = d.Workers, false
+	d.ev.crn.workers = d.Workers
 	d.ev.target, d.ev.targetPos = d.ev.target[:0], d.ev.targetPos[:0]
 }
 
@@ -187,7 +187,7 @@ func (d *Density) eval(theta []float64, grad bool) (autodiff.Value, error) {
 		return autodiff.Value{}, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
 	}
 	d.start()
-	d.ev.crn.needGrad = grad
+	d.ev.ctx.NoGrad = !grad // replicates and built-ins skip their backward sweeps without it
 	u := d.tape.VarVec(theta)
 	if err := d.setParams(u, d.Jacobian); err != nil {
 		return u, err

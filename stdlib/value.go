@@ -102,6 +102,11 @@ type Context struct {
 	// iterative built-ins give (sinkhorn's iters = ...): the run asked
 	// for another budget (shm calibrate iters compares them).
 	Iters int
+	// NoGrad says that the evaluation's gradient will not be computed:
+	// built-ins may leave their partial derivatives at zero instead of
+	// computing them (sinkhorn then solves without its unrolled
+	// backward pass). The zero value asks for them.
+	NoGrad bool
 	// State keeps per-chain working memory of built-ins between
 	// evaluations (for example a Sinkhorn workspace and the cached y–y
 	// term), keyed by a name each package chooses. The runtime creates one

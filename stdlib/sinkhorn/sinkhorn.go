@@ -290,7 +290,7 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	p := t.ScalarPartials(x, y, la, lb)
 	grad := &ot.Grad{X: p.D(0), Y: p.D(1), LogA: p.D(2), LogB: p.D(3)}
 	var gp *ot.Grad
-	if grad.X != nil || grad.Y != nil || grad.LogA != nil || grad.LogB != nil {
+	if !c.NoGrad && (grad.X != nil || grad.Y != nil || grad.LogA != nil || grad.LogB != nil) {
 		gp = grad
 	}
 	xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)

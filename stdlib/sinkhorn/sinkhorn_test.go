@@ -357,3 +357,38 @@ func TestPathEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestNoGrad checks that a Context with NoGrad gives the same value
+// without computing the partial derivatives (the tape's adjoints stay
+// zero), while the same call without it has a nonzero gradient.
+func TestNoGrad(t *testing.T) {
+	impls := stdlib.Impls{}
+	Register(impls)
+	values := map[bool]float64{}
+	for _, noGrad := range []bool{false, true} {
+		tape := autodiff.NewTape()
+		c := &stdlib.Context{Tape: tape, State: map[string]any{}, NoGrad: noGrad}
+		n := make([]stdlib.Value, argBackend+1)
+		n[argEps] = stdlib.RealValue(tape.Const(0.3))
+		x := tape.VarVec([]float64{0.2, -0.1, 0.7, 0.3})
+		y := tape.ConstVec([]float64{0.1, 0.4, -0.3, 0.9, 0.5})
+		v, err := impls["sinkhorn"](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values[noGrad] = tape.Scalar(v.AD)
+		if err := tape.Gradient(v.AD); err != nil {
+			t.Fatal(err)
+		}
+		nonzero := false
+		for _, a := range tape.Adj(x) {
+			nonzero = nonzero || a != 0
+		}
+		if nonzero == noGrad {
+			t.Errorf("NoGrad = %v: gradient %v", noGrad, tape.Adj(x))
+		}
+	}
+	if values[true] != values[false] {
+		t.Errorf("value %.17g with NoGrad, %.17g without", values[true], values[false])
+	}
+}
