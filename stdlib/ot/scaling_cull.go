@@ -70,6 +70,17 @@ func (sc *scalingState) release(limit int) {
 	}
 }
 
+// releaseHistory hands back the history an earlier unrolled problem left
+// when it is larger than scalingCulledMaxHistory: a problem on culled
+// epochs without one would otherwise hold both (at 10^5 points in 2-D,
+// 128 MB and 144 MB). The next unrolled problem allocates it again.
+func (e *engine) releaseHistory() {
+	if cap(e.fHist)+cap(e.gHist) > scalingCulledMaxHistory {
+		e.fHist, e.gHist = nil, nil
+		debug.FreeOSMemory()
+	}
+}
+
 // kernelBlocks is the number of row blocks of a culled backward sweep with
 // nr rows: it depends only on the size, so that results do not depend on
 // the number of workers.
@@ -152,8 +163,13 @@ func (e *engine) fillEpochCulled(ep *scalingEpoch, o int, rows, cols side, u, co
 		km.start[i+1] = int32(total)
 	}
 	km.start[0] = 0
-	km.idx = grow32(km.idx, total)
-	km.val = grow(km.val, total)
+	// A quarter more room than asked: the next absorption, a little
+	// larger, need not allocate again.
+	if cap(km.val) < total {
+		room := min(total+total/4, sc.budget)
+		km.idx, km.val = make([]int32, total, room), make([]float64, total, room)
+	}
+	km.idx, km.val = km.idx[:total], km.val[:total]
 	km.ncol, km.diffOK = cols.n, false
 	e.phase = phaseAbsorbFill
 	e.runSparse(nb)

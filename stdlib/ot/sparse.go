@@ -467,6 +467,9 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 		// epochs would not fit the memory the package allows itself.
 		e.scalingOn = false
 	}
+	if e.scalingOn && e.scalingCulled && !(want && mode == GradUnrolled) {
+		e.releaseHistory()
+	}
 	v, f, g := e.problem(pp, qq, c, mode, sigma, pg, want)
 	if e.scalingOn && e.scalingCulled {
 		e.sc.release(scalingCulledHeld)
