@@ -301,7 +301,9 @@ func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool) (f, g [
 	clear(gcur)
 	u := e.u
 	if e.sparseOn {
-		e.sp.cands[0].ok, e.sp.cands[1].ok = false, false // a new problem
+		for k := range e.sp.cands { // a new problem
+			e.sp.cands[k].ok = false
+		}
 		if keep {
 			e.sp.rec.reset(T)
 		}

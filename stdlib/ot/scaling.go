@@ -766,7 +766,9 @@ func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts) {
 			}
 		}
 	}
-	e.sweep(e.sparseJob(job, sides[o], sides[1-o], -1, rec))
+	sj := e.sparseJob(job, sides[o], sides[1-o], -1, rec)
+	sj.orient = o // no hints (the references are the forward sweep's log-sum-exps), but a culling to reuse
+	e.sweep(sj)
 }
 
 // kernelWeighted computes the normalized weighted sweep job from the epoch

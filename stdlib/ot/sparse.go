@@ -156,8 +156,10 @@ type sparseState struct {
 	scr    []sparseScratch // per worker
 	skip   int             // PathAuto: dense sweeps left before culling again
 
-	rec   recordStore  // the forward sweeps' candidates, for the backward
-	cands [2]candCache // per orientation: its forward sweeps' last culling
+	rec recordStore // the forward sweeps' candidates, for the backward
+	// Per orientation o: the last culling of its forward sweeps (cands[o])
+	// and of its backward sweeps without a record (cands[2+o]).
+	cands [4]candCache
 
 	// Per sweep.
 	thr, cutSlack float64
@@ -186,7 +188,9 @@ const sparseCullSlack = 16.0
 // terms u = u⁰ + Δ has a'_ij ≤ a_ij + max Δ and a row maximum at least
 // a'_{i,h_i} ≥ ref_R + min Δ, so every term it would drop is below its row's
 // maximum minus thr — the culling's own guarantee — while
-// max Δ − min Δ ≤ slack (columns of weight zero must stay so).
+// max Δ − min Δ ≤ slack (columns of weight zero must stay so). The same
+// holds for the backward sweeps, whose reference is the row's
+// log-sum-exp: it too grows by at least min Δ.
 type candCache struct {
 	ok               bool
 	rowTree, colTree *kdTree
@@ -881,19 +885,25 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 			return false
 		}
 		// The forward sweeps of an orientation reuse their last culling
-		// while it holds (candCache); they cull with its slack.
+		// while it holds (candCache), and so do the backward sweeps that
+		// have no record; they cull with its slack.
 		o := job.orient
 		forward := !job.weighted && o >= 0
-		reuse := forward && sp.cands[o].holds(job)
+		backward := job.weighted && job.normalized && o >= 0
+		ci := o // the cache
+		if backward {
+			ci = 2 + o
+		}
+		reuse := (forward || backward) && sp.cands[ci].holds(job)
 		terms := 0
 		if reuse {
-			cc := &sp.cands[o]
+			cc := &sp.cands[ci]
 			setCandidates(blocks, cc.cands, cc.cands)
 			terms = cc.terms
 			sp.reusedCulls++
 		} else {
 			thr := sp.thr
-			if forward {
+			if forward || backward {
 				sp.thr += sparseCullSlack
 			}
 			ok := e.cull(job, nb)
@@ -919,8 +929,8 @@ func (e *engine) sparseSweep(job *sweepJob) bool {
 		}
 		sp.candTerms += float64(terms)
 		sp.allTerms += float64(nr) * float64(nc)
-		if forward && !reuse {
-			sp.cands[o].save(job, blocks, terms)
+		if (forward || backward) && !reuse {
+			sp.cands[ci].save(job, blocks, terms)
 		}
 		if !job.weighted && job.rec >= 0 {
 			from := -1 // a record holding the same candidates

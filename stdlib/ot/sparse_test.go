@@ -583,11 +583,12 @@ func checkNoAllocations(t *testing.T, path Path, what string, ran func(*Workspac
 	}
 }
 
-// TestSparseCandidateReuse checks the forward sweeps' reuse of a culling
-// (candCache) against every pair: a sweep whose column terms drifted from
-// the culling's by a spread up to sparseCullSlack reuses its candidates,
-// and they still hold every term within thr of its row's maximum (the
-// culling's guarantee), at thr = 8 so that the culling is tight. The drift
+// TestSparseCandidateReuse checks the reuse of a culling (candCache) by
+// forward and backward sweeps against every pair: a sweep whose column
+// terms drifted from the culling's by a spread up to sparseCullSlack
+// reuses its candidates, and they still hold every term within thr of its
+// row's maximum (forward) or log-sum-exp (backward; the culling's
+// guarantee), at thr = 8 so that the culling is tight. The drift
 // lifts every column but the rows' largest terms' by the spread: the
 // terms the culling dropped come closest to their rows' cut. A larger
 // spread, or a column of weight zero that gains weight, culls anew.
@@ -636,54 +637,82 @@ func TestSparseCandidateReuse(t *testing.T) {
 	for i := range hint {
 		hint[i] = -1
 	}
-	sweep := func(u []float64) {
-		e.sweep(sweepJob{rows: rt.pts, cols: ct.pts, nr: n, nc: m, u: u, invEps: 1 / eps, outScale: 1, out: make([]float64, n),
-			rowTree: rt, colTree: ct, hint: hint, rec: -1, orient: 0})
-	}
-	sweep(u0) // the culling
-	for _, c := range []struct {
-		name  string
-		u     []float64
-		reuse bool
-	}{
-		{"same terms", u0, true},
-		{"spread 15.9", drifted(-4, 15.9), true},
-		{"spread 16.1", drifted(2, 16.1), false},
-		{"zero weight gains weight", func() []float64 { u := drifted(1, 0); u[3] = u0[4]; return u }(), false},
-	} {
-		before := e.sp.reusedCulls
-		sweep(c.u)
-		if reused := e.sp.reusedCulls > before; reused != c.reuse {
-			t.Errorf("%s: reused %v, want %v", c.name, reused, c.reuse)
-		}
-		// Every term within thr of its row's maximum is a candidate.
-		missed := 0
-		for _, blk := range e.sp.blocks[:sparseBlocks(n, len(rt.leafs))] {
-			for li := blk.leafLo; li < blk.leafHi; li++ {
-				nd := rt.nodes[rt.leafs[li]]
-				cand := make([]bool, m)
-				rg := blk.ranges[blk.off[li-blk.leafLo]:blk.off[li-blk.leafLo+1]]
-				for k := 0; k < len(rg); k += 2 {
-					for j := rg[k]; j < rg[k+1]; j++ {
-						cand[j] = true
-					}
+	// ref returns each row's reference: its largest term (forward) or its
+	// log-sum-exp (backward).
+	ref := func(u []float64, backward bool) []float64 {
+		r := make([]float64, n)
+		for i := range n {
+			mx := math.Inf(-1)
+			for j := range m {
+				mx = max(mx, term(u, i, j))
+			}
+			r[i] = mx
+			if backward {
+				var s float64
+				for j := range m {
+					s += math.Exp(term(u, i, j) - mx)
 				}
-				for i := int(nd.lo); i < int(nd.hi); i++ {
-					mx := math.Inf(-1)
-					for j := range m {
-						mx = max(mx, term(c.u, i, j))
+				r[i] += math.Log(s)
+			}
+		}
+		return r
+	}
+	for _, backward := range []bool{false, true} {
+		sweep := func(u []float64) {
+			job := sweepJob{rows: rt.pts, cols: ct.pts, nr: n, nc: m, u: u, invEps: 1 / eps, outScale: 1, out: make([]float64, n),
+				rowTree: rt, colTree: ct, hint: hint, rec: -1, orient: 0}
+			if backward {
+				s, r := ref(u, true), make([]float64, n)
+				for i := range s {
+					s[i], r[i] = -s[i], 1
+				}
+				job = sweepJob{weighted: true, normalized: true, rows: rt.pts, cols: ct.pts, nr: n, nc: m, u: u, s: s, r: r,
+					invEps: 1 / eps, out: make([]float64, n), rowTree: rt, colTree: ct, rec: -1, orient: 0}
+			}
+			e.sweep(job)
+		}
+		sweep(u0) // the culling
+		for _, c := range []struct {
+			name  string
+			u     []float64
+			reuse bool
+		}{
+			{"same terms", u0, true},
+			{"spread 15.9", drifted(-4, 15.9), true},
+			{"spread 16.1", drifted(2, 16.1), false},
+			{"zero weight gains weight", func() []float64 { u := drifted(1, 0); u[3] = u0[4]; return u }(), false},
+		} {
+			before := e.sp.reusedCulls
+			sweep(c.u)
+			if reused := e.sp.reusedCulls > before; reused != c.reuse {
+				t.Errorf("backward=%v %s: reused %v, want %v", backward, c.name, reused, c.reuse)
+			}
+			// Every term within thr of its row's reference is a candidate.
+			refs := ref(c.u, backward)
+			missed := 0
+			for _, blk := range e.sp.blocks[:sparseBlocks(n, len(rt.leafs))] {
+				for li := blk.leafLo; li < blk.leafHi; li++ {
+					nd := rt.nodes[rt.leafs[li]]
+					cand := make([]bool, m)
+					rg := blk.ranges[blk.off[li-blk.leafLo]:blk.off[li-blk.leafLo+1]]
+					for k := 0; k < len(rg); k += 2 {
+						for j := rg[k]; j < rg[k+1]; j++ {
+							cand[j] = true
+						}
 					}
-					for j := range m {
-						if term(c.u, i, j) >= mx-thr && !cand[j] {
-							missed++
+					for i := int(nd.lo); i < int(nd.hi); i++ {
+						for j := range m {
+							if term(c.u, i, j) >= refs[i]-thr && !cand[j] {
+								missed++
+							}
 						}
 					}
 				}
 			}
+			if missed > 0 {
+				t.Errorf("backward=%v %s: %d terms within thr of their row's reference are not candidates", backward, c.name, missed)
+			}
+			sweep(u0) // cull again from u0 when the case did
 		}
-		if missed > 0 {
-			t.Errorf("%s: %d terms within thr of their row's maximum are not candidates", c.name, missed)
-		}
-		sweep(u0) // cull again from u0 when the case did
 	}
 }

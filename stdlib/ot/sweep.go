@@ -35,7 +35,7 @@ type sweepJob struct {
 	normalized       bool
 	hint             []int32
 	rec              int     // the forward sweep's record index, or −1
-	orient           int     // with hint: its orientation, −1 for none
+	orient           int     // its orientation (0: rows p), −1 for none: the culling it may reuse
 	spans            []int32 // per row: the span of its candidates (a record)
 }
 
