@@ -484,3 +484,38 @@ func TestScalingCulledEpoch(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseHistory checks the memory policy of the culled absorption: a
+// problem without an unrolled gradient on culled epochs hands back a
+// history larger than scalingCulledMaxHistory that an earlier unrolled
+// problem left, and keeps a smaller one; an unrolled problem keeps it.
+func TestReleaseHistory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(77, 78))
+	const n, m, d = 120, 100, 2
+	x, y, eps, _ := sweepTestProblem(t, rng, n, m, d, 0.3, 0.8)
+	for _, c := range []struct {
+		held          int
+		grad, release bool
+	}{
+		{scalingCulledMaxHistory + 1, false, true},
+		{scalingCulledMaxHistory / 2, false, false},
+		{scalingCulledMaxHistory + 1, true, false},
+	} {
+		w := NewWorkspaceWorkers(n, m, d, 1)
+		w.SetPath(PathScaling)
+		w.e.forceCulled = true
+		w.e.fHist = make([]float64, c.held) // as an unrolled problem leaves it
+		var gr *Grad
+		o := Options{Eps: eps, Balanced: true, Iters: 5}
+		if c.grad {
+			gr, o.Grad = &Grad{X: make([]float64, n*d)}, GradUnrolled
+		}
+		if _, err := w.OT(x, y, uniformLogW(n), uniformLogW(m), o, gr); err != nil {
+			t.Fatal(err)
+		}
+		if released := w.e.fHist == nil; released != c.release {
+			t.Errorf("%+v: released %v", c, released)
+		}
+		w.Close()
+	}
+}
