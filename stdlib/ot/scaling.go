@@ -373,11 +373,7 @@ func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d i
 	if culled { // per epoch
 		sc.budget = min(scalingCulledMaxEntries, scalingCulledPerRow*rows)
 	}
-	held := 0
-	for k := range sc.epochs {
-		held += cap(sc.epochs[k].k[0].val) + cap(sc.epochs[k].k[1].val)
-	}
-	if held > 2*sc.budget { // both orientations: more entries than the budget
+	if sc.heldEntries() > 2*sc.budget { // both orientations: more entries than the budget
 		sc.epochs = nil
 	}
 	if keep {

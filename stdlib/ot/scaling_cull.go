@@ -53,13 +53,18 @@ const scalingCulledMaxHistory = 4 << 20
 // keep for the next one (24 MiB); larger ones are released.
 const scalingCulledHeld = 2 << 20
 
-// release drops the epochs when they hold more than limit entries.
-func (sc *scalingState) release(limit int) {
+// heldEntries is the room for entries the epochs hold, both orientations.
+func (sc *scalingState) heldEntries() int {
 	held := 0
 	for k := range sc.epochs {
 		held += cap(sc.epochs[k].k[0].val) + cap(sc.epochs[k].k[1].val)
 	}
-	if held > limit {
+	return held
+}
+
+// release drops the epochs when they hold more than limit entries.
+func (sc *scalingState) release(limit int) {
+	if sc.heldEntries() > limit {
 		sc.epochs = nil
 		sc.cur, sc.resident = [2]int{-1, -1}, [2]int32{-1, -1}
 		// Tens of megabytes just freed: hand them back now rather than
@@ -348,8 +353,7 @@ func (e *engine) culledWeighted(job sweepJob, sides [2]side, o int, id int32, c 
 	nb := kernelBlocks(nr)
 	km := &ep.k[o]
 	t := &e.backKernel
-	*t = backTask{m: km, rf: rf, cf: sc.v[:nc]}
-	t.spans = ep.spans
+	*t = backTask{m: km, rf: rf, cf: sc.v[:nc], spans: ep.spans}
 	e.colSum = grow(e.colSum, nc)
 	e.colGrad = grow(e.colGrad, nc*d)
 	e.blkSum = grow(e.blkSum, nb*nc)
