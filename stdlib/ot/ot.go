@@ -354,7 +354,13 @@ func (e *engine) forwardSweep(o int, sides [2]side, u, colPot, out []float64, c 
 // logSweep is forwardSweep's dense or sparse (in tree order) sweep.
 func (e *engine) logSweep(o int, sides [2]side, u, out []float64, c consts, rec int) {
 	rows, cols := sides[o], sides[1-o]
-	e.sweep(e.sparseJob(sweepJob{rows: rows.pts, cols: cols.pts, nr: rows.n, nc: cols.n, u: u, invEps: c.invEps, outScale: -c.tau * c.eps, out: out[:rows.n]}, rows, cols, o, rec))
+	e.sweep(e.sparseJob(forwardJob(rows, cols, u, out, c), rows, cols, o, rec))
+}
+
+// forwardJob is the dense job of a forward sweep: out_r =
+// −τε·LSE_c(u_c − C_rc/eps) over the rows' side.
+func forwardJob(rows, cols side, u, out []float64, c consts) sweepJob {
+	return sweepJob{rows: rows.pts, cols: cols.pts, nr: rows.n, nc: cols.n, u: u, invEps: c.invEps, outScale: -c.tau * c.eps, out: out[:rows.n]}
 }
 
 // value returns the OT value at (f, g) without the unbalanced constant

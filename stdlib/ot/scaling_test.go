@@ -307,27 +307,38 @@ func TestScalingNoAllocations(t *testing.T) {
 // TestScalingFallback runs a problem whose kernel cannot be absorbed on
 // the scaling path: far measures at a small eps (costs of 1e62 units of
 // eps, whose offsets float64 cannot carry to the unit), as a sampler's
-// warmup can propose. The absorptions fail, the sweeps fall back to the
-// sparse ones, and the x–y problem's results are the sparse path's,
-// bitwise (its gradient is NaN there, on both paths).
+// warmup can propose. The absorptions fail and the sweeps fall back to the
+// sparse ones: in 1-D the x–y problem's results are the sparse path's,
+// bitwise (its gradient is NaN there, on both paths); in 2-D the sweep
+// whose absorption fails first is a dense sweep (scalingDenseAbsorb), so
+// the values agree to rounding (the gradient is not finite on either
+// path).
 func TestScalingFallback(t *testing.T) {
-	rng := rand.New(rand.NewPCG(91, 92))
-	const n, m, d = 60, 50, 2
-	x := gaussPts(rng, n, d, 1e30, 1e28)
-	y := gaussPts(rng, m, d, 0, 1)
-	h := resolutionOf(t, y, d)
-	c := sparseCase{name: "fallback", x: x, y: y, la: uniformLogW(n), lb: uniformLogW(m), d: d, opt: Options{Eps: h * h, Balanced: true, Iters: 30}}
-	sparse := evalPath(t, c, PathSparse, haveSIMD, 1)
-	for _, culled := range []bool{false, true} {
-		got := evalPath(t, c, PathScaling, haveSIMD, 1, culled)
-		if got.failed == 0 {
-			t.Fatalf("culled=%v: every absorption succeeded (%d): the case does not exercise the fallback", culled, got.absorbs)
-		}
-		if got.ot != sparse.ot || got.div.OTxy != sparse.div.OTxy {
-			t.Errorf("culled=%v: ot %v, ot_xy %v; sparse path %v, %v", culled, got.ot, got.div.OTxy, sparse.ot, sparse.div.OTxy)
-		}
-		if !sameGrad(got.gOT, sparse.gOT) {
-			t.Errorf("culled=%v: the OT gradient differs from the sparse path's", culled)
+	for _, d := range []int{1, 2} {
+		rng := rand.New(rand.NewPCG(91, 92))
+		const n, m = 60, 50
+		x := gaussPts(rng, n, d, 1e30, 1e28)
+		y := gaussPts(rng, m, d, 0, 1)
+		h := resolutionOf(t, y, d)
+		c := sparseCase{name: "fallback", x: x, y: y, la: uniformLogW(n), lb: uniformLogW(m), d: d, opt: Options{Eps: h * h, Balanced: true, Iters: 30}}
+		sparse := evalPath(t, c, PathSparse, haveSIMD, 1)
+		for _, culled := range []bool{false, true} {
+			got := evalPath(t, c, PathScaling, haveSIMD, 1, culled)
+			if got.failed == 0 {
+				t.Fatalf("d=%d culled=%v: every absorption succeeded (%d): the case does not exercise the fallback", d, culled, got.absorbs)
+			}
+			if d > 1 && !culled {
+				if !closeRel(got.ot, sparse.ot, 1e-12, math.Abs(sparse.ot)) || !closeRel(got.div.OTxy, sparse.div.OTxy, 1e-12, math.Abs(sparse.div.OTxy)) {
+					t.Errorf("d=%d: ot %v, ot_xy %v; sparse path %v, %v", d, got.ot, got.div.OTxy, sparse.ot, sparse.div.OTxy)
+				}
+				continue
+			}
+			if got.ot != sparse.ot || got.div.OTxy != sparse.div.OTxy {
+				t.Errorf("d=%d culled=%v: ot %v, ot_xy %v; sparse path %v, %v", d, culled, got.ot, got.div.OTxy, sparse.ot, sparse.div.OTxy)
+			}
+			if !sameGrad(got.gOT, sparse.gOT) {
+				t.Errorf("d=%d culled=%v: the OT gradient differs from the sparse path's", d, culled)
+			}
 		}
 	}
 }
