@@ -522,17 +522,30 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D flo
 		pl, np := km.planes(km.val, d)
 		sc.gat = grow(sc.gat, np*len(sig))
 		e.gatherRows(km, pl, np, sc.v, sc.gat)
-		for i := range sig {
-			sig[i] = sc.gat[i*np]
-			for k := range d {
-				rg[i*d+k] = sc.gat[i*np+1+k]
-			}
-		}
+		unpack(sc.gat, sig, rg, d)
 	}
 	for _, s := range sig {
 		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
 	}
 	return H, D, ok
+}
+
+// unpack copies gatherRows's outputs of a lead plane and d ≤ 2 more, gat
+// (d + 1 values per row), to lead (one per row) and rest (d per row).
+func unpack(gat, lead, rest []float64, d int) {
+	n := len(lead)
+	if d == 2 {
+		gat, rest = gat[:3*n], rest[:2*n]
+		for i := range lead {
+			g := gat[3*i : 3*i+3 : 3*i+3]
+			lead[i], rest[2*i], rest[2*i+1] = g[0], g[1], g[2]
+		}
+		return
+	}
+	gat, rest = gat[:2*n], rest[:n]
+	for i := range lead {
+		lead[i], rest[i] = gat[2*i], gat[2*i+1]
+	}
 }
 
 // recordSweep keeps the column factors of the forward sweep rec (its row
@@ -801,11 +814,7 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 	switch {
 	case job.rowGrad == nil:
 	case rg != nil:
-		for i, ri := range rf {
-			for k := range d {
-				job.rowGrad[i*d+k] = ri * rg[i*d+k]
-			}
-		}
+		scaleRows(job.rowGrad[:nr*d], rg[:nr*d], rf, 1, d)
 	default:
 		m := &ep.k[o]
 		m.setDiffs(rp, cp, d)
@@ -816,6 +825,32 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 		m.setDiffs(cp, rp, d)
 	}
 	e.colPass(m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad, sc.gat)
+}
+
+// scaleRows sets dst[i·d + k] = sign·f_i·src[i·d + k] for the rows i of f
+// (dst and src may be the same slice).
+func scaleRows(dst, src, f []float64, sign float64, d int) {
+	switch d {
+	case 1:
+		src = src[:len(f)]
+		for i, fi := range f {
+			dst[i] = sign * fi * src[i]
+		}
+	case 2:
+		src = src[:2*len(f)]
+		dst = dst[:2*len(f)]
+		for i, fi := range f {
+			a := sign * fi
+			dst[2*i], dst[2*i+1] = a*src[2*i], a*src[2*i+1]
+		}
+	default:
+		for i, fi := range f {
+			a := sign * fi
+			for k := range d {
+				dst[i*d+k] = a * src[i*d+k]
+			}
+		}
+	}
 }
 
 // gatherDot returns Σ_k a_k·v[cols_k].
@@ -843,11 +878,7 @@ func (e *engine) rowGradPass(m *csr, rf, cf []float64, d int, rowGrad, buf []flo
 	if d <= 3 {
 		pl, np := m.planes(nil, d)
 		e.gatherRows(m, pl, np, cf, buf)
-		for i, ri := range rf {
-			for c := range d {
-				rowGrad[i*d+c] = ri * buf[i*d+c]
-			}
-		}
+		scaleRows(rowGrad[:len(rf)*d], buf[:len(rf)*d], rf, 1, d)
 		return
 	}
 	for i, ri := range rf {
@@ -874,12 +905,10 @@ func (e *engine) colPass(m *csr, cf, rf []float64, d int, colSum, colGrad []floa
 	case d <= 2:
 		pl, np := m.planes(m.val, d)
 		e.gatherRows(m, pl, np, rf, buf)
-		for j, cj := range cf {
-			colSum[j] = cj * buf[j*np]
-			for c := range d {
-				colGrad[j*d+c] = -cj * buf[j*np+1+c]
-			}
-		}
+		nc := len(cf)
+		unpack(buf, colSum[:nc], colGrad[:nc*d], d)
+		scaleRows(colSum[:nc], colSum[:nc], cf, 1, 1)
+		scaleRows(colGrad[:nc*d], colGrad[:nc*d], cf, -1, d)
 	default:
 		for j, cj := range cf {
 			rws, vals := m.row(j)
