@@ -603,9 +603,21 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	topR, topC := ep.top[o], ep.top[1-o]
 	L := sc.limit(rows.n, cols.n)
 	kr := kern{simd: e.simd}
-	sc.args = grow(sc.args, 2*nc)
-	buf := sc.args[:nc]
-	ebuf := sc.args[nc : 2*nc]
+	// Problems of at most scalingDenseAbsorb pairs keep every row's
+	// arguments from pass 1 for pass 2 (2 MiB at most).
+	keepArgs := float64(nr)*float64(nc) <= scalingDenseAbsorb
+	rowsArgs := 1
+	if keepArgs {
+		rowsArgs = nr
+	}
+	sc.args = grow(sc.args, (rowsArgs+1)*nc)
+	ebuf := sc.args[:nc]
+	argsOf := func(i int) []float64 {
+		if keepArgs {
+			return sc.args[(i+1)*nc : (i+2)*nc]
+		}
+		return sc.args[nc : 2*nc]
+	}
 	cpts := cols.pts[:nc*d]
 	// Pass 1: the row maxima M_r − A_r and the column maxima.
 	for j := range topC {
@@ -616,6 +628,7 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 		n4 = nc &^ 3
 	}
 	for i := range nr {
+		buf := argsOf(i)
 		kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
 		mr := math.Inf(-1)
 		ri := offR[i] + refR[i]
@@ -648,7 +661,10 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	km.val = km.val[:0]
 	for i := range nr {
 		km.start[i] = int32(len(km.idx))
-		kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
+		buf := argsOf(i)
+		if !keepArgs {
+			kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
+		}
 		cutR := topR[i] - L
 		ri := offR[i] + refR[i]
 		n0 := len(km.idx)
