@@ -444,18 +444,13 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 		gt := e.gHist[t*nq : (t+1)*nq]
 		gprev := e.gHist[(t-1)*nq : t*nq]
 		// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are q.
-		for i := range np {
-			u[i] = ft[i]*c.invEps + p.logw[i]
-		}
-		for j := range nq {
-			s[j] = gt[j] * invTauEps
-		}
 		var rg []float64
 		if gr.q != nil {
 			rg = e.rowGrad[:nq*d]
 		}
-		e.backSweep(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u, s: s, r: gbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, sides, 1, 2*t-1, c)
+		e.backSweep(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u[:np], s: s[:nq], r: gbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, sides, 1, 2*t-1, c,
+			backInputs{colPot: ft, colLogw: p.logw[:np], rowPot: gt, invTauEps: invTauEps})
 		if gr.q != nil {
 			for k, v := range rg {
 				gr.q[k] += 2 * c.tau * v
@@ -473,19 +468,14 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 			}
 		}
 		// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are p.
-		for j := range nq {
-			u[j] = gprev[j]*c.invEps + q.logw[j]
-		}
-		for i := range np {
-			s[i] = ft[i] * invTauEps
-		}
 		rg = nil
 		if gr.p != nil {
 			rg = e.rowGrad[:np*d]
 		}
 		needColSum := t > 1 || gr.logq != nil
-		e.backSweep(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u, s: s, r: fbar,
-			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, sides, 0, 2*t-2, c)
+		e.backSweep(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u[:nq], s: s[:np], r: fbar,
+			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, sides, 0, 2*t-2, c,
+			backInputs{colPot: gprev, colLogw: q.logw[:nq], rowPot: ft, invTauEps: invTauEps})
 		if gr.p != nil {
 			for k, v := range rg {
 				gr.p[k] += 2 * c.tau * v

@@ -788,21 +788,42 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	return true
 }
 
+// backInputs are the potentials from which a backward sweep's job.u and
+// job.s are formed, u_c = colPot_c/eps + colLogw_c and s_r =
+// rowPot_r·invTauEps, where the sweep needs them (not on an epoch's
+// kernel).
+type backInputs struct {
+	colPot, colLogw, rowPot []float64
+	invTauEps               float64
+}
+
+// fill sets job.u and job.s.
+func (b backInputs) fill(job *sweepJob, c consts) {
+	u, s := job.u, job.s
+	for j, lw := range b.colLogw {
+		u[j] = b.colPot[j]*c.invEps + lw
+	}
+	for i := range s {
+		s[i] = b.rowPot[i] * b.invTauEps
+	}
+}
+
 // backSweep runs the backward pass's weighted sweep job (orientation o:
 // rows are side o) of the forward sweep rec: from its epoch on the scaling
-// path, on the sparse or dense path otherwise.
-func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts) {
+// path, on the sparse or dense path otherwise. The job's u and s are
+// formed from in where the sweep needs them.
+func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts, in backInputs) {
+	sc, k := e.sc, int32(-1) // k: the sweep's epoch
 	if e.scalingOn {
-		sc := e.sc
-		if k := sc.sweepEpoch[rec]; k >= 0 {
-			if !sc.culled {
-				e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
-				return
-			}
-			if e.culledWeighted(job, sides, o, k, c) {
-				return
-			}
-		}
+		k = sc.sweepEpoch[rec]
+	}
+	if k >= 0 && !sc.culled {
+		e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
+		return
+	}
+	in.fill(&job, c)
+	if k >= 0 && e.culledWeighted(job, sides, o, k, c) {
+		return
 	}
 	sj := e.sparseJob(job, sides[o], sides[1-o], -1, rec)
 	sj.orient = o // no hints (the references are the forward sweep's log-sum-exps), but a culling to reuse
