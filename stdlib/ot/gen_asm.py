@@ -863,12 +863,20 @@ bad_epilogue('logdone')
 # in four lanes over the groups of four entries (four scalar loads of v
 # each: faster than vgatherdpd here, by 7-10% on the gradients of B and C), then
 # the lanes and the remaining entries added in a fixed order.
-def csr_gather(m):
+def csr_gather(m, lead=False):
+    """gatherRows for m planes (csrGather<m>AVX2: interleaved outputs) or,
+    with lead, for a lead plane and m − 1 more whose sums go to separate
+    outputs, scaled (csrGatherLead<m>AVX2)."""
     planes = 'abc'[:m]
-    name = 'csrGather%dAVX2' % m
-    args = 'start, idx []int32, %s, v, out []float64' % ', '.join(planes)
+    name = ('csrGatherLead%dAVX2' if lead else 'csrGather%dAVX2') % m
+    if lead:
+        args = 'start, idx []int32, %s, v, f, out, rest []float64, sign float64' % ', '.join(planes)
+        frame = 24 * (m + 6) + 8
+    else:
+        args = 'start, idx []int32, %s, v, out []float64' % ', '.join(planes)
+        frame = 24 * (m + 4)
     w('// func %s(%s)' % (name, args))
-    w('TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, 24 * (m + 4)))
+    w('TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, frame))
     preg = ['R10', 'R11', 'R12'][:m]
     vacc = ['Y4', 'Y5', 'Y6'][:m]
     sacc = ['X7', 'X8', 'X9'][:m]
@@ -878,8 +886,11 @@ def csr_gather(m):
              'MOVQ idx_base+24(FP), R9']
     for i, (pl, r) in enumerate(zip(planes, preg)):
         lines.append('MOVQ %s_base+%d(FP), %s' % (pl, 48 + 24 * i, r))
+    # With lead: f at 72 + 24m, out at 96 + 24m, rest at 120 + 24m, sign
+    # at 144 + 24m.
+    out_off = 96 + 24 * m if lead else 72 + 24 * m
     lines += ['MOVQ v_base+%d(FP), SI' % (48 + 24 * m),
-              'MOVQ out_base+%d(FP), DI' % (72 + 24 * m),
+              'MOVQ out_base+%d(FP), DI' % out_off,
               'XORQ BX, BX']
     emit(lines)
     w('%srow:' % name)
@@ -921,16 +932,53 @@ def csr_gather(m):
                   'VADDPD X10, %s, %s' % (xa, xa),
                   'VUNPCKHPD %s, %s, X10' % (xa, xa),
                   'VADDSD X10, %s, %s' % (xa, xa),
-                  'VADDSD %s, %s, %s' % (sa, xa, xa),
-                  'VMOVSD %s, %d(DI)' % (xa, 8 * i)]
-    lines += ['ADDQ $%d, DI' % (8 * m), 'INCQ BX', 'JMP %srow' % name]
-    emit(lines)
+                  'VADDSD %s, %s, %s' % (sa, xa, xa)]
+        if not lead:
+            lines.append('VMOVSD %s, %d(DI)' % (xa, 8 * i))
+    if not lead:
+        lines += ['ADDQ $%d, DI' % (8 * m), 'INCQ BX', 'JMP %srow' % name]
+        emit(lines)
+    else:
+        # out[r] = f_r·Σa, rest[(m−1)r + k] = (sign·f_r)·Σ(plane k+1), or
+        # the sums themselves without f.
+        xs = ['X' + va[1:] for va in vacc]
+        lines += ['MOVQ f_len+%d(FP), R13' % (80 + 24 * m),
+                  'TESTQ R13, R13', 'JEQ %sstore' % name,
+                  'MOVQ f_base+%d(FP), R13' % (72 + 24 * m),
+                  'VMOVSD 0(R13)(BX*8), X10',
+                  'VMULSD X10, %s, %s' % (xs[0], xs[0]),
+                  'VMULSD sign+%d(FP), X10, X10' % (144 + 24 * m)]
+        for xa in xs[1:]:
+            lines.append('VMULSD X10, %s, %s' % (xa, xa))
+        emit(lines)
+        w('%sstore:' % name)
+        lines = ['VMOVSD %s, 0(DI)(BX*8)' % xs[0]]
+        if m > 1:
+            lines.append('MOVQ rest_base+%d(FP), R14' % (120 + 24 * m))
+        if m == 3:
+            lines += ['MOVQ BX, R15', 'SHLQ $4, R15',
+                      'VMOVSD %s, 0(R14)(R15*1)' % xs[1],
+                      'VMOVSD %s, 8(R14)(R15*1)' % xs[2]]
+        elif m == 2:
+            lines += ['VMOVSD %s, 0(R14)(BX*8)' % xs[1]]
+        lines += ['INCQ BX', 'JMP %srow' % name]
+        emit(lines)
     w('%sdone:' % name)
     emit(['VZEROUPPER', 'RET'])
     w('')
 
 for m in (1, 2, 3):
     csr_gather(m)
+
+# func csrGatherLead1AVX2(start, idx []int32, a, v, f, out, rest []float64, sign float64)
+# func csrGatherLead2AVX2(start, idx []int32, a, b, v, f, out, rest []float64, sign float64)
+# func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, sign float64)
+# csrGather2AVX2 and csrGather3AVX2 with the lead plane a's sums in out[r]
+# and the others' in rest[(m−1)·r + k], each scaled: out[r] = f_r·Σa and
+# rest = (sign·f_r)·Σ when len(f) > 0 (sign ±1), unscaled otherwise;
+# csrGatherLead1AVX2 writes out only.
+for m in (1, 2, 3):
+    csr_gather(m, lead=True)
 
 # func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
 # The scaling path's absorption, pass 1, over the first len(buf) &^ 3

@@ -155,6 +155,22 @@ func csrGather2AVX2(start, idx []int32, a, b, v, out []float64)
 //go:noescape
 func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64)
 
+// csrGatherLead1AVX2, csrGatherLead2AVX2 and csrGatherLead3AVX2 are
+// csrGather1AVX2, csrGather2AVX2 and csrGather3AVX2 writing the lead plane
+// a's sums to out[r] and the others' to rest[(m−1)·r + k], scaled when
+// len(f) > 0: out[r] = f_r·Σa, rest[(m−1)·r + k] = (sign·f_r)·Σ (sign ±1;
+// the products rounded as written). The caller's invariants are
+// csrGather's, with f, out and rest long enough (rest unused for m = 1).
+//
+//go:noescape
+func csrGatherLead1AVX2(start, idx []int32, a, v, f, out, rest []float64, sign float64)
+
+//go:noescape
+func csrGatherLead2AVX2(start, idx []int32, a, b, v, f, out, rest []float64, sign float64)
+
+//go:noescape
+func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, sign float64)
+
 // rowColMaxAVX2 is the absorption's pass 1 over the first len(buf) &^ 3
 // columns: top[j] = max(top[j], buf[j] + ri), and it returns
 // max_j buf[j] + ref[j] (−Inf for none). The arguments must not be NaN.

@@ -1536,6 +1536,235 @@ csrGather3AVX2done:
 	VZEROUPPER
 	RET
 
+// func csrGatherLead1AVX2(start, idx []int32, a, v, f, out, rest []float64, sign float64)
+TEXT ·csrGatherLead1AVX2(SB), NOSPLIT, $0-176
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ a_base+48(FP), R10
+	MOVQ v_base+72(FP), SI
+	MOVQ out_base+120(FP), DI
+	XORQ BX, BX
+csrGatherLead1AVX2row:
+	CMPQ BX, CX
+	JGE csrGatherLead1AVX2done
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	VXORPD Y4, Y4, Y4
+	VXORPD X7, X7, X7
+	LEAQ 4(AX), R13
+csrGatherLead1AVX2vec:
+	CMPQ R13, DX
+	JGT csrGatherLead1AVX2tail
+	MOVLQSX 0(R9)(AX*4), R14
+	MOVLQSX 4(R9)(AX*4), R15
+	VMOVSD 0(SI)(R14*8), X3
+	VMOVHPD 0(SI)(R15*8), X3, X3
+	MOVLQSX 8(R9)(AX*4), R14
+	MOVLQSX 12(R9)(AX*4), R15
+	VMOVSD 0(SI)(R14*8), X2
+	VMOVHPD 0(SI)(R15*8), X2, X2
+	VINSERTF128 $1, X2, Y3, Y3
+	VFMADD231PD 0(R10)(AX*8), Y3, Y4
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP csrGatherLead1AVX2vec
+csrGatherLead1AVX2tail:
+	CMPQ AX, DX
+	JGE csrGatherLead1AVX2sum
+	MOVLQSX 0(R9)(AX*4), R14
+	VMOVSD 0(SI)(R14*8), X3
+	VFMADD231SD 0(R10)(AX*8), X3, X7
+	INCQ AX
+	JMP csrGatherLead1AVX2tail
+csrGatherLead1AVX2sum:
+	VEXTRACTF128 $1, Y4, X10
+	VADDPD X10, X4, X4
+	VUNPCKHPD X4, X4, X10
+	VADDSD X10, X4, X4
+	VADDSD X7, X4, X4
+	MOVQ f_len+104(FP), R13
+	TESTQ R13, R13
+	JEQ csrGatherLead1AVX2store
+	MOVQ f_base+96(FP), R13
+	VMOVSD 0(R13)(BX*8), X10
+	VMULSD X10, X4, X4
+	VMULSD sign+168(FP), X10, X10
+csrGatherLead1AVX2store:
+	VMOVSD X4, 0(DI)(BX*8)
+	INCQ BX
+	JMP csrGatherLead1AVX2row
+csrGatherLead1AVX2done:
+	VZEROUPPER
+	RET
+
+// func csrGatherLead2AVX2(start, idx []int32, a, b, v, f, out, rest []float64, sign float64)
+TEXT ·csrGatherLead2AVX2(SB), NOSPLIT, $0-200
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ a_base+48(FP), R10
+	MOVQ b_base+72(FP), R11
+	MOVQ v_base+96(FP), SI
+	MOVQ out_base+144(FP), DI
+	XORQ BX, BX
+csrGatherLead2AVX2row:
+	CMPQ BX, CX
+	JGE csrGatherLead2AVX2done
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	VXORPD Y4, Y4, Y4
+	VXORPD X7, X7, X7
+	VXORPD Y5, Y5, Y5
+	VXORPD X8, X8, X8
+	LEAQ 4(AX), R13
+csrGatherLead2AVX2vec:
+	CMPQ R13, DX
+	JGT csrGatherLead2AVX2tail
+	MOVLQSX 0(R9)(AX*4), R14
+	MOVLQSX 4(R9)(AX*4), R15
+	VMOVSD 0(SI)(R14*8), X3
+	VMOVHPD 0(SI)(R15*8), X3, X3
+	MOVLQSX 8(R9)(AX*4), R14
+	MOVLQSX 12(R9)(AX*4), R15
+	VMOVSD 0(SI)(R14*8), X2
+	VMOVHPD 0(SI)(R15*8), X2, X2
+	VINSERTF128 $1, X2, Y3, Y3
+	VFMADD231PD 0(R10)(AX*8), Y3, Y4
+	VFMADD231PD 0(R11)(AX*8), Y3, Y5
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP csrGatherLead2AVX2vec
+csrGatherLead2AVX2tail:
+	CMPQ AX, DX
+	JGE csrGatherLead2AVX2sum
+	MOVLQSX 0(R9)(AX*4), R14
+	VMOVSD 0(SI)(R14*8), X3
+	VFMADD231SD 0(R10)(AX*8), X3, X7
+	VFMADD231SD 0(R11)(AX*8), X3, X8
+	INCQ AX
+	JMP csrGatherLead2AVX2tail
+csrGatherLead2AVX2sum:
+	VEXTRACTF128 $1, Y4, X10
+	VADDPD X10, X4, X4
+	VUNPCKHPD X4, X4, X10
+	VADDSD X10, X4, X4
+	VADDSD X7, X4, X4
+	VEXTRACTF128 $1, Y5, X10
+	VADDPD X10, X5, X5
+	VUNPCKHPD X5, X5, X10
+	VADDSD X10, X5, X5
+	VADDSD X8, X5, X5
+	MOVQ f_len+128(FP), R13
+	TESTQ R13, R13
+	JEQ csrGatherLead2AVX2store
+	MOVQ f_base+120(FP), R13
+	VMOVSD 0(R13)(BX*8), X10
+	VMULSD X10, X4, X4
+	VMULSD sign+192(FP), X10, X10
+	VMULSD X10, X5, X5
+csrGatherLead2AVX2store:
+	VMOVSD X4, 0(DI)(BX*8)
+	MOVQ rest_base+168(FP), R14
+	VMOVSD X5, 0(R14)(BX*8)
+	INCQ BX
+	JMP csrGatherLead2AVX2row
+csrGatherLead2AVX2done:
+	VZEROUPPER
+	RET
+
+// func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, sign float64)
+TEXT ·csrGatherLead3AVX2(SB), NOSPLIT, $0-224
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ a_base+48(FP), R10
+	MOVQ b_base+72(FP), R11
+	MOVQ c_base+96(FP), R12
+	MOVQ v_base+120(FP), SI
+	MOVQ out_base+168(FP), DI
+	XORQ BX, BX
+csrGatherLead3AVX2row:
+	CMPQ BX, CX
+	JGE csrGatherLead3AVX2done
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	VXORPD Y4, Y4, Y4
+	VXORPD X7, X7, X7
+	VXORPD Y5, Y5, Y5
+	VXORPD X8, X8, X8
+	VXORPD Y6, Y6, Y6
+	VXORPD X9, X9, X9
+	LEAQ 4(AX), R13
+csrGatherLead3AVX2vec:
+	CMPQ R13, DX
+	JGT csrGatherLead3AVX2tail
+	MOVLQSX 0(R9)(AX*4), R14
+	MOVLQSX 4(R9)(AX*4), R15
+	VMOVSD 0(SI)(R14*8), X3
+	VMOVHPD 0(SI)(R15*8), X3, X3
+	MOVLQSX 8(R9)(AX*4), R14
+	MOVLQSX 12(R9)(AX*4), R15
+	VMOVSD 0(SI)(R14*8), X2
+	VMOVHPD 0(SI)(R15*8), X2, X2
+	VINSERTF128 $1, X2, Y3, Y3
+	VFMADD231PD 0(R10)(AX*8), Y3, Y4
+	VFMADD231PD 0(R11)(AX*8), Y3, Y5
+	VFMADD231PD 0(R12)(AX*8), Y3, Y6
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP csrGatherLead3AVX2vec
+csrGatherLead3AVX2tail:
+	CMPQ AX, DX
+	JGE csrGatherLead3AVX2sum
+	MOVLQSX 0(R9)(AX*4), R14
+	VMOVSD 0(SI)(R14*8), X3
+	VFMADD231SD 0(R10)(AX*8), X3, X7
+	VFMADD231SD 0(R11)(AX*8), X3, X8
+	VFMADD231SD 0(R12)(AX*8), X3, X9
+	INCQ AX
+	JMP csrGatherLead3AVX2tail
+csrGatherLead3AVX2sum:
+	VEXTRACTF128 $1, Y4, X10
+	VADDPD X10, X4, X4
+	VUNPCKHPD X4, X4, X10
+	VADDSD X10, X4, X4
+	VADDSD X7, X4, X4
+	VEXTRACTF128 $1, Y5, X10
+	VADDPD X10, X5, X5
+	VUNPCKHPD X5, X5, X10
+	VADDSD X10, X5, X5
+	VADDSD X8, X5, X5
+	VEXTRACTF128 $1, Y6, X10
+	VADDPD X10, X6, X6
+	VUNPCKHPD X6, X6, X10
+	VADDSD X10, X6, X6
+	VADDSD X9, X6, X6
+	MOVQ f_len+152(FP), R13
+	TESTQ R13, R13
+	JEQ csrGatherLead3AVX2store
+	MOVQ f_base+144(FP), R13
+	VMOVSD 0(R13)(BX*8), X10
+	VMULSD X10, X4, X4
+	VMULSD sign+216(FP), X10, X10
+	VMULSD X10, X5, X5
+	VMULSD X10, X6, X6
+csrGatherLead3AVX2store:
+	VMOVSD X4, 0(DI)(BX*8)
+	MOVQ rest_base+192(FP), R14
+	MOVQ BX, R15
+	SHLQ $4, R15
+	VMOVSD X5, 0(R14)(R15*1)
+	VMOVSD X6, 8(R14)(R15*1)
+	INCQ BX
+	JMP csrGatherLead3AVX2row
+csrGatherLead3AVX2done:
+	VZEROUPPER
+	RET
+
 // func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
 TEXT ·rowColMaxAVX2(SB), NOSPLIT, $0-88
 	MOVQ buf_base+0(FP), SI

@@ -59,6 +59,18 @@ func csrGather3AVX2(start, idx []int32, a, b, c, v, out []float64) {
 	panic("ot: no SIMD kernels")
 }
 
+func csrGatherLead1AVX2(start, idx []int32, a, v, f, out, rest []float64, sign float64) {
+	panic("ot: no SIMD kernels")
+}
+
+func csrGatherLead2AVX2(start, idx []int32, a, b, v, f, out, rest []float64, sign float64) {
+	panic("ot: no SIMD kernels")
+}
+
+func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, sign float64) {
+	panic("ot: no SIMD kernels")
+}
+
 func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64 { panic("ot: no SIMD kernels") }
 
 func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int {

@@ -211,31 +211,69 @@ func (m *csr) planes(lead []float64, d int) (pl [3][]float64, np int) {
 	return pl, np
 }
 
-// gatherRows sets out[np·r + p] = Σ_k planes[p][k]·v[idx[k]] over the
-// entries k of each row r of m, for the first np (1 to 3) planes, each
-// indexed like m's entries: the sparse products of the scaling path, on
-// the AVX2 kernels when kr.simd.
-func (kr kern) gatherRows(m *csr, planes [3][]float64, np int, v, out []float64) {
-	kr.gatherRange(m, planes, np, v, out, 0, len(m.start)-1)
+// gatherDst is where gatherRows writes the sums of its np planes: with
+// lead nil, out[np·r + p]; otherwise the first (lead) plane's sums to
+// lead[r] and the others' to rest[(np−1)·r + p − 1], times f_r (and the
+// others also times sign, ±1) when f is non-nil.
+type gatherDst struct {
+	out        []float64
+	lead, rest []float64
+	f          []float64
+	sign       float64
 }
 
-// gatherRange is gatherRows for the rows [lo, hi) of m.
-func (kr kern) gatherRange(m *csr, planes [3][]float64, np int, v, out []float64, lo, hi int) {
+// rows returns dst for the rows [lo, hi) of np planes.
+func (dst gatherDst) rows(np, lo, hi int) gatherDst {
+	if dst.lead == nil {
+		return gatherDst{out: dst.out[np*lo : np*hi]}
+	}
+	dst.lead, dst.rest = dst.lead[lo:hi], dst.rest[(np-1)*lo:(np-1)*hi]
+	if dst.f != nil {
+		dst.f = dst.f[lo:hi]
+	}
+	return dst
+}
+
+// gatherRows computes Σ_k planes[p][k]·v[idx[k]] over the entries k of
+// each row r of m, for the first np (1 to 3) planes, each indexed like m's
+// entries, into dst: the sparse products of the scaling path, on the AVX2
+// kernels when kr.simd.
+func (kr kern) gatherRows(m *csr, planes [3][]float64, np int, v []float64, dst gatherDst) {
+	kr.gatherRange(m, planes, np, v, dst.rows(np, 0, len(m.start)-1), 0, len(m.start)-1)
+}
+
+// gatherRange is gatherRows for the rows [lo, hi) of m into dst (which
+// holds those rows only).
+func (kr kern) gatherRange(m *csr, planes [3][]float64, np int, v []float64, dst gatherDst, lo, hi int) {
 	nnz := int(m.start[len(m.start)-1])
-	out = out[np*lo : np*hi]
 	for _, pl := range planes[:np] {
 		_ = pl[:nnz]
 	}
 	_ = v[:m.ncol] // with the construction's idx < ncol, the kernels' bounds
 	start := m.start[lo : hi+1]
+	split := dst.lead != nil
+	if split {
+		_, _ = dst.lead[:hi-lo], dst.rest[:(np-1)*(hi-lo)]
+		if dst.f != nil {
+			_ = dst.f[:hi-lo]
+		}
+	} else {
+		_ = dst.out[:np*(hi-lo)]
+	}
 	if kr.simd {
-		switch np {
-		case 1:
-			csrGather1AVX2(start, m.idx, planes[0], v, out)
-		case 2:
-			csrGather2AVX2(start, m.idx, planes[0], planes[1], v, out)
+		switch {
+		case split && np == 1:
+			csrGatherLead1AVX2(start, m.idx, planes[0], v, dst.f, dst.lead, dst.rest, dst.sign)
+		case split && np == 2:
+			csrGatherLead2AVX2(start, m.idx, planes[0], planes[1], v, dst.f, dst.lead, dst.rest, dst.sign)
+		case split:
+			csrGatherLead3AVX2(start, m.idx, planes[0], planes[1], planes[2], v, dst.f, dst.lead, dst.rest, dst.sign)
+		case np == 1:
+			csrGather1AVX2(start, m.idx, planes[0], v, dst.out)
+		case np == 2:
+			csrGather2AVX2(start, m.idx, planes[0], planes[1], v, dst.out)
 		default:
-			csrGather3AVX2(start, m.idx, planes[0], planes[1], planes[2], v, out)
+			csrGather3AVX2(start, m.idx, planes[0], planes[1], planes[2], v, dst.out)
 		}
 		return
 	}
@@ -246,7 +284,19 @@ func (kr kern) gatherRange(m *csr, planes [3][]float64, np int, v, out []float64
 		a, z := start[r], start[r+1]
 		cols := m.idx[a:z]
 		for p, pl := range planes[:np] {
-			out[np*r+p] = gatherDot(cols, pl[a:z], v)
+			s := gatherDot(cols, pl[a:z], v)
+			switch {
+			case !split:
+				dst.out[np*r+p] = s
+			case p == 0 && dst.f != nil:
+				dst.lead[r] = dst.f[r] * s
+			case p == 0:
+				dst.lead[r] = s
+			case dst.f != nil:
+				dst.rest[(np-1)*r+p-1] = dst.sign * dst.f[r] * s
+			default:
+				dst.rest[(np-1)*r+p-1] = s
+			}
 		}
 	}
 }
@@ -256,7 +306,8 @@ type gatherTask struct {
 	m      *csr
 	planes [3][]float64
 	np     int
-	v, out []float64
+	v      []float64
+	dst    gatherDst
 }
 
 // gatherRows is kern.gatherRows, with the rows split in contiguous chunks
@@ -264,13 +315,13 @@ type gatherTask struct {
 // entries (an entry costs a multiply–add where a term of a dense sweep
 // costs an exponential). Each row's sums are computed alike whatever the
 // split.
-func (e *engine) gatherRows(m *csr, planes [3][]float64, np int, v, out []float64) {
+func (e *engine) gatherRows(m *csr, planes [3][]float64, np int, v []float64, dst gatherDst) {
 	kr := kern{simd: e.simd}
 	if e.pool.workers <= 1 || len(m.idx) < e.parallelMin/8 || len(m.start)-1 < e.pool.workers {
-		kr.gatherRows(m, planes, np, v, out)
+		kr.gatherRows(m, planes, np, v, dst)
 		return
 	}
-	e.gather = gatherTask{m: m, planes: planes, np: np, v: v, out: out}
+	e.gather = gatherTask{m: m, planes: planes, np: np, v: v, dst: dst}
 	e.pool.do()
 	e.gather = gatherTask{}
 }
@@ -279,7 +330,8 @@ func (e *engine) gatherRows(m *csr, planes [3][]float64, np int, v, out []float6
 func (e *engine) gatherChunk(w int) {
 	t := &e.gather
 	nr, W := len(t.m.start)-1, e.pool.workers
-	kern{simd: e.simd}.gatherRange(t.m, t.planes, t.np, t.v, t.out, w*nr/W, (w+1)*nr/W)
+	lo, hi := w*nr/W, (w+1)*nr/W
+	kern{simd: e.simd}.gatherRange(t.m, t.planes, t.np, t.v, t.dst.rows(t.np, lo, hi), lo, hi)
 }
 
 // scalingState holds the scaling path's epochs, scratch and counters.
@@ -318,7 +370,7 @@ type scalingState struct {
 
 	h, v, sig, out, lg []float64
 	args               []float64
-	gat                []float64 // gatherRows's outputs where they need unpacking
+	gat                []float64 // rowGradPass's gathered sums
 	topL               []float64 // an absorption's column thresholds
 
 	// The accepted error of a kernel sweep (the dropped terms of a row
@@ -515,37 +567,17 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D flo
 	}
 	km := &ep.k[o]
 	if rg == nil {
-		e.gatherRows(km, [3][]float64{km.val}, 1, sc.v, sig)
+		e.gatherRows(km, [3][]float64{km.val}, 1, sc.v, gatherDst{out: sig})
 	} else {
 		d := e.d
 		km.setDiffs(rows.pts, cols.pts, d)
 		pl, np := km.planes(km.val, d)
-		sc.gat = grow(sc.gat, np*len(sig))
-		e.gatherRows(km, pl, np, sc.v, sc.gat)
-		unpack(sc.gat, sig, rg, d)
+		e.gatherRows(km, pl, np, sc.v, gatherDst{lead: sig, rest: rg})
 	}
 	for _, s := range sig {
 		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
 	}
 	return H, D, ok
-}
-
-// unpack copies gatherRows's outputs of a lead plane and d ≤ 2 more, gat
-// (d + 1 values per row), to lead (one per row) and rest (d per row).
-func unpack(gat, lead, rest []float64, d int) {
-	n := len(lead)
-	if d == 2 {
-		gat, rest = gat[:3*n], rest[:2*n]
-		for i := range lead {
-			g := gat[3*i : 3*i+3 : 3*i+3]
-			lead[i], rest[2*i], rest[2*i+1] = g[0], g[1], g[2]
-		}
-		return
-	}
-	gat, rest = gat[:2*n], rest[:n]
-	for i := range lead {
-		lead[i], rest[i] = gat[2*i], gat[2*i+1]
-	}
 }
 
 // recordSweep keeps the column factors of the forward sweep rec (its row
@@ -847,44 +879,40 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 	e.colSum = grow(e.colSum, nc)
 	e.colGrad = grow(e.colGrad, nc*d)
 	rp, cp := job.rows, job.cols
-	sc.gat = grow(sc.gat, (d+1)*max(nr, nc))
 	switch {
 	case job.rowGrad == nil:
 	case rg != nil:
-		scaleRows(job.rowGrad[:nr*d], rg[:nr*d], rf, 1, d)
+		scaleRows(job.rowGrad[:nr*d], rg[:nr*d], rf, d)
 	default:
 		m := &ep.k[o]
 		m.setDiffs(rp, cp, d)
+		sc.gat = grow(sc.gat, d*nr)
 		e.rowGradPass(m, rf, cf, d, job.rowGrad, sc.gat)
 	}
 	m := &ep.k[1-o]
 	if job.wantColGrad {
 		m.setDiffs(cp, rp, d)
 	}
-	e.colPass(m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad, sc.gat)
+	e.colPass(m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad)
 }
 
-// scaleRows sets dst[i·d + k] = sign·f_i·src[i·d + k] for the rows i of f
-// (dst and src may be the same slice).
-func scaleRows(dst, src, f []float64, sign float64, d int) {
+// scaleRows sets dst[i·d + k] = f_i·src[i·d + k] for the rows i of f.
+func scaleRows(dst, src, f []float64, d int) {
 	switch d {
 	case 1:
-		src = src[:len(f)]
+		src, dst = src[:len(f)], dst[:len(f)]
 		for i, fi := range f {
-			dst[i] = sign * fi * src[i]
+			dst[i] = fi * src[i]
 		}
 	case 2:
-		src = src[:2*len(f)]
-		dst = dst[:2*len(f)]
+		src, dst = src[:2*len(f)], dst[:2*len(f)]
 		for i, fi := range f {
-			a := sign * fi
-			dst[2*i], dst[2*i+1] = a*src[2*i], a*src[2*i+1]
+			dst[2*i], dst[2*i+1] = fi*src[2*i], fi*src[2*i+1]
 		}
 	default:
 		for i, fi := range f {
-			a := sign * fi
 			for k := range d {
-				dst[i*d+k] = a * src[i*d+k]
+				dst[i*d+k] = fi * src[i*d+k]
 			}
 		}
 	}
@@ -914,8 +942,8 @@ func gatherDot(cols []int32, a, v []float64) float64 {
 func (e *engine) rowGradPass(m *csr, rf, cf []float64, d int, rowGrad, buf []float64) {
 	if d <= 3 {
 		pl, np := m.planes(nil, d)
-		e.gatherRows(m, pl, np, cf, buf)
-		scaleRows(rowGrad[:len(rf)*d], buf[:len(rf)*d], rf, 1, d)
+		e.gatherRows(m, pl, np, cf, gatherDst{out: buf})
+		scaleRows(rowGrad[:len(rf)*d], buf[:len(rf)*d], rf, d)
 		return
 	}
 	for i, ri := range rf {
@@ -931,21 +959,14 @@ func (e *engine) rowGradPass(m *csr, rf, cf []float64, d int, rowGrad, buf []flo
 // colPass sets colSum[j] = cf_j·Σ_i K_ij·rf_i and (with grads)
 // colGrad[j] = cf_j·Σ_i K_ij·rf_i·(p_i − q_j) over the kernel m whose rows
 // are the sweep's columns q (entries over its rows p; with grads, m.diff
-// holds K_ij·(q_j − p_i)); buf holds d + 1 values per column.
-func (e *engine) colPass(m *csr, cf, rf []float64, d int, colSum, colGrad []float64, grads bool, buf []float64) {
+// holds K_ij·(q_j − p_i)).
+func (e *engine) colPass(m *csr, cf, rf []float64, d int, colSum, colGrad []float64, grads bool) {
 	switch {
 	case !grads:
-		e.gatherRows(m, [3][]float64{m.val}, 1, rf, buf)
-		for j, cj := range cf {
-			colSum[j] = cj * buf[j]
-		}
+		e.gatherRows(m, [3][]float64{m.val}, 1, rf, gatherDst{lead: colSum, f: cf})
 	case d <= 2:
 		pl, np := m.planes(m.val, d)
-		e.gatherRows(m, pl, np, rf, buf)
-		nc := len(cf)
-		unpack(buf, colSum[:nc], colGrad[:nc*d], d)
-		scaleRows(colSum[:nc], colSum[:nc], cf, 1, 1)
-		scaleRows(colGrad[:nc*d], colGrad[:nc*d], cf, -1, d)
+		e.gatherRows(m, pl, np, rf, gatherDst{lead: colSum, rest: colGrad, f: cf, sign: -1})
 	default:
 		for j, cj := range cf {
 			rws, vals := m.row(j)

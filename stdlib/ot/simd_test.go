@@ -571,7 +571,8 @@ func TestSIMDExpLeaf(t *testing.T) {
 // TestSIMDScalingKernels checks the scaling path's kernels against their
 // pure-Go forms: gatherRows for one to three planes on random compressed
 // rows (empty rows, rows of 1 to 13 entries, repeated and far columns) to
-// a few ulps of the sums of absolute terms, and the absorption's two
+// a few ulps of the sums of absolute terms (its split and scaled outputs
+// bitwise against the interleaved ones), and the absorption's two
 // passes (rowColMaxAVX2, selectAVX2) exactly, for lengths around
 // multiples of four.
 func TestSIMDScalingKernels(t *testing.T) {
@@ -610,8 +611,8 @@ func TestSIMDScalingKernels(t *testing.T) {
 	for np := 1; np <= 3; np++ {
 		want := make([]float64, np*nr)
 		got := make([]float64, np*nr)
-		kern{}.gatherRows(&m, planes, np, v, want)
-		kern{simd: true}.gatherRows(&m, planes, np, v, got)
+		kern{}.gatherRows(&m, planes, np, v, gatherDst{out: want})
+		kern{simd: true}.gatherRows(&m, planes, np, v, gatherDst{out: got})
 		for r := range nr {
 			for p := range np {
 				var abs float64
@@ -625,10 +626,46 @@ func TestSIMDScalingKernels(t *testing.T) {
 		}
 		if np > 1 { // a plane's sums do not depend on the other planes
 			one := make([]float64, nr)
-			kern{simd: true}.gatherRows(&m, planes, 1, v, one)
+			kern{simd: true}.gatherRows(&m, planes, 1, v, gatherDst{out: one})
 			for r := range nr {
 				if one[r] != got[np*r] {
 					t.Errorf("np=%d row %d: plane 0 sum %.17g, alone %.17g", np, r, got[np*r], one[r])
+				}
+			}
+		}
+		// The split outputs, unscaled and scaled, are the interleaved
+		// sums times the factors, bitwise, on both kernels.
+		f := make([]float64, nr)
+		for r := range f {
+			f[r] = rng.NormFloat64()
+		}
+		for _, simd := range []bool{false, true} {
+			sums := want
+			if simd {
+				sums = got
+			}
+			for _, scale := range []bool{false, true} {
+				dst := gatherDst{lead: make([]float64, nr), rest: make([]float64, (np-1)*nr), sign: -1}
+				if scale {
+					dst.f = f
+				}
+				kern{simd: simd}.gatherRows(&m, planes, np, v, dst)
+				for r := range nr {
+					lead, rest := sums[np*r], sums[np*r+1:np*r+np]
+					if scale {
+						lead = f[r] * lead
+					}
+					if math.Float64bits(dst.lead[r]) != math.Float64bits(lead) {
+						t.Errorf("simd=%v np=%d scaled=%v row %d: lead %.17g, want %.17g", simd, np, scale, r, dst.lead[r], lead)
+					}
+					for p, x := range rest {
+						if scale {
+							x = -f[r] * x
+						}
+						if y := dst.rest[(np-1)*r+p]; math.Float64bits(y) != math.Float64bits(x) {
+							t.Errorf("simd=%v np=%d scaled=%v row %d plane %d: %.17g, want %.17g", simd, np, scale, r, p+1, y, x)
+						}
+					}
 				}
 			}
 		}
