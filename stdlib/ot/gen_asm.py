@@ -1053,6 +1053,27 @@ w('seldone:')
 emit(['VZEROUPPER', 'MOVQ R10, ret+112(FP)', 'RET'])
 w('')
 
+# func addScaledAVX2(dst, src []float64, a float64)
+# dst[k] += a·src[k] for the first len(src) &^ 3 elements, the product
+# rounded before the sum (VMULPD, VADDPD: no fused multiply-add), as Go
+# computes dst[k] += a * src[k] on amd64.
+w('// func addScaledAVX2(dst, src []float64, a float64)')
+w('TEXT ·addScaledAVX2(SB), NOSPLIT, $0-56')
+emit(['MOVQ dst_base+0(FP), DI',
+      'MOVQ src_base+24(FP), SI',
+      'MOVQ src_len+32(FP), CX',
+      'VBROADCASTSD a+48(FP), Y15',
+      'SHRQ $2, CX'])
+w('aslloop:')
+emit(['CMPQ CX, $1', 'JLT asldone',
+      'VMULPD 0(SI), Y15, Y0',
+      'VADDPD 0(DI), Y0, Y0',
+      'VMOVUPD Y0, 0(DI)',
+      'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP aslloop'])
+w('asldone:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')
 emit(['MOVL eaxArg+0(FP), AX', 'MOVL ecxArg+4(FP), CX', 'CPUID',

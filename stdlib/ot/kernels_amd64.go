@@ -114,6 +114,13 @@ func logAVX2(dst, src []float64) bool
 //go:noescape
 func kernelSumsAVX2(sums, ev, ekb []float64)
 
+// addScaledAVX2 adds a·src[k] to dst[k] for the first len(src) &^ 3
+// elements, rounding the product before the sum (bitwise as the Go loop on
+// amd64); len(dst) ≥ len(src).
+//
+//go:noescape
+func addScaledAVX2(dst, src []float64, a float64)
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)

@@ -1841,6 +1841,27 @@ seldone:
 	MOVQ R10, ret+112(FP)
 	RET
 
+// func addScaledAVX2(dst, src []float64, a float64)
+TEXT ·addScaledAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	VBROADCASTSD a+48(FP), Y15
+	SHRQ $2, CX
+aslloop:
+	CMPQ CX, $1
+	JLT asldone
+	VMULPD 0(SI), Y15, Y0
+	VADDPD 0(DI), Y0, Y0
+	VMOVUPD Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP aslloop
+asldone:
+	VZEROUPPER
+	RET
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX

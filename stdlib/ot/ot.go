@@ -439,6 +439,8 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 	invTauEps := 1 / (c.tau * c.eps)
 	u, s := e.u, e.s
 	sides := [2]side{p, q}
+	tau2 := 2 * c.tau // the cost's derivative 2(x − y) times τ
+	addScaled := kern{simd: e.simd}.addScaled
 	for t := T; t >= 1 && !e.halt(); t-- {
 		ft := e.fHist[(t-1)*np : t*np]
 		gt := e.gHist[t*nq : (t+1)*nq]
@@ -452,20 +454,14 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, sides, 1, 2*t-1, c,
 			backInputs{colPot: ft, colLogw: p.logw[:np], rowPot: gt, invTauEps: invTauEps})
 		if gr.q != nil {
-			for k, v := range rg {
-				gr.q[k] += 2 * c.tau * v
-			}
+			addScaled(gr.q, rg, tau2)
 		}
 		if gr.p != nil {
-			for k, v := range e.colGrad[:np*d] {
-				gr.p[k] -= 2 * c.tau * v
-			}
+			addScaled(gr.p, e.colGrad[:np*d], -tau2)
 		}
-		for i, v := range e.colSum[:np] {
-			fbar[i] -= c.tau * v
-			if gr.logp != nil {
-				gr.logp[i] -= c.tau * c.eps * v
-			}
+		addScaled(fbar, e.colSum[:np], -c.tau)
+		if gr.logp != nil {
+			addScaled(gr.logp, e.colSum[:np], -c.tau*c.eps)
 		}
 		// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are p.
 		rg = nil
@@ -477,24 +473,34 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, sides, 0, 2*t-2, c,
 			backInputs{colPot: gprev, colLogw: q.logw[:nq], rowPot: ft, invTauEps: invTauEps})
 		if gr.p != nil {
-			for k, v := range rg {
-				gr.p[k] += 2 * c.tau * v
-			}
+			addScaled(gr.p, rg, tau2)
 		}
 		if gr.q != nil {
-			for k, v := range e.colGrad[:nq*d] {
-				gr.q[k] -= 2 * c.tau * v
-			}
+			addScaled(gr.q, e.colGrad[:nq*d], -tau2)
 		}
 		if needColSum {
 			for j, v := range e.colSum[:nq] {
 				gbar[j] = -c.tau * v
-				if gr.logq != nil {
-					gr.logq[j] -= c.tau * c.eps * v
-				}
+			}
+			if gr.logq != nil {
+				addScaled(gr.logq, e.colSum[:nq], -c.tau*c.eps)
 			}
 		}
 		clear(fbar)
+	}
+}
+
+// addScaled adds a·src[k] to dst[k] (each product rounded, then the sum),
+// on the AVX2 kernel when kr.simd.
+func (kr kern) addScaled(dst, src []float64, a float64) {
+	dst = dst[:len(src)]
+	n4 := 0
+	if kr.simd {
+		n4 = len(src) &^ 3
+		addScaledAVX2(dst[:n4], src[:n4], a)
+	}
+	for k, v := range src[n4:] {
+		dst[n4+k] += a * v
 	}
 }
 

@@ -710,3 +710,39 @@ func TestSIMDScalingKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDAddScaled checks addScaledAVX2 against the Go loop bitwise, for
+// lengths around multiples of four, and that it leaves the tail alone.
+func TestSIMDAddScaled(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 64} {
+		src, dst := make([]float64, n), make([]float64, n)
+		for k := range src {
+			src[k] = rng.NormFloat64() * math.Exp2(float64(rng.IntN(40)-20))
+			dst[k] = rng.NormFloat64()
+		}
+		a := -2 * rng.Float64()
+		want, got := slices.Clone(dst), slices.Clone(dst)
+		for k, v := range src {
+			want[k] += a * v
+		}
+		kern{simd: true}.addScaled(got, src, a)
+		for k := range want {
+			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+				t.Errorf("n=%d element %d: %.17g, want %.17g", n, k, got[k], want[k])
+			}
+		}
+		n4 := n &^ 3
+		tail := slices.Clone(dst)
+		addScaledAVX2(tail, src, a)
+		for k := n4; k < n; k++ {
+			if tail[k] != dst[k] {
+				t.Errorf("n=%d: the kernel changed element %d of the tail", n, k)
+			}
+		}
+	}
+}
