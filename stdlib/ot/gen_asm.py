@@ -190,6 +190,90 @@ emit(['VANDPD Y7, Y5, Y5',
 bad_epilogue('expdone')
 inreg.clear()
 
+# func expShiftAVX2(dst, src []float64, shift float64) (bad bool)
+# expAVX2 of src[j] − shift (the difference rounded first).
+w('// func expShiftAVX2(dst, src []float64, shift float64) bool')
+w('TEXT ·expShiftAVX2(SB), NOSPLIT, $0-57')
+emit(['MOVQ dst_base+0(FP), DI',
+      'MOVQ src_base+24(FP), SI',
+      'MOVQ src_len+32(FP), CX',
+      'VBROADCASTSD shift+48(FP), Y14',
+      'VXORPD Y15, Y15, Y15',
+      'SHRQ $2, CX'])
+load_consts(['Y9', 'Y10', 'Y11', 'Y12', 'Y13'])
+A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
+w('exsloop:')
+emit(['CMPQ CX, $1', 'JLT exsdone',
+      'VMOVUPD 0(SI), Y0',
+      'VSUBPD Y14, Y0, Y0',
+      'VCMPPD $6, %s, Y0, Y8' % K('high'),   # !(x <= high): NaN or too large
+      'VORPD Y8, Y15, Y15',
+      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'), # keep: x >= low
+      'VMAXPD %s, Y0, Y0' % K('low'),
+      'VMINPD %s, Y0, Y0' % K('high')])
+emit(A)
+emit(['VANDPD Y7, Y5, Y5',
+      'VMOVUPD Y5, 0(DI)',
+      'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP exsloop'])
+w('exsdone:')
+emit(['VMOVMSKPD Y15, AX',
+      'VZEROUPPER',
+      'TESTQ AX, AX',
+      'SETNE ret+56(FP)',
+      'RET'])
+w('')
+inreg.clear()
+
+# func colDriftAVX2(h, u, off, ref []float64) (H, D float64, nan bool)
+# The scaling path's column factors, pass 1, over the first len(u) &^ 3
+# columns: h[j] = u[j] − off[j]; H = the largest h[j] (NaNs ignored, −Inf
+# for none); D = the largest h[j] − ref[j] over the j with ref[j] > −Inf
+# (NaNs ignored, −Inf for none), nan = whether one of those was NaN.
+w('// func colDriftAVX2(h, u, off, ref []float64) (H, D float64, nan bool)')
+w('TEXT ·colDriftAVX2(SB), NOSPLIT, $0-113')
+emit(['MOVQ h_base+0(FP), DI',
+      'MOVQ u_base+24(FP), SI',
+      'MOVQ u_len+32(FP), CX',
+      'MOVQ off_base+48(FP), DX',
+      'MOVQ ref_base+72(FP), R8',
+      'VMOVUPD %s, Y13' % K('neginf'),
+      'VMOVUPD Y13, Y12',  # H
+      'VMOVUPD Y13, Y10',  # D
+      'VXORPD Y11, Y11, Y11',  # NaN flags
+      'SHRQ $2, CX'])
+w('cdrloop:')
+emit(['CMPQ CX, $1', 'JLT cdrdone',
+      'VMOVUPD 0(SI), Y0',
+      'VSUBPD 0(DX), Y0, Y0',         # x = u − off
+      'VMOVUPD Y0, 0(DI)',
+      'VMAXPD Y12, Y0, Y12',          # H = x > H ? x : H
+      'VMOVUPD 0(R8), Y1',
+      'VCMPPD $0x1e, Y13, Y1, Y2',    # ref > −Inf (false for NaN)
+      'VSUBPD Y1, Y0, Y3',            # y = x − ref
+      'VCMPPD $3, Y3, Y3, Y4',        # y is NaN
+      'VANDPD Y2, Y4, Y4',
+      'VORPD Y4, Y11, Y11',
+      'VBLENDVPD Y2, Y3, Y13, Y5',    # y where ref > −Inf, −Inf elsewhere
+      'VMAXPD Y10, Y5, Y10',          # D = y > D ? y : D
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'ADDQ $32, R8', 'SUBQ $1, CX', 'JMP cdrloop'])
+w('cdrdone:')
+emit(['VEXTRACTF128 $1, Y12, X0',
+      'VMAXPD X0, X12, X0',
+      'VPERMILPD $1, X0, X1',
+      'VMAXPD X1, X0, X0',
+      'MOVSD X0, H+96(FP)',
+      'VEXTRACTF128 $1, Y10, X0',
+      'VMAXPD X0, X10, X0',
+      'VPERMILPD $1, X0, X1',
+      'VMAXPD X1, X0, X0',
+      'MOVSD X0, D+104(FP)',
+      'VMOVMSKPD Y11, AX',
+      'VZEROUPPER',
+      'TESTQ AX, AX',
+      'SETNE nan+112(FP)',
+      'RET'])
+w('')
+
 # func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64
 w('// func argsMax2AVX2(buf, q, u []float64, p0, p1, invEps, shift float64) float64')
 w('TEXT ·argsMax2AVX2(SB), NOSPLIT, $0-112')

@@ -433,6 +433,28 @@ func (k kern) exp(dst, src []float64) {
 	}
 }
 
+// expShift writes e^(src[j] − shift) into dst[j] as exp does e^x of the
+// differences (rounded first), vectorized when k.simd; dst and src may be
+// the same slice.
+func (k kern) expShift(dst, src []float64, shift float64) {
+	n4 := 0
+	if k.simd {
+		n4 = len(src) &^ 3
+		if expShiftAVX2(dst[:n4], src[:n4], shift) {
+			for j, v := range src[:n4] {
+				if x := v - shift; !(x <= expHigh) {
+					dst[j] = math.Exp(x)
+				}
+			}
+		}
+	}
+	tail := dst[n4:len(src)]
+	for j, v := range src[n4:] {
+		tail[j] = v - shift
+	}
+	expInto(tail, tail)
+}
+
 // kernelSums is kernelSums, vectorized when k.simd (bitwise equal).
 func (k kern) kernelSums(sums, ev, ekb []float64) {
 	n4 := len(sums) &^ 3

@@ -121,6 +121,21 @@ func kernelSumsAVX2(sums, ev, ekb []float64)
 //go:noescape
 func addScaledAVX2(dst, src []float64, a float64)
 
+// expShiftAVX2 is expAVX2 of src[j] − shift (the difference rounded
+// first, bitwise as expAVX2 of the differences).
+//
+//go:noescape
+func expShiftAVX2(dst, src []float64, shift float64) bool
+
+// colDriftAVX2 is the first pass of the scaling path's column factors over
+// the first len(u) &^ 3 columns: h[j] = u[j] − off[j], H the largest h[j]
+// (NaNs ignored; −Inf for none), D the largest h[j] − ref[j] over the j
+// with ref[j] > −Inf (NaNs ignored; −Inf for none) and nan whether one of
+// those differences was NaN.
+//
+//go:noescape
+func colDriftAVX2(h, u, off, ref []float64) (H, D float64, nan bool)
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)

@@ -73,6 +73,12 @@ func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, 
 
 func addScaledAVX2(dst, src []float64, a float64) { panic("ot: no SIMD kernels") }
 
+func expShiftAVX2(dst, src []float64, shift float64) bool { panic("ot: no SIMD kernels") }
+
+func colDriftAVX2(h, u, off, ref []float64) (H, D float64, nan bool) {
+	panic("ot: no SIMD kernels")
+}
+
 func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64 { panic("ot: no SIMD kernels") }
 
 func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int {

@@ -529,9 +529,14 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (H, D float64,
 	sc.h = grow(sc.h, nc)
 	sc.v = grow(sc.v, nc)
 	h := sc.h
-	refC = refC[:nc]
+	refC, u = refC[:nc], u[:nc]
 	H, D = math.Inf(-1), math.Inf(-1)
-	for j := range nc {
+	n4, nan := 0, false
+	if e.simd {
+		n4 = nc &^ 3
+		H, D, nan = colDriftAVX2(h[:n4], u[:n4], offC[:n4], refC[:n4])
+	}
+	for j := n4; j < nc; j++ {
 		x := u[j] - offC[j]
 		h[j] = x
 		if x > H { // not max (slower); a NaN makes its row sums NaN: refused
@@ -543,13 +548,13 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (H, D float64,
 			}
 		}
 	}
+	if nan {
+		D = math.NaN()
+	}
 	if !(math.Abs(H) <= math.MaxFloat64) {
 		return H, D, false
 	}
-	for j := range h {
-		h[j] -= H
-	}
-	kern{simd: e.simd}.exp(sc.v, h)
+	kern{simd: e.simd}.expShift(sc.v, h, H)
 	return H, D, true
 }
 

@@ -746,3 +746,80 @@ func TestSIMDAddScaled(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDColumnFactors checks the column factors' kernels: colDriftAVX2
+// against the Go loop (NaN and infinite entries included: H ignores NaNs,
+// D skips the columns whose reference is −Inf and reports NaNs), and
+// expShiftAVX2 bitwise against expAVX2 of the rounded differences.
+func TestSIMDColumnFactors(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(63, 64))
+	for _, n := range []int{4, 8, 12, 36} {
+		for trial := range 6 {
+			u, off, ref := make([]float64, n), make([]float64, n), make([]float64, n)
+			for j := range u {
+				u[j] = 50 * rng.NormFloat64()
+				off[j] = 50 * rng.NormFloat64()
+				ref[j] = 10 * rng.NormFloat64()
+				switch rng.IntN(8) {
+				case 0:
+					ref[j] = math.Inf(-1)
+				case 1:
+					if trial >= 3 {
+						u[j] = math.NaN()
+					}
+				case 2:
+					if trial >= 4 {
+						ref[j] = math.NaN()
+					}
+				}
+			}
+			wantH, wantD := math.Inf(-1), math.Inf(-1)
+			wantNaN := false
+			for j := range u {
+				x := u[j] - off[j]
+				if x > wantH {
+					wantH = x
+				}
+				if r := ref[j]; r > math.Inf(-1) {
+					y := x - r
+					if y != y {
+						wantNaN = true
+					} else if y > wantD {
+						wantD = y
+					}
+				}
+			}
+			h := make([]float64, n)
+			H, D, nan := colDriftAVX2(h, u, off, ref)
+			if H != wantH || D != wantD || nan != wantNaN {
+				t.Errorf("n=%d trial %d: H, D, nan = %v, %v, %v; want %v, %v, %v", n, trial, H, D, nan, wantH, wantD, wantNaN)
+			}
+			for j := range h {
+				if x := u[j] - off[j]; math.Float64bits(h[j]) != math.Float64bits(x) && !(x != x && h[j] != h[j]) {
+					t.Errorf("n=%d trial %d: h[%d] = %v, want %v", n, trial, j, h[j], x)
+				}
+			}
+			if math.IsInf(H, 0) {
+				continue
+			}
+			diff, want, got := make([]float64, n), make([]float64, n), make([]float64, n)
+			for j := range diff {
+				diff[j] = h[j] - H
+			}
+			badWant := expAVX2(want, diff)
+			badGot := expShiftAVX2(got, h, H)
+			if badWant != badGot {
+				t.Errorf("n=%d trial %d: bad %v, want %v", n, trial, badGot, badWant)
+			}
+			for j := range want {
+				if math.Float64bits(got[j]) != math.Float64bits(want[j]) && !(badWant && diff[j] != diff[j]) {
+					t.Errorf("n=%d trial %d: e^(h − H)[%d] = %v, want %v", n, trial, j, got[j], want[j])
+				}
+			}
+		}
+	}
+}
