@@ -1158,6 +1158,144 @@ w('asldone:')
 emit(['VZEROUPPER', 'RET'])
 w('')
 
+# func mulAddAVX2(dst, x []float64, a float64, b []float64)
+# dst[j] = x[j]·a + b[j] for the first len(x) &^ 3 elements (the product
+# rounded first, as Go computes it on amd64).
+w('// func mulAddAVX2(dst, x []float64, a float64, b []float64)')
+w('TEXT ·mulAddAVX2(SB), NOSPLIT, $0-80')
+emit(['MOVQ dst_base+0(FP), DI',
+      'MOVQ x_base+24(FP), SI',
+      'MOVQ x_len+32(FP), CX',
+      'VBROADCASTSD a+48(FP), Y15',
+      'MOVQ b_base+56(FP), DX',
+      'SHRQ $2, CX'])
+w('maloop:')
+emit(['CMPQ CX, $1', 'JLT madone',
+      'VMULPD 0(SI), Y15, Y0',
+      'VADDPD 0(DX), Y0, Y0',
+      'VMOVUPD Y0, 0(DI)',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP maloop'])
+w('madone:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+
+# func divAVX2(dst, a, b []float64)
+# dst[j] = a[j] / b[j] for the first len(a) &^ 3 elements.
+w('// func divAVX2(dst, a, b []float64)')
+w('TEXT ·divAVX2(SB), NOSPLIT, $0-72')
+emit(['MOVQ dst_base+0(FP), DI',
+      'MOVQ a_base+24(FP), SI',
+      'MOVQ a_len+32(FP), CX',
+      'MOVQ b_base+48(FP), DX',
+      'SHRQ $2, CX'])
+w('dvloop:')
+emit(['CMPQ CX, $1', 'JLT dvdone',
+      'VMOVUPD 0(SI), Y0',
+      'VDIVPD 0(DX), Y0, Y0',
+      'VMOVUPD Y0, 0(DI)',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP dvloop'])
+w('dvdone:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+
+# func scalePairsAVX2(dst, src, f []float64)
+# dst[2i + k] = f[i]·src[2i + k] (k = 0, 1) for the first len(f) &^ 1 rows.
+w('// func scalePairsAVX2(dst, src, f []float64)')
+w('TEXT ·scalePairsAVX2(SB), NOSPLIT, $0-72')
+emit(['MOVQ dst_base+0(FP), DI',
+      'MOVQ src_base+24(FP), SI',
+      'MOVQ f_base+48(FP), DX',
+      'MOVQ f_len+56(FP), CX',
+      'SHRQ $1, CX'])
+w('spLoop:')
+emit(['CMPQ CX, $1', 'JLT spDone',
+      'VMOVUPD 0(DX), X0',
+      'VPERMPD $0x50, Y0, Y0',
+      'VMULPD 0(SI), Y0, Y0',
+      'VMOVUPD Y0, 0(DI)',
+      'ADDQ $32, SI', 'ADDQ $16, DX', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP spLoop'])
+w('spDone:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+
+# func inRangeAVX2(s []float64, lo, hi float64) bool
+# Whether lo ≤ s[j] ≤ hi for the first len(s) &^ 3 elements (false for NaN).
+w('// func inRangeAVX2(s []float64, lo, hi float64) bool')
+w('TEXT ·inRangeAVX2(SB), NOSPLIT, $0-41')
+emit(['MOVQ s_base+0(FP), SI',
+      'MOVQ s_len+8(FP), CX',
+      'VBROADCASTSD lo+24(FP), Y14',
+      'VBROADCASTSD hi+32(FP), Y13',
+      'VPCMPEQD Y15, Y15, Y15',  # all lanes in range so far
+      'SHRQ $2, CX'])
+w('irloop:')
+emit(['CMPQ CX, $1', 'JLT irdone',
+      'VMOVUPD 0(SI), Y0',
+      'VCMPPD $0x1d, Y14, Y0, Y1',  # s >= lo
+      'VCMPPD $0x12, Y13, Y0, Y2',  # s <= hi
+      'VANDPD Y2, Y1, Y1',
+      'VANDPD Y1, Y15, Y15',
+      'ADDQ $32, SI', 'SUBQ $1, CX', 'JMP irloop'])
+w('irdone:')
+emit(['VMOVMSKPD Y15, AX',
+      'VZEROUPPER',
+      'CMPQ AX, $15',
+      'SETEQ ret+40(FP)',
+      'RET'])
+w('')
+
+# func potentialsAVX2(out, lg, off, top []float64, nscale, scale, H, lim float64) bool
+# A kernel sweep's exactness test and outputs over the first len(lg) &^ 3
+# rows: false, writing nothing, when some lg[i] < top[i] + lim; otherwise
+# out[i] = p + (r + scale·(H + lg[i])) with p = nscale·off[i] (nscale =
+# −scale) and r its fused residual nscale·off[i] − p, as the Go loop.
+w('// func potentialsAVX2(out, lg, off, top []float64, nscale, scale, H, lim float64) bool')
+w('TEXT ·potentialsAVX2(SB), NOSPLIT, $0-129')
+emit(['MOVQ lg_base+24(FP), SI',
+      'MOVQ lg_len+32(FP), CX',
+      'MOVQ top_base+72(FP), DX',
+      'VBROADCASTSD lim+120(FP), Y14',
+      'VXORPD Y15, Y15, Y15',
+      'SHRQ $2, CX',
+      'MOVQ CX, BX'])
+w('ptcheck:')
+emit(['CMPQ CX, $1', 'JLT ptchecked',
+      'VMOVUPD 0(DX), Y0',
+      'VADDPD Y14, Y0, Y0',          # top + lim
+      'VMOVUPD 0(SI), Y2',
+      'VCMPPD $0x11, Y0, Y2, Y1',     # lg < top + lim (ordered, quiet)
+      'VORPD Y1, Y15, Y15',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'SUBQ $1, CX', 'JMP ptcheck'])
+w('ptchecked:')
+emit(['VMOVMSKPD Y15, AX',
+      'TESTQ AX, AX',
+      'JNE ptfail',
+      'MOVQ out_base+0(FP), DI',
+      'MOVQ lg_base+24(FP), SI',
+      'MOVQ off_base+48(FP), R8',
+      'VBROADCASTSD nscale+96(FP), Y12',
+      'VBROADCASTSD scale+104(FP), Y13',
+      'VBROADCASTSD H+112(FP), Y11',
+      'MOVQ BX, CX'])
+w('ptloop:')
+emit(['CMPQ CX, $1', 'JLT ptok',
+      'VMOVUPD 0(R8), Y0',           # off
+      'VMULPD Y0, Y12, Y1',          # p = −scale·off
+      'VMOVUPD Y1, Y2',
+      'VFMSUB231PD Y0, Y12, Y2',     # r = −scale·off − p, fused
+      'VMOVUPD 0(SI), Y3',
+      'VADDPD Y3, Y11, Y3',          # H + l
+      'VMULPD Y3, Y13, Y3',          # scale·(H + l)
+      'VADDPD Y3, Y2, Y2',           # r + …
+      'VADDPD Y2, Y1, Y1',           # p + (…)
+      'VMOVUPD Y1, 0(DI)',
+      'ADDQ $32, SI', 'ADDQ $32, R8', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP ptloop'])
+w('ptok:')
+emit(['VZEROUPPER', 'MOVB $1, ret+128(FP)', 'RET'])
+w('ptfail:')
+emit(['VZEROUPPER', 'MOVB $0, ret+128(FP)', 'RET'])
+w('')
+
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')
 w('TEXT ·cpuid(SB), NOSPLIT, $0-24')
 emit(['MOVL eaxArg+0(FP), AX', 'MOVL ecxArg+4(FP), CX', 'CPUID',

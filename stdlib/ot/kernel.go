@@ -455,6 +455,81 @@ func (k kern) expShift(dst, src []float64, shift float64) {
 	expInto(tail, tail)
 }
 
+// mulAdd writes x[j]·a + b[j] into dst[j], vectorized when k.simd
+// (bitwise equal).
+func (k kern) mulAdd(dst, x []float64, a float64, b []float64) {
+	n := len(x)
+	dst, b = dst[:n], b[:n]
+	n4 := 0
+	if k.simd {
+		n4 = n &^ 3
+		mulAddAVX2(dst[:n4], x[:n4], a, b[:n4])
+	}
+	for j := n4; j < n; j++ {
+		dst[j] = x[j]*a + b[j]
+	}
+}
+
+// div writes a[j] / b[j] into dst[j], vectorized when k.simd.
+func (k kern) div(dst, a, b []float64) {
+	n := len(a)
+	dst, b = dst[:n], b[:n]
+	n4 := 0
+	if k.simd {
+		n4 = n &^ 3
+		divAVX2(dst[:n4], a[:n4], b[:n4])
+	}
+	for j := n4; j < n; j++ {
+		dst[j] = a[j] / b[j]
+	}
+}
+
+// inRange reports whether lo ≤ s[j] ≤ hi for every j (false where one is
+// NaN), vectorized when k.simd.
+func (k kern) inRange(s []float64, lo, hi float64) bool {
+	n4 := 0
+	if k.simd {
+		n4 = len(s) &^ 3
+		if !inRangeAVX2(s[:n4], lo, hi) {
+			return false
+		}
+	}
+	for _, v := range s[n4:] {
+		if !(v >= lo && v <= hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// potentials is a kernel sweep's exactness test and outputs: it reports
+// false, leaving out unchanged, when some lg[i] < top[i] + lim, and
+// otherwise sets out[i] = −scale·off[i] + scale·(H + lg[i]) with the first
+// product formed exactly (its fused residual), so that out rounds once at
+// the potential's magnitude; vectorized when k.simd (bitwise equal).
+func (k kern) potentials(out, lg, off, top []float64, scale, H, lim float64) bool {
+	n := len(lg)
+	out, off, top = out[:n], off[:n], top[:n]
+	n4 := 0
+	if k.simd {
+		n4 = n &^ 3
+	}
+	for i := n4; i < n; i++ {
+		if lg[i] < top[i]+lim {
+			return false
+		}
+	}
+	if n4 > 0 && !potentialsAVX2(out[:n4], lg[:n4], off[:n4], top[:n4], -scale, scale, H, lim) {
+		return false
+	}
+	for i := n4; i < n; i++ {
+		p := -scale * off[i]
+		r := math.FMA(-scale, off[i], -p)
+		out[i] = p + (r + scale*(H+lg[i]))
+	}
+	return true
+}
+
 // kernelSums is kernelSums, vectorized when k.simd (bitwise equal).
 func (k kern) kernelSums(sums, ev, ekb []float64) {
 	n4 := len(sums) &^ 3

@@ -136,6 +136,40 @@ func expShiftAVX2(dst, src []float64, shift float64) bool
 //go:noescape
 func colDriftAVX2(h, u, off, ref []float64) (H, D float64, nan bool)
 
+// mulAddAVX2 writes x[j]·a + b[j] into dst[j] for the first len(x) &^ 3
+// elements (the product rounded first, bitwise as the Go expression on
+// amd64).
+//
+//go:noescape
+func mulAddAVX2(dst, x []float64, a float64, b []float64)
+
+// divAVX2 writes a[j] / b[j] into dst[j] for the first len(a) &^ 3
+// elements.
+//
+//go:noescape
+func divAVX2(dst, a, b []float64)
+
+// scalePairsAVX2 writes f[i]·src[2i + k] into dst[2i + k] (k = 0, 1) for
+// the first len(f) &^ 1 rows.
+//
+//go:noescape
+func scalePairsAVX2(dst, src, f []float64)
+
+// inRangeAVX2 reports whether lo ≤ s[j] ≤ hi for the first len(s) &^ 3
+// elements (false where one is NaN).
+//
+//go:noescape
+func inRangeAVX2(s []float64, lo, hi float64) bool
+
+// potentialsAVX2 is a kernel sweep's exactness test and outputs
+// (kernelSweep) over the first len(lg) &^ 3 rows: it returns false and
+// writes nothing when some lg[i] < top[i] + lim; otherwise it writes
+// out[i] = p + (r + scale·(H + lg[i])) with p = nscale·off[i] (nscale =
+// −scale) and r = nscale·off[i] − p fused, bitwise as the Go loop.
+//
+//go:noescape
+func potentialsAVX2(out, lg, off, top []float64, nscale, scale, H, lim float64) bool
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)

@@ -1977,6 +1977,159 @@ asldone:
 	VZEROUPPER
 	RET
 
+// func mulAddAVX2(dst, x []float64, a float64, b []float64)
+TEXT ·mulAddAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	VBROADCASTSD a+48(FP), Y15
+	MOVQ b_base+56(FP), DX
+	SHRQ $2, CX
+maloop:
+	CMPQ CX, $1
+	JLT madone
+	VMULPD 0(SI), Y15, Y0
+	VADDPD 0(DX), Y0, Y0
+	VMOVUPD Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP maloop
+madone:
+	VZEROUPPER
+	RET
+
+// func divAVX2(dst, a, b []float64)
+TEXT ·divAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ a_base+24(FP), SI
+	MOVQ a_len+32(FP), CX
+	MOVQ b_base+48(FP), DX
+	SHRQ $2, CX
+dvloop:
+	CMPQ CX, $1
+	JLT dvdone
+	VMOVUPD 0(SI), Y0
+	VDIVPD 0(DX), Y0, Y0
+	VMOVUPD Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP dvloop
+dvdone:
+	VZEROUPPER
+	RET
+
+// func scalePairsAVX2(dst, src, f []float64)
+TEXT ·scalePairsAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ f_base+48(FP), DX
+	MOVQ f_len+56(FP), CX
+	SHRQ $1, CX
+spLoop:
+	CMPQ CX, $1
+	JLT spDone
+	VMOVUPD 0(DX), X0
+	VPERMPD $0x50, Y0, Y0
+	VMULPD 0(SI), Y0, Y0
+	VMOVUPD Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $16, DX
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP spLoop
+spDone:
+	VZEROUPPER
+	RET
+
+// func inRangeAVX2(s []float64, lo, hi float64) bool
+TEXT ·inRangeAVX2(SB), NOSPLIT, $0-41
+	MOVQ s_base+0(FP), SI
+	MOVQ s_len+8(FP), CX
+	VBROADCASTSD lo+24(FP), Y14
+	VBROADCASTSD hi+32(FP), Y13
+	VPCMPEQD Y15, Y15, Y15
+	SHRQ $2, CX
+irloop:
+	CMPQ CX, $1
+	JLT irdone
+	VMOVUPD 0(SI), Y0
+	VCMPPD $0x1d, Y14, Y0, Y1
+	VCMPPD $0x12, Y13, Y0, Y2
+	VANDPD Y2, Y1, Y1
+	VANDPD Y1, Y15, Y15
+	ADDQ $32, SI
+	SUBQ $1, CX
+	JMP irloop
+irdone:
+	VMOVMSKPD Y15, AX
+	VZEROUPPER
+	CMPQ AX, $15
+	SETEQ ret+40(FP)
+	RET
+
+// func potentialsAVX2(out, lg, off, top []float64, nscale, scale, H, lim float64) bool
+TEXT ·potentialsAVX2(SB), NOSPLIT, $0-129
+	MOVQ lg_base+24(FP), SI
+	MOVQ lg_len+32(FP), CX
+	MOVQ top_base+72(FP), DX
+	VBROADCASTSD lim+120(FP), Y14
+	VXORPD Y15, Y15, Y15
+	SHRQ $2, CX
+	MOVQ CX, BX
+ptcheck:
+	CMPQ CX, $1
+	JLT ptchecked
+	VMOVUPD 0(DX), Y0
+	VADDPD Y14, Y0, Y0
+	VMOVUPD 0(SI), Y2
+	VCMPPD $0x11, Y0, Y2, Y1
+	VORPD Y1, Y15, Y15
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $1, CX
+	JMP ptcheck
+ptchecked:
+	VMOVMSKPD Y15, AX
+	TESTQ AX, AX
+	JNE ptfail
+	MOVQ out_base+0(FP), DI
+	MOVQ lg_base+24(FP), SI
+	MOVQ off_base+48(FP), R8
+	VBROADCASTSD nscale+96(FP), Y12
+	VBROADCASTSD scale+104(FP), Y13
+	VBROADCASTSD H+112(FP), Y11
+	MOVQ BX, CX
+ptloop:
+	CMPQ CX, $1
+	JLT ptok
+	VMOVUPD 0(R8), Y0
+	VMULPD Y0, Y12, Y1
+	VMOVUPD Y1, Y2
+	VFMSUB231PD Y0, Y12, Y2
+	VMOVUPD 0(SI), Y3
+	VADDPD Y3, Y11, Y3
+	VMULPD Y3, Y13, Y3
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y1, Y1
+	VMOVUPD Y1, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP ptloop
+ptok:
+	VZEROUPPER
+	MOVB $1, ret+128(FP)
+	RET
+ptfail:
+	VZEROUPPER
+	MOVB $0, ret+128(FP)
+	RET
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX

@@ -79,6 +79,18 @@ func colDriftAVX2(h, u, off, ref []float64) (H, D float64, nan bool) {
 	panic("ot: no SIMD kernels")
 }
 
+func mulAddAVX2(dst, x []float64, a float64, b []float64) { panic("ot: no SIMD kernels") }
+
+func divAVX2(dst, a, b []float64) { panic("ot: no SIMD kernels") }
+
+func scalePairsAVX2(dst, src, f []float64) { panic("ot: no SIMD kernels") }
+
+func inRangeAVX2(s []float64, lo, hi float64) bool { panic("ot: no SIMD kernels") }
+
+func potentialsAVX2(out, lg, off, top []float64, nscale, scale, H, lim float64) bool {
+	panic("ot: no SIMD kernels")
+}
+
 func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64 { panic("ot: no SIMD kernels") }
 
 func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int {

@@ -315,22 +315,19 @@ func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool) (f, g [
 		e.sc.begin(keep, gradRows, np*nq, 2*T, max(np, nq), e.d, e.scalingCulled)
 	}
 	sides := [2]side{p, q}
+	kr := kern{simd: e.simd}
 	for t := 1; t <= T; t++ {
 		recF, recG := -1, -1 // the sweeps' records for the backward pass
 		if keep {
 			fcur = e.fHist[(t-1)*np : t*np]
 			recF, recG = 2*(t-1), 2*(t-1)+1
 		}
-		for j := range nq {
-			u[j] = gcur[j]*c.invEps + q.logw[j]
-		}
+		kr.mulAdd(u[:nq], gcur[:nq], c.invEps, q.logw)
 		e.forwardSweep(0, sides, u[:nq], gcur, fcur, c, recF)
 		if keep {
 			gcur = e.gHist[t*nq : (t+1)*nq]
 		}
-		for i := range np {
-			u[i] = fcur[i]*c.invEps + p.logw[i]
-		}
+		kr.mulAdd(u[:np], fcur[:np], c.invEps, p.logw)
 		e.forwardSweep(1, sides, u[:np], fcur, gcur, c, recG)
 		if e.halt() {
 			break

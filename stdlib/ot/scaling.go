@@ -579,10 +579,7 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D flo
 		pl, np := km.planes(km.val, d)
 		e.gatherRows(km, pl, np, sc.v, gatherDst{lead: sig, rest: rg})
 	}
-	for _, s := range sig {
-		ok = ok && s >= scalingMinSum && s <= math.MaxFloat64
-	}
-	return H, D, ok
+	return H, D, kern{simd: e.simd}.inRange(sig, scalingMinSum, math.MaxFloat64)
 }
 
 // recordSweep keeps the column factors of the forward sweep rec (its row
@@ -800,23 +797,12 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	}
 	sc.lg = grow(sc.lg, nr)
 	lg := sc.lg[:nr]
-	kern{simd: e.simd}.log(lg, sig)
+	kr := kern{simd: e.simd}
+	kr.log(lg, sig)
 	// Every row's dropped terms must add up to less than 2^-54 of its sum.
 	lim := math.Log(float64(nc)) + sc.bits*math.Ln2 - (sc.limit(rows.n, cols.n) - 1) + D - H
-	topR, offR := ep.top[o], ep.off[o]
-	for i, l := range lg {
-		if l < topR[i]+lim {
-			return false
-		}
-	}
-	// LSE_i = −A_i + H + l_i; −scale·A_i is formed exactly (a product and
-	// its FMA residual), so out_i = −scale·A_i + scale·(H + l_i) rounds
-	// once at the potential's magnitude.
-	scale := -c.tau * c.eps
-	for i, l := range lg {
-		p := -scale * offR[i]
-		r := math.FMA(-scale, offR[i], -p)
-		out[i] = p + (r + scale*(H+l))
+	if !kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim) {
+		return false
 	}
 	if rec >= 0 && sc.record {
 		copy(sc.sigma(rec, nr), sig)
@@ -878,16 +864,14 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 	nr, nc := job.nr, job.nc
 	sc.out = grow(sc.out, nr)
 	rf := sc.out[:nr]
-	for i := range rf {
-		rf[i] = job.r[i] / sig[i]
-	}
+	kern{simd: e.simd}.div(rf, job.r[:nr], sig)
 	e.colSum = grow(e.colSum, nc)
 	e.colGrad = grow(e.colGrad, nc*d)
 	rp, cp := job.rows, job.cols
 	switch {
 	case job.rowGrad == nil:
 	case rg != nil:
-		scaleRows(job.rowGrad[:nr*d], rg[:nr*d], rf, d)
+		kern{simd: e.simd}.scaleRows(job.rowGrad[:nr*d], rg[:nr*d], rf, d)
 	default:
 		m := &ep.k[o]
 		m.setDiffs(rp, cp, d)
@@ -901,8 +885,9 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 	e.colPass(m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad)
 }
 
-// scaleRows sets dst[i·d + k] = f_i·src[i·d + k] for the rows i of f.
-func scaleRows(dst, src, f []float64, d int) {
+// scaleRows sets dst[i·d + k] = f_i·src[i·d + k] for the rows i of f,
+// vectorized for d = 2 when kr.simd.
+func (kr kern) scaleRows(dst, src, f []float64, d int) {
 	switch d {
 	case 1:
 		src, dst = src[:len(f)], dst[:len(f)]
@@ -911,7 +896,13 @@ func scaleRows(dst, src, f []float64, d int) {
 		}
 	case 2:
 		src, dst = src[:2*len(f)], dst[:2*len(f)]
-		for i, fi := range f {
+		n2 := 0
+		if kr.simd {
+			n2 = len(f) &^ 1
+			scalePairsAVX2(dst[:2*n2], src[:2*n2], f[:n2])
+		}
+		for i := n2; i < len(f); i++ {
+			fi := f[i]
 			dst[2*i], dst[2*i+1] = fi*src[2*i], fi*src[2*i+1]
 		}
 	default:
@@ -948,7 +939,7 @@ func (e *engine) rowGradPass(m *csr, rf, cf []float64, d int, rowGrad, buf []flo
 	if d <= 3 {
 		pl, np := m.planes(nil, d)
 		e.gatherRows(m, pl, np, cf, gatherDst{out: buf})
-		scaleRows(rowGrad[:len(rf)*d], buf[:len(rf)*d], rf, d)
+		kern{simd: e.simd}.scaleRows(rowGrad[:len(rf)*d], buf[:len(rf)*d], rf, d)
 		return
 	}
 	for i, ri := range rf {

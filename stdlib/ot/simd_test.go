@@ -823,3 +823,86 @@ func TestSIMDColumnFactors(t *testing.T) {
 		}
 	}
 }
+
+// TestSIMDVectorOps checks the small vector kernels of the sweeps bitwise
+// against their Go loops (kern with and without simd), for lengths around
+// multiples of four: mulAdd, div, scaleRows (d = 2), inRange (NaN and
+// bounds included) and potentials (both outcomes of its test, out
+// unchanged when it fails).
+func TestSIMDVectorOps(t *testing.T) {
+	if !haveSIMD {
+		t.Log("no AVX2/FMA on this machine")
+		return
+	}
+	rng := rand.New(rand.NewPCG(65, 66))
+	same := func(name string, n int, got, want []float64) {
+		t.Helper()
+		for j := range want {
+			if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+				t.Errorf("%s n=%d element %d: %.17g, want %.17g", name, n, j, got[j], want[j])
+				return
+			}
+		}
+	}
+	vec := func(n int, scale float64) []float64 {
+		v := make([]float64, n)
+		for j := range v {
+			v[j] = scale * rng.NormFloat64() * math.Exp2(float64(rng.IntN(20)-10))
+		}
+		return v
+	}
+	simd, scalar := kern{simd: true}, kern{}
+	for _, n := range []int{1, 3, 4, 5, 8, 13, 30} {
+		x, b, y := vec(n, 50), vec(n, 5), vec(n, 1)
+		want, got := make([]float64, n), make([]float64, n)
+		scalar.mulAdd(want, x, 0.37, b)
+		simd.mulAdd(got, x, 0.37, b)
+		same("mulAdd", n, got, want)
+
+		scalar.div(want, x, y)
+		simd.div(got, x, y)
+		same("div", n, got, want)
+
+		src := vec(2*n, 3)
+		want2, got2 := make([]float64, 2*n), make([]float64, 2*n)
+		scalar.scaleRows(want2, src, y, 2)
+		simd.scaleRows(got2, src, y, 2)
+		same("scaleRows", n, got2, want2)
+
+		pos := make([]float64, n)
+		for j := range pos {
+			pos[j] = math.Abs(y[j]) + 1
+		}
+		for k := range n + 1 {
+			s := slices.Clone(pos)
+			if k < n {
+				s[k] = [...]float64{math.NaN(), 0.5, 1e300}[k%3]
+			}
+			wantOK := scalar.inRange(s, 1, 1e200)
+			if got := simd.inRange(s, 1, 1e200); got != wantOK || wantOK != (k == n) {
+				t.Errorf("inRange n=%d k=%d: %v, pure Go %v", n, k, got, wantOK)
+			}
+		}
+
+		lg, off, top := vec(n, 10), vec(n, 1e3), vec(n, 10)
+		for k := range n + 1 {
+			tp := slices.Clone(top)
+			for j := range tp {
+				tp[j] = lg[j] - 1 - math.Abs(tp[j]) // passes with lim = 0
+			}
+			if k < n {
+				tp[k] = lg[k] + 1 // fails
+			}
+			w, g := slices.Clone(x), slices.Clone(x)
+			okW := scalar.potentials(w, lg, off, tp, -0.3, 2.5, 0)
+			okG := simd.potentials(g, lg, off, tp, -0.3, 2.5, 0)
+			if okW != okG || okW != (k == n) {
+				t.Errorf("potentials n=%d k=%d: %v, pure Go %v", n, k, okG, okW)
+			}
+			same("potentials", n, g, w)
+			if !okG {
+				same("potentials (failed: unchanged)", n, g, x)
+			}
+		}
+	}
+}
