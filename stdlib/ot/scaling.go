@@ -177,6 +177,23 @@ func (m *csr) setDiffs(rp, cp []float64, d int) {
 	}
 	nnz := len(m.idx)
 	m.diff = grow(m.diff, nnz*d)
+	if d == 2 { // both planes in one pass over the entries
+		d0, d1 := m.diff[:nnz], m.diff[nnz:2*nnz]
+		for r := range len(m.start) - 1 {
+			a, z := int(m.start[r]), int(m.start[r+1])
+			cols := m.idx[a:z]
+			vals, o0, o1 := m.val[a:z:z], d0[a:z:z], d1[a:z:z]
+			x0, x1 := rp[2*r], rp[2*r+1]
+			for k, j := range cols {
+				q := cp[2*int(j) : 2*int(j)+2 : 2*int(j)+2]
+				v := vals[k]
+				o0[k] = v * (x0 - q[0])
+				o1[k] = v * (x1 - q[1])
+			}
+		}
+		m.diffOK = true
+		return
+	}
 	for r := range len(m.start) - 1 {
 		cols, vals := m.row(r)
 		lo := int(m.start[r])
