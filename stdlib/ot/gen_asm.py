@@ -1137,66 +1137,47 @@ w('seldone:')
 emit(['VZEROUPPER', 'MOVQ R10, ret+112(FP)', 'RET'])
 w('')
 
+def elementwise(name, sig, frame, setup, body, ptrs, label):
+    """An elementwise kernel over the first n &^ 3 elements (n in CX after
+    setup): body computes four results per iteration from the pointers
+    ptrs, each advanced by 32 bytes."""
+    w('// func %s%s' % (name, sig))
+    w('TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, frame))
+    emit(setup + ['SHRQ $2, CX'])
+    w(label + 'loop:')
+    emit(['CMPQ CX, $1', 'JLT %sdone' % label] + body +
+         ['ADDQ $32, %s' % r for r in ptrs] + ['SUBQ $1, CX', 'JMP %sloop' % label])
+    w(label + 'done:')
+    emit(['VZEROUPPER', 'RET'])
+    w('')
+
 # func addScaledAVX2(dst, src []float64, a float64)
 # dst[k] += a·src[k] for the first len(src) &^ 3 elements, the product
 # rounded before the sum (VMULPD, VADDPD: no fused multiply-add), as Go
 # computes dst[k] += a * src[k] on amd64.
-w('// func addScaledAVX2(dst, src []float64, a float64)')
-w('TEXT ·addScaledAVX2(SB), NOSPLIT, $0-56')
-emit(['MOVQ dst_base+0(FP), DI',
-      'MOVQ src_base+24(FP), SI',
-      'MOVQ src_len+32(FP), CX',
-      'VBROADCASTSD a+48(FP), Y15',
-      'SHRQ $2, CX'])
-w('aslloop:')
-emit(['CMPQ CX, $1', 'JLT asldone',
-      'VMULPD 0(SI), Y15, Y0',
-      'VADDPD 0(DI), Y0, Y0',
-      'VMOVUPD Y0, 0(DI)',
-      'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP aslloop'])
-w('asldone:')
-emit(['VZEROUPPER', 'RET'])
-w('')
+elementwise('addScaledAVX2', '(dst, src []float64, a float64)', 56,
+            ['MOVQ dst_base+0(FP), DI', 'MOVQ src_base+24(FP), SI',
+             'MOVQ src_len+32(FP), CX', 'VBROADCASTSD a+48(FP), Y15'],
+            ['VMULPD 0(SI), Y15, Y0', 'VADDPD 0(DI), Y0, Y0', 'VMOVUPD Y0, 0(DI)'],
+            ['SI', 'DI'], 'asl')
 
 # func mulAddAVX2(dst, x []float64, a float64, b []float64)
 # dst[j] = x[j]·a + b[j] for the first len(x) &^ 3 elements (the product
 # rounded first, as Go computes it on amd64).
-w('// func mulAddAVX2(dst, x []float64, a float64, b []float64)')
-w('TEXT ·mulAddAVX2(SB), NOSPLIT, $0-80')
-emit(['MOVQ dst_base+0(FP), DI',
-      'MOVQ x_base+24(FP), SI',
-      'MOVQ x_len+32(FP), CX',
-      'VBROADCASTSD a+48(FP), Y15',
-      'MOVQ b_base+56(FP), DX',
-      'SHRQ $2, CX'])
-w('maloop:')
-emit(['CMPQ CX, $1', 'JLT madone',
-      'VMULPD 0(SI), Y15, Y0',
-      'VADDPD 0(DX), Y0, Y0',
-      'VMOVUPD Y0, 0(DI)',
-      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP maloop'])
-w('madone:')
-emit(['VZEROUPPER', 'RET'])
-w('')
+elementwise('mulAddAVX2', '(dst, x []float64, a float64, b []float64)', 80,
+            ['MOVQ dst_base+0(FP), DI', 'MOVQ x_base+24(FP), SI',
+             'MOVQ x_len+32(FP), CX', 'VBROADCASTSD a+48(FP), Y15',
+             'MOVQ b_base+56(FP), DX'],
+            ['VMULPD 0(SI), Y15, Y0', 'VADDPD 0(DX), Y0, Y0', 'VMOVUPD Y0, 0(DI)'],
+            ['SI', 'DX', 'DI'], 'ma')
 
 # func divAVX2(dst, a, b []float64)
 # dst[j] = a[j] / b[j] for the first len(a) &^ 3 elements.
-w('// func divAVX2(dst, a, b []float64)')
-w('TEXT ·divAVX2(SB), NOSPLIT, $0-72')
-emit(['MOVQ dst_base+0(FP), DI',
-      'MOVQ a_base+24(FP), SI',
-      'MOVQ a_len+32(FP), CX',
-      'MOVQ b_base+48(FP), DX',
-      'SHRQ $2, CX'])
-w('dvloop:')
-emit(['CMPQ CX, $1', 'JLT dvdone',
-      'VMOVUPD 0(SI), Y0',
-      'VDIVPD 0(DX), Y0, Y0',
-      'VMOVUPD Y0, 0(DI)',
-      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP dvloop'])
-w('dvdone:')
-emit(['VZEROUPPER', 'RET'])
-w('')
+elementwise('divAVX2', '(dst, a, b []float64)', 72,
+            ['MOVQ dst_base+0(FP), DI', 'MOVQ a_base+24(FP), SI',
+             'MOVQ a_len+32(FP), CX', 'MOVQ b_base+48(FP), DX'],
+            ['VMOVUPD 0(SI), Y0', 'VDIVPD 0(DX), Y0, Y0', 'VMOVUPD Y0, 0(DI)'],
+            ['SI', 'DX', 'DI'], 'dv')
 
 # func scalePairsAVX2(dst, src, f []float64)
 # dst[2i + k] = f[i]·src[2i + k] (k = 0, 1) for the first len(f) &^ 1 rows.
