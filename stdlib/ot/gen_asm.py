@@ -120,14 +120,14 @@ def emit(lines):
     for l in lines:
         w('\t' + l)
 
-def bad_epilogue(label):
-    """Ends a kernel of signature (dst, src []float64) bool: returns whether
-    any lane of the flags accumulated in Y15 is set."""
+def bad_epilogue(label, ret=48):
+    """Ends a kernel returning a bool at ret (48: (dst, src []float64)
+    bool): whether any lane of the flags accumulated in Y15 is set."""
     w(label + ':')
     emit(['VMOVMSKPD Y15, AX',
           'VZEROUPPER',
           'TESTQ AX, AX',
-          'SETNE ret+48(FP)',
+          'SETNE ret+%d(FP)' % ret,
           'RET'])
     w('')
 
@@ -165,64 +165,45 @@ emit(['VEXTRACTF128 $1, Y14, X0',
 w('')
 inreg.clear()
 
+def exp_kernel(shift):
+    """expAVX2, or with shift expShiftAVX2: e^src[j] (e^(src[j] − shift))
+    with expAVX2's clamps, reporting an argument above expHigh or NaN."""
+    name, label, ret = ('expShiftAVX2', 'exs', 56) if shift else ('expAVX2', 'exp', 48)
+    if shift:
+        w('// func expShiftAVX2(dst, src []float64, shift float64) bool')
+    else:
+        w('// func expAVX2(dst, src []float64) bool')
+    w('TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, ret + 1))
+    emit(['MOVQ dst_base+0(FP), DI',
+          'MOVQ src_base+24(FP), SI',
+          'MOVQ src_len+32(FP), CX'] +
+         (['VBROADCASTSD shift+48(FP), Y14'] if shift else []) +
+         ['VXORPD Y15, Y15, Y15',
+          'SHRQ $2, CX'])
+    load_consts(['Y9', 'Y10', 'Y11', 'Y12', 'Y13'] + ([] if shift else ['Y14']))
+    A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
+    w(label + 'loop:')
+    emit(['CMPQ CX, $1', 'JLT %sdone' % label,
+          'VMOVUPD 0(SI), Y0'] +
+         (['VSUBPD Y14, Y0, Y0'] if shift else []) +
+         ['VCMPPD $6, %s, Y0, Y8' % K('high'),   # !(x <= high): NaN or too large
+          'VORPD Y8, Y15, Y15',
+          'VCMPPD $0x1d, %s, Y0, Y7' % K('low'), # keep: x >= low
+          'VMAXPD %s, Y0, Y0' % K('low'),
+          'VMINPD %s, Y0, Y0' % K('high')])
+    emit(A)
+    emit(['VANDPD Y7, Y5, Y5',
+          'VMOVUPD Y5, 0(DI)',
+          'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP %sloop' % label])
+    bad_epilogue(label + 'done', ret)
+    inreg.clear()
+
 # func expAVX2(dst, src []float64) (bad bool)
-w('// func expAVX2(dst, src []float64) bool')
-w('TEXT ·expAVX2(SB), NOSPLIT, $0-49')
-emit(['MOVQ dst_base+0(FP), DI',
-      'MOVQ src_base+24(FP), SI',
-      'MOVQ src_len+32(FP), CX',
-      'VXORPD Y15, Y15, Y15',
-      'SHRQ $2, CX'])
-load_consts(['Y9', 'Y10', 'Y11', 'Y12', 'Y13', 'Y14'])
-A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
-w('exploop:')
-emit(['CMPQ CX, $1', 'JLT expdone',
-      'VMOVUPD 0(SI), Y0',
-      'VCMPPD $6, %s, Y0, Y8' % K('high'),   # !(x <= high): NaN or too large
-      'VORPD Y8, Y15, Y15',
-      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'), # keep: x >= low
-      'VMAXPD %s, Y0, Y0' % K('low'),
-      'VMINPD %s, Y0, Y0' % K('high')])
-emit(A)
-emit(['VANDPD Y7, Y5, Y5',
-      'VMOVUPD Y5, 0(DI)',
-      'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP exploop'])
-bad_epilogue('expdone')
-inreg.clear()
+exp_kernel(False)
 
 # func expShiftAVX2(dst, src []float64, shift float64) (bad bool)
 # expAVX2 of src[j] − shift (the difference rounded first).
-w('// func expShiftAVX2(dst, src []float64, shift float64) bool')
-w('TEXT ·expShiftAVX2(SB), NOSPLIT, $0-57')
-emit(['MOVQ dst_base+0(FP), DI',
-      'MOVQ src_base+24(FP), SI',
-      'MOVQ src_len+32(FP), CX',
-      'VBROADCASTSD shift+48(FP), Y14',
-      'VXORPD Y15, Y15, Y15',
-      'SHRQ $2, CX'])
-load_consts(['Y9', 'Y10', 'Y11', 'Y12', 'Y13'])
-A = exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6'])
-w('exsloop:')
-emit(['CMPQ CX, $1', 'JLT exsdone',
-      'VMOVUPD 0(SI), Y0',
-      'VSUBPD Y14, Y0, Y0',
-      'VCMPPD $6, %s, Y0, Y8' % K('high'),   # !(x <= high): NaN or too large
-      'VORPD Y8, Y15, Y15',
-      'VCMPPD $0x1d, %s, Y0, Y7' % K('low'), # keep: x >= low
-      'VMAXPD %s, Y0, Y0' % K('low'),
-      'VMINPD %s, Y0, Y0' % K('high')])
-emit(A)
-emit(['VANDPD Y7, Y5, Y5',
-      'VMOVUPD Y5, 0(DI)',
-      'ADDQ $32, SI', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP exsloop'])
-w('exsdone:')
-emit(['VMOVMSKPD Y15, AX',
-      'VZEROUPPER',
-      'TESTQ AX, AX',
-      'SETNE ret+56(FP)',
-      'RET'])
-w('')
-inreg.clear()
+exp_kernel(True)
 
 # func colDriftAVX2(h, u, off, ref []float64) (H, D float64, nan bool)
 # The scaling path's column factors, pass 1, over the first len(u) &^ 3
