@@ -434,8 +434,8 @@ func (k kern) exp(dst, src []float64) {
 }
 
 // expShift writes e^(src[j] − shift) into dst[j] as exp does e^x of the
-// differences (rounded first), vectorized when k.simd; dst and src may be
-// the same slice.
+// differences (rounded first), vectorized when k.simd; dst must not
+// overlap src.
 func (k kern) expShift(dst, src []float64, shift float64) {
 	n4 := 0
 	if k.simd {
