@@ -385,6 +385,7 @@ type scalingState struct {
 	// pass (the rows' side wants its points' gradient; d ≤ 2).
 	gradRows [2]bool
 
+	logs               [2]sizeLog // logOf's memory
 	h, v, sig, out, lg []float64
 	args               []float64
 	gat                []float64 // rowGradPass's gathered sums
@@ -424,12 +425,31 @@ func (e *engine) useScaling(p, q side) (on, culled bool) {
 // newScalingState returns the scaling path's state with the standard
 // precision (2^-54) and margin.
 func newScalingState() *scalingState {
-	return &scalingState{bits: 54, margin: scalingMargin}
+	return &scalingState{bits: 54, margin: scalingMargin, logs: [2]sizeLog{{n: -1}, {n: -1}}}
 }
 
 // limit is L for a problem of n and m points.
 func (sc *scalingState) limit(n, m int) float64 {
-	return math.Log(float64(max(n, m))) + sc.bits*math.Ln2 + sc.margin
+	return sc.logOf(max(n, m)) + sc.bits*math.Ln2 + sc.margin
+}
+
+// sizeLog is a size n and its logarithm.
+type sizeLog struct {
+	n int
+	l float64
+}
+
+// logOf returns log n, remembering the last two sizes (a problem's two
+// sides, asked for at every sweep).
+func (sc *scalingState) logOf(n int) float64 {
+	for _, c := range sc.logs {
+		if c.n == n {
+			return c.l
+		}
+	}
+	l := math.Log(float64(n))
+	sc.logs[0], sc.logs[1] = sizeLog{n, l}, sc.logs[0]
+	return l
 }
 
 // begin prepares the state for a problem of n·m pairs of points of
@@ -529,22 +549,21 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 		sc.sweepEpoch[rec] = sc.id[o]
 		return
 	}
-	if _, _, ok := e.rowSums(o, rows, cols, u, sc.sigma(rec, rows.n), sc.gradSums(o, rec, rows.n)); ok {
+	if _, _, ok := e.rowSums(o, rows, cols, u, sc.sigma(rec, rows.n), sc.gradSums(o, rec, rows.n), sc.colFactorsOf(rec, cols.n)); ok {
 		sc.sweepEpoch[rec] = sc.id[o]
-		sc.recordSweep(rec, cols.n)
 	}
 }
 
-// colFactors sets sc.v to the column factors e^(h_c − H), h_c = u_c − B_c,
-// of a sweep of orientation o on the current epoch and returns H, or false
-// when h has no finite maximum. It also returns D, the largest drift
-// h_c − h⁰_c of a column factor since absorption (NaN when one is NaN).
-func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (H, D float64, ok bool) {
+// colFactors sets v (nc values) to the column factors e^(h_c − H),
+// h_c = u_c − B_c, of a sweep of orientation o on the current epoch and
+// returns H, or false when h has no finite maximum. It also returns D, the
+// largest drift h_c − h⁰_c of a column factor since absorption (NaN when
+// one is NaN).
+func (e *engine) colFactors(ep *scalingEpoch, o int, u, v []float64) (H, D float64, ok bool) {
 	sc := e.sc
 	offC, refC := ep.off[1-o], ep.ref[1-o]
 	nc := len(offC)
 	sc.h = grow(sc.h, nc)
-	sc.v = grow(sc.v, nc)
 	h := sc.h
 	refC, u = refC[:nc], u[:nc]
 	H, D = math.Inf(-1), math.Inf(-1)
@@ -571,38 +590,36 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u []float64) (H, D float64,
 	if !(math.Abs(H) <= math.MaxFloat64) {
 		return H, D, false
 	}
-	kern{simd: e.simd}.expShift(sc.v, h, H)
+	kern{simd: e.simd}.expShift(v[:nc], h, H)
 	return H, D, true
 }
 
 // rowSums sets sig to the row sums σ_r = Σ_c K_rc e^(h_c − H) of a sweep
 // of orientation o on the current epoch and reports whether they are all
-// at least scalingMinSum and finite, with H and D as colFactors. With rg
-// non-nil it also sets the row gradient sums
-// rg[r·d + k] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck) (rows and cols: the
-// sweep's sides; d ≤ 2), in the same pass.
-func (e *engine) rowSums(o int, rows, cols side, u, sig, rg []float64) (H, D float64, ok bool) {
+// at least scalingMinSum and finite, with H and D as colFactors; the
+// column factors go to cf (nil: sc.v). With rg non-nil it also sets the
+// row gradient sums rg[r·d + k] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck)
+// (rows and cols: the sweep's sides; d ≤ 2), in the same pass.
+func (e *engine) rowSums(o int, rows, cols side, u, sig, rg, cf []float64) (H, D float64, ok bool) {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur[o]]
-	if H, D, ok = e.colFactors(ep, o, u); !ok {
+	if cf == nil {
+		sc.v = grow(sc.v, cols.n)
+		cf = sc.v
+	}
+	if H, D, ok = e.colFactors(ep, o, u, cf); !ok {
 		return H, D, false
 	}
 	km := &ep.k[o]
 	if rg == nil {
-		e.gatherRows(km, [3][]float64{km.val}, 1, sc.v, gatherDst{out: sig})
+		e.gatherRows(km, [3][]float64{km.val}, 1, cf, gatherDst{out: sig})
 	} else {
 		d := e.d
 		km.setDiffs(rows.pts, cols.pts, d)
 		pl, np := km.planes(km.val, d)
-		e.gatherRows(km, pl, np, sc.v, gatherDst{lead: sig, rest: rg})
+		e.gatherRows(km, pl, np, cf, gatherDst{lead: sig, rest: rg})
 	}
 	return H, D, kern{simd: e.simd}.inRange(sig, scalingMinSum, math.MaxFloat64)
-}
-
-// recordSweep keeps the column factors of the forward sweep rec (its row
-// sums and gradient sums are written in place by rowSums).
-func (sc *scalingState) recordSweep(rec, nc int) {
-	copy(sc.colFactorsOf(rec, nc), sc.v[:nc])
 }
 
 // newEpoch returns an empty epoch for the next absorption, or −1 when the
@@ -802,13 +819,17 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	sc := e.sc
 	ep := &sc.epochs[sc.cur[o]]
 	nr, nc := rows.n, cols.n
-	sc.sig = grow(sc.sig, nr)
-	sig := sc.sig[:nr]
-	var rg []float64
+	// A recorded sweep writes its sums and column factors straight into
+	// the history (a sweep that fails is recomputed there, or not
+	// recorded).
+	var sig, rg, cf []float64
 	if rec >= 0 && sc.record {
-		rg = sc.gradSums(o, rec, nr)
+		sig, rg, cf = sc.sigma(rec, nr), sc.gradSums(o, rec, nr), sc.colFactorsOf(rec, nc)
+	} else {
+		sc.sig = grow(sc.sig, nr)
+		sig = sc.sig[:nr]
 	}
-	H, D, ok := e.rowSums(o, rows, cols, u, sig, rg)
+	H, D, ok := e.rowSums(o, rows, cols, u, sig, rg, cf)
 	if !ok || math.IsNaN(D) || D == math.Inf(1) { // D: the largest drift of a column factor
 		return false
 	}
@@ -817,15 +838,8 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	kr := kern{simd: e.simd}
 	kr.log(lg, sig)
 	// Every row's dropped terms must add up to less than 2^-54 of its sum.
-	lim := math.Log(float64(nc)) + sc.bits*math.Ln2 - (sc.limit(rows.n, cols.n) - 1) + D - H
-	if !kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim) {
-		return false
-	}
-	if rec >= 0 && sc.record {
-		copy(sc.sigma(rec, nr), sig)
-		sc.recordSweep(rec, nc)
-	}
-	return true
+	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (sc.limit(rows.n, cols.n) - 1) + D - H
+	return kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim)
 }
 
 // backInputs are the potentials from which a backward sweep's job.u and

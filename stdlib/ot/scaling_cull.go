@@ -342,7 +342,7 @@ func (e *engine) culledWeighted(job sweepJob, sides [2]side, o int, id int32, c 
 	nr, nc, d := job.nr, job.nc, e.d
 	sc.sig = grow(sc.sig, nr)
 	sig := sc.sig[:nr]
-	if _, _, ok := e.rowSums(o, rows, cols, job.u, sig, nil); !ok {
+	if _, _, ok := e.rowSums(o, rows, cols, job.u, sig, nil, nil); !ok {
 		return false
 	}
 	sc.out = grow(sc.out, nr)
