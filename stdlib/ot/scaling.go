@@ -851,12 +851,10 @@ type backInputs struct {
 	invTauEps               float64
 }
 
-// fill sets job.u and job.s.
-func (b backInputs) fill(job *sweepJob, c consts) {
-	u, s := job.u, job.s
-	for j, lw := range b.colLogw {
-		u[j] = b.colPot[j]*c.invEps + lw
-	}
+// fill sets job.u (as solve formed the forward sweep's) and job.s.
+func (b backInputs) fill(job *sweepJob, c consts, kr kern) {
+	kr.mulAdd(job.u, b.colPot[:len(b.colLogw)], c.invEps, b.colLogw)
+	s := job.s
 	for i := range s {
 		s[i] = b.rowPot[i] * b.invTauEps
 	}
@@ -875,7 +873,7 @@ func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts, in
 		e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
 		return
 	}
-	in.fill(&job, c)
+	in.fill(&job, c, kern{simd: e.simd})
 	if k >= 0 && e.culledWeighted(job, sides, o, k, c) {
 		return
 	}

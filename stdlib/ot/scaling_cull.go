@@ -324,9 +324,7 @@ func (e *engine) culledWeighted(job sweepJob, sides [2]side, o int, id int32, c 
 		colPot, out := e.sweepPotentials(o, int(sc.absorbedAt[id]), sides)
 		sc.u0 = grow(sc.u0, cols.n)
 		u := sc.u0 // the forward sweep's u, formed as solve formed it
-		for j := range u {
-			u[j] = colPot[j]*c.invEps + cols.logw[j]
-		}
+		kern{simd: e.simd}.mulAdd(u, colPot[:cols.n], c.invEps, cols.logw)
 		if !e.fillEpochCulled(&sc.epochs[o], o, rows, cols, u, colPot, out, c) {
 			return false
 		}
@@ -347,9 +345,7 @@ func (e *engine) culledWeighted(job sweepJob, sides [2]side, o int, id int32, c 
 	}
 	sc.out = grow(sc.out, nr)
 	rf := sc.out[:nr]
-	for i := range rf {
-		rf[i] = job.r[i] / sig[i]
-	}
+	kern{simd: e.simd}.div(rf, job.r[:nr], sig)
 	nb := kernelBlocks(nr)
 	km := &ep.k[o]
 	t := &e.backKernel
