@@ -160,7 +160,7 @@ emit(['VEXTRACTF128 $1, Y14, X0',
       'VADDPD X0, X14, X0',
       'VHADDPD X0, X0, X0',
       'VZEROUPPER',
-      'MOVSD X0, ret+40(FP)',
+      'VMOVSD X0, ret+40(FP)',
       'RET'])
 w('')
 inreg.clear()
@@ -242,12 +242,12 @@ emit(['VEXTRACTF128 $1, Y12, X0',
       'VMAXPD X0, X12, X0',
       'VPERMILPD $1, X0, X1',
       'VMAXPD X1, X0, X0',
-      'MOVSD X0, H+96(FP)',
+      'VMOVSD X0, H+96(FP)',
       'VEXTRACTF128 $1, Y10, X0',
       'VMAXPD X0, X10, X0',
       'VPERMILPD $1, X0, X1',
       'VMAXPD X1, X0, X0',
-      'MOVSD X0, D+104(FP)',
+      'VMOVSD X0, D+104(FP)',
       'VMOVMSKPD Y11, AX',
       'VZEROUPPER',
       'TESTQ AX, AX',
@@ -262,8 +262,8 @@ emit(['MOVQ buf_base+0(FP), DI',
       'MOVQ q_base+24(FP), SI',
       'MOVQ u_base+48(FP), DX',
       'MOVQ u_len+56(FP), CX',
-      'MOVSD p0+72(FP), X0',
-      'MOVHPD p1+80(FP), X0',
+      'VMOVSD p0+72(FP), X0',
+      'VMOVHPD p1+80(FP), X0, X0',
       'VINSERTF128 $1, X0, Y0, Y15',
       'VBROADCASTSD invEps+88(FP), Y14',
       'VBROADCASTSD shift+96(FP), Y13',
@@ -298,11 +298,11 @@ emit(['VEXTRACTF128 $1, Y12, X0',
       'VZEROUPPER',
       'TESTQ AX, AX',
       'JEQ argsret',
-      'MOVSD %s, X0' % K('neginf'),
-      'SUBSD X0, X0',  # -inf - -inf = NaN
+      'VMOVSD %s, X0' % K('neginf'),
+      'VSUBSD X0, X0, X0',  # -inf - -inf = NaN
       ])
 w('argsret:')
-emit(['MOVSD X0, ret+104(FP)', 'RET'])
+emit(['VMOVSD X0, ret+104(FP)', 'RET'])
 def max_epilogue(ret_off, label):
     emit(['VEXTRACTF128 $1, Y12, X0',
           'VMAXPD X0, X12, X0',
@@ -312,10 +312,10 @@ def max_epilogue(ret_off, label):
           'VZEROUPPER',
           'TESTQ AX, AX',
           'JEQ %s' % label,
-          'MOVSD %s, X0' % K('neginf'),
-          'SUBSD X0, X0'])
+          'VMOVSD %s, X0' % K('neginf'),
+          'VSUBSD X0, X0, X0'])
     w(label + ':')
-    emit(['MOVSD X0, ret+%d(FP)' % ret_off, 'RET'])
+    emit(['VMOVSD X0, ret+%d(FP)' % ret_off, 'RET'])
 
 # func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64
 w('// func argsMax1AVX2(buf, q, u []float64, p0, invEps, shift float64) float64')
@@ -379,8 +379,8 @@ emit(['MOVQ e_base+0(FP), SI',
       'MOVQ q_base+24(FP), DX',
       'MOVQ colSum_base+48(FP), DI',
       'MOVQ colGrad_base+72(FP), R8',
-      'MOVSD p0+96(FP), X0',
-      'MOVHPD p1+104(FP), X0',
+      'VMOVSD p0+96(FP), X0',
+      'VMOVHPD p1+104(FP), X0, X0',
       'VINSERTF128 $1, X0, Y0, Y15',
       'VBROADCASTSD r+112(FP), Y14',
       'MOVQ mode+120(FP), BX',
@@ -420,10 +420,10 @@ w('wdone:')
 emit(['VEXTRACTF128 $1, Y13, X0',
       'VADDPD X0, X13, X0',
       'VHADDPD X0, X0, X0',
-      'MOVSD X0, 0(AX)',
+      'VMOVSD X0, 0(AX)',
       'VEXTRACTF128 $1, Y12, X1',
       'VADDPD X1, X12, X1',
-      'MOVUPD X1, 8(AX)',
+      'VMOVUPD X1, 8(AX)',
       'VZEROUPPER',
       'RET'])
 w('')
@@ -436,8 +436,8 @@ emit(['MOVQ a_base+0(FP), SI',
       'MOVQ q_base+24(FP), DX',
       'MOVQ colSum_base+48(FP), DI',
       'MOVQ colGrad_base+72(FP), R8',
-      'MOVSD p0+96(FP), X0',
-      'MOVHPD p1+104(FP), X0',
+      'VMOVSD p0+96(FP), X0',
+      'VMOVHPD p1+104(FP), X0, X0',
       'VINSERTF128 $1, X0, Y0, Y15',
       'VBROADCASTSD r+112(FP), Y14',
       'MOVQ mode+120(FP), BX',
@@ -483,10 +483,10 @@ w('ewdone:')
 emit(['VEXTRACTF128 $1, Y13, X0',
       'VADDPD X0, X13, X0',
       'VHADDPD X0, X0, X0',
-      'MOVSD X0, 0(AX)',
+      'VMOVSD X0, 0(AX)',
       'VEXTRACTF128 $1, Y12, X1',
       'VADDPD X1, X12, X1',
-      'MOVUPD X1, 8(AX)',
+      'VMOVUPD X1, 8(AX)',
       'VZEROUPPER',
       'RET'])
 w('')
@@ -539,11 +539,11 @@ w('e1done:')
 emit(['VEXTRACTF128 $1, Y13, X0',
       'VADDPD X0, X13, X0',
       'VHADDPD X0, X0, X0',
-      'MOVSD X0, 0(AX)',
+      'VMOVSD X0, 0(AX)',
       'VEXTRACTF128 $1, Y12, X1',
       'VADDPD X1, X12, X1',
       'VHADDPD X1, X1, X1',
-      'MOVSD X1, 8(AX)',
+      'VMOVSD X1, 8(AX)',
       'VZEROUPPER',
       'RET'])
 w('')
@@ -571,8 +571,8 @@ def lse_leaf(d):
     if d == 1:
         emit(['VBROADCASTSD 0(R8), Y15'])
     else:
-        emit(['MOVSD 0(R8), X0',
-              'MOVHPD 8(R8), X0',
+        emit(['VMOVSD 0(R8), X0',
+              'VMOVHPD 8(R8), X0, X0',
               'VINSERTF128 $1, X0, Y0, Y15'])
     emit(['VBROADCASTSD invEps+144(FP), Y14',
           'VMOVUPD %s, Y12' % K('neginf'),
@@ -611,10 +611,10 @@ def lse_leaf(d):
           'VMOVMSKPD Y11, SI',
           'TESTQ SI, SI',
           'JEQ %smx' % L,
-          'MOVSD %s, X0' % K('neginf'),
-          'SUBSD X0, X0'])
+          'VMOVSD %s, X0' % K('neginf'),
+          'VSUBSD X0, X0, X0'])
     w(L + 'mx:')
-    emit(['MOVSD X0, 0(DI)',
+    emit(['VMOVSD X0, 0(DI)',
           'VBROADCASTSD X0, Y13',
           'VBROADCASTSD negThr+152(FP), Y14',
           'VXORPD Y12, Y12, Y12',
@@ -648,7 +648,7 @@ def lse_leaf(d):
           'VEXTRACTF128 $1, Y12, X0',
           'VADDPD X0, X12, X0',
           'VHADDPD X0, X0, X0',
-          'MOVSD X0, 8(DI)',
+          'VMOVSD X0, 8(DI)',
           'ADDQ $%d, R8' % (8 * d), 'ADDQ $16, DI', 'ADDQ $12, BX', 'SUBQ $1, R9', 'JMP %srow' % L])
     w(L + 'ret:')
     emit(['VZEROUPPER', 'RET'])
@@ -691,7 +691,7 @@ def exp_leaf(d):
         emit(['MOVQ xs_base+0(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y15'])
     else:
         emit(['MOVQ xs_base+0(FP), BX', 'LEAQ 0(BX)(R8*8), BX', 'LEAQ 0(BX)(R8*8), BX',
-              'MOVSD 0(BX), X0', 'MOVHPD 8(BX), X0', 'VINSERTF128 $1, X0, Y0, Y15'])
+              'VMOVSD 0(BX), X0', 'VMOVHPD 8(BX), X0, X0', 'VINSERTF128 $1, X0, Y0, Y15'])
     emit(['MOVQ ss_base+24(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y13',
           'MOVQ rs_base+48(FP), BX', 'VBROADCASTSD 0(BX)(R8*8), Y14',
           'MOVQ spans_base+72(FP), BX',
@@ -786,13 +786,13 @@ def exp_leaf(d):
     emit(['VEXTRACTF128 $1, Y12, X0',
           'VADDPD X0, X12, X0',
           'VHADDPD X0, X0, X0',
-          'MOVSD X0, 0(AX)',
+          'VMOVSD X0, 0(AX)',
           'VEXTRACTF128 $1, Y11, X1',
           'VADDPD X1, X11, X1'])
     if d == 1:
-        emit(['VHADDPD X1, X1, X1', 'MOVSD X1, 8(AX)'])
+        emit(['VHADDPD X1, X1, X1', 'VMOVSD X1, 8(AX)'])
     else:
-        emit(['MOVUPD X1, 8(AX)'])
+        emit(['VMOVUPD X1, 8(AX)'])
     emit(['INCQ R8', 'JMP %srow' % L])
     w(L + 'ret:')
     emit(['VZEROUPPER', 'RET'])
@@ -1073,7 +1073,7 @@ emit(['VEXTRACTF128 $1, Y12, X0',
       'VPERMILPD $1, X0, X1',
       'VMAXPD X1, X0, X0',
       'VZEROUPPER',
-      'MOVSD X0, ret+80(FP)', 'RET'])
+      'VMOVSD X0, ret+80(FP)', 'RET'])
 w('')
 
 # func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int
