@@ -180,6 +180,22 @@ func (d *Density) LogDensity(theta []float64) (float64, error) {
 	return d.tape.Scalar(lp), nil
 }
 
+// LogJacobian returns the log-Jacobian of the constraining transforms at
+// the unconstrained point theta: the term that LogDensity and
+// LogDensityGrad add when d.Jacobian is set. It runs only the transforms,
+// not the model.
+func (d *Density) LogJacobian(theta []float64) (float64, error) {
+	if len(theta) != d.Dim() {
+		return 0, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
+	}
+	d.start()
+	if err := d.setParams(d.tape.ConstVec(theta), true); err != nil {
+		return 0, err
+	}
+	lj := d.tape.Scalar(d.ev.targetSum())
+	return lj, d.tape.Err()
+}
+
 // eval records the log density at theta on the tape; grad says whether
 // its gradient will be computed.
 func (d *Density) eval(theta []float64, grad bool) (autodiff.Value, error) {

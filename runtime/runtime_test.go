@@ -317,3 +317,48 @@ model { }`, nil)
 		t.Errorf("crossed bounds: %v, want a domain error naming b", err)
 	}
 }
+
+// TestLogJacobian checks that LogJacobian is the difference between the
+// log densities with and without the log-Jacobian, for bounded, simplex
+// and Cholesky-factor parameters, and that it evaluates no model term.
+func TestLogJacobian(t *testing.T) {
+	src := `
+parameters {
+  real mu;
+  real<lower=0> sigma;
+  real<lower=-1, upper=2> b;
+  simplex[3] w;
+  cholesky_factor_corr[3] L;
+}
+model {
+  target += normal_lpdf(mu | 0, sigma) + log(w[1]) + b + L[3, 2];
+}`
+	d := newDensity(t, "lj.shm", src, &data.Set{}, Options{Impls: Builtins()})
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 5 {
+		theta := make([]float64, d.Dim())
+		for k := range theta {
+			theta[k] = rng.NormFloat64()
+		}
+		d.Jacobian = true
+		with, err := d.LogDensity(theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Jacobian = false
+		without, err := d.LogDensity(theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lj, err := d.LogJacobian(theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lj == 0 || math.Abs(lj-(with-without)) > 1e-12*(1+math.Abs(lj)) {
+			t.Errorf("theta %v: LogJacobian %.15g, want %.15g", theta, lj, with-without)
+		}
+	}
+	if _, err := d.LogJacobian([]float64{1}); err == nil {
+		t.Error("LogJacobian accepted a point of the wrong size")
+	}
+}

@@ -459,11 +459,13 @@ func (r *repl) cmdLP(rest string) error {
 	if err != nil {
 		return err
 	}
-	d.Jacobian = false
-	lpConstrained, err := d.LogDensity(theta)
+	// The log density without the log-Jacobian, from the transforms
+	// alone: evaluating the model again would double the command's time.
+	lj, err := d.LogJacobian(theta)
 	if err != nil {
 		return err
 	}
+	lpConstrained := lp - lj
 	fmt.Fprintf(r.stdout, "lp = %.6g (unconstrained, with the log-Jacobian; %.6g without)\n", lp, lpConstrained)
 	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  coordinate\tunconstrained\tgradient")
