@@ -56,6 +56,15 @@ for i, (name, b) in enumerate(consts):
         w('DATA expk<>+%d(SB)/8, $0x%016x // %s' % (32 * i + 8 * lane, b, name))
 w('GLOBL expk<>(SB), RODATA|NOPTR, $%d' % (32 * len(consts)))
 w('')
+# keep4<>: for each 4-bit mask m, the VPERMPS indices (eight 32-bit lanes)
+# that move the 64-bit lanes set in m, in order, to the front of a register.
+for m in range(16):
+    lanes = [l for l in range(4) if m >> l & 1]
+    lanes += [0] * (4 - len(lanes))
+    for k, l in enumerate(lanes):
+        w('DATA keep4<>+%d(SB)/8, $0x%08x%08x' % (32 * m + 8 * k, 2 * l + 1, 2 * l))
+w('GLOBL keep4<>(SB), RODATA|NOPTR, $512')
+w('')
 
 # Constants currently held in registers (name -> register); the others are
 # read from memory. Loads of constants bound the exponential's throughput
@@ -554,17 +563,15 @@ def lse_leaf(d):
     (lse1LeafAVX2, lse2LeafAVX2)."""
     name = 'lse%dLeafAVX2' % d
     L = 'l%d' % d
-    w('// func %s(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)' % name)
-    w('TEXT ·%s(SB), NOSPLIT, $0-160' % name)
+    w('// func %s(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64)' % name)
+    w('TEXT ·%s(SB), NOSPLIT, $0-184' % name)
     emit(['MOVQ xs_base+0(FP), R8',
           'MOVQ xs_len+8(FP), R9'] + (['SHRQ $1, R9'] if d == 2 else []) +
-         ['MOVQ q_base+24(FP), R10',
-          'MOVQ u_base+48(FP), R11',
-          'MOVQ buf_base+72(FP), R12',
+         ['MOVQ buf_base+72(FP), R12',
           'MOVQ %s_len+%d(FP), R13' % (('q', 32) if d == 1 else ('u', 56)),
           'SHRQ $2, R13',
-          'MOVQ out_base+96(FP), DI',
-          'MOVQ spans_base+120(FP), BX'])
+          'MOVQ out_base+120(FP), DI',
+          'MOVQ spans_base+144(FP), BX'])
     load_consts(['Y8', 'Y9', 'Y10'])
     w(L + 'row:')
     emit(['CMPQ R9, $1', 'JLT %sret' % L])
@@ -574,10 +581,10 @@ def lse_leaf(d):
         emit(['VMOVSD 0(R8), X0',
               'VMOVHPD 8(R8), X0, X0',
               'VINSERTF128 $1, X0, Y0, Y15'])
-    emit(['VBROADCASTSD invEps+144(FP), Y14',
+    emit(['VBROADCASTSD invEps+168(FP), Y14',
           'VMOVUPD %s, Y12' % K('neginf'),
           'VXORPD Y11, Y11, Y11',
-          'MOVQ R10, SI', 'MOVQ R11, DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
+          'MOVQ q_base+24(FP), SI', 'MOVQ u_base+48(FP), DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
     w(L + 'args:')
     # The arguments of argsMax1AVX2/argsMax2AVX2 with shift 0, bitwise.
     if d == 1:
@@ -614,38 +621,76 @@ def lse_leaf(d):
           'VMOVSD %s, X0' % K('neginf'),
           'VSUBSD X0, X0, X0'])
     w(L + 'mx:')
+    # The kept elements (not below mx + negThr, or NaN), shifted by mx,
+    # are packed into cb in order (keep4<> permutations), then summed in
+    # groups of four, the last padded with −Inf: no branch per group.
     emit(['VMOVSD X0, 0(DI)',
           'VBROADCASTSD X0, Y13',
-          'VBROADCASTSD negThr+152(FP), Y14',
+          'VBROADCASTSD negThr+176(FP), Y14',
           'VXORPD Y12, Y12, Y12',
-          'MOVL $0x7fffffff, 0(BX)',
-          'MOVL $-1, 4(BX)',
-          'MOVL $-1, 8(BX)',
-          'MOVQ R12, AX', 'MOVQ R13, CX'])
-    w(L + 'sum:')
+          'VXORPD Y7, Y7, Y7',
+          'MOVQ R12, AX', 'MOVQ R13, CX',
+          'MOVQ cb_base+96(FP), DX',
+          'LEAQ keep4<>(SB), R14',
+          'MOVQ $0x7fffffff, R15',
+          'MOVQ $-1, R10',
+          'MOVL $-1, 8(BX)'])
+    w(L + 'keep:')
     emit(['VMOVUPD 0(AX), Y0',
           'VSUBPD Y13, Y0, Y0',
-          'VCMPPD $1, Y14, Y0, Y1',  # x < thr (false for NaN)
+          'VCMPPD $5, Y14, Y0, Y1',  # !(x < thr): kept (true for NaN)
           'VMOVMSKPD Y1, SI',
-          'CMPQ SI, $15',
-          'JEQ %sskip' % L,
-          'MOVQ R13, DX', 'SUBQ CX, DX', 'SHLQ $2, DX',  # DX = 4g
-          'CMPL 0(BX), $0x7fffffff', 'JNE %snota' % L, 'MOVL DX, 0(BX)'])
-    w(L + 'nota:')
-    emit(['LEAQ 4(DX), SI', 'MOVL SI, 4(BX)',
-          'CMPL 8(BX), $-1', 'JNE %snoam' % L,
-          'VXORPD Y2, Y2, Y2',
-          'VCMPPD $0, Y2, Y0, Y1',
+          'MOVQ R13, R11', 'SUBQ CX, R11', 'SHLQ $2, R11',  # R11 = 4g
+          'TESTQ SI, SI',
+          'CMOVQNE R11, R10',                           # last kept group
+          'CMPQ R15, $0x7fffffff',
+          'CMOVQNE R15, R11',
+          'TESTQ SI, SI',
+          'CMOVQNE R11, R15',                           # first kept group
+          'MOVQ SI, R11', 'SHLQ $5, R11',
+          'VMOVDQU 0(R14)(R11*1), Y2',
+          'VPERMPS Y0, Y2, Y3',
+          'VMOVUPD Y3, 0(DX)',
+          'POPCNTQ SI, SI',
+          'LEAQ 0(DX)(SI*8), DX',
+          'VCMPPD $0, Y7, Y0, Y1',
           'VMOVMSKPD Y1, SI',
           'TESTQ SI, SI', 'JEQ %snoam' % L,
-          'BSFQ SI, SI', 'ADDQ DX, SI', 'MOVL SI, 8(BX)'])
+          'CMPL 8(BX), $-1', 'JNE %snoam' % L,
+          'BSFQ SI, SI',
+          'MOVQ R13, R11', 'SUBQ CX, R11', 'SHLQ $2, R11', 'ADDQ R11, SI',
+          'MOVL SI, 8(BX)'])
     w(L + 'noam:')
-    emit(['VMAXPD %s, Y0, Y0' % K('low')])
+    emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %skeep' % L,
+          'MOVL R15, 0(BX)',
+          'LEAQ 4(R10), SI',
+          'CMPQ R10, $-1',
+          'CMOVQEQ R10, SI',
+          'MOVL SI, 4(BX)',
+          'VMOVUPD %s, Y1' % K('neginf'),
+          'VMOVUPD Y1, 0(DX)',
+          'MOVQ cb_base+96(FP), AX',
+          'SUBQ AX, DX',
+          'ADDQ $24, DX',
+          'SHRQ $5, DX',
+          'MOVQ DX, CX',
+          'TESTQ CX, CX', 'JEQ %ssumd' % L])
+    # Four more constants in registers for the sums.
+    extra = [('low', 'Y7'), ('one', 'Y11'), ('ln2hi', 'Y14'), ('ln2lo', 'Y15')]
+    for name, reg in extra:
+        emit(['VMOVUPD %s, %s' % (K(name), reg)])
+    for name, reg in extra:
+        inreg[name] = reg
+    w(L + 'sum:')
+    emit(['VMOVUPD 0(AX), Y0',
+          'VMAXPD %s, Y0, Y0' % K('low')])
     emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
-    emit(['VADDPD Y5, Y12, Y12'])
-    w(L + 'skip:')
-    emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %ssum' % L,
-          'VEXTRACTF128 $1, Y12, X0',
+    emit(['VADDPD Y5, Y12, Y12',
+          'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %ssum' % L])
+    for name, _ in extra:
+        del inreg[name]
+    w(L + 'sumd:')
+    emit(['VEXTRACTF128 $1, Y12, X0',
           'VADDPD X0, X12, X0',
           'VHADDPD X0, X0, X0',
           'VMOVSD X0, 8(DI)',
@@ -655,17 +700,19 @@ def lse_leaf(d):
     w('')
     inreg.clear()
 
-# func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
+# func lse1LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64)
 # The forward log-sum-exp rows of a leaf of the sparse path, d = 1, over
 # candidates q, u of a length that is a multiple of four (≥ 4). For each row
 # r (point xs[r]):
 #   buf[j] = u[j] − (xs[r] − q[j])²·invEps (as argsMax1AVX2, shift 0);
 #   out[2r] = max_j buf[j] (NaN if one is NaN);
-#   out[2r+1] = Σ e^(max(buf[j] − mx, expLow)) over the groups of four with
-#     an element not below mx + negThr (as sumExpAVX2);
-#   spans[3r], spans[3r+1] = the first element of the first such group and
-#     the end of the last one; spans[3r+2] = the first j with buf[j] = mx
-#     (−1 if none).
+#   out[2r+1] = Σ e^(max(v, expLow)) over the kept values v = buf[j] − mx,
+#     those not below negThr (or NaN), packed in order into cb and padded
+#     with −Inf to a multiple of four (as sumExpAVX2(cb, 0, −Inf));
+#   spans[3r], spans[3r+1] = the first element of the first group of four
+#     of buf with a kept value and the end of the last one (0x7fffffff and
+#     −1 if none); spans[3r+2] = the first j with buf[j] = mx (−1 if none).
+# cb is scratch of at least len(q) + 4.
 lse_leaf(1)
 
 

@@ -66,14 +66,16 @@ func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, 
 // lse1LeafAVX2 computes the forward log-sum-exp rows of a leaf of the
 // sparse path for d = 1 (sparse.go, lseLeaf): for each row r of xs over
 // the candidates q, u (a multiple of four, at least four), out[2r] is the
-// row's maximum argument (as argsMax1AVX2 with shift 0: bitwise equal),
-// out[2r+1] the shifted sum of sumExpAVX2 with threshold negThr, spans[3r]
-// and spans[3r+1] the first element of the first group of four that the
-// sum kept and the end of the last, spans[3r+2] the first argmax. buf is
-// scratch of at least len(q).
+// row's maximum argument mx (as argsMax1AVX2 with shift 0: bitwise equal),
+// out[2r+1] the sum of e^v over the kept values v = buf[j] − mx, those not
+// below negThr: packed in order into cb, padded with −Inf to a multiple of
+// four and summed as sumExpAVX2(cb, 0, −Inf) sums them, without a branch
+// per group. spans[3r] and spans[3r+1] are the first element of the first
+// group of four with a kept value and the end of the last, spans[3r+2] the
+// first argmax. buf is scratch of at least len(q), cb of len(q) + 4.
 //
 //go:noescape
-func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
+func lse1LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64)
 
 // exp1LeafAVX2 computes the backward weighted rows of a leaf of the sparse
 // path for d = 1 (sparse.go, weightedLeafSIMD) in one pass: for each row r,
@@ -91,7 +93,7 @@ func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, re
 // per point; the arguments are argsMax2AVX2's, bitwise).
 //
 //go:noescape
-func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64)
+func lse2LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64)
 
 // exp2LeafAVX2 is exp1LeafAVX2 for d = 2 (xs, q and colGrad hold two
 // coordinates per point, res three values per row: Σ e_j and the two

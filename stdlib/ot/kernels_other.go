@@ -33,7 +33,7 @@ func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, 
 	panic("ot: no SIMD kernels")
 }
 
-func lse1LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64) {
+func lse1LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64) {
 	panic("ot: no SIMD kernels")
 }
 
@@ -41,7 +41,7 @@ func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, re
 	panic("ot: no SIMD kernels")
 }
 
-func lse2LeafAVX2(xs, q, u, buf, out []float64, spans []int32, invEps, negThr float64) {
+func lse2LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64) {
 	panic("ot: no SIMD kernels")
 }
 

@@ -424,58 +424,67 @@ func argsMax(buf, q, u, p []float64, invEps, shift float64) float64 {
 
 // TestSIMDLseLeaf checks the forward leaf kernels (d = 1, 2) against
 // argsMax1AVX2/argsMax2AVX2 and sumExpAVX2 row by row: the maximum
-// bitwise, the sum exactly (the same groups in the same order), the span
-// as the first and last kept groups, the argmax as the first maximal
-// element.
+// bitwise, the sum exactly (the kept values packed in order, padded with
+// −Inf and summed by sumExpAVX2), the span as the first and last groups
+// with a kept value, the argmax as the first maximal element.
 func TestSIMDLseLeaf(t *testing.T) {
 	if !haveSIMD {
 		t.Log("no AVX2/FMA on this machine")
 		return
 	}
 	rng := rand.New(rand.NewPCG(51, 52))
-	const invEps, thr = 200.0, -40.0
-	for _, d := range []int{1, 2} {
-		for _, cands := range []int{4, 8, 28, 64} {
-			xs, q, u := leafProblem(rng, 9, cands, d)
-			rows := len(xs) / d
-			buf := make([]float64, cands)
-			out := make([]float64, 2*rows)
-			spans := make([]int32, 3*rows)
-			if d == 1 {
-				lse1LeafAVX2(xs, q, u, buf, out, spans, invEps, thr)
-			} else {
-				lse2LeafAVX2(xs, q, u, buf, out, spans, invEps, thr)
-			}
-			ref := make([]float64, cands)
-			for r := range rows {
-				mx := argsMax(ref, q, u, xs[r*d:r*d+d], invEps, 0)
-				if math.Float64bits(mx) != math.Float64bits(out[2*r]) {
-					t.Fatalf("d=%d cands=%d row %d: max %v, want %v", d, cands, r, out[2*r], mx)
+	const invEps = 200.0
+	for _, thr := range []float64{-40, -3, -1e300} {
+		for _, d := range []int{1, 2} {
+			for _, cands := range []int{4, 8, 28, 64} {
+				xs, q, u := leafProblem(rng, 9, cands, d)
+				rows := len(xs) / d
+				buf := make([]float64, cands)
+				cb := make([]float64, cands+4)
+				for k := range cb {
+					cb[k] = math.NaN() // scratch: must not leak into the sums
 				}
-				if sum := sumExpAVX2(ref, mx, thr); sum != out[2*r+1] {
-					t.Errorf("d=%d cands=%d row %d: sum %v, want %v", d, cands, r, out[2*r+1], sum)
+				out := make([]float64, 2*rows)
+				spans := make([]int32, 3*rows)
+				if d == 1 {
+					lse1LeafAVX2(xs, q, u, buf, cb, out, spans, invEps, thr)
+				} else {
+					lse2LeafAVX2(xs, q, u, buf, cb, out, spans, invEps, thr)
 				}
-				a, z, am := int32(-1), int32(-1), int32(-1)
-				for g := 0; g < cands; g += 4 {
-					kept := false
-					for _, v := range ref[g : g+4] {
-						kept = kept || !(v-mx < thr)
+				ref := make([]float64, cands)
+				for r := range rows {
+					mx := argsMax(ref, q, u, xs[r*d:r*d+d], invEps, 0)
+					if math.Float64bits(mx) != math.Float64bits(out[2*r]) {
+						t.Fatalf("thr=%g d=%d cands=%d row %d: max %v, want %v", thr, d, cands, r, out[2*r], mx)
 					}
-					if kept {
-						if a < 0 {
-							a = int32(g)
+					var kept []float64
+					a, z, am := int32(0x7fffffff), int32(-1), int32(-1)
+					for g := 0; g < cands; g += 4 {
+						for _, v := range ref[g : g+4] {
+							if v := v - mx; !(v < thr) {
+								kept = append(kept, v)
+								if a == 0x7fffffff {
+									a = int32(g)
+								}
+								z = int32(g + 4)
+							}
 						}
-						z = int32(g + 4)
 					}
-				}
-				for j, v := range ref {
-					if v == mx {
-						am = int32(j)
-						break
+					for len(kept)%4 != 0 {
+						kept = append(kept, math.Inf(-1))
 					}
-				}
-				if got := spans[3*r : 3*r+3]; got[0] != a || got[1] != z || got[2] != am {
-					t.Errorf("d=%d cands=%d row %d: span %v, want [%d %d %d]", d, cands, r, got, a, z, am)
+					if sum := sumExpAVX2(kept, 0, math.Inf(-1)); sum != out[2*r+1] {
+						t.Errorf("thr=%g d=%d cands=%d row %d: sum %v, want %v", thr, d, cands, r, out[2*r+1], sum)
+					}
+					for j, v := range ref {
+						if v == mx {
+							am = int32(j)
+							break
+						}
+					}
+					if got := spans[3*r : 3*r+3]; got[0] != a || got[1] != z || got[2] != am {
+						t.Errorf("thr=%g d=%d cands=%d row %d: span %v, want [%d %d %d]", thr, d, cands, r, got, a, z, am)
+					}
 				}
 			}
 		}

@@ -390,6 +390,7 @@ type sparseScratch struct {
 	sums, mxs, lgs []float64 // per row of a leaf
 	res            []float64 // the leaf kernels' results
 	lspans         []int32   // the forward leaf kernel's spans
+	kept           []float64 // the forward leaf kernel's packed terms
 	heap           []heapItem
 	sel            []int32   // a culled absorption's selection (selectRow)
 	junk, inf      []float64 // its discarded column maxima, and +Inf
@@ -1612,10 +1613,11 @@ func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []floa
 		scr.lspans = make([]int32, 3*nrow)
 	}
 	spans := scr.lspans[:3*nrow]
+	scr.kept = grow(scr.kept, len(u)+4)
 	if d == 1 {
-		lse1LeafAVX2(job.rows[lo:hi], cols, u, buf, scr.res, spans, job.invEps, -sp.thr)
+		lse1LeafAVX2(job.rows[lo:hi], cols, u, buf, scr.kept, scr.res, spans, job.invEps, -sp.thr)
 	} else {
-		lse2LeafAVX2(job.rows[2*lo:2*hi], cols, u, buf, scr.res, spans, job.invEps, -sp.thr)
+		lse2LeafAVX2(job.rows[2*lo:2*hi], cols, u, buf, scr.kept, scr.res, spans, job.invEps, -sp.thr)
 	}
 	for r := range nrow {
 		i := lo + r
