@@ -717,15 +717,21 @@ lse_leaf(1)
 
 
 def exp_leaf(d):
-    """The backward weighted rows of a leaf of the sparse path, in one pass
-    (exp1LeafAVX2, exp2LeafAVX2)."""
+    """The backward weighted rows of a leaf of the sparse path
+    (exp1LeafAVX2, exp2LeafAVX2): per row, a pass over the span's groups
+    of four that stores the arguments in buf and lists the kept groups,
+    then a pass over the list (no branch per group on the data)."""
     name = 'exp%dLeafAVX2' % d
     L = 'e%d' % d
-    w('// func %s(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)' % name)
-    w('TEXT ·%s(SB), NOSPLIT, $0-240' % name)
+    # Arguments: xs 0, ss 24, rs 48, spans 72, q 96, u 120, colSum 144,
+    # colGrad 168, res 192, buf 216, kept 240, invEps 264, negThr 272,
+    # mode 280.
+    w('// func %s(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int)' % name)
+    w('TEXT ·%s(SB), NOSPLIT, $0-288' % name)
     emit(['XORQ R8, R8',
           'MOVQ ss_len+32(FP), R9',
-          'MOVQ mode+232(FP), R12'])
+          'MOVQ mode+280(FP), R12',
+          'MOVQ buf_base+216(FP), DI'])
     load_consts(['Y8', 'Y9'])
     w(L + 'row:')
     rowres = ['MOVQ res_base+192(FP), AX']
@@ -747,7 +753,11 @@ def exp_leaf(d):
           'SUBQ SI, CX', 'SHRQ $2, CX',
           'VXORPD Y12, Y12, Y12',
           'VXORPD Y11, Y11, Y11',
+          'MOVQ kept_base+240(FP), R11',
+          'MOVQ R11, R14',
           'TESTQ CX, CX', 'JEQ %sstore' % L])
+    # Base pointers at the span's start: DX = &q[a·d], R10 = &u[a],
+    # BX = &colSum[a], R13 = &colGrad[a·d].
     if d == 1:
         emit(['MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX',
               'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(SI*8), R13'])
@@ -755,57 +765,69 @@ def exp_leaf(d):
         emit(['MOVQ q_base+96(FP), DX', 'LEAQ 0(DX)(SI*8), DX', 'LEAQ 0(DX)(SI*8), DX',
               'MOVQ colGrad_base+168(FP), R13', 'LEAQ 0(R13)(SI*8), R13', 'LEAQ 0(R13)(SI*8), R13'])
     emit(['MOVQ u_base+120(FP), R10', 'LEAQ 0(R10)(SI*8), R10',
-          'MOVQ colSum_base+144(FP), BX', 'LEAQ 0(BX)(SI*8), BX'])
-    w(L + 'grp:')
+          'MOVQ colSum_base+144(FP), BX', 'LEAQ 0(BX)(SI*8), BX',
+          'VBROADCASTSD invEps+264(FP), Y6',
+          'VBROADCASTSD negThr+272(FP), Y7',
+          'XORQ R15, R15'])  # R15 = 32·g, the group's offset in buf and u
+    w(L + 'args:')
     # The arguments, with the rounding of argsMax1AVX2/argsMax2AVX2 and
-    # the shift added last.
+    # the shift added last, into buf; the group's offset into the list
+    # when an element is not below negThr.
     if d == 1:
-        emit(['VMOVUPD 0(DX), Y1',
+        emit(['VMOVUPD 0(DX)(R15*1), Y1',
               'VSUBPD Y1, Y15, Y1',
               'VMULPD Y1, Y1, Y2',
-              'VBROADCASTSD invEps+216(FP), Y3',
-              'VMULPD Y3, Y2, Y2'])
+              'VMULPD Y6, Y2, Y2'])
     else:
-        emit(['VMOVUPD 0(DX), Y1',
-              'VMOVUPD 32(DX), Y4',
+        emit(['VMOVUPD 0(DX)(R15*2), Y1',
+              'VMOVUPD 32(DX)(R15*2), Y4',
               'VSUBPD Y1, Y15, Y1',
               'VSUBPD Y4, Y15, Y4',
               'VMULPD Y1, Y1, Y1',
               'VMULPD Y4, Y4, Y4',
               'VHADDPD Y4, Y1, Y2',
               'VPERMPD $0xd8, Y2, Y2',
-              'VBROADCASTSD invEps+216(FP), Y3',
-              'VMULPD Y3, Y2, Y2'])
-    emit(['VMOVUPD 0(R10), Y0',
+              'VMULPD Y6, Y2, Y2'])
+    emit(['VMOVUPD 0(R10)(R15*1), Y0',
           'VSUBPD Y2, Y0, Y0',
           'VADDPD Y13, Y0, Y0',
-          'VBROADCASTSD negThr+224(FP), Y3',
-          'VCMPPD $1, Y3, Y0, Y3',
+          'VMOVUPD Y0, 0(DI)(R15*1)',
+          'VCMPPD $1, Y7, Y0, Y3',
           'VMOVMSKPD Y3, SI',
+          'MOVL R15, 0(R11)',
+          'LEAQ 4(R11), R12',
           'CMPQ SI, $15',
-          'JEQ %sskip' % L,
+          'CMOVQNE R12, R11',
+          'ADDQ $32, R15', 'SUBQ $1, CX', 'JNE %sargs' % L,
+          'MOVQ mode+280(FP), R12'])
+    w(L + 'grp:')
+    emit(['CMPQ R14, R11', 'JGE %sstore' % L,
+          'MOVLQSX 0(R14), R15',
+          'ADDQ $4, R14',
+          'VMOVUPD 0(DI)(R15*1), Y0',
           'VCMPPD $0x1d, %s, Y0, Y10' % K('low'),
           'VMAXPD %s, Y0, Y0' % K('low')])
     emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
     emit(['VANDPD Y10, Y5, Y5',
           'VADDPD Y5, Y12, Y12'])
     if d == 1:
-        emit(['VMOVUPD 0(DX), Y1',
+        emit(['VMOVUPD 0(DX)(R15*1), Y1',
               'VSUBPD Y1, Y15, Y1',
               'VFMADD231PD Y5, Y1, Y11',
               'TESTQ $1, R12', 'JEQ %snocs' % L,
-              'VMOVUPD 0(BX), Y6',
+              'VMOVUPD 0(BX)(R15*1), Y6',
               'VFMADD231PD Y5, Y14, Y6',
-              'VMOVUPD Y6, 0(BX)'])
+              'VMOVUPD Y6, 0(BX)(R15*1)'])
         w(L + 'nocs:')
-        emit(['TESTQ $2, R12', 'JEQ %sskip' % L,
+        emit(['TESTQ $2, R12', 'JEQ %sgrp' % L,
               'VMULPD Y14, Y5, Y3',
-              'VMOVUPD 0(R13), Y6',
+              'VMOVUPD 0(R13)(R15*1), Y6',
               'VFMADD231PD Y3, Y1, Y6',
-              'VMOVUPD Y6, 0(R13)'])
+              'VMOVUPD Y6, 0(R13)(R15*1)',
+              'JMP %sgrp' % L])
     else:
-        emit(['VMOVUPD 0(DX), Y1',
-              'VMOVUPD 32(DX), Y2',
+        emit(['VMOVUPD 0(DX)(R15*2), Y1',
+              'VMOVUPD 32(DX)(R15*2), Y2',
               'VSUBPD Y1, Y15, Y1',
               'VSUBPD Y2, Y15, Y2',
               'VPERMPD $0x50, Y5, Y3',
@@ -813,22 +835,20 @@ def exp_leaf(d):
               'VFMADD231PD Y3, Y1, Y11',
               'VFMADD231PD Y4, Y2, Y11',
               'TESTQ $1, R12', 'JEQ %snocs' % L,
-              'VMOVUPD 0(BX), Y6',
+              'VMOVUPD 0(BX)(R15*1), Y6',
               'VFMADD231PD Y5, Y14, Y6',
-              'VMOVUPD Y6, 0(BX)'])
+              'VMOVUPD Y6, 0(BX)(R15*1)'])
         w(L + 'nocs:')
-        emit(['TESTQ $2, R12', 'JEQ %sskip' % L,
+        emit(['TESTQ $2, R12', 'JEQ %sgrp' % L,
               'VMULPD Y14, Y3, Y3',
               'VMULPD Y14, Y4, Y4',
-              'VMOVUPD 0(R13), Y6',
+              'VMOVUPD 0(R13)(R15*2), Y6',
               'VFMADD231PD Y3, Y1, Y6',
-              'VMOVUPD Y6, 0(R13)',
-              'VMOVUPD 32(R13), Y0',
+              'VMOVUPD Y6, 0(R13)(R15*2)',
+              'VMOVUPD 32(R13)(R15*2), Y0',
               'VFMADD231PD Y4, Y2, Y0',
-              'VMOVUPD Y0, 32(R13)'])
-    w(L + 'skip:')
-    emit(['ADDQ $%d, DX' % (32 * d), 'ADDQ $32, R10', 'ADDQ $32, BX', 'ADDQ $%d, R13' % (32 * d),
-          'SUBQ $1, CX', 'JNE %sgrp' % L])
+              'VMOVUPD Y0, 32(R13)(R15*2)',
+              'JMP %sgrp' % L])
     w(L + 'store:')
     emit(['VEXTRACTF128 $1, Y12, X0',
           'VADDPD X0, X12, X0',
@@ -846,15 +866,17 @@ def exp_leaf(d):
     w('')
     inreg.clear()
 
-# func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)
-# The backward weighted rows of a leaf of the sparse path, d = 1, in one
-# pass. For each row r, over the candidates [a, z) = spans[2r], spans[2r+1]
-# (z − a a multiple of four): a_j = u[j] − (xs[r] − q[j])²·invEps + ss[r]
-# (as argsMax1AVX2 with that shift); over the groups of four with an
-# element not below negThr, e_j = e^a_j (0 below expLow): res[2r] = Σ e_j,
-# res[2r+1] = Σ e_j (xs[r] − q[j]), and when mode&1 colSum[j] += rs[r]·e_j,
-# when mode&2 colGrad[j] += rs[r]·e_j·(xs[r] − q[j]). The caller guarantees
-# that no a_j exceeds expHigh or is NaN (normalized weights, finite ss).
+# func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int)
+# The backward weighted rows of a leaf of the sparse path, d = 1. For each
+# row r, over the candidates [a, z) = spans[2r], spans[2r+1] (z − a a
+# multiple of four): a_j = u[j] − (xs[r] − q[j])²·invEps + ss[r] (as
+# argsMax1AVX2 with that shift), stored in buf (scratch of at least the
+# longest span), the groups of four with an element not below negThr listed
+# in kept (scratch of a quarter of that); over those groups, in order,
+# e_j = e^a_j (0 below expLow): res[2r] = Σ e_j, res[2r+1] = Σ e_j (xs[r] −
+# q[j]), and when mode&1 colSum[j] += rs[r]·e_j, when mode&2 colGrad[j] +=
+# rs[r]·e_j·(xs[r] − q[j]). The caller guarantees that no a_j exceeds
+# expHigh or is NaN (normalized weights, finite ss).
 exp_leaf(1)
 
 # func lse2LeafAVX2(...): lse1LeafAVX2 for d = 2 (xs and q hold two

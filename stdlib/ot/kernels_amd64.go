@@ -78,16 +78,19 @@ func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, 
 func lse1LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64)
 
 // exp1LeafAVX2 computes the backward weighted rows of a leaf of the sparse
-// path for d = 1 (sparse.go, weightedLeafSIMD) in one pass: for each row r,
-// over the candidates [spans[2r], spans[2r+1]) (a multiple of four), the
-// arguments of argsMax1AVX2 with shift ss[r] (bitwise) and, over the groups
-// of four with an element not below negThr, the sums of expWeighted1AVX2
-// with factor rs[r]: res[2r] = Σ e_j, res[2r+1] = Σ e_j (xs[r] − q_j), and
-// colSum, colGrad as mode says. No argument may exceed expHigh or be NaN
-// (the caller checks: normalized weights, finite shifts).
+// path for d = 1 (sparse.go, weightedLeafSIMD): for each row r, over the
+// candidates [spans[2r], spans[2r+1]) (a multiple of four), the arguments
+// of argsMax1AVX2 with shift ss[r] (bitwise), stored in buf, and, over the
+// groups of four with an element not below negThr (listed in kept, then
+// taken in order: no branch per group on the data), the sums of
+// expWeighted1AVX2 with factor rs[r]: res[2r] = Σ e_j, res[2r+1] = Σ e_j
+// (xs[r] − q_j), and colSum, colGrad as mode says. buf and kept are
+// scratch of at least the longest span and a quarter of it. No argument
+// may exceed expHigh or be NaN (the caller checks: normalized weights,
+// finite shifts).
 //
 //go:noescape
-func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)
+func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int)
 
 // lse2LeafAVX2 is lse1LeafAVX2 for d = 2 (xs and q hold two coordinates
 // per point; the arguments are argsMax2AVX2's, bitwise).
@@ -100,7 +103,7 @@ func lse2LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negTh
 // coordinates of Σ e_j (xs[r] − q_j)).
 //
 //go:noescape
-func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)
+func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int)
 
 // logAVX2 writes logPos(src[j]) into dst[j] for the first len(src) &^ 3
 // elements (bitwise equal results). It reports whether an element was not

@@ -1015,11 +1015,12 @@ l1ret:
 	VZEROUPPER
 	RET
 
-// func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)
-TEXT ·exp1LeafAVX2(SB), NOSPLIT, $0-240
+// func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int)
+TEXT ·exp1LeafAVX2(SB), NOSPLIT, $0-288
 	XORQ R8, R8
 	MOVQ ss_len+32(FP), R9
-	MOVQ mode+232(FP), R12
+	MOVQ mode+280(FP), R12
+	MOVQ buf_base+216(FP), DI
 	VMOVUPD expk<>+32(SB), Y8
 	VMOVUPD expk<>+0(SB), Y9
 e1row:
@@ -1041,6 +1042,8 @@ e1row:
 	SHRQ $2, CX
 	VXORPD Y12, Y12, Y12
 	VXORPD Y11, Y11, Y11
+	MOVQ kept_base+240(FP), R11
+	MOVQ R11, R14
 	TESTQ CX, CX
 	JEQ e1store
 	MOVQ q_base+96(FP), DX
@@ -1051,20 +1054,34 @@ e1row:
 	LEAQ 0(R10)(SI*8), R10
 	MOVQ colSum_base+144(FP), BX
 	LEAQ 0(BX)(SI*8), BX
-e1grp:
-	VMOVUPD 0(DX), Y1
+	VBROADCASTSD invEps+264(FP), Y6
+	VBROADCASTSD negThr+272(FP), Y7
+	XORQ R15, R15
+e1args:
+	VMOVUPD 0(DX)(R15*1), Y1
 	VSUBPD Y1, Y15, Y1
 	VMULPD Y1, Y1, Y2
-	VBROADCASTSD invEps+216(FP), Y3
-	VMULPD Y3, Y2, Y2
-	VMOVUPD 0(R10), Y0
+	VMULPD Y6, Y2, Y2
+	VMOVUPD 0(R10)(R15*1), Y0
 	VSUBPD Y2, Y0, Y0
 	VADDPD Y13, Y0, Y0
-	VBROADCASTSD negThr+224(FP), Y3
-	VCMPPD $1, Y3, Y0, Y3
+	VMOVUPD Y0, 0(DI)(R15*1)
+	VCMPPD $1, Y7, Y0, Y3
 	VMOVMSKPD Y3, SI
+	MOVL R15, 0(R11)
+	LEAQ 4(R11), R12
 	CMPQ SI, $15
-	JEQ e1skip
+	CMOVQNE R12, R11
+	ADDQ $32, R15
+	SUBQ $1, CX
+	JNE e1args
+	MOVQ mode+280(FP), R12
+e1grp:
+	CMPQ R14, R11
+	JGE e1store
+	MOVLQSX 0(R14), R15
+	ADDQ $4, R14
+	VMOVUPD 0(DI)(R15*1), Y0
 	VCMPPD $0x1d, expk<>+544(SB), Y0, Y10
 	VMAXPD expk<>+544(SB), Y0, Y0
 	VMOVUPD Y8, Y1
@@ -1098,28 +1115,22 @@ e1grp:
 	VMULPD Y1, Y5, Y5
 	VANDPD Y10, Y5, Y5
 	VADDPD Y5, Y12, Y12
-	VMOVUPD 0(DX), Y1
+	VMOVUPD 0(DX)(R15*1), Y1
 	VSUBPD Y1, Y15, Y1
 	VFMADD231PD Y5, Y1, Y11
 	TESTQ $1, R12
 	JEQ e1nocs
-	VMOVUPD 0(BX), Y6
+	VMOVUPD 0(BX)(R15*1), Y6
 	VFMADD231PD Y5, Y14, Y6
-	VMOVUPD Y6, 0(BX)
+	VMOVUPD Y6, 0(BX)(R15*1)
 e1nocs:
 	TESTQ $2, R12
-	JEQ e1skip
+	JEQ e1grp
 	VMULPD Y14, Y5, Y3
-	VMOVUPD 0(R13), Y6
+	VMOVUPD 0(R13)(R15*1), Y6
 	VFMADD231PD Y3, Y1, Y6
-	VMOVUPD Y6, 0(R13)
-e1skip:
-	ADDQ $32, DX
-	ADDQ $32, R10
-	ADDQ $32, BX
-	ADDQ $32, R13
-	SUBQ $1, CX
-	JNE e1grp
+	VMOVUPD Y6, 0(R13)(R15*1)
+	JMP e1grp
 e1store:
 	VEXTRACTF128 $1, Y12, X0
 	VADDPD X0, X12, X0
@@ -1309,11 +1320,12 @@ l2ret:
 	VZEROUPPER
 	RET
 
-// func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int)
-TEXT ·exp2LeafAVX2(SB), NOSPLIT, $0-240
+// func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int)
+TEXT ·exp2LeafAVX2(SB), NOSPLIT, $0-288
 	XORQ R8, R8
 	MOVQ ss_len+32(FP), R9
-	MOVQ mode+232(FP), R12
+	MOVQ mode+280(FP), R12
+	MOVQ buf_base+216(FP), DI
 	VMOVUPD expk<>+32(SB), Y8
 	VMOVUPD expk<>+0(SB), Y9
 e2row:
@@ -1340,6 +1352,8 @@ e2row:
 	SHRQ $2, CX
 	VXORPD Y12, Y12, Y12
 	VXORPD Y11, Y11, Y11
+	MOVQ kept_base+240(FP), R11
+	MOVQ R11, R14
 	TESTQ CX, CX
 	JEQ e2store
 	MOVQ q_base+96(FP), DX
@@ -1352,25 +1366,39 @@ e2row:
 	LEAQ 0(R10)(SI*8), R10
 	MOVQ colSum_base+144(FP), BX
 	LEAQ 0(BX)(SI*8), BX
-e2grp:
-	VMOVUPD 0(DX), Y1
-	VMOVUPD 32(DX), Y4
+	VBROADCASTSD invEps+264(FP), Y6
+	VBROADCASTSD negThr+272(FP), Y7
+	XORQ R15, R15
+e2args:
+	VMOVUPD 0(DX)(R15*2), Y1
+	VMOVUPD 32(DX)(R15*2), Y4
 	VSUBPD Y1, Y15, Y1
 	VSUBPD Y4, Y15, Y4
 	VMULPD Y1, Y1, Y1
 	VMULPD Y4, Y4, Y4
 	VHADDPD Y4, Y1, Y2
 	VPERMPD $0xd8, Y2, Y2
-	VBROADCASTSD invEps+216(FP), Y3
-	VMULPD Y3, Y2, Y2
-	VMOVUPD 0(R10), Y0
+	VMULPD Y6, Y2, Y2
+	VMOVUPD 0(R10)(R15*1), Y0
 	VSUBPD Y2, Y0, Y0
 	VADDPD Y13, Y0, Y0
-	VBROADCASTSD negThr+224(FP), Y3
-	VCMPPD $1, Y3, Y0, Y3
+	VMOVUPD Y0, 0(DI)(R15*1)
+	VCMPPD $1, Y7, Y0, Y3
 	VMOVMSKPD Y3, SI
+	MOVL R15, 0(R11)
+	LEAQ 4(R11), R12
 	CMPQ SI, $15
-	JEQ e2skip
+	CMOVQNE R12, R11
+	ADDQ $32, R15
+	SUBQ $1, CX
+	JNE e2args
+	MOVQ mode+280(FP), R12
+e2grp:
+	CMPQ R14, R11
+	JGE e2store
+	MOVLQSX 0(R14), R15
+	ADDQ $4, R14
+	VMOVUPD 0(DI)(R15*1), Y0
 	VCMPPD $0x1d, expk<>+544(SB), Y0, Y10
 	VMAXPD expk<>+544(SB), Y0, Y0
 	VMOVUPD Y8, Y1
@@ -1404,8 +1432,8 @@ e2grp:
 	VMULPD Y1, Y5, Y5
 	VANDPD Y10, Y5, Y5
 	VADDPD Y5, Y12, Y12
-	VMOVUPD 0(DX), Y1
-	VMOVUPD 32(DX), Y2
+	VMOVUPD 0(DX)(R15*2), Y1
+	VMOVUPD 32(DX)(R15*2), Y2
 	VSUBPD Y1, Y15, Y1
 	VSUBPD Y2, Y15, Y2
 	VPERMPD $0x50, Y5, Y3
@@ -1414,27 +1442,21 @@ e2grp:
 	VFMADD231PD Y4, Y2, Y11
 	TESTQ $1, R12
 	JEQ e2nocs
-	VMOVUPD 0(BX), Y6
+	VMOVUPD 0(BX)(R15*1), Y6
 	VFMADD231PD Y5, Y14, Y6
-	VMOVUPD Y6, 0(BX)
+	VMOVUPD Y6, 0(BX)(R15*1)
 e2nocs:
 	TESTQ $2, R12
-	JEQ e2skip
+	JEQ e2grp
 	VMULPD Y14, Y3, Y3
 	VMULPD Y14, Y4, Y4
-	VMOVUPD 0(R13), Y6
+	VMOVUPD 0(R13)(R15*2), Y6
 	VFMADD231PD Y3, Y1, Y6
-	VMOVUPD Y6, 0(R13)
-	VMOVUPD 32(R13), Y0
+	VMOVUPD Y6, 0(R13)(R15*2)
+	VMOVUPD 32(R13)(R15*2), Y0
 	VFMADD231PD Y4, Y2, Y0
-	VMOVUPD Y0, 32(R13)
-e2skip:
-	ADDQ $64, DX
-	ADDQ $32, R10
-	ADDQ $32, BX
-	ADDQ $64, R13
-	SUBQ $1, CX
-	JNE e2grp
+	VMOVUPD Y0, 32(R13)(R15*2)
+	JMP e2grp
 e2store:
 	VEXTRACTF128 $1, Y12, X0
 	VADDPD X0, X12, X0

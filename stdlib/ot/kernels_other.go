@@ -37,7 +37,7 @@ func lse1LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negTh
 	panic("ot: no SIMD kernels")
 }
 
-func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int) {
+func exp1LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int) {
 	panic("ot: no SIMD kernels")
 }
 
@@ -45,7 +45,7 @@ func lse2LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negTh
 	panic("ot: no SIMD kernels")
 }
 
-func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res []float64, invEps, negThr float64, mode int) {
+func exp2LeafAVX2(xs, ss, rs []float64, spans []int32, q, u, colSum, colGrad, res, buf []float64, kept []int32, invEps, negThr float64, mode int) {
 	panic("ot: no SIMD kernels")
 }
 

@@ -525,10 +525,14 @@ func TestSIMDExpLeaf(t *testing.T) {
 				cg1, cg2 = make([]float64, cands*d), make([]float64, cands*d)
 			}
 			res := make([]float64, (d+1)*rows)
+			scratch, kept := make([]float64, cands), make([]int32, cands/4)
+			for k := range scratch {
+				scratch[k] = math.NaN() // must not leak into the sums
+			}
 			if d == 1 {
-				exp1LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, res, invEps, thr, mode)
+				exp1LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, res, scratch, kept, invEps, thr, mode)
 			} else {
-				exp2LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, res, invEps, thr, mode)
+				exp2LeafAVX2(xs, ss, rs, spans, q, u, cs2, cg2, res, scratch, kept, invEps, thr, mode)
 			}
 			for r := range rows {
 				got := res[(d+1)*r : (d+1)*r+d+1]

@@ -390,7 +390,8 @@ type sparseScratch struct {
 	sums, mxs, lgs []float64 // per row of a leaf
 	res            []float64 // the leaf kernels' results
 	lspans         []int32   // the forward leaf kernel's spans
-	kept           []float64 // the forward leaf kernel's packed terms
+	kept           []float64 // the leaf kernels' packed terms or arguments
+	groups         []int32   // the backward leaf kernel's kept groups
 	heap           []heapItem
 	sel            []int32   // a culled absorption's selection (selectRow)
 	junk, inf      []float64 // its discarded column maxima, and +Inf
@@ -1480,10 +1481,15 @@ func (e *engine) weightedLeafSIMD(scr *sparseScratch, lo, hi int, cols, u, colSu
 	}
 	st := d + 1
 	scr.res = grow(scr.res, st*(hi-lo))
+	scr.kept = grow(scr.kept, len(u))
+	if cap(scr.groups) < len(u)/4 {
+		scr.groups = make([]int32, len(u)/4)
+	}
+	groups := scr.groups[:len(u)/4]
 	if d == 1 {
-		exp1LeafAVX2(job.rows[lo:hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, scr.res, job.invEps, -sp.thr, mode)
+		exp1LeafAVX2(job.rows[lo:hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, scr.res, scr.kept, groups, job.invEps, -sp.thr, mode)
 	} else {
-		exp2LeafAVX2(job.rows[2*lo:2*hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, scr.res, job.invEps, -sp.thr, mode)
+		exp2LeafAVX2(job.rows[2*lo:2*hi], job.s[lo:hi], job.r[lo:hi], spans, cols, u, colSum, colGrad, scr.res, scr.kept, groups, job.invEps, -sp.thr, mode)
 	}
 	for i := lo; i < hi; i++ {
 		res := scr.res[st*(i-lo) : st*(i-lo)+st]
