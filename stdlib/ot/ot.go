@@ -248,6 +248,7 @@ type engine struct {
 	gather                     gatherTask   // the scaling path's products split across workers
 	phase                      sparsePhase  // the part of a sparse sweep the workers run
 	sparseNB                   int          // the number of blocks of the sparse sweep
+	colTask                    colTask      // the column reduction in progress (sumColumns)
 
 	ctx    context.Context // SetContext's context, nil for none
 	done   <-chan struct{} // its Done channel

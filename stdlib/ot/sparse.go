@@ -854,6 +854,7 @@ const (
 	phaseAbsorbCount // a culled absorption's rows count their entries
 	phaseAbsorbFill  // and fill them in (scaling_cull.go)
 	phaseKernelBack  // a culled backward sweep's blocks
+	phaseSumColumns  // the reduction of the blocks' column accumulators
 )
 
 // sparseSweep runs job on the sparse path. It reports false, having
@@ -1005,26 +1006,59 @@ func (e *engine) cull(job *sweepJob, nb int) bool {
 // sumColumns sets e.colSum (with wantSum) and e.colGrad (with wantGrad)
 // for nc columns to the sums, in block order, of the nb blocks' column
 // accumulators in e.blkSum and e.blkGrad, block b having touched only the
-// columns [span(b)).
+// columns [span(b)). The columns are split across the workers (each
+// column's sum is taken in block order whatever the split).
 func (e *engine) sumColumns(nb, nc int, span func(b int) (lo, hi int), wantSum, wantGrad bool) {
-	d := e.d
-	if wantSum {
-		cs := e.colSum[:nc]
+	t := &e.colTask
+	t.spans = t.spans[:0]
+	for b := range nb {
+		lo, hi := span(b)
+		t.spans = append(t.spans, lo, hi)
+	}
+	t.nc, t.wantSum, t.wantGrad = nc, wantSum, wantGrad
+	chunks := max(1, min(8, nc/8192))
+	phase, nbSaved := e.phase, e.sparseNB
+	e.phase, e.sparseNB = phaseSumColumns, chunks
+	e.runSparse(chunks)
+	e.phase, e.sparseNB = phase, nbSaved
+}
+
+// colTask is the column reduction of sumColumns in progress: the blocks'
+// column spans (lo and hi in turn), the number of columns and what to sum.
+type colTask struct {
+	spans             []int
+	nc                int
+	wantSum, wantGrad bool
+}
+
+// sumColumnsChunk runs chunk c of the current column reduction.
+func (e *engine) sumColumnsChunk(c int) {
+	t, d := &e.colTask, e.d
+	nc, nb := t.nc, len(t.spans)/2
+	clo, chi := blockRange(c, e.sparseNB, nc)
+	if t.wantSum {
+		cs := e.colSum[clo:chi]
 		clear(cs)
 		for b := range nb {
-			lo, hi := span(b)
+			lo, hi := max(t.spans[2*b], clo), min(t.spans[2*b+1], chi)
+			if lo >= hi {
+				continue
+			}
 			for j, v := range e.blkSum[b*nc+lo : b*nc+hi] {
-				cs[lo+j] += v
+				cs[lo-clo+j] += v
 			}
 		}
 	}
-	if wantGrad {
-		cg := e.colGrad[:nc*d]
+	if t.wantGrad {
+		cg := e.colGrad[clo*d : chi*d]
 		clear(cg)
 		for b := range nb {
-			lo, hi := span(b)
+			lo, hi := max(t.spans[2*b], clo), min(t.spans[2*b+1], chi)
+			if lo >= hi {
+				continue
+			}
 			for j, v := range e.blkGrad[(b*nc+lo)*d : (b*nc+hi)*d] {
-				cg[lo*d+j] += v
+				cg[(lo-clo)*d+j] += v
 			}
 		}
 	}
@@ -1053,6 +1087,8 @@ func (e *engine) sparseBlock(w, b int) {
 		e.absorbBlock(w, b, e.phase == phaseAbsorbFill)
 	case phaseKernelBack:
 		e.kernelBackBlock(w, b)
+	case phaseSumColumns:
+		e.sumColumnsChunk(b)
 	}
 }
 
