@@ -84,12 +84,13 @@
 // default (PathAuto, Workspace.SetPath) a problem on scattered points of at
 // least 32 points a side runs on the sparse sweeps (sparse.go): both
 // measures are put in k-d tree order (kdtree.go; sorted in 1-D), and for
-// each leaf of the rows' tree the column tree is descended, dropping a node
-// when an upper bound of its terms over the leaf's rows lies below the
-// rows' reference less thr = ln(m) + 54·ln 2. The bound follows the
-// potentials: the column terms u_j·eps are written as an affine function of
-// the points (a least-squares slope per leaf) plus a residual bounded per
-// node, and the maximum of slope·y − |x − y|² over the two boxes is taken
+// each row block of the rows' tree (a leaf in 1-D, the parent of two
+// leaves of at most 8 points in higher dimension) the column tree is
+// descended, dropping a node when an upper bound of its terms over the
+// block's rows lies below the rows' reference less thr = ln(m) + 54·ln 2.
+// The bound follows the potentials: the column terms u_j·eps are written
+// as an affine function of the points (a least-squares slope per leaf)
+// plus a residual bounded per node, and the maximum of slope·y − |x − y|² over the two boxes is taken
 // in closed form. A dropped term is below e^(−thr) times its row's largest
 // term (forward) or total weight (backward), so the dropped terms of a row
 // add up to less than 2^-54 of its sum: the sparse and dense paths agree to

@@ -56,7 +56,8 @@ func (w *Workspace) SetPath(p Path) { w.e.path = p }
 //
 // A log-sum-exp row LSE_j(a_ij), a_ij = u_j − C_ij/eps, is dominated by the
 // few terms near its maximum. Both measures are put in k-d tree order
-// (kdtree.go). For each leaf R of the rows' tree, the column tree is
+// (kdtree.go). For each row block R of the rows' tree (its "leafs":
+// kdRowSize), the column tree is
 // descended from the root and a node N is dropped when an upper bound of
 // a_ij over the rows of R and the columns of N lies below L_R − thr, with
 // L_R the smallest of the rows' references (below). The surviving column

@@ -129,7 +129,7 @@ func sparseCases(t testing.TB) []sparseCase {
 			}
 		}
 		y := append([]float64(nil), x[:n]...)
-		add("2d/duplicates", x, y, uniformLogW(n), uniformLogW(n/2), 2, bal(0.01, 40), true)
+		add("2d/duplicates", x, y, uniformLogW(n), uniformLogW(n/2), 2, bal(0.004, 40), true)
 	}
 	// Weights spread over 30 orders of magnitude, and weights near zero
 	// and zero.
@@ -157,7 +157,7 @@ func sparseCases(t testing.TB) []sparseCase {
 		normalize(lbz)
 		add("2d/zero-and-tiny-weights", x, y, lz, lbz, 2, bal(h*h, 40), false)
 		add("2d/zero-weights-unbalanced", x, y, lz, uniformLogW(n), 2, unb(h*h, 0.05, 40), false)
-		add("2d/zero-weights-small-eps", x, y, lz, lbz, 2, bal(h*h/10, 40), true)
+		add("2d/zero-weights-small-eps", x, y, lz, lbz, 2, bal(h*h/20, 40), true)
 	}
 	// 3-D and 10-D.
 	{
@@ -166,7 +166,7 @@ func sparseCases(t testing.TB) []sparseCase {
 		y := gaussPts(rng, n, 3, 0.2, 1)
 		h := resolutionOf(t, y, 3)
 		add("3d", x, y, uniformLogW(n), uniformLogW(n), 3, bal(h*h, 40), false)
-		add("3d/small-eps", x, y, uniformLogW(n), uniformLogW(n), 3, bal(h*h/50, 40), true)
+		add("3d/small-eps", x, y, uniformLogW(n), uniformLogW(n), 3, bal(h*h/100, 40), true)
 		n = 64
 		x = gaussPts(rng, n, 10, 0, 1)
 		y = gaussPts(rng, n, 10, 0.1, 1)
