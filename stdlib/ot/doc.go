@@ -90,8 +90,8 @@
 // block's rows lies below the rows' reference less thr = ln(m) + 54·ln 2.
 // The bound follows the potentials: the column terms u_j·eps are written
 // as an affine function of the points (a least-squares slope per leaf)
-// plus a residual bounded per node, and the maximum of slope·y − |x − y|² over the two boxes is taken
-// in closed form. A dropped term is below e^(−thr) times its row's largest
+// plus a residual bounded per node, and the maximum of slope·y − |x − y|²
+// over the two boxes is taken in closed form. A dropped term is below e^(−thr) times its row's largest
 // term (forward) or total weight (backward), so the dropped terms of a row
 // add up to less than 2^-54 of its sum: the sparse and dense paths agree to
 // rounding (tested to 1e-12 relative, values and both gradient modes), and
