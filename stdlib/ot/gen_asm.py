@@ -65,6 +65,11 @@ for m in range(16):
         w('DATA keep4<>+%d(SB)/8, $0x%08x%08x' % (32 * m + 8 * k, 2 * l + 1, 2 * l))
 w('GLOBL keep4<>(SB), RODATA|NOPTR, $512')
 w('')
+# lanes<>: the indices of four lanes, then four (quadwords).
+for k, v in enumerate([0, 1, 2, 3, 4, 4, 4, 4]):
+    w('DATA lanes<>+%d(SB)/8, $%d' % (8 * k, v))
+w('GLOBL lanes<>(SB), RODATA|NOPTR, $64')
+w('')
 
 # Constants currently held in registers (name -> register); the others are
 # read from memory. Loads of constants bound the exponential's throughput
@@ -571,7 +576,8 @@ def lse_leaf(d):
           'MOVQ %s_len+%d(FP), R13' % (('q', 32) if d == 1 else ('u', 56)),
           'SHRQ $2, R13',
           'MOVQ out_base+120(FP), DI',
-          'MOVQ spans_base+144(FP), BX'])
+          'MOVQ spans_base+144(FP), BX',
+          'LEAQ 1(R13), R15', 'SHLQ $5, R15', 'ADDQ cb_base+96(FP), R15'])
     load_consts(['Y8', 'Y9', 'Y10'])
     w(L + 'row:')
     emit(['CMPQ R9, $1', 'JLT %sret' % L])
@@ -622,59 +628,53 @@ def lse_leaf(d):
           'VSUBSD X0, X0, X0'])
     w(L + 'mx:')
     # The kept elements (not below mx + negThr, or NaN), shifted by mx,
-    # are packed into cb in order (keep4<> permutations), then summed in
-    # groups of four, the last padded with −Inf: no branch per group.
+    # are packed into cb in order (keep4<> permutations), their indices
+    # into the second half of cb (from R15), then summed in groups of four,
+    # the last padded with −Inf: no branch per group. The span comes from
+    # the first and last kept indices, the argmax from the sums' pass.
     emit(['VMOVSD X0, 0(DI)',
           'VBROADCASTSD X0, Y13',
           'VBROADCASTSD negThr+176(FP), Y14',
           'VXORPD Y12, Y12, Y12',
-          'VXORPD Y7, Y7, Y7',
+          'VMOVDQU lanes<>+0(SB), Y11',      # indices 0, 1, 2, 3
+          'VMOVDQU lanes<>+32(SB), Y15',     # 4, 4, 4, 4
           'MOVQ R12, AX', 'MOVQ R13, CX',
           'MOVQ cb_base+96(FP), DX',
-          'LEAQ keep4<>(SB), R14',
-          'MOVQ $0x7fffffff, R15',
-          'MOVQ $-1, R10',
-          'MOVL $-1, 8(BX)'])
+          'MOVQ R15, R10',
+          'LEAQ keep4<>(SB), R14'])
     w(L + 'keep:')
     emit(['VMOVUPD 0(AX), Y0',
           'VSUBPD Y13, Y0, Y0',
           'VCMPPD $5, Y14, Y0, Y1',  # !(x < thr): kept (true for NaN)
           'VMOVMSKPD Y1, SI',
-          'MOVQ R13, R11', 'SUBQ CX, R11', 'SHLQ $2, R11',  # R11 = 4g
-          'TESTQ SI, SI',
-          'CMOVQNE R11, R10',                           # last kept group
-          'CMPQ R15, $0x7fffffff',
-          'CMOVQNE R15, R11',
-          'TESTQ SI, SI',
-          'CMOVQNE R11, R15',                           # first kept group
           'MOVQ SI, R11', 'SHLQ $5, R11',
           'VMOVDQU 0(R14)(R11*1), Y2',
           'VPERMPS Y0, Y2, Y3',
+          'VPERMPS Y11, Y2, Y4',
           'VMOVUPD Y3, 0(DX)',
+          'VMOVDQU Y4, 0(R10)',
           'POPCNTQ SI, SI',
           'LEAQ 0(DX)(SI*8), DX',
-          'VCMPPD $0, Y7, Y0, Y1',
-          'VMOVMSKPD Y1, SI',
-          'TESTQ SI, SI', 'JEQ %snoam' % L,
-          'CMPL 8(BX), $-1', 'JNE %snoam' % L,
-          'BSFQ SI, SI',
-          'MOVQ R13, R11', 'SUBQ CX, R11', 'SHLQ $2, R11', 'ADDQ R11, SI',
-          'MOVL SI, 8(BX)'])
-    w(L + 'noam:')
-    emit(['ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %skeep' % L,
-          'MOVL R15, 0(BX)',
-          'LEAQ 4(R10), SI',
-          'CMPQ R10, $-1',
-          'CMOVQEQ R10, SI',
-          'MOVL SI, 4(BX)',
-          'VMOVUPD %s, Y1' % K('neginf'),
-          'VMOVUPD Y1, 0(DX)',
+          'LEAQ 0(R10)(SI*8), R10',
+          'VPADDQ Y15, Y11, Y11',
+          'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %skeep' % L,
+          'MOVL $0x7fffffff, 0(BX)',
+          'MOVL $-1, 4(BX)',
+          'MOVL $-1, 8(BX)',
           'MOVQ cb_base+96(FP), AX',
+          'SUBQ R15, R10',
+          'JEQ %snokept' % L,
+          'MOVQ 0(R15), SI', 'ANDQ $-4, SI', 'MOVL SI, 0(BX)',
+          'MOVQ -8(R15)(R10*1), SI', 'ANDQ $-4, SI', 'ADDQ $4, SI', 'MOVL SI, 4(BX)'])
+    w(L + 'nokept:')
+    emit(['VMOVUPD %s, Y1' % K('neginf'),
+          'VMOVUPD Y1, 0(DX)',
           'SUBQ AX, DX',
           'ADDQ $24, DX',
           'SHRQ $5, DX',
           'MOVQ DX, CX',
-          'TESTQ CX, CX', 'JEQ %ssumd' % L])
+          'TESTQ CX, CX', 'JEQ %ssumd' % L,
+          'VXORPD Y13, Y13, Y13'])
     # Four more constants in registers for the sums.
     extra = [('low', 'Y7'), ('one', 'Y11'), ('ln2hi', 'Y14'), ('ln2lo', 'Y15')]
     for name, reg in extra:
@@ -683,10 +683,24 @@ def lse_leaf(d):
         inreg[name] = reg
     w(L + 'sum:')
     emit(['VMOVUPD 0(AX), Y0',
-          'VMAXPD %s, Y0, Y0' % K('low')])
+          'VCMPPD $0, Y13, Y0, Y1',
+          'VMOVMSKPD Y1, SI',
+          'TESTQ SI, SI', 'JNE %sam' % L])
+    w(L + 'back:')
+    emit(['VMAXPD %s, Y0, Y0' % K('low')])
     emit(exp_body('Y0', ['Y1', 'Y2', 'Y3', 'Y4', 'Y5', 'Y6']))
     emit(['VADDPD Y5, Y12, Y12',
-          'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %ssum' % L])
+          'ADDQ $32, AX', 'SUBQ $1, CX', 'JNE %ssum' % L,
+          'JMP %ssumd' % L])
+    w(L + 'am:')
+    # The first packed value equal to mx: its index is the argmax.
+    emit(['CMPL 8(BX), $-1', 'JNE %sback' % L,
+          'BSFQ SI, SI',
+          'MOVQ AX, R11', 'SUBQ cb_base+96(FP), R11',
+          'LEAQ 0(R11)(SI*8), R11',
+          'MOVQ 0(R15)(R11*1), R11',
+          'MOVL R11, 8(BX)',
+          'JMP %sback' % L])
     for name, _ in extra:
         del inreg[name]
     w(L + 'sumd:')
@@ -712,7 +726,8 @@ def lse_leaf(d):
 #   spans[3r], spans[3r+1] = the first element of the first group of four
 #     of buf with a kept value and the end of the last one (0x7fffffff and
 #     −1 if none); spans[3r+2] = the first j with buf[j] = mx (−1 if none).
-# cb is scratch of at least len(q) + 4.
+# cb is scratch of at least 2·len(q) + 8: the packed values, then from
+# len(q) + 4 their indices.
 lse_leaf(1)
 
 

@@ -72,7 +72,8 @@ func expWeighted1AVX2(a, q, colSum, colGrad []float64, p0, r float64, mode int, 
 // four and summed as sumExpAVX2(cb, 0, −Inf) sums them, without a branch
 // per group. spans[3r] and spans[3r+1] are the first element of the first
 // group of four with a kept value and the end of the last, spans[3r+2] the
-// first argmax. buf is scratch of at least len(q), cb of len(q) + 4.
+// first argmax. buf is scratch of at least len(q), cb of 2·len(q) + 8
+// (the packed values, then their indices).
 //
 //go:noescape
 func lse1LeafAVX2(xs, q, u, buf, cb, out []float64, spans []int32, invEps, negThr float64)

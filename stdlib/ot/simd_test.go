@@ -440,7 +440,7 @@ func TestSIMDLseLeaf(t *testing.T) {
 				xs, q, u := leafProblem(rng, 9, cands, d)
 				rows := len(xs) / d
 				buf := make([]float64, cands)
-				cb := make([]float64, cands+4)
+				cb := make([]float64, 2*cands+8)
 				for k := range cb {
 					cb[k] = math.NaN() // scratch: must not leak into the sums
 				}

@@ -1656,7 +1656,7 @@ func (e *engine) lseLeafSIMD(scr *sparseScratch, lo, hi int, buf, cols, u []floa
 		scr.lspans = make([]int32, 3*nrow)
 	}
 	spans := scr.lspans[:3*nrow]
-	scr.kept = grow(scr.kept, len(u)+4)
+	scr.kept = grow(scr.kept, 2*len(u)+8)
 	if d == 1 {
 		lse1LeafAVX2(job.rows[lo:hi], cols, u, buf, scr.kept, scr.res, spans, job.invEps, -sp.thr)
 	} else {
