@@ -23,7 +23,18 @@ type kdTree struct {
 	abs   float64   // the largest absolute coordinate
 
 	src []float64 // a copy of the points as given (the cache key)
+
+	keys []kdKey // scratch of selectMedian
 }
+
+// kdKey is a point's coordinate along a split and its original index: the
+// order of a split, ties broken by the index.
+type kdKey struct {
+	v float64
+	i int32
+}
+
+func (a kdKey) less(b kdKey) bool { return a.v < b.v || a.v == b.v && a.i < b.i }
 
 // kdNode covers the points [lo, hi) in tree order. Leaves have no children
 // (left < 0).
@@ -126,15 +137,81 @@ func (t *kdTree) split(pts []float64, lo, hi int, inRow bool) int32 {
 				dim = c
 			}
 		}
-		slices.SortFunc(t.perm[lo:hi], func(a, b int32) int {
-			return cmp.Or(cmp.Compare(pts[int(a)*d+dim], pts[int(b)*d+dim]), cmp.Compare(a, b))
-		})
+		t.selectMedian(pts, lo, hi, dim)
 	}
 	mid := (lo + hi) / 2
 	l := t.split(pts, lo, mid, inRow)
 	r := t.split(pts, mid, hi, inRow)
 	t.nodes[k].left, t.nodes[k].right = l, r
 	return k
+}
+
+// selectMedian reorders perm[lo:hi] so that its middle element, mid =
+// (lo + hi)/2, is the one a sort by coordinate dim (ties by index) would
+// put there, with the elements before it ordered below it and those after
+// above: the split of a node without sorting it (quickselect with the
+// median of three as pivot, deterministic).
+func (t *kdTree) selectMedian(pts []float64, lo, hi, dim int) {
+	d := t.d
+	keys := t.keys[:0]
+	for _, i := range t.perm[lo:hi] {
+		keys = append(keys, kdKey{pts[int(i)*d+dim], i})
+	}
+	t.keys = keys
+	k := len(keys) / 2
+	a, b := 0, len(keys)
+	for b-a > 8 {
+		// The median of three as pivot, moved to a.
+		m := a + (b-a)/2
+		if keys[m].less(keys[a]) {
+			keys[a], keys[m] = keys[m], keys[a]
+		}
+		if keys[b-1].less(keys[a]) {
+			keys[a], keys[b-1] = keys[b-1], keys[a]
+		}
+		if keys[b-1].less(keys[m]) {
+			keys[m], keys[b-1] = keys[b-1], keys[m]
+		}
+		keys[a], keys[m] = keys[m], keys[a]
+		p := keys[a]
+		// Hoare partition of keys[a+1:b] around p (keys are distinct).
+		i, j := a+1, b-1
+		for {
+			for i <= j && keys[i].less(p) {
+				i++
+			}
+			for i <= j && p.less(keys[j]) {
+				j--
+			}
+			if i >= j {
+				break
+			}
+			keys[i], keys[j] = keys[j], keys[i]
+			i++
+			j--
+		}
+		keys[a], keys[j] = keys[j], keys[a] // p at j: below it keys[a:j], above keys[j+1:b]
+		switch {
+		case k < j:
+			b = j
+		case k > j:
+			a = j + 1
+		default:
+			a, b = j, j
+		}
+	}
+	if b-a > 1 {
+		sub := keys[a:b]
+		slices.SortFunc(sub, func(x, y kdKey) int {
+			if x.less(y) {
+				return -1
+			}
+			return 1
+		})
+	}
+	for k, key := range keys {
+		t.perm[lo+k] = key.i
+	}
 }
 
 // matches reports whether t was built from the points pts.
