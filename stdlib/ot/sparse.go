@@ -1389,6 +1389,21 @@ func (e *engine) scatter(idx []int32, blkSum, blkGrad, colSum, colGrad []float64
 	if idx == nil {
 		return
 	}
+	if d == 2 && blkSum != nil && blkGrad != nil {
+		// The backward sweeps of 2-D problems with a gradient on both
+		// sides: one pass, bounds checked once per slice.
+		cs, cg := colSum[:len(idx)], colGrad[:2*len(idx)]
+		for a, j := range idx {
+			if j < 0 {
+				continue
+			}
+			blkSum[j] += cs[a]
+			g := blkGrad[2*j : 2*j+2 : 2*j+2]
+			g[0] += cg[2*a]
+			g[1] += cg[2*a+1]
+		}
+		return
+	}
 	for a, j := range idx {
 		if j < 0 {
 			continue
