@@ -113,10 +113,10 @@
 // Problems of at least 32 points a side run, by default, on the scaling
 // path (scaling.go; PathScaling forces it), which avoids most
 // exponentials; of the unrolled problems beyond the sizes below (2^22
-// point pairs, 2^19 in 1-D), those in 1-D and those whose history would
-// exceed 32 MiB stay on the sparse sweeps. After a log-domain sweep the
-// kernel is absorbed into the potentials: with row and column offsets A_i, B_j (log units) from the potentials just
-// computed, K_ij = e^(A_i + B_j − C_ij/eps) is stored in compressed rows
+// point pairs, 2^19 in 1-D), those in 1-D and 2-D and those whose history
+// would exceed 32 MiB stay on the sparse sweeps. After a log-domain sweep
+// the kernel is absorbed into the potentials: with row and column offsets
+// A_i, B_j (log units) from the potentials just computed, K_ij = e^(A_i + B_j − C_ij/eps) is stored in compressed rows
 // (and transposed), keeping an entry when it lies within L = ln(max(n, m))
 // + 54·ln 2 + 28 of its row's or its column's largest term. Later sweeps
 // are sparse products LSE_i = −A_i + H + log Σ_j K_ij e^(h_j − H), h_j =

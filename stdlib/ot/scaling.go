@@ -68,8 +68,9 @@ const scalingMargin = 28.0
 // scalingMaxTerms and scalingMaxTerms1D are the largest n·m for which
 // PathAuto absorbs the scaling path's epochs from a scan of every pair, in
 // 2 or more dimensions and in 1-D; beyond them it absorbs from the
-// culling (scaling_cull.go), except for unrolled problems in 1-D, which
-// run on the sparse sweeps (sparseProblem). Measured with the AVX2
+// culling (scaling_cull.go), except for unrolled problems in 1-D and 2-D,
+// which run on the sparse sweeps (sparseProblem; in 2-D since their leaf
+// kernels were made faster, 2026-11-27). Measured with the AVX2
 // kernels, one divergence with and without its unrolled gradient, one
 // worker (BENCHMARKS.md): in 1-D the scan wins at n = m = 724 by 1.2× over
 // the sparse sweeps; at 1024–4096 the sparse sweeps win by 1.2–1.3× over

@@ -469,9 +469,12 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 	e.sparseOn = true
 	e.scalingOn, e.scalingCulled = e.useScaling(p, q)
 	if e.path == PathAuto && e.scalingCulled && want && mode == GradUnrolled &&
-		(e.d == 1 || c.iters*(p.n+q.n) > scalingCulledMaxHistory) {
-		// Faster on the sparse sweeps in 1-D; beyond, the history and two
-		// epochs would not fit the memory the package allows itself.
+		(e.d <= 2 || c.iters*(p.n+q.n) > scalingCulledMaxHistory) {
+		// Faster on the sparse sweeps in 1-D and 2-D (their leaf kernels;
+		// BENCHMARKS.md: in 2-D 337-347 against 392-395 ms at 2896
+		// points, 454-461 against 580-604 ms at 4096, one core); beyond,
+		// the history and two epochs would not fit the memory the package
+		// allows itself.
 		e.scalingOn = false
 	}
 	if e.scalingOn && e.scalingCulled && !(want && mode == GradUnrolled) {
