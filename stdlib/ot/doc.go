@@ -106,7 +106,10 @@
 // is the reference and PathSparse forces the sparse sweeps
 // (SHM_SINKHORN_PATH in package sinkhorn). The leaf kernels for d = 1 and
 // 2 are AVX2 assembly (lse1LeafAVX2, exp1LeafAVX2, ...); other dimensions
-// use the row kernels.
+// use the row kernels. The forward ones pack the terms above the
+// threshold (values and indices) before their exponentials, the backward
+// ones list the groups of four with a kept term first, so that neither
+// branches on the data per group.
 //
 // # The scaling path
 //
