@@ -716,3 +716,42 @@ func TestSparseCandidateReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestSumColumnsChunks checks the column reduction of the sparse sweeps
+// split across workers (several chunks of columns) against the sums in
+// block order, bitwise, with blocks touching overlapping column spans.
+func TestSumColumnsChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	const nb, nc, d = 5, 3*8192 + 77, 2
+	spans := [][2]int{{0, 9000}, {4000, 20000}, {0, 0}, {15000, nc}, {100, nc - 100}}
+	for _, workers := range []int{1, 3} {
+		w := NewWorkspaceWorkers(16, 16, d, workers)
+		e := w.e
+		e.blkSum, e.blkGrad = make([]float64, nb*nc), make([]float64, nb*nc*d)
+		e.colSum, e.colGrad = make([]float64, nc), make([]float64, nc*d)
+		for k := range e.blkSum {
+			e.blkSum[k] = rng.NormFloat64()
+		}
+		for k := range e.blkGrad {
+			e.blkGrad[k] = rng.NormFloat64()
+		}
+		e.sumColumns(nb, nc, func(b int) (int, int) { return spans[b][0], spans[b][1] }, true, true)
+		for j := range nc {
+			var s float64
+			g := make([]float64, d)
+			for b := range nb {
+				if j < spans[b][0] || j >= spans[b][1] {
+					continue
+				}
+				s += e.blkSum[b*nc+j]
+				for c := range d {
+					g[c] += e.blkGrad[(b*nc+j)*d+c]
+				}
+			}
+			if e.colSum[j] != s || e.colGrad[j*d] != g[0] || e.colGrad[j*d+1] != g[1] {
+				t.Fatalf("workers %d, column %d: %v %v, want %v %v", workers, j, e.colSum[j], e.colGrad[j*d:j*d+d], s, g)
+			}
+		}
+		w.Close()
+	}
+}
