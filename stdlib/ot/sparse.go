@@ -57,11 +57,11 @@ func (w *Workspace) SetPath(p Path) { w.e.path = p }
 // A log-sum-exp row LSE_j(a_ij), a_ij = u_j − C_ij/eps, is dominated by the
 // few terms near its maximum. Both measures are put in k-d tree order
 // (kdtree.go). For each row block R of the rows' tree (its "leafs":
-// kdRowSize), the column tree is
-// descended from the root and a node N is dropped when an upper bound of
-// a_ij over the rows of R and the columns of N lies below L_R − thr, with
-// L_R the smallest of the rows' references (below). The surviving column
-// leaves are the leaf's candidates (in 1-D one range, from the first to the
+// kdRowSize), the column tree is descended from the root and a node N is
+// dropped when an upper bound of a_ij over the rows of R and the columns
+// of N lies below L_R − thr, with L_R the smallest of the rows' references
+// (below). The surviving column leaves are the row block's candidates (in
+// 1-D one range, from the first to the
 // last surviving leaf, trimmed at both ends with the exact bound of each
 // column); the leaf kernels (d = 1, 2) or the row kernels evaluate every
 // row of R on them, exponentiating only the groups of four terms with a
