@@ -3,9 +3,10 @@
 # of each measure (default 100 000) at eps = resolution(y)², T = 80, one
 # log density and unrolled gradient through shm (repl ":lp"), timed with
 # its peak memory. The repl session includes parsing, reading the data,
-# resolution(y) and the y–y term (computed once); ":lp" prints the log
-# density with and without the log-Jacobian, the latter from the
-# transforms alone.
+# resolution(y) and the y–y term (computed once); ":lp" prints the time
+# of the evaluation (value and unrolled gradient, with the y–y term at
+# this first one) and the log density with and without the log-Jacobian,
+# the latter from the transforms alone.
 #
 #   bash bench/scale.sh              # N=100000, D="1 2"
 #   N=20000 D=2 bash bench/scale.sh

@@ -455,10 +455,14 @@ func (r *repl) cmdLP(rest string) error {
 	}
 	d.Workers = goruntime.GOMAXPROCS(0)
 	grad := make([]float64, len(theta))
+	start := time.Now()
 	lp, err := d.LogDensityGrad(theta, grad)
 	if err != nil {
 		return err
 	}
+	// As CmdStan reports before sampling (the first evaluation includes
+	// what the model computes once, such as a Sinkhorn term of the data).
+	fmt.Fprintf(r.stdout, "Gradient evaluation took %.3g seconds\n", time.Since(start).Seconds())
 	// The log density without the log-Jacobian, from the transforms
 	// alone: evaluating the model again would double the command's time.
 	lj, err := d.LogJacobian(theta)
