@@ -130,8 +130,17 @@ def exp_body(x, t):
     a('VMULPD %s, %s, %s' % (T1, T5, T5))                  # × 2^k
     return s
 
+# Legacy-SSE instructions on X registers. With the upper halves of the YMM
+# registers dirty, Intel cores merge such an instruction into the whole
+# register: it waits for the register's last writer (in the leaf kernels,
+# each row's point load waited for the previous row's last exponential).
+# Every kernel uses the VEX forms (VMOVSD, VMOVHPD, VSUBSD, VMOVUPD, ...).
+legacy_sse = {'MOVSD', 'MOVHPD', 'MOVLPD', 'MOVUPD', 'MOVAPD', 'ADDSD', 'SUBSD',
+              'MULSD', 'DIVSD', 'MAXSD', 'MINSD', 'SQRTSD', 'XORPD', 'ANDPD'}
+
 def emit(lines):
     for l in lines:
+        assert l.split()[0] not in legacy_sse, 'legacy SSE instruction: ' + l
         w('\t' + l)
 
 def bad_epilogue(label, ret=48):
