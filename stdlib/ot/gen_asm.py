@@ -143,6 +143,29 @@ def emit(lines):
         assert l.split()[0] not in legacy_sse, 'legacy SSE instruction: ' + l
         w('\t' + l)
 
+def scaled_cost(d, q, t0, t1, dst, inv):
+    """The costs of four candidates times invEps into dst, rounded as every
+    kernel rounds them (the arguments' bits must agree across kernels): in
+    1-D (p − q)², in 2-D (p0 − q0)² + (p1 − q1)² from a horizontal add of
+    the squared differences. The point is in Y15 (broadcast, or x, y, x, y
+    in 2-D), the candidates at the memory operands q[0] (and q[1] in 2-D),
+    invEps in register inv; t0 and t1 are scratch (t1 unused in 1-D)."""
+    if d == 1:
+        emit(['VMOVUPD %s, %s' % (q[0], t0),
+              'VSUBPD %s, Y15, %s' % (t0, t0),
+              'VMULPD %s, %s, %s' % (t0, t0, dst),
+              'VMULPD %s, %s, %s' % (inv, dst, dst)])
+        return
+    emit(['VMOVUPD %s, %s' % (q[0], t0),
+          'VMOVUPD %s, %s' % (q[1], t1),
+          'VSUBPD %s, Y15, %s' % (t0, t0),
+          'VSUBPD %s, Y15, %s' % (t1, t1),
+          'VMULPD %s, %s, %s' % (t0, t0, t0),
+          'VMULPD %s, %s, %s' % (t1, t1, t1),
+          'VHADDPD %s, %s, %s' % (t1, t0, dst),
+          'VPERMPD $0xd8, %s, %s' % (dst, dst),
+          'VMULPD %s, %s, %s' % (inv, dst, dst)])
+
 def bad_epilogue(label, ret=48):
     """Ends a kernel returning a bool at ret (48: (dst, src []float64)
     bool): whether any lane of the flags accumulated in Y15 is set."""
@@ -294,17 +317,9 @@ emit(['MOVQ buf_base+0(FP), DI',
       'VXORPD Y11, Y11, Y11',
       'SHRQ $2, CX'])
 w('argsloop:')
-emit(['CMPQ CX, $1', 'JLT argsdone',
-      'VMOVUPD 0(SI), Y0',
-      'VMOVUPD 32(SI), Y1',
-      'VSUBPD Y0, Y15, Y0',
-      'VSUBPD Y1, Y15, Y1',
-      'VMULPD Y0, Y0, Y0',
-      'VMULPD Y1, Y1, Y1',
-      'VHADDPD Y1, Y0, Y2',
-      'VPERMPD $0xd8, Y2, Y2',
-      'VMULPD Y14, Y2, Y2',
-      'VMOVUPD 0(DX), Y3',
+emit(['CMPQ CX, $1', 'JLT argsdone'])
+scaled_cost(2, ['0(SI)', '32(SI)'], 'Y0', 'Y1', 'Y2', 'Y14')
+emit(['VMOVUPD 0(DX), Y3',
       'VSUBPD Y2, Y3, Y3',
       'VADDPD Y13, Y3, Y3',
       'VMOVUPD Y3, 0(DI)',
@@ -354,12 +369,9 @@ emit(['MOVQ buf_base+0(FP), DI',
       'VXORPD Y11, Y11, Y11',
       'SHRQ $2, CX'])
 w('a1loop:')
-emit(['CMPQ CX, $1', 'JLT a1done',
-      'VMOVUPD 0(SI), Y0',
-      'VSUBPD Y0, Y15, Y0',
-      'VMULPD Y0, Y0, Y0',
-      'VMULPD Y14, Y0, Y0',
-      'VMOVUPD 0(DX), Y3',
+emit(['CMPQ CX, $1', 'JLT a1done'])
+scaled_cost(1, ['0(SI)'], 'Y0', None, 'Y0', 'Y14')
+emit(['VMOVUPD 0(DX), Y3',
       'VSUBPD Y0, Y3, Y3',
       'VADDPD Y13, Y3, Y3',
       'VMOVUPD Y3, 0(DI)',
@@ -602,25 +614,10 @@ def lse_leaf(d):
           'MOVQ q_base+24(FP), SI', 'MOVQ u_base+48(FP), DX', 'MOVQ R12, AX', 'MOVQ R13, CX'])
     w(L + 'args:')
     # The arguments of argsMax1AVX2/argsMax2AVX2 with shift 0, bitwise.
-    if d == 1:
-        emit(['VMOVUPD 0(SI), Y0',
-              'VSUBPD Y0, Y15, Y0',
-              'VMULPD Y0, Y0, Y0',
-              'VMULPD Y14, Y0, Y0',
-              'VMOVUPD 0(DX), Y3',
-              'VSUBPD Y0, Y3, Y3'])
-    else:
-        emit(['VMOVUPD 0(SI), Y0',
-              'VMOVUPD 32(SI), Y1',
-              'VSUBPD Y0, Y15, Y0',
-              'VSUBPD Y1, Y15, Y1',
-              'VMULPD Y0, Y0, Y0',
-              'VMULPD Y1, Y1, Y1',
-              'VHADDPD Y1, Y0, Y2',
-              'VPERMPD $0xd8, Y2, Y2',
-              'VMULPD Y14, Y2, Y2',
-              'VMOVUPD 0(DX), Y3',
-              'VSUBPD Y2, Y3, Y3'])
+    c = 'Y0' if d == 1 else 'Y2'
+    scaled_cost(d, ['0(SI)', '32(SI)'], 'Y0', 'Y1', c, 'Y14')
+    emit(['VMOVUPD 0(DX), Y3',
+          'VSUBPD %s, Y3, Y3' % c])
     emit(['VMOVUPD Y3, 0(AX)',
           'VCMPPD $3, Y3, Y3, Y4',
           'VORPD Y4, Y11, Y11',
@@ -797,21 +794,7 @@ def exp_leaf(d):
     # The arguments, with the rounding of argsMax1AVX2/argsMax2AVX2 and
     # the shift added last, into buf; the group's offset into the list
     # when an element is not below negThr.
-    if d == 1:
-        emit(['VMOVUPD 0(DX)(R15*1), Y1',
-              'VSUBPD Y1, Y15, Y1',
-              'VMULPD Y1, Y1, Y2',
-              'VMULPD Y6, Y2, Y2'])
-    else:
-        emit(['VMOVUPD 0(DX)(R15*2), Y1',
-              'VMOVUPD 32(DX)(R15*2), Y4',
-              'VSUBPD Y1, Y15, Y1',
-              'VSUBPD Y4, Y15, Y4',
-              'VMULPD Y1, Y1, Y1',
-              'VMULPD Y4, Y4, Y4',
-              'VHADDPD Y4, Y1, Y2',
-              'VPERMPD $0xd8, Y2, Y2',
-              'VMULPD Y6, Y2, Y2'])
+    scaled_cost(d, ['0(DX)(R15*%d)' % d, '32(DX)(R15*2)'], 'Y1', 'Y4', 'Y2', 'Y6')
     emit(['VMOVUPD 0(R10)(R15*1), Y0',
           'VSUBPD Y2, Y0, Y0',
           'VADDPD Y13, Y0, Y0',

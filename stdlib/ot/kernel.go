@@ -470,6 +470,20 @@ func (k kern) mulAdd(dst, x []float64, a float64, b []float64) {
 	}
 }
 
+// addScaled adds a·src[j] to dst[j] (each product rounded, then the sum),
+// vectorized when k.simd (bitwise equal).
+func (k kern) addScaled(dst, src []float64, a float64) {
+	dst = dst[:len(src)]
+	n4 := 0
+	if k.simd {
+		n4 = len(src) &^ 3
+		addScaledAVX2(dst[:n4], src[:n4], a)
+	}
+	for j, v := range src[n4:] {
+		dst[n4+j] += a * v
+	}
+}
+
 // div writes a[j] / b[j] into dst[j], vectorized when k.simd.
 func (k kern) div(dst, a, b []float64) {
 	n := len(a)

@@ -488,20 +488,6 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 	}
 }
 
-// addScaled adds a·src[k] to dst[k] (each product rounded, then the sum),
-// on the AVX2 kernel when kr.simd.
-func (kr kern) addScaled(dst, src []float64, a float64) {
-	dst = dst[:len(src)]
-	n4 := 0
-	if kr.simd {
-		n4 = len(src) &^ 3
-		addScaledAVX2(dst[:n4], src[:n4], a)
-	}
-	for k, v := range src[n4:] {
-		dst[n4+k] += a * v
-	}
-}
-
 // envelope adds sigma·∂D/∂(inputs) at the final potentials (f, g) held
 // fixed, with D = Ψ_p(f) + Ψ_q(g) − eps·Σ_ij P_ij (the dual without its
 // constant eps·m_p·m_q).
