@@ -167,3 +167,70 @@ func BenchmarkGradient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGradientDraws measures the gradient where samplers evaluate it:
+// at unconstrained points taken from real runs of the paper's
+// configuration (testdata/draws_*.csv: every 40th iteration, warmup and
+// sampling, of each chain), reported per gradient. The single point of
+// BenchmarkGradient sits at the truth, where the Sinkhorn problems absorb
+// their kernels least often.
+func BenchmarkGradientDraws(b *testing.B) {
+	for _, c := range []struct{ name, model, data, set, draws string }{
+		{"B", "../expB/expB.shm", "../expB/data/data.csv", "lambda=2.4837", "testdata/draws_expB.csv"},
+		{"C-sinkhorn", "../expC/expC.shm", "../expC/data/data.csv", "lambda=1", "testdata/draws_expC.csv"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			d, err := modeltest.Bind(b, c.model, "", []string{c.data}, c.set).NewDensity()
+			if err != nil {
+				b.Fatal(err)
+			}
+			points := readDraws(b, c.draws, d.Dim())
+			grad := make([]float64, d.Dim())
+			for b.Loop() {
+				for _, theta := range points {
+					if _, err := d.LogDensityGrad(theta, grad); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(points)), "ns/grad")
+		})
+	}
+}
+
+// readDraws returns the first dim columns of each row of a CSV file of
+// unconstrained points (comment lines start with #, then a header).
+func readDraws(tb testing.TB, path string, dim int) [][]float64 {
+	tb.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var points [][]float64
+	header := true
+	for line := range strings.Lines(string(raw)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if header {
+			header = false
+			continue
+		}
+		fields := strings.Split(line, ",")
+		if len(fields) < dim {
+			tb.Fatalf("%s: %d columns, want at least %d", path, len(fields), dim)
+		}
+		theta := make([]float64, dim)
+		for k := range theta {
+			if theta[k], err = strconv.ParseFloat(fields[k], 64); err != nil {
+				tb.Fatalf("%s: %v", path, err)
+			}
+		}
+		points = append(points, theta)
+	}
+	if len(points) == 0 {
+		tb.Fatalf("%s: no points", path)
+	}
+	return points
+}
