@@ -1156,7 +1156,24 @@ w('')
 # The scaling path's absorption, pass 2, over the first len(buf) &^ 3
 # columns: writes to idx, in order, the j with buf[j] + ref[j] ≥ cut or
 # buf[j] + ri ≥ topL[j] (ordered comparisons: false for NaN) and returns
-# their number.
+# their number. Without a branch per group: each group's four indices
+# are compressed by the comp4<> shuffle of its mask and stored whole at
+# the next free place (the caller's idx holds len(buf) &^ 3 values, and the
+# stored group never passes its own columns), the count advanced by the
+# mask's population.
+for m in range(16):
+    lanes = [l for l in range(4) if m >> l & 1]
+    lanes += [0] * (4 - len(lanes))
+    w('DATA comp4<>+%d(SB)/8, $0x%08x%08x' % (16 * m, lanes[1], lanes[0]))
+    w('DATA comp4<>+%d(SB)/8, $0x%08x%08x' % (16 * m + 8, lanes[3], lanes[2]))
+w('GLOBL comp4<>(SB), RODATA|NOPTR, $256')
+w('DATA four32<>+0(SB)/8, $0x0000000400000004')
+w('DATA four32<>+8(SB)/8, $0x0000000400000004')
+w('DATA iota32<>+0(SB)/8, $0x0000000100000000')
+w('DATA iota32<>+8(SB)/8, $0x0000000300000002')
+w('GLOBL four32<>(SB), RODATA|NOPTR, $16')
+w('GLOBL iota32<>(SB), RODATA|NOPTR, $16')
+w('')
 w('// func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int')
 w('TEXT ·selectAVX2(SB), NOSPLIT, $0-120')
 emit(['MOVQ buf_base+0(FP), SI',
@@ -1166,8 +1183,10 @@ emit(['MOVQ buf_base+0(FP), SI',
       'VBROADCASTSD cut+72(FP), Y14',
       'VBROADCASTSD ri+80(FP), Y13',
       'MOVQ idx_base+88(FP), DI',
+      'LEAQ comp4<>(SB), R9',
+      'VMOVDQU iota32<>(SB), X12',   # the group's indices j, j+1, j+2, j+3
+      'VMOVDQU four32<>(SB), X11',
       'SHRQ $2, CX',
-      'XORQ R9, R9',    # j of the group
       'XORQ R10, R10'])  # count
 w('selloop:')
 emit(['CMPQ CX, $1', 'JLT seldone',
@@ -1178,18 +1197,14 @@ emit(['CMPQ CX, $1', 'JLT seldone',
       'VCMPPD $0x1d, 0(R8), Y2, Y2',   # buf + ri >= topL
       'VORPD Y2, Y1, Y1',
       'VMOVMSKPD Y1, AX',
-      'TESTQ AX, AX',
-      'JEQ selnext'])
-w('selbits:')
-emit(['BSFQ AX, R11',
-      'ADDQ R9, R11',
-      'MOVL R11, 0(DI)(R10*4)',
-      'INCQ R10',
-      'LEAQ -1(AX), R11',
-      'ANDQ R11, AX',
-      'JNE selbits'])
-w('selnext:')
-emit(['ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, R8', 'ADDQ $4, R9', 'SUBQ $1, CX', 'JMP selloop'])
+      'MOVQ AX, R11',
+      'SHLQ $4, R11',
+      'VPERMILPS 0(R9)(R11*1), X12, X3',
+      'VMOVDQU X3, 0(DI)(R10*4)',
+      'POPCNTL AX, AX',
+      'ADDQ AX, R10',
+      'VPADDD X11, X12, X12',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, R8', 'SUBQ $1, CX', 'JMP selloop'])
 w('seldone:')
 emit(['VZEROUPPER', 'MOVQ R10, ret+112(FP)', 'RET'])
 w('')

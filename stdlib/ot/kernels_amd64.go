@@ -242,7 +242,8 @@ func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
 
 // selectAVX2 is the absorption's pass 2 over the first len(buf) &^ 3
 // columns: it writes to idx, in order, the j with buf[j] + ref[j] ≥ cut or
-// buf[j] + ri ≥ topL[j] and returns their number (len(idx) ≥ len(buf) &^ 3).
+// buf[j] + ri ≥ topL[j] and returns their number k; it may also overwrite
+// idx[k:len(buf)&^3] (len(idx) ≥ len(buf) &^ 3).
 //
 //go:noescape
 func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int
