@@ -522,9 +522,15 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 		}
 		return
 	}
-	if !sc.culled && !sc.broken && e.d > 1 && float64(rows.n)*float64(cols.n) <= scalingDenseAbsorb {
+	// Dense absorbing sweeps compute the sweep in the absorption's first
+	// pass (absorbSweep) when every column factor is finite.
+	dense := !sc.culled && !sc.broken && e.d > 1 && float64(rows.n)*float64(cols.n) <= scalingDenseAbsorb
+	fused := dense && kern{simd: e.simd}.inRange(u[:cols.n], -math.MaxFloat64, math.MaxFloat64)
+	switch {
+	case fused:
+	case dense:
 		e.sweep(forwardJob(rows, cols, u, out, c))
-	} else {
+	default:
 		e.logSweep(o, sides, u, out, c, rec)
 	}
 	if sc.culled {
@@ -532,9 +538,11 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 	} else {
 		sc.cur = [2]int{-1, -1}
 		if !sc.broken {
-			k := e.absorb(o, rows, cols, u, colPot, out, c)
+			k := e.absorb(o, rows, cols, u, colPot, out, c, fused)
 			sc.broken = k < 0
 			sc.cur, sc.id = [2]int{k, k}, [2]int32{int32(k), int32(k)}
+		} else if fused {
+			e.sweep(forwardJob(rows, cols, u, out, c))
 		}
 	}
 	if rec < 0 {
@@ -640,15 +648,24 @@ func (sc *scalingState) newEpoch() int {
 // absorb builds a new epoch from the log-domain sweep of orientation o just
 // computed (input u, output out) and returns its index, or −1 when the
 // kernel cannot be stored or represented (weights beyond e^±700, no room).
-func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c consts) int {
+// With sweep, the sweep is not yet computed: absorb computes it into out
+// (densely, as a dense sweep does), whether or not the epoch is stored;
+// every u must then be finite.
+func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c consts, sweep bool) int {
 	sc := e.sc
 	if sc.keep && sc.n == scalingMaxEpochs {
+		if sweep {
+			e.sweep(forwardJob(rows, cols, u, out, c))
+		}
 		return -1
 	}
 	k := sc.newEpoch()
-	if !e.fillEpoch(&sc.epochs[k], o, rows, cols, u, colPot, out, c, sc.budget-sc.stored) {
+	if !e.fillEpoch(&sc.epochs[k], o, rows, cols, u, colPot, out, c, sc.budget-sc.stored, sweep) {
 		sc.n--
 		sc.failed++
+		if sweep { // out may be incomplete
+			e.sweep(forwardJob(rows, cols, u, out, c))
+		}
 		return -1
 	}
 	km := &sc.epochs[k].k[o]
@@ -660,11 +677,13 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 
 // fillEpoch sets ep to the kernel absorbed from the sweep of absorb and
 // reports whether it could (finite offsets, entries below e^700, at most
-// budget of them).
-func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts, budget int) bool {
+// budget of them). With sweep (absorb's), pass 1 first computes each row's
+// output out_r = −τε·LSE_c(u_c − C_rc/eps) as a dense sweep does (the
+// same bits) and takes the row's arguments from that sweep's.
+func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts, budget int, sweep bool) bool {
 	sc := e.sc
 	nr, nc, d := rows.n, cols.n, e.d
-	if !ep.setOffsets(o, rows, cols, u, colPot, out, c) {
+	if !ep.setColOffsets(o, rows, cols, u, colPot, c) || !sweep && !ep.setRowOffsets(o, rows, cols, out, c) {
 		return false
 	}
 	offR, offC := ep.off[o], ep.off[1-o]
@@ -696,9 +715,21 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	if e.simd {
 		n4 = nc &^ 3
 	}
+	outScale := -c.tau * c.eps
 	for i := range nr {
 		buf := argsOf(i)
-		kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
+		if sweep {
+			// The dense sweep's row (lseRow), then the arguments with offC
+			// as buf_c = (u_c − C_rc/eps) − ref_c (u finite: ref finite).
+			v := ebuf
+			out[i] = outScale * kr.lseRow(v, rows.pts[i*d:i*d+d], cpts, u, c.invEps)
+			if !ep.setRowOffset(o, i, rows, out[i], c) {
+				return false
+			}
+			kr.subMax(buf, v[:nc], refC[:nc])
+		} else {
+			kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
+		}
 		mr := math.Inf(-1)
 		ri := offR[i] + refR[i]
 		if n4 > 0 {
@@ -769,11 +800,12 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	return true
 }
 
-// setOffsets sets the offsets and reference factors of an epoch absorbed
-// from the sweep of orientation o (input u, output out; colPot the column
-// side's potential) and sizes its maxima, and reports whether they are
-// finite (the reference factors may be −Inf, for zero weights).
-func (ep *scalingEpoch) setOffsets(o int, rows, cols side, u, colPot, out []float64, c consts) bool {
+// setColOffsets sizes the offsets, reference factors and maxima of an
+// epoch absorbed from the sweep of orientation o (input u; colPot the
+// column side's potential), sets the columns' offsets and reference
+// factors, and reports whether they are finite (the reference factors may
+// be −Inf, for zero weights).
+func (ep *scalingEpoch) setColOffsets(o int, rows, cols side, u, colPot []float64, c consts) bool {
 	nr, nc := rows.n, cols.n
 	size := [2]int{nr, nc} // per side
 	if o == 1 {
@@ -784,9 +816,7 @@ func (ep *scalingEpoch) setOffsets(o int, rows, cols side, u, colPot, out []floa
 		ep.ref[side] = grow(ep.ref[side], n)
 		ep.top[side] = grow(ep.top[side], n)
 	}
-	offR, offC := ep.off[o], ep.off[1-o]
-	refR, refC := ep.ref[o], ep.ref[1-o]
-	scale := -c.tau * c.eps
+	offC, refC := ep.off[1-o], ep.ref[1-o]
 	for j := range nc {
 		offC[j] = colPot[j] * c.invEps
 		refC[j] = u[j] - offC[j]
@@ -794,17 +824,30 @@ func (ep *scalingEpoch) setOffsets(o int, rows, cols side, u, colPot, out []floa
 			return false
 		}
 	}
-	for i := range nr {
-		offR[i] = -(out[i] / scale)
-		refR[i] = out[i]*c.invEps + rows.logw[i] - offR[i]
-		if !isFinite(offR[i]) || math.IsNaN(refR[i]) || refR[i] == math.Inf(1) {
+	return true
+}
+
+// setRowOffsets sets the rows' offsets and reference factors of the epoch
+// from the sweep's output out, and reports whether they are finite (as
+// setColOffsets).
+func (ep *scalingEpoch) setRowOffsets(o int, rows, cols side, out []float64, c consts) bool {
+	for i := range rows.n {
+		if !ep.setRowOffset(o, i, rows, out[i], c) {
 			return false
 		}
 	}
 	return true
 }
 
-// grow32 is grow for int32 slices.
+// setRowOffset is setRowOffsets for row i, whose output is out.
+func (ep *scalingEpoch) setRowOffset(o, i int, rows side, out float64, c consts) bool {
+	offR, refR := ep.off[o], ep.ref[o]
+	scale := -c.tau * c.eps
+	offR[i] = -(out / scale)
+	refR[i] = out*c.invEps + rows.logw[i] - offR[i]
+	return isFinite(offR[i]) && !math.IsNaN(refR[i]) && refR[i] != math.Inf(1)
+}
+
 func grow32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n)
