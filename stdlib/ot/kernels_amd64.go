@@ -4,20 +4,21 @@ package ot
 
 //go:generate sh -c "python3 gen_asm.py > kernels_amd64.s"
 
-// haveSIMD reports whether the AVX2 + FMA kernels can run. It is set once at
-// initialization from the CPU's features and never changes.
+// haveSIMD reports whether the AVX2 + FMA kernels (which also use POPCNT)
+// can run. It is set once at initialization from the CPU's features and
+// never changes.
 var haveSIMD = detectAVX2FMA()
 
-// detectAVX2FMA reports whether the CPU has AVX2 and FMA and the operating
-// system saves the YMM registers.
+// detectAVX2FMA reports whether the CPU has AVX2, FMA and POPCNT and the
+// operating system saves the YMM registers.
 func detectAVX2FMA() bool {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {
 		return false
 	}
 	_, _, ecx1, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+	const fma, popcnt, osxsave, avx = 1 << 12, 1 << 23, 1 << 27, 1 << 28
+	if ecx1&(fma|popcnt|osxsave|avx) != fma|popcnt|osxsave|avx {
 		return false
 	}
 	if xcr0, _ := xgetbv(); xcr0&6 != 6 { // XMM and YMM state enabled
