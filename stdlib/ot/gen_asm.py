@@ -1121,6 +1121,70 @@ for m in (1, 2, 3):
 for m in (1, 2, 3):
     csr_gather(m, lead=True)
 
+# func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)
+# The gradient planes of a kernel in compressed rows, in 2-D: for each row r
+# (point rp[2r:2r+2]) and entry k (column point cp[2 idx[k]:+2]),
+#   d0[k] = val[k]·(rp[2r] − cp[2 idx[k]]), d1[k] = val[k]·(rp[2r+1] − cp[2 idx[k]+1]),
+# each difference rounded before the product, as setDiffs computes them.
+w('// func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)')
+w('TEXT ·csrDiffs2AVX2(SB), NOSPLIT, $0-168')
+emit(['MOVQ start_base+0(FP), R8',
+      'MOVQ start_len+8(FP), CX',
+      'DECQ CX',
+      'MOVQ idx_base+24(FP), R9',
+      'MOVQ val_base+48(FP), R10',
+      'MOVQ rp_base+72(FP), R11',
+      'MOVQ cp_base+96(FP), SI',
+      'MOVQ d0_base+120(FP), DI',
+      'MOVQ d1_base+144(FP), R12',
+      'XORQ BX, BX'])
+w('cdrow:')
+emit(['CMPQ BX, CX', 'JGE cddone',
+      'MOVLQSX 0(R8)(BX*4), AX',
+      'MOVLQSX 4(R8)(BX*4), DX',
+      'MOVQ BX, R13', 'SHLQ $4, R13',
+      'VBROADCASTSD 0(R11)(R13*1), Y14',
+      'VBROADCASTSD 8(R11)(R13*1), Y15',
+      'LEAQ 4(AX), R13'])
+w('cdvec:')
+emit(['CMPQ R13, DX', 'JGT cdtail',
+      'MOVLQSX 0(R9)(AX*4), R14', 'SHLQ $4, R14',
+      'VMOVUPD 0(SI)(R14*1), X0',
+      'MOVLQSX 8(R9)(AX*4), R14', 'SHLQ $4, R14',
+      'VINSERTF128 $1, 0(SI)(R14*1), Y0, Y0',   # columns a, c
+      'MOVLQSX 4(R9)(AX*4), R14', 'SHLQ $4, R14',
+      'VMOVUPD 0(SI)(R14*1), X1',
+      'MOVLQSX 12(R9)(AX*4), R14', 'SHLQ $4, R14',
+      'VINSERTF128 $1, 0(SI)(R14*1), Y1, Y1',   # columns b, d
+      'VUNPCKLPD Y1, Y0, Y2',                    # first coordinates a, b, c, d
+      'VUNPCKHPD Y1, Y0, Y3',                    # second coordinates
+      'VSUBPD Y2, Y14, Y2',
+      'VSUBPD Y3, Y15, Y3',
+      'VMOVUPD 0(R10)(AX*8), Y4',
+      'VMULPD Y2, Y4, Y2',
+      'VMULPD Y3, Y4, Y3',
+      'VMOVUPD Y2, 0(DI)(AX*8)',
+      'VMOVUPD Y3, 0(R12)(AX*8)',
+      'ADDQ $4, AX', 'ADDQ $4, R13', 'JMP cdvec'])
+w('cdtail:')
+emit(['CMPQ AX, DX', 'JGE cdnext',
+      'MOVLQSX 0(R9)(AX*4), R14', 'SHLQ $4, R14',
+      'VMOVSD 0(SI)(R14*1), X2',
+      'VMOVSD 8(SI)(R14*1), X3',
+      'VSUBSD X2, X14, X2',
+      'VSUBSD X3, X15, X3',
+      'VMOVSD 0(R10)(AX*8), X4',
+      'VMULSD X2, X4, X2',
+      'VMULSD X3, X4, X3',
+      'VMOVSD X2, 0(DI)(AX*8)',
+      'VMOVSD X3, 0(R12)(AX*8)',
+      'INCQ AX', 'JMP cdtail'])
+w('cdnext:')
+emit(['INCQ BX', 'JMP cdrow'])
+w('cddone:')
+emit(['VZEROUPPER', 'RET'])
+w('')
+
 # func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
 # The scaling path's absorption, pass 1, over the first len(buf) &^ 3
 # columns: top[j] = max(top[j], buf[j] + ri); returns max_j buf[j] + ref[j]

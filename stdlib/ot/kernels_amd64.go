@@ -234,6 +234,14 @@ func csrGatherLead2AVX2(start, idx []int32, a, b, v, f, out, rest []float64, sig
 //go:noescape
 func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, sign float64)
 
+// csrDiffs2AVX2 is setDiffs in 2-D for the rows of start (len(start) − 1
+// rows; rp holds their points, cp the columns' points, d0 and d1 the two
+// planes): the same bits. Every idx[k] indexes a point of cp and the
+// slices are long enough: the caller's invariants, not checked here.
+//
+//go:noescape
+func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)
+
 // rowColMaxAVX2 is the absorption's pass 1 over the first len(buf) &^ 3
 // columns: top[j] = max(top[j], buf[j] + ri), and it returns
 // max_j buf[j] + ref[j] (−Inf for none). The arguments must not be NaN.

@@ -2058,6 +2058,78 @@ csrGatherLead3AVX2done:
 	VZEROUPPER
 	RET
 
+// func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)
+TEXT ·csrDiffs2AVX2(SB), NOSPLIT, $0-168
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ val_base+48(FP), R10
+	MOVQ rp_base+72(FP), R11
+	MOVQ cp_base+96(FP), SI
+	MOVQ d0_base+120(FP), DI
+	MOVQ d1_base+144(FP), R12
+	XORQ BX, BX
+cdrow:
+	CMPQ BX, CX
+	JGE cddone
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	MOVQ BX, R13
+	SHLQ $4, R13
+	VBROADCASTSD 0(R11)(R13*1), Y14
+	VBROADCASTSD 8(R11)(R13*1), Y15
+	LEAQ 4(AX), R13
+cdvec:
+	CMPQ R13, DX
+	JGT cdtail
+	MOVLQSX 0(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVUPD 0(SI)(R14*1), X0
+	MOVLQSX 8(R9)(AX*4), R14
+	SHLQ $4, R14
+	VINSERTF128 $1, 0(SI)(R14*1), Y0, Y0
+	MOVLQSX 4(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVUPD 0(SI)(R14*1), X1
+	MOVLQSX 12(R9)(AX*4), R14
+	SHLQ $4, R14
+	VINSERTF128 $1, 0(SI)(R14*1), Y1, Y1
+	VUNPCKLPD Y1, Y0, Y2
+	VUNPCKHPD Y1, Y0, Y3
+	VSUBPD Y2, Y14, Y2
+	VSUBPD Y3, Y15, Y3
+	VMOVUPD 0(R10)(AX*8), Y4
+	VMULPD Y2, Y4, Y2
+	VMULPD Y3, Y4, Y3
+	VMOVUPD Y2, 0(DI)(AX*8)
+	VMOVUPD Y3, 0(R12)(AX*8)
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP cdvec
+cdtail:
+	CMPQ AX, DX
+	JGE cdnext
+	MOVLQSX 0(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVSD 0(SI)(R14*1), X2
+	VMOVSD 8(SI)(R14*1), X3
+	VSUBSD X2, X14, X2
+	VSUBSD X3, X15, X3
+	VMOVSD 0(R10)(AX*8), X4
+	VMULSD X2, X4, X2
+	VMULSD X3, X4, X3
+	VMOVSD X2, 0(DI)(AX*8)
+	VMOVSD X3, 0(R12)(AX*8)
+	INCQ AX
+	JMP cdtail
+cdnext:
+	INCQ BX
+	JMP cdrow
+cddone:
+	VZEROUPPER
+	RET
+
 // func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
 TEXT ·rowColMaxAVX2(SB), NOSPLIT, $0-88
 	MOVQ buf_base+0(FP), SI

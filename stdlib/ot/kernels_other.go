@@ -71,6 +71,10 @@ func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, 
 	panic("ot: no SIMD kernels")
 }
 
+func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64) {
+	panic("ot: no SIMD kernels")
+}
+
 func addScaledAVX2(dst, src []float64, a float64) { panic("ot: no SIMD kernels") }
 
 func expShiftAVX2(dst, src []float64, shift float64) bool { panic("ot: no SIMD kernels") }

@@ -142,42 +142,53 @@ func (m *csr) row(r int) ([]int32, []float64) {
 // transpose sets t to mᵀ, whose rows are the nc columns of m.
 func (m *csr) transpose(t *csr, nc int) {
 	nr := len(m.start) - 1
-	t.start = grow32(t.start, nc+1)
+	nnz := int(m.start[nr])
+	t.start = growSpare32(t.start, nc+1)
 	clear(t.start)
-	for _, j := range m.idx {
-		t.start[j+1]++
+	cols, vals := m.idx[:nnz], m.val[:nnz]
+	count := t.start[1 : nc+1]
+	for _, j := range cols {
+		count[j]++
 	}
 	for j := range nc {
 		t.start[j+1] += t.start[j]
 	}
-	t.idx = grow32(t.idx, len(m.idx))
-	t.val = grow(t.val, len(m.val))
+	t.idx = growSpare32(t.idx, nnz)
+	t.val = growSpare(t.val, nnz)
+	tidx, tval := t.idx[:nnz], t.val[:nnz]
 	next := t.start[:nc] // the next free entry of each row of t, restored below
-	for i := range nr {
-		cols, vals := m.row(i)
-		for k, j := range cols {
+	k := 0
+	for i, z := range m.start[1 : nr+1] {
+		for ; k < int(z); k++ {
+			j := cols[k]
 			p := next[j]
-			t.idx[p] = int32(i)
-			t.val[p] = vals[k]
-			next[j]++
+			next[j] = p + 1
+			tidx[p] = int32(i)
+			tval[p] = vals[k]
 		}
 	}
-	for j := nc; j > 0; j-- {
-		t.start[j] = t.start[j-1]
-	}
+	copy(t.start[1:], t.start[:nc])
 	t.start[0] = 0
 	t.ncol = nr
 	t.diffOK = false
 }
 
 // setDiffs forms m.diff from the points of m's rows (rp) and columns (cp)
-// of dimension d, once per kernel.
-func (m *csr) setDiffs(rp, cp []float64, d int) {
+// of dimension d, once per kernel; in 2-D on the AVX2 kernel when kr.simd
+// (the same bits).
+func (kr kern) setDiffs(m *csr, rp, cp []float64, d int) {
 	if m.diffOK {
 		return
 	}
 	nnz := len(m.idx)
-	m.diff = grow(m.diff, nnz*d)
+	m.diff = growSpare(m.diff, nnz*d)
+	nr := len(m.start) - 1
+	if d == 2 && kr.simd {
+		_, _ = rp[:2*nr], cp[:2*m.ncol] // with idx < ncol, the kernel's bounds
+		csrDiffs2AVX2(m.start, m.idx, m.val[:nnz], rp, cp, m.diff[:nnz], m.diff[nnz:2*nnz])
+		m.diffOK = true
+		return
+	}
 	if d == 2 { // both planes in one pass over the entries
 		d0, d1 := m.diff[:nnz], m.diff[nnz:2*nnz]
 		for r := range len(m.start) - 1 {
@@ -624,7 +635,7 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg, cf []float64) (H, D
 		e.gatherRows(km, [3][]float64{km.val}, 1, cf, gatherDst{out: sig})
 	} else {
 		d := e.d
-		km.setDiffs(rows.pts, cols.pts, d)
+		kern{simd: e.simd}.setDiffs(km, rows.pts, cols.pts, d)
 		pl, np := km.planes(km.val, d)
 		e.gatherRows(km, pl, np, cf, gatherDst{lead: sig, rest: rg})
 	}
@@ -855,6 +866,24 @@ func grow32(s []int32, n int) []int32 {
 	return s[:n]
 }
 
+// growSpare is grow with a quarter more capacity when it allocates: for
+// the epochs' arrays, whose sizes vary a little from one absorption to
+// the next.
+func growSpare(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// growSpare32 is growSpare for int32.
+func growSpare32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n, n+n/4)
+	}
+	return s[:n]
+}
+
 // kernelSweep computes the forward sweep of orientation o from the current
 // epoch into out and reports whether every row passed the exactness test
 // (out is unchanged otherwise). The row sums are kept for the backward
@@ -947,13 +976,13 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, 
 		kern{simd: e.simd}.scaleRows(job.rowGrad[:nr*d], rg[:nr*d], rf, d)
 	default:
 		m := &ep.k[o]
-		m.setDiffs(rp, cp, d)
+		kern{simd: e.simd}.setDiffs(m, rp, cp, d)
 		sc.gat = grow(sc.gat, d*nr)
 		e.rowGradPass(m, rf, cf, d, job.rowGrad, sc.gat)
 	}
 	m := &ep.k[1-o]
 	if job.wantColGrad {
-		m.setDiffs(cp, rp, d)
+		kern{simd: e.simd}.setDiffs(m, cp, rp, d)
 	}
 	e.colPass(m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad)
 }

@@ -684,6 +684,25 @@ func TestSIMDScalingKernels(t *testing.T) {
 		}
 	}
 
+	// The gradient planes in 2-D (csrDiffs2AVX2): the pure-Go bits.
+	m.val = planes[0]
+	rp, cp := make([]float64, 2*nr), make([]float64, 2*nc)
+	for k := range rp {
+		rp[k] = rng.NormFloat64()
+	}
+	for k := range cp {
+		cp[k] = rng.NormFloat64()
+	}
+	goDiffs, asmDiffs := m, m
+	goDiffs.diff, asmDiffs.diff = nil, nil
+	kern{}.setDiffs(&goDiffs, rp, cp, 2)
+	kern{simd: true}.setDiffs(&asmDiffs, rp, cp, 2)
+	for k, x := range goDiffs.diff {
+		if y := asmDiffs.diff[k]; math.Float64bits(x) != math.Float64bits(y) {
+			t.Errorf("setDiffs entry %d of %d: %.17g, pure Go %.17g", k%nnz, k/nnz, y, x)
+		}
+	}
+
 	for _, n := range []int{4, 5, 8, 11, 16, 33} {
 		buf, ref, top := make([]float64, n), make([]float64, n), make([]float64, n)
 		for j := range buf {
