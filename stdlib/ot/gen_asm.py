@@ -1273,6 +1273,37 @@ w('seldone:')
 emit(['VZEROUPPER', 'MOVQ R10, ret+112(FP)', 'RET'])
 w('')
 
+# func count2AVX2(buf, ref []float64, cut1, cut2 float64) (n1, n2 int)
+# The numbers of j (over the first len(buf) &^ 3) with buf[j] + ref[j] ≥
+# cut1 and with buf[j] + ref[j] ≥ cut2 (ordered comparisons: NaN counts in
+# neither).
+w('// func count2AVX2(buf, ref []float64, cut1, cut2 float64) (n1, n2 int)')
+w('TEXT ·count2AVX2(SB), NOSPLIT, $0-80')
+emit(['MOVQ buf_base+0(FP), SI',
+      'MOVQ buf_len+8(FP), CX',
+      'MOVQ ref_base+24(FP), DX',
+      'VBROADCASTSD cut1+48(FP), Y14',
+      'VBROADCASTSD cut2+56(FP), Y13',
+      'SHRQ $2, CX',
+      'XORQ R9, R9',
+      'XORQ R10, R10'])
+w('cntloop:')
+emit(['CMPQ CX, $1', 'JLT cntdone',
+      'VMOVUPD 0(SI), Y0',
+      'VADDPD 0(DX), Y0, Y0',
+      'VCMPPD $0x1d, Y14, Y0, Y1',
+      'VCMPPD $0x1d, Y13, Y0, Y2',
+      'VMOVMSKPD Y1, AX',
+      'VMOVMSKPD Y2, BX',
+      'POPCNTL AX, AX',
+      'POPCNTL BX, BX',
+      'ADDQ AX, R9',
+      'ADDQ BX, R10',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'SUBQ $1, CX', 'JMP cntloop'])
+w('cntdone:')
+emit(['VZEROUPPER', 'MOVQ R9, n1+64(FP)', 'MOVQ R10, n2+72(FP)', 'RET'])
+w('')
+
 def elementwise(name, sig, frame, setup, body, ptrs, label):
     """An elementwise kernel over the first n &^ 3 elements (n in CX after
     setup): body computes four results per iteration from the pointers

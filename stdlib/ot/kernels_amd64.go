@@ -242,6 +242,12 @@ func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, 
 //go:noescape
 func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)
 
+// count2AVX2 returns, over the first len(buf) &^ 3 elements, the numbers
+// of j with buf[j] + ref[j] ≥ cut1 and ≥ cut2 (len(ref) ≥ len(buf)).
+//
+//go:noescape
+func count2AVX2(buf, ref []float64, cut1, cut2 float64) (n1, n2 int)
+
 // rowColMaxAVX2 is the absorption's pass 1 over the first len(buf) &^ 3
 // columns: top[j] = max(top[j], buf[j] + ri), and it returns
 // max_j buf[j] + ref[j] (−Inf for none). The arguments must not be NaN.

@@ -2243,6 +2243,39 @@ seldone:
 	MOVQ R10, ret+112(FP)
 	RET
 
+// func count2AVX2(buf, ref []float64, cut1, cut2 float64) (n1, n2 int)
+TEXT ·count2AVX2(SB), NOSPLIT, $0-80
+	MOVQ buf_base+0(FP), SI
+	MOVQ buf_len+8(FP), CX
+	MOVQ ref_base+24(FP), DX
+	VBROADCASTSD cut1+48(FP), Y14
+	VBROADCASTSD cut2+56(FP), Y13
+	SHRQ $2, CX
+	XORQ R9, R9
+	XORQ R10, R10
+cntloop:
+	CMPQ CX, $1
+	JLT cntdone
+	VMOVUPD 0(SI), Y0
+	VADDPD 0(DX), Y0, Y0
+	VCMPPD $0x1d, Y14, Y0, Y1
+	VCMPPD $0x1d, Y13, Y0, Y2
+	VMOVMSKPD Y1, AX
+	VMOVMSKPD Y2, BX
+	POPCNTL AX, AX
+	POPCNTL BX, BX
+	ADDQ AX, R9
+	ADDQ BX, R10
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $1, CX
+	JMP cntloop
+cntdone:
+	VZEROUPPER
+	MOVQ R9, n1+64(FP)
+	MOVQ R10, n2+72(FP)
+	RET
+
 // func addScaledAVX2(dst, src []float64, a float64)
 TEXT ·addScaledAVX2(SB), NOSPLIT, $0-56
 	MOVQ dst_base+0(FP), DI

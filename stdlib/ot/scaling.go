@@ -61,9 +61,21 @@ import (
 
 // scalingMargin is the drift of the potentials, in units of eps, that an
 // epoch absorbs before a sweep must absorb a new one; larger margins keep
-// more entries and absorb less often (measured on Experiments A–C: 20–30
-// gives the fewest terms overall).
-const scalingMargin = 28.0
+// more entries and absorb less often. scalingMarginWide is the margin of
+// problems whose kernels grow slowly with it: the first absorption of a
+// problem from a scan counts the rows' terms within both margins and the
+// problem takes the wide one when it keeps at most scalingWideGrowth
+// times as many. Measured on the gradients at points of real runs
+// (BenchmarkGradientDraws, 2026-11-27): Experiment C's clouds (a pulse: a
+// curve) keep 1.2–1.3 times as many terms with the wide margin, absorb
+// 35% less often and take 15% less time; B's spiral, 1.4–1.5 times as
+// many (nearly as a plane fills), and would take 5–10% more; Experiment
+// A (1-D) 5–10% less.
+const (
+	scalingMargin     = 28.0
+	scalingMarginWide = 55.0
+	scalingWideGrowth = 1.35
+)
 
 // scalingMaxTerms and scalingMaxTerms1D are the largest n·m for which
 // PathAuto absorbs the scaling path's epochs from a scan of every pair, in
@@ -116,6 +128,8 @@ type scalingEpoch struct {
 	top [2][]float64 // per point: max over the other side of k + ref, as a row
 
 	spans []int32 // culled: per row block of a backward sweep, its columns (blockSpans)
+
+	L float64 // the limit L of its selection (see the top of the file)
 }
 
 // csr is a sparse matrix in compressed rows.
@@ -405,8 +419,12 @@ type scalingState struct {
 
 	// The accepted error of a kernel sweep (the dropped terms of a row
 	// below 2^-bits of its sum) and the margin of L: 54 and scalingMargin,
-	// smaller in tests that must see terms dropped.
+	// smaller in tests that must see terms dropped; wide is the margin a
+	// problem may choose instead (scalingMarginWide, 0 for none), and
+	// chosen the problem's margin once its first scan absorption has
+	// chosen it (0 before).
 	bits, margin float64
+	wide, chosen float64
 
 	// Counters over the workspace's life (tests and benchmarks); reabsorbs
 	// are the backward pass's culled absorptions, mismatches those whose
@@ -437,12 +455,17 @@ func (e *engine) useScaling(p, q side) (on, culled bool) {
 // newScalingState returns the scaling path's state with the standard
 // precision (2^-54) and margin.
 func newScalingState() *scalingState {
-	return &scalingState{bits: 54, margin: scalingMargin, logs: [2]sizeLog{{n: -1}, {n: -1}}}
+	return &scalingState{bits: 54, margin: scalingMargin, wide: scalingMarginWide, logs: [2]sizeLog{{n: -1}, {n: -1}}}
 }
 
-// limit is L for a problem of n and m points.
+// limit is L for a problem of n and m points with the problem's margin
+// (the standard one until chosen).
 func (sc *scalingState) limit(n, m int) float64 {
-	return sc.logOf(max(n, m)) + sc.bits*math.Ln2 + sc.margin
+	margin := sc.margin
+	if sc.chosen > 0 {
+		margin = sc.chosen
+	}
+	return sc.logOf(max(n, m)) + sc.bits*math.Ln2 + margin
 }
 
 // sizeLog is a size n and its logarithm.
@@ -472,6 +495,7 @@ func (sc *scalingState) logOf(n int) float64 {
 // problem's budget are released.
 func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d int, culled bool) {
 	sc.n, sc.stored, sc.broken, sc.keep = 0, 0, false, keep
+	sc.chosen = 0
 	sc.cur, sc.resident = [2]int{-1, -1}, [2]int32{-1, -1}
 	sc.culled, sc.record = culled, keep && !culled
 	sc.absorbedAt, sc.absorbedSum = sc.absorbedAt[:0], sc.absorbedSum[:0]
@@ -700,7 +724,6 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	offR, offC := ep.off[o], ep.off[1-o]
 	refR, refC := ep.ref[o], ep.ref[1-o]
 	topR, topC := ep.top[o], ep.top[1-o]
-	L := sc.limit(rows.n, cols.n)
 	kr := kern{simd: e.simd}
 	// Problems of at most scalingDenseAbsorb pairs keep every row's
 	// arguments from pass 1 for pass 2 (2 MiB at most).
@@ -759,6 +782,14 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 		}
 		topR[i] = mr // + offR[i] below
 	}
+	if sc.chosen == 0 && sc.wide > 0 && keepArgs {
+		sc.chosen = sc.margin
+		if e.wideGrowth(nr, refC, topR, argsOf) <= scalingWideGrowth {
+			sc.chosen = sc.wide
+		}
+	}
+	L := sc.limit(rows.n, cols.n)
+	ep.L = L
 	sc.topL = grow(sc.topL, nc)
 	topL := sc.topL // the column thresholds of pass 2
 	for j, t := range topC {
@@ -809,6 +840,42 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	km.start[nr] = int32(len(km.idx))
 	km.ncol = nc
 	return true
+}
+
+// wideGrowth returns how many more terms of the nr rows (arguments argsOf,
+// column factors ref, row maxima top) lie within the wide margin of their
+// row's maximum than within the standard one, as a ratio.
+func (e *engine) wideGrowth(nr int, ref, top []float64, argsOf func(int) []float64) float64 {
+	sc := e.sc
+	base := sc.logOf(len(ref)) + sc.bits*math.Ln2 // L without its margin
+	var std, wide int
+	for i := range nr {
+		a, b := countAbove(argsOf(i), ref, top[i]-base-sc.margin, top[i]-base-sc.wide, e.simd)
+		std += a
+		wide += b
+	}
+	return float64(wide) / float64(max(std, 1))
+}
+
+// countAbove returns the numbers of j with buf[j] + ref[j] ≥ cut1 and
+// ≥ cut2, on the AVX2 kernel when simd.
+func countAbove(buf, ref []float64, cut1, cut2 float64, simd bool) (n1, n2 int) {
+	ref = ref[:len(buf)]
+	n4 := 0
+	if simd {
+		n4 = len(buf) &^ 3
+		n1, n2 = count2AVX2(buf[:n4], ref[:n4], cut1, cut2)
+	}
+	for j := n4; j < len(buf); j++ {
+		v := buf[j] + ref[j]
+		if v >= cut1 {
+			n1++
+		}
+		if v >= cut2 {
+			n2++
+		}
+	}
+	return n1, n2
 }
 
 // setColOffsets sizes the offsets, reference factors and maxima of an
@@ -911,7 +978,7 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	kr := kern{simd: e.simd}
 	kr.log(lg, sig)
 	// Every row's dropped terms must add up to less than 2^-54 of its sum.
-	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (sc.limit(rows.n, cols.n) - 1) + D - H
+	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (ep.L - 1) + D - H
 	return kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim)
 }
 

@@ -150,6 +150,7 @@ func (e *engine) fillEpochCulled(ep *scalingEpoch, o int, rows, cols side, u, co
 	nb := len(sp.setBlocks(job.rowTree))
 	e.sparseNB = nb
 	sp.thr = sc.limit(rows.n, cols.n)
+	ep.L = sp.thr
 	defer func() { e.phase, e.job, e.absorbing = 0, sweepJob{}, absorbTask{} }()
 	if !e.cull(&job, nb) {
 		return false

@@ -130,6 +130,41 @@ func TestScalingAccuracy(t *testing.T) {
 	}
 }
 
+// TestScalingMarginChoice checks that a problem on the scaling path takes
+// the wide margin where its kernel grows slowly with the margin (Experiment
+// A's 1-D data, C's pulse: curves) and the standard one where it fills a
+// plane (B's spiral), and that every epoch records the limit it was
+// selected with.
+func TestScalingMarginChoice(t *testing.T) {
+	want := map[string]float64{"1d/expA": scalingMarginWide, "2d/pulse": scalingMarginWide, "2d/spiral": scalingMargin}
+	for _, c := range sparseCases(t) {
+		margin, ok := want[c.name]
+		if !ok {
+			continue
+		}
+		n, m := len(c.la), len(c.lb)
+		w := NewWorkspaceWorkers(n, m, c.d, 1)
+		w.SetPath(PathScaling)
+		if _, err := w.OT(c.x, c.y, c.la, c.lb, c.opt, nil); err != nil {
+			t.Fatal(err)
+		}
+		sc := w.e.sc
+		if sc.chosen != margin {
+			t.Errorf("%s: margin %v, want %v", c.name, sc.chosen, margin)
+		}
+		L := sc.logOf(max(n, m)) + sc.bits*math.Ln2 + margin
+		for k := range sc.n {
+			if sc.epochs[k].L != L {
+				t.Errorf("%s: epoch %d selected with L = %v, want %v", c.name, k, sc.epochs[k].L, L)
+			}
+		}
+		delete(want, c.name)
+	}
+	if len(want) > 0 {
+		t.Errorf("cases not found: %v", want)
+	}
+}
+
 // TestReferenceMatchesVectors checks the double-double reference itself
 // against the shared vectors (computed independently in 80-bit extended
 // precision): values to 1e-13 of their scale, gradients to 1e-12 of their
@@ -195,7 +230,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		e := w.e
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
-		e.sc.bits, e.sc.margin = bits, 2
+		e.sc.bits, e.sc.margin, e.sc.wide = bits, 2, 0
 		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d, false)
 		// Absorb from a dense sweep with rough potentials, then sweep from
 		// the kernel with potentials that drifted by up to half a unit.
@@ -388,7 +423,7 @@ func TestScalingEpochMaxima(t *testing.T) {
 		}
 		// The kernel (rows x) keeps the entries within L of their row's
 		// or their column's largest term, and only those (up to rounding).
-		L := e.sc.limit(n, m)
+		L := ep.L
 		km := &ep.k[0]
 		for i := range n {
 			cols, _ := km.row(i)
@@ -458,7 +493,7 @@ func TestScalingCulledEpoch(t *testing.T) {
 			}
 			ep := &sc.epochs[0]
 			xt, yt := w.e.sp.tree(x, n, d).pts, w.e.sp.tree(y, m, d).pts
-			L := sc.limit(n, m)
+			L := ep.L
 			km := &ep.k[0]
 			entries := 0
 			for i := range n {

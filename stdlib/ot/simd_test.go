@@ -740,6 +740,13 @@ func TestSIMDScalingKernels(t *testing.T) {
 		if !slices.Equal(idx[:k], sel) {
 			t.Errorf("n=%d: selectAVX2 kept %v, want %v", n, idx[:k], sel)
 		}
+		for _, cuts := range [][2]float64{{-8, -15}, {-3, -30}, {math.Inf(-1), 0}} {
+			a, b := countAbove(buf, ref, cuts[0], cuts[1], true)
+			wa, wb := countAbove(buf, ref, cuts[0], cuts[1], false)
+			if a != wa || b != wb {
+				t.Errorf("n=%d cuts %v: countAbove %d, %d on AVX2, %d, %d in Go", n, cuts, a, b, wa, wb)
+			}
+		}
 	}
 }
 

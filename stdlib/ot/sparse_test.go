@@ -92,6 +92,15 @@ func sparseCases(t testing.TB) []sparseCase {
 		h := resolutionOf(t, y, 2)
 		add("2d/spiral", x, y, uniformLogW(n), uniformLogW(n), 2, bal(h*h, 80), true)
 	}
+	// 2-D pulse with timing jitter as in Experiment C: a curve, whose
+	// problems take the wide margin on the scaling path (eps half the
+	// heuristic's, so that the sparse sweeps' culling drops most terms).
+	{
+		own := rand.New(rand.NewPCG(51, 52)) // the other cases' draws unchanged
+		x, y := pulsePts(own, 128, 0.5, 0.05, 0.02), pulsePts(own, 128, 0.45, 0.07, 0.05)
+		h := resolutionOf(t, y, 2)
+		add("2d/pulse", x, y, uniformLogW(128), uniformLogW(128), 2, bal(h*h/2, 80), true)
+	}
 	// Clusters: three tight clusters far apart, unequal weights.
 	{
 		n, m := 96, 80
@@ -190,6 +199,18 @@ func sparseCases(t testing.TB) []sparseCase {
 		add("2d/large-eps", x, y, uniformLogW(n), uniformLogW(n), 2, bal(5, 20), false)
 	}
 	return cs
+}
+
+// pulsePts returns n points (u_i + 0.05 z, exp(−((u_i − t0)/width)²/2) +
+// sigma z') on the grid u_i = i/(n − 1): Experiment C's simulator.
+func pulsePts(rng *rand.Rand, n int, t0, width, sigma float64) []float64 {
+	p := make([]float64, 2*n)
+	for i := range n {
+		u := float64(i) / float64(n-1)
+		p[2*i] = u + 0.05*rng.NormFloat64()
+		p[2*i+1] = math.Exp(-0.5*math.Pow((u-t0)/width, 2)) + sigma*rng.NormFloat64()
+	}
+	return p
 }
 
 // closeRel reports whether got is within rtol of want relative to scale.
