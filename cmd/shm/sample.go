@@ -276,9 +276,13 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	if err != nil {
 		return nil, err
 	}
-	// The replicates of crn calls use the cores the chains leave idle (and,
-	// with a GPU, wait for it together).
-	d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0) / min(f.parallel, f.chains))
+	// The replicates of crn calls may use every core: while the chains
+	// keep the cores busy the extra workers only wait their turn, and
+	// when the last chains run alone (a run's tail, where one slow chain
+	// would otherwise leave cores idle) their replicates fill the cores
+	// (with a GPU, they wait for it together). The draws do not depend on
+	// the number of workers.
+	d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0))
 	if x, ok := initRadius(f.init); ok {
 		// CmdStan's init=x: uniform(-x, x) unconstrained, or all 0.
 		if x == 0 {
