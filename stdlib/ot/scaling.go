@@ -157,7 +157,7 @@ func (m *csr) row(r int) ([]int32, []float64) {
 func (m *csr) transpose(t *csr, nc int) {
 	nr := len(m.start) - 1
 	nnz := int(m.start[nr])
-	t.start = growSpare32(t.start, nc+1)
+	t.start = grow32(t.start, nc+1)
 	clear(t.start)
 	cols, vals := m.idx[:nnz], m.val[:nnz]
 	count := t.start[1 : nc+1]
@@ -167,8 +167,8 @@ func (m *csr) transpose(t *csr, nc int) {
 	for j := range nc {
 		t.start[j+1] += t.start[j]
 	}
-	t.idx = growSpare32(t.idx, nnz)
-	t.val = growSpare(t.val, nnz)
+	t.idx = grow32(t.idx, nnz)
+	t.val = grow(t.val, nnz)
 	tidx, tval := t.idx[:nnz], t.val[:nnz]
 	next := t.start[:nc] // the next free entry of each row of t, restored below
 	k := 0
@@ -195,7 +195,7 @@ func (kr kern) setDiffs(m *csr, rp, cp []float64, d int) {
 		return
 	}
 	nnz := len(m.idx)
-	m.diff = growSpare(m.diff, nnz*d)
+	m.diff = grow(m.diff, nnz*d)
 	nr := len(m.start) - 1
 	if d == 2 && kr.simd {
 		_, _ = rp[:2*nr], cp[:2*m.ncol] // with idx < ncol, the kernel's bounds
@@ -929,24 +929,6 @@ func (ep *scalingEpoch) setRowOffset(o, i int, rows side, out float64, c consts)
 func grow32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n)
-	}
-	return s[:n]
-}
-
-// growSpare is grow with a quarter more capacity when it allocates: for
-// the epochs' arrays, whose sizes vary a little from one absorption to
-// the next.
-func growSpare(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n, n+n/4)
-	}
-	return s[:n]
-}
-
-// growSpare32 is growSpare for int32.
-func growSpare32(s []int32, n int) []int32 {
-	if cap(s) < n {
-		return make([]int32, n, n+n/4)
 	}
 	return s[:n]
 }
