@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 )
 
 // Grid is a regular H×W grid of points with unit spacing in row-major order:
@@ -300,6 +301,7 @@ func (e *engine) gridOn(g Grid) {
 // GridDivergence is Divergence for two measures on the grid g (n = m = H·W
 // points), computed with the separable path. grad.X and grad.Y must be nil.
 func (w *Workspace) GridDivergence(g Grid, logA, logB []float64, opt Options, yy *SelfTerm, grad *Grad) (Result, error) {
+	defer runtime.KeepAlive(w) // w's cleanup stops the pool the call uses
 	if err := opt.validate(); err != nil {
 		return Result{}, err
 	}
@@ -317,6 +319,7 @@ func (w *Workspace) GridDivergence(g Grid, logA, logB []float64, opt Options, yy
 
 // GridSelfTerm is SelfTerm for a measure on the grid g.
 func (w *Workspace) GridSelfTerm(g Grid, logB []float64, opt Options) (*SelfTerm, error) {
+	defer runtime.KeepAlive(w) // w's cleanup stops the pool the call uses
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
@@ -335,6 +338,7 @@ func (w *Workspace) GridSelfTerm(g Grid, logB []float64, opt Options) (*SelfTerm
 // GridOT is OT for two measures on the grid g, computed with the separable
 // path. grad.X and grad.Y must be nil.
 func (w *Workspace) GridOT(g Grid, logA, logB []float64, opt Options, grad *Grad) (float64, error) {
+	defer runtime.KeepAlive(w) // w's cleanup stops the pool the call uses
 	if err := opt.validate(); err != nil {
 		return 0, err
 	}

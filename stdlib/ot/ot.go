@@ -700,6 +700,7 @@ func (e *engine) saveXY(f, g []float64) {
 // into grad (nil for none). If yy is non-nil the y–y problem is taken from
 // it and y and log_b receive the gradient of the x–y problem only.
 func (w *Workspace) Divergence(x, y, logA, logB []float64, opt Options, yy *SelfTerm, grad *Grad) (Result, error) {
+	defer runtime.KeepAlive(w) // w's cleanup stops the pool the call uses
 	e := w.e
 	if err := opt.validate(); err != nil {
 		return Result{}, err
@@ -820,6 +821,7 @@ func addMassGrad(grad *Grad, logA, logB []float64, k float64) {
 // SelfTerm computes the y–y problem of the divergence once, for use with
 // Divergence when y and log_b do not change between evaluations.
 func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) {
+	defer runtime.KeepAlive(w) // w's cleanup stops the pool the call uses
 	e := w.e
 	if err := opt.validate(); err != nil {
 		return nil, err
@@ -848,6 +850,7 @@ func (e *engine) selfTerm(qs side, opt Options, g Grid) (*SelfTerm, error) {
 // constant eps·m_a·m_b included) and writes its gradient into grad. The
 // envelope gradient is that of the dual D(f, g) including its constant.
 func (w *Workspace) OT(x, y, logA, logB []float64, opt Options, grad *Grad) (float64, error) {
+	defer runtime.KeepAlive(w) // w's cleanup stops the pool the call uses
 	e := w.e
 	if err := opt.validate(); err != nil {
 		return 0, err
@@ -907,6 +910,7 @@ func (e *engine) ot(ps, qs side, opt Options, grad *Grad) (float64, error) {
 // at the final potentials into dst (n×m row-major, reallocated if short)
 // and returns it.
 func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64) ([]float64, error) {
+	defer runtime.KeepAlive(w) // w's cleanup stops the pool the call uses
 	e := w.e
 	if err := opt.validate(); err != nil {
 		return nil, err
