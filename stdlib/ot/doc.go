@@ -121,7 +121,12 @@
 // the kernel is absorbed into the potentials: with row and column offsets
 // A_i, B_j (log units) from the potentials just computed, K_ij = e^(A_i + B_j − C_ij/eps) is stored in compressed rows
 // (and transposed), keeping an entry when it lies within L = ln(max(n, m))
-// + 54·ln 2 + 28 of its row's or its column's largest term. Later sweeps
+// + 54·ln 2 + margin of its row's or its column's largest term. The margin
+// is the drift the kernel absorbs: 28, or 55 for a problem whose first
+// absorption finds that the wider margin keeps at most 1.35 times as many
+// terms (points along a curve, or in 1-D: such kernels grow slowly with
+// L, and absorbing less often pays for the extra entries); every kernel
+// records its L for its exactness test. Later sweeps
 // are sparse products LSE_i = −A_i + H + log Σ_j K_ij e^(h_j − H), h_j =
 // u_j − B_j. A sweep is accepted only when, for every row, the dropped
 // entries provably add up to less than 2^-54 of the row's sum, whatever the
@@ -151,7 +156,8 @@
 // Σ_j K_ij e^(h_j − H)(x_i − y_j) in the same pass as the row sums, from
 // the entries times their points' differences, formed once per kernel.
 // In 2-D and above, problems of at most 2^18 pairs compute the sweeps that
-// absorb densely (scalingDenseAbsorb) and keep the absorption's arguments
+// absorb densely (scalingDenseAbsorb), within the absorption's first pass
+// (the same bits as a dense sweep), and keep the absorption's arguments
 // between its two passes.
 // The products of large kernels split their rows across the workspace's
 // goroutines (each row's sums are the same whatever the split).
