@@ -66,11 +66,11 @@ import (
 // problem from a scan counts the rows' terms within both margins and the
 // problem takes the wide one when it keeps at most scalingWideGrowth
 // times as many. Measured on the gradients at points of real runs
-// (BenchmarkGradientDraws, 2026-11-27): Experiment C's clouds (a pulse: a
-// curve) keep 1.2–1.3 times as many terms with the wide margin, absorb
-// 35% less often and take 15% less time; B's spiral, 1.4–1.5 times as
-// many (nearly as a plane fills), and would take 5–10% more; Experiment
-// A (1-D) 5–10% less.
+// (BenchmarkGradientDraws, 2026-11-27): Experiment C's problems (a pulse:
+// a curve) keep 1.15–1.4 times as many terms with the wide margin (most
+// 1.2–1.3), absorb 35% less often and take 15% less time; B's spiral,
+// 1.35–1.6 times as many (nearly as a plane fills), would take 5–10%
+// more; Experiment A (1-D, about 1.18) 5–10% less.
 const (
 	scalingMargin     = 28.0
 	scalingMarginWide = 55.0
@@ -557,8 +557,8 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 		}
 		return
 	}
-	// Dense absorbing sweeps compute the sweep in the absorption's first
-	// pass (absorbSweep) when every column factor is finite.
+	// A dense absorbing sweep is computed in the absorption's first pass
+	// (absorb with sweep) when every column factor is finite.
 	dense := !sc.culled && !sc.broken && e.d > 1 && float64(rows.n)*float64(cols.n) <= scalingDenseAbsorb
 	fused := dense && kern{simd: e.simd}.inRange(u[:cols.n], -math.MaxFloat64, math.MaxFloat64)
 	switch {
@@ -576,8 +576,6 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 			k := e.absorb(o, rows, cols, u, colPot, out, c, fused)
 			sc.broken = k < 0
 			sc.cur, sc.id = [2]int{k, k}, [2]int32{int32(k), int32(k)}
-		} else if fused {
-			e.sweep(forwardJob(rows, cols, u, out, c))
 		}
 	}
 	if rec < 0 {
@@ -718,7 +716,7 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts, budget int, sweep bool) bool {
 	sc := e.sc
 	nr, nc, d := rows.n, cols.n, e.d
-	if !ep.setColOffsets(o, rows, cols, u, colPot, c) || !sweep && !ep.setRowOffsets(o, rows, cols, out, c) {
+	if !ep.setColOffsets(o, rows, cols, u, colPot, c) || !sweep && !ep.setRowOffsets(o, rows, out, c) {
 		return false
 	}
 	offR, offC := ep.off[o], ep.off[1-o]
@@ -784,7 +782,7 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 	}
 	if sc.chosen == 0 && sc.wide > 0 && keepArgs {
 		sc.chosen = sc.margin
-		if e.wideGrowth(nr, refC, topR, argsOf) <= scalingWideGrowth {
+		if e.wideGrowth(rows.n, cols.n, refC, topR, argsOf) <= scalingWideGrowth {
 			sc.chosen = sc.wide
 		}
 	}
@@ -843,11 +841,11 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 }
 
 // wideGrowth returns how many more terms of the nr rows (arguments argsOf,
-// column factors ref, row maxima top) lie within the wide margin of their
-// row's maximum than within the standard one, as a ratio.
-func (e *engine) wideGrowth(nr int, ref, top []float64, argsOf func(int) []float64) float64 {
+// the nc column factors ref, row maxima top) lie within the wide margin's
+// L of their row's maximum than within the standard margin's, as a ratio.
+func (e *engine) wideGrowth(nr, nc int, ref, top []float64, argsOf func(int) []float64) float64 {
 	sc := e.sc
-	base := sc.logOf(len(ref)) + sc.bits*math.Ln2 // L without its margin
+	base := sc.logOf(max(nr, nc)) + sc.bits*math.Ln2 // L without its margin
 	var std, wide int
 	for i := range nr {
 		a, b := countAbove(argsOf(i), ref, top[i]-base-sc.margin, top[i]-base-sc.wide, e.simd)
@@ -908,7 +906,7 @@ func (ep *scalingEpoch) setColOffsets(o int, rows, cols side, u, colPot []float6
 // setRowOffsets sets the rows' offsets and reference factors of the epoch
 // from the sweep's output out, and reports whether they are finite (as
 // setColOffsets).
-func (ep *scalingEpoch) setRowOffsets(o int, rows, cols side, out []float64, c consts) bool {
+func (ep *scalingEpoch) setRowOffsets(o int, rows side, out []float64, c consts) bool {
 	for i := range rows.n {
 		if !ep.setRowOffset(o, i, rows, out[i], c) {
 			return false
@@ -926,6 +924,7 @@ func (ep *scalingEpoch) setRowOffset(o, i int, rows side, out float64, c consts)
 	return isFinite(offR[i]) && !math.IsNaN(refR[i]) && refR[i] != math.Inf(1)
 }
 
+// grow32 is grow for int32 slices.
 func grow32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n)

@@ -143,7 +143,7 @@ func (e *engine) absorbCulled(o int, rows, cols side, u, colPot, out []float64, 
 func (e *engine) fillEpochCulled(ep *scalingEpoch, o int, rows, cols side, u, colPot, out []float64, c consts) bool {
 	sc, sp := e.sc, e.sp
 	nr := rows.n
-	if !ep.setColOffsets(o, rows, cols, u, colPot, c) || !ep.setRowOffsets(o, rows, cols, out, c) {
+	if !ep.setColOffsets(o, rows, cols, u, colPot, c) || !ep.setRowOffsets(o, rows, out, c) {
 		return false
 	}
 	job := e.sparseJob(sweepJob{rows: rows.pts, cols: cols.pts, nr: nr, nc: cols.n, u: u, invEps: c.invEps}, rows, cols, o, -1)
