@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/shmlang/shm/internal/modeltest"
+	"github.com/shmlang/shm/runtime/stancsv"
 )
 
 // modelCase is a shipped model, its data and an unconstrained point
@@ -198,39 +199,21 @@ func BenchmarkGradientDraws(b *testing.B) {
 	}
 }
 
-// readDraws returns the first dim columns of each row of a CSV file of
-// unconstrained points (comment lines start with #, then a header).
+// readDraws returns the first dim columns of each row of a file of
+// unconstrained points (comment lines, a header, numeric rows: a Stan CSV
+// file's layout).
 func readDraws(tb testing.TB, path string, dim int) [][]float64 {
 	tb.Helper()
-	raw, err := os.ReadFile(path)
+	f, err := stancsv.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var points [][]float64
-	header := true
-	for line := range strings.Lines(string(raw)) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if header {
-			header = false
-			continue
-		}
-		fields := strings.Split(line, ",")
-		if len(fields) < dim {
-			tb.Fatalf("%s: %d columns, want at least %d", path, len(fields), dim)
-		}
-		theta := make([]float64, dim)
-		for k := range theta {
-			if theta[k], err = strconv.ParseFloat(fields[k], 64); err != nil {
-				tb.Fatalf("%s: %v", path, err)
-			}
-		}
-		points = append(points, theta)
+	if len(f.Columns) < dim || len(f.Draws) == 0 {
+		tb.Fatalf("%s: %d columns and %d rows, want at least %d columns", path, len(f.Columns), len(f.Draws), dim)
 	}
-	if len(points) == 0 {
-		tb.Fatalf("%s: no points", path)
+	points := make([][]float64, len(f.Draws))
+	for k, row := range f.Draws {
+		points[k] = row[:dim]
 	}
 	return points
 }

@@ -465,6 +465,11 @@ func (sc *scalingState) limit(n, m int) float64 {
 	if sc.chosen > 0 {
 		margin = sc.chosen
 	}
+	return sc.limitWith(n, m, margin)
+}
+
+// limitWith is L for a problem of n and m points with the given margin.
+func (sc *scalingState) limitWith(n, m int, margin float64) float64 {
 	return sc.logOf(max(n, m)) + sc.bits*math.Ln2 + margin
 }
 
@@ -845,10 +850,10 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 // L of their row's maximum than within the standard margin's, as a ratio.
 func (e *engine) wideGrowth(nr, nc int, ref, top []float64, argsOf func(int) []float64) float64 {
 	sc := e.sc
-	base := sc.logOf(max(nr, nc)) + sc.bits*math.Ln2 // L without its margin
+	lStd, lWide := sc.limitWith(nr, nc, sc.margin), sc.limitWith(nr, nc, sc.wide)
 	var std, wide int
 	for i := range nr {
-		a, b := countAbove(argsOf(i), ref, top[i]-base-sc.margin, top[i]-base-sc.wide, e.simd)
+		a, b := countAbove(argsOf(i), ref, top[i]-lStd, top[i]-lWide, e.simd)
 		std += a
 		wide += b
 	}
