@@ -66,8 +66,37 @@ func (o Options) validate() error {
 // Grad receives gradients. Each non-nil slice must have the length of the
 // corresponding input (n·d, m·d, n, m) and is overwritten with the partial
 // derivative of the returned value; nil slices are not computed.
+//
+// FixedX and FixedY, when not nil, hold d flags: coordinate k of the
+// points of x (of y) is fixed when FixedX[k] (FixedY[k]) is set, and its
+// derivatives are not wanted: their entries of X (Y) are set to zero.
+// The other entries are the same, bit for bit, as without the flags; the
+// scaling path then forms its gradient sums for the wanted coordinates
+// only (for points whose coordinates are partly data, such as a design
+// variable beside a simulated response).
 type Grad struct {
 	X, Y, LogA, LogB []float64
+	FixedX, FixedY   []bool
+}
+
+// clearFixed zeroes the entries of X and Y at fixed coordinates.
+func (g *Grad) clearFixed(d int) {
+	for _, s := range [2]struct {
+		grad  []float64
+		fixed []bool
+	}{{g.X, g.FixedX}, {g.Y, g.FixedY}} {
+		if s.grad == nil {
+			continue
+		}
+		for k, f := range s.fixed {
+			if !f {
+				continue
+			}
+			for i := k; i < len(s.grad); i += d {
+				s.grad[i] = 0
+			}
+		}
+	}
 }
 
 func (g *Grad) wanted() bool {
@@ -231,6 +260,8 @@ type engine struct {
 	fbar, gbar, gnew []float64
 	rowGrad          []float64
 	fxy, gxy         []float64
+	coordBuf         []int         // a problem's gradient coordinates (grads.coords)
+	packed           [2]packedGrad // backward's packed gradients
 	grid             gridBufs
 	onGrid           bool // sweeps use the separable grid path (e.grid.g)
 
@@ -286,9 +317,9 @@ func newConsts(o Options) consts {
 
 // solve runs the iterations of the problem (p, q). With keep, f^t (t = 1..T)
 // and g^t (t = 0..T) are stored in the history, and gradRows[s] says
-// whether the backward pass will want the gradient of side s's points; it
-// returns the final f, g.
-func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool) (f, g []float64) {
+// whether the backward pass will want the gradient of side s's points (of
+// the coordinates coords, nil for all); it returns the final f, g.
+func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool, coords []int) (f, g []float64) {
 	np, nq, T := p.n, q.n, c.iters
 	var fcur, gcur []float64
 	if keep {
@@ -313,7 +344,7 @@ func (e *engine) solve(p, q side, c consts, keep bool, gradRows [2]bool) (f, g [
 		if e.sc == nil {
 			e.sc = newScalingState()
 		}
-		e.sc.begin(keep, gradRows, np*nq, 2*T, max(np, nq), e.d, e.scalingCulled)
+		e.sc.begin(keep, gradRows, coords, np*nq, 2*T, max(np, nq), e.d, e.scalingCulled)
 	}
 	sides := [2]side{p, q}
 	kr := kern{simd: e.simd}
@@ -386,10 +417,84 @@ func value(p, q side, f, g []float64, c consts) float64 {
 	return -c.rho*sa - c.rho*sb - c.eps*sm
 }
 
-// grads are the gradient outputs of one problem (any may be nil); for the
-// symmetric problems both sides point at the same slices.
+// grads are the gradient outputs of one problem (any may be nil), and the
+// fixed coordinates of each side (Grad.FixedX); for the symmetric problems
+// both sides point at the same slices.
 type grads struct {
 	p, q, logp, logq []float64
+	fixp, fixq       []bool
+}
+
+// coords returns the coordinates whose point derivatives the problem
+// forms, those not fixed on a side whose gradient is wanted, in buf (of
+// capacity d at least), or nil when that is each of the d coordinates.
+func (gr grads) coords(d int, buf []int) []int {
+	if gr.fixp == nil && gr.fixq == nil {
+		return nil
+	}
+	wanted := func(g []float64, fixed []bool, k int) bool {
+		return g != nil && (fixed == nil || !fixed[k])
+	}
+	buf = buf[:0]
+	for k := range d {
+		if wanted(gr.p, gr.fixp, k) || wanted(gr.q, gr.fixq, k) {
+			buf = append(buf, k)
+		}
+	}
+	if len(buf) == d {
+		return nil
+	}
+	return buf
+}
+
+// packedGrad is the working copy of the wanted coordinates of a points'
+// gradient (full, d values per point) in the packed layout of the scaling
+// path's kernel sweeps (len(coords) values per point), when some
+// coordinates are fixed. It is loaded from full before the first packed
+// addition and stored back before an addition in the full layout and at
+// the end, so every entry gets the same additions in the same order.
+type packedGrad struct {
+	full, buf []float64
+	coords    []int
+	d         int
+	loaded    bool
+}
+
+// add adds k·v to the gradient, v in the packed layout when packed.
+func (g *packedGrad) add(kr kern, v []float64, k float64, packed bool) {
+	if g.full == nil {
+		return
+	}
+	if !packed {
+		g.store()
+		kr.addScaled(g.full, v[:len(g.full)], k)
+		return
+	}
+	ng, n := len(g.coords), len(g.full)/g.d
+	if !g.loaded {
+		g.buf = grow(g.buf, n*ng)
+		for i := range n {
+			for p, c := range g.coords {
+				g.buf[i*ng+p] = g.full[i*g.d+c]
+			}
+		}
+		g.loaded = true
+	}
+	kr.addScaled(g.buf[:n*ng], v[:n*ng], k)
+}
+
+// store writes the packed values back into full.
+func (g *packedGrad) store() {
+	if !g.loaded {
+		return
+	}
+	ng, n := len(g.coords), len(g.full)/g.d
+	for i := range n {
+		for p, c := range g.coords {
+			g.full[i*g.d+c] = g.buf[i*ng+p]
+		}
+	}
+	g.loaded = false
 }
 
 // backward adds sigma·∂V/∂(inputs) to gr by differentiating through the T
@@ -438,7 +543,21 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 	u, s := e.u, e.s
 	sides := [2]side{p, q}
 	tau2 := 2 * c.tau // the cost's derivative 2(x − y) times τ
-	addScaled := kern{simd: e.simd}.addScaled
+	kr := kern{simd: e.simd}
+	addScaled := kr.addScaled
+	// The points' gradients, packed where the kernel sweeps form only the
+	// wanted coordinates (sc.coords); for the symmetric problems both
+	// sides share one.
+	gp := &e.packed[0]
+	*gp = packedGrad{full: gr.p, buf: gp.buf, d: d}
+	if e.scalingOn && e.sc.coords != nil {
+		gp.coords = e.sc.coords
+	}
+	gq := gp
+	if !sameSlice(gr.p, gr.q) {
+		gq = &e.packed[1]
+		*gq = packedGrad{full: gr.q, buf: gq.buf, coords: gp.coords, d: d}
+	}
 	for t := T; t >= 1 && !e.halt(); t-- {
 		ft := e.fHist[(t-1)*np : t*np]
 		gt := e.gHist[t*nq : (t+1)*nq]
@@ -448,15 +567,11 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 		if gr.q != nil {
 			rg = e.rowGrad[:nq*d]
 		}
-		e.backSweep(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u[:np], s: s[:nq], r: gbar,
+		packed := e.backSweep(sweepJob{weighted: true, normalized: true, rows: q.pts, cols: p.pts, nr: nq, nc: np, u: u[:np], s: s[:nq], r: gbar,
 			invEps: c.invEps, rowGrad: rg, wantColSum: true, wantColGrad: gr.p != nil}, sides, 1, 2*t-1, c,
 			backInputs{colPot: ft, colLogw: p.logw[:np], rowPot: gt, invTauEps: invTauEps})
-		if gr.q != nil {
-			addScaled(gr.q, rg, tau2)
-		}
-		if gr.p != nil {
-			addScaled(gr.p, e.colGrad[:np*d], -tau2)
-		}
+		gq.add(kr, rg, tau2, packed)
+		gp.add(kr, e.colGrad, -tau2, packed)
 		addScaled(fbar, e.colSum[:np], -c.tau)
 		if gr.logp != nil {
 			addScaled(gr.logp, e.colSum[:np], -c.tau*c.eps)
@@ -467,15 +582,11 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 			rg = e.rowGrad[:np*d]
 		}
 		needColSum := t > 1 || gr.logq != nil
-		e.backSweep(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u[:nq], s: s[:np], r: fbar,
+		packed = e.backSweep(sweepJob{weighted: true, normalized: true, rows: p.pts, cols: q.pts, nr: np, nc: nq, u: u[:nq], s: s[:np], r: fbar,
 			invEps: c.invEps, rowGrad: rg, wantColSum: needColSum, wantColGrad: gr.q != nil}, sides, 0, 2*t-2, c,
 			backInputs{colPot: gprev, colLogw: q.logw[:nq], rowPot: ft, invTauEps: invTauEps})
-		if gr.p != nil {
-			addScaled(gr.p, rg, tau2)
-		}
-		if gr.q != nil {
-			addScaled(gr.q, e.colGrad[:nq*d], -tau2)
-		}
+		gp.add(kr, rg, tau2, packed)
+		gq.add(kr, e.colGrad, -tau2, packed)
 		if needColSum {
 			for j, v := range e.colSum[:nq] {
 				gbar[j] = -c.tau * v
@@ -486,6 +597,8 @@ func (e *engine) backward(p, q side, c consts, sigma float64, gr grads) {
 		}
 		clear(fbar)
 	}
+	gp.store()
+	gq.store()
 }
 
 // envelope adds sigma·∂D/∂(inputs) at the final potentials (f, g) held
@@ -643,7 +756,15 @@ func checkGrads(gr *Grad, n, m, d int) error {
 		return nil
 	}
 	return errors.Join(checkGrad("X", gr.X, n*d), checkGrad("Y", gr.Y, m*d),
-		checkGrad("LogA", gr.LogA, n), checkGrad("LogB", gr.LogB, m))
+		checkGrad("LogA", gr.LogA, n), checkGrad("LogB", gr.LogB, m),
+		checkFixed("FixedX", gr.FixedX, d), checkFixed("FixedY", gr.FixedY, d))
+}
+
+func checkFixed(name string, f []bool, d int) error {
+	if f != nil && len(f) != d {
+		return fmt.Errorf("ot: %s has %d flags, want one per coordinate (%d)", name, len(f), d)
+	}
+	return nil
 }
 
 func checkMasses(o Options, ma, mb float64) error {
@@ -668,7 +789,14 @@ func (g *Grad) zero() {
 // final potentials (valid until the next solve).
 func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
 	keep := want && mode == GradUnrolled
-	f, g := e.solve(p, q, c, keep, [2]bool{gr.p != nil, gr.q != nil})
+	if cap(e.coordBuf) < e.d {
+		e.coordBuf = make([]int, 0, e.d)
+	}
+	coords := gr.coords(e.d, e.coordBuf)
+	if coords != nil && len(coords) == 0 { // every coordinate fixed
+		gr.p, gr.q, coords = nil, nil, nil
+	}
+	f, g := e.solve(p, q, c, keep, [2]bool{gr.p != nil, gr.q != nil}, coords)
 	v := value(p, q, f, g, c)
 	if want {
 		if mode == GradUnrolled {
@@ -776,9 +904,9 @@ func (e *engine) divergenceOnce(ps, qs side, opt Options, yy *SelfTerm, grad *Gr
 	grad.zero()
 	var gxy, gxx, gyy grads
 	if want {
-		gxy = grads{grad.X, grad.Y, grad.LogA, grad.LogB}
-		gxx = grads{grad.X, grad.X, grad.LogA, grad.LogA}
-		gyy = grads{grad.Y, grad.Y, grad.LogB, grad.LogB}
+		gxy = grads{grad.X, grad.Y, grad.LogA, grad.LogB, grad.FixedX, grad.FixedY}
+		gxx = grads{grad.X, grad.X, grad.LogA, grad.LogA, grad.FixedX, grad.FixedX}
+		gyy = grads{grad.Y, grad.Y, grad.LogB, grad.LogB, grad.FixedY, grad.FixedY}
 	}
 	vxy, f, gp := e.runProblem(slotXY, ps, qs, c, opt.Grad, 1, gxy, want)
 	e.saveXY(f, gp)
@@ -791,6 +919,9 @@ func (e *engine) divergenceOnce(ps, qs side, opt Options, yy *SelfTerm, grad *Gr
 	}
 	if err := e.interrupted(); err != nil {
 		return Result{}, err
+	}
+	if want {
+		grad.clearFixed(e.d)
 	}
 	res := Result{MassA: ma, MassB: mb, OTxy: vxy, OTxx: vxx, OTyy: vyy, YYFromCache: yy != nil}
 	res.Divergence = vxy - 0.5*vxx - 0.5*vyy
@@ -883,13 +1014,16 @@ func (e *engine) ot(ps, qs side, opt Options, grad *Grad) (float64, error) {
 	grad.zero()
 	var gr grads
 	if want {
-		gr = grads{grad.X, grad.Y, grad.LogA, grad.LogB}
+		gr = grads{grad.X, grad.Y, grad.LogA, grad.LogB, grad.FixedX, grad.FixedY}
 	}
 	v, f, g := e.runProblem(slotXY, ps, qs, c, opt.Grad, 1, gr, want)
 	if err := e.interrupted(); err != nil {
 		return 0, err
 	}
 	e.saveXY(f, g)
+	if want {
+		grad.clearFixed(e.d)
+	}
 	if want && (!opt.Balanced || opt.Grad == GradEnvelope) {
 		// Gradient of the constant eps·m_a·m_b (part of the unbalanced value,
 		// and of the dual D in the envelope gradient).
@@ -931,7 +1065,7 @@ func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64)
 	}
 	e.reserve(max(ps.n, qs.n))
 	c := newConsts(opt)
-	f, g := e.solve(ps, qs, c, false, [2]bool{})
+	f, g := e.solve(ps, qs, c, false, [2]bool{}, nil)
 	if err := e.interrupted(); err != nil {
 		return nil, err
 	}

@@ -188,13 +188,30 @@ func (m *csr) transpose(t *csr, nc int) {
 }
 
 // setDiffs forms m.diff from the points of m's rows (rp) and columns (cp)
-// of dimension d, once per kernel; in 2-D on the AVX2 kernel when kr.simd
-// (the same bits).
-func (kr kern) setDiffs(m *csr, rp, cp []float64, d int) {
+// of dimension d, once per kernel: one plane per coordinate, or with
+// coords non-nil one per coordinate of coords (plane p holds coordinate
+// coords[p]); in 2-D on the AVX2 kernel when kr.simd (the same bits).
+func (kr kern) setDiffs(m *csr, rp, cp []float64, d int, coords []int) {
 	if m.diffOK {
 		return
 	}
 	nnz := len(m.idx)
+	if coords != nil {
+		m.diff = grow(m.diff, nnz*len(coords))
+		for p, c := range coords {
+			diff := m.diff[p*nnz : (p+1)*nnz]
+			for r := range len(m.start) - 1 {
+				a, z := int(m.start[r]), int(m.start[r+1])
+				vals, out := m.val[a:z:z], diff[a:z:z]
+				x := rp[r*d+c]
+				for k, j := range m.idx[a:z] {
+					out[k] = vals[k] * (x - cp[int(j)*d+c])
+				}
+			}
+		}
+		m.diffOK = true
+		return
+	}
 	m.diff = grow(m.diff, nnz*d)
 	nr := len(m.start) - 1
 	if d == 2 && kr.simd {
@@ -395,6 +412,12 @@ type scalingState struct {
 	record     bool // keep the forward sweeps' sums (keep, not culled)
 	dim        int  // the points' dimension
 
+	// The coordinates of the gradient sums' planes (nil: all dim of them)
+	// and their number ng: the coordinates of the points whose gradient
+	// is wanted (Grad.FixedX, Grad.FixedY).
+	coords []int
+	ng     int
+
 	// The culled absorption (scaling_cull.go): the epoch of orientation o
 	// lives in epochs[o], valid for that orientation only; with keep, each
 	// epoch's id indexes absorbedAt, the forward sweep that absorbed it, and
@@ -408,7 +431,7 @@ type scalingState struct {
 
 	// gradRows[o]: the forward sweeps of orientation o also record the
 	// row gradient sums Σ_c K_rc e^(h_c − H)(x_r − y_c) for the backward
-	// pass (the rows' side wants its points' gradient; d ≤ 2).
+	// pass (the rows' side wants its points' gradient; ng ≤ 2).
 	gradRows [2]bool
 
 	logs               [2]sizeLog // logOf's memory
@@ -495,17 +518,21 @@ func (sc *scalingState) logOf(n int) float64 {
 // begin prepares the state for a problem of n·m pairs of points of
 // dimension d and the given number of sweeps with at most rows rows each,
 // keeping what the backward pass needs with keep (and the gradient sums of
-// the sides s with gradRows[s]), with culled absorptions when culled.
-// Kernels kept from earlier problems holding more entries than this
-// problem's budget are released.
-func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d int, culled bool) {
+// the sides s with gradRows[s], for the coordinates coords, nil for all),
+// with culled absorptions when culled. Kernels kept from earlier problems
+// holding more entries than this problem's budget are released.
+func (sc *scalingState) begin(keep bool, gradRows [2]bool, coords []int, nm, sweeps, rows, d int, culled bool) {
 	sc.n, sc.stored, sc.broken, sc.keep = 0, 0, false, keep
 	sc.chosen = 0
 	sc.cur, sc.resident = [2]int{-1, -1}, [2]int32{-1, -1}
 	sc.culled, sc.record = culled, keep && !culled
 	sc.absorbedAt, sc.absorbedSum = sc.absorbedAt[:0], sc.absorbedSum[:0]
 	sc.dim, sc.gradRows = d, [2]bool{}
-	if sc.record && d <= 2 { // the gradient sums' kernels take up to three planes
+	sc.coords, sc.ng = coords, d
+	if coords != nil {
+		sc.ng = len(coords)
+	}
+	if sc.record && sc.ng <= 2 { // the gradient sums' kernels take up to three planes
 		sc.gradRows = gradRows
 	}
 	sc.budget = min(scalingMaxEntries, scalingEntriesPerPair*nm)
@@ -523,7 +550,7 @@ func (sc *scalingState) begin(keep bool, gradRows [2]bool, nm, sweeps, rows, d i
 		sc.sigHist = grow(sc.sigHist, sweeps*rows)
 		sc.cfHist = grow(sc.cfHist, sweeps*rows)
 		if sc.gradRows[0] || sc.gradRows[1] {
-			sc.rgHist = grow(sc.rgHist, sweeps*rows*sc.dim)
+			sc.rgHist = grow(sc.rgHist, sweeps*rows*sc.ng)
 		}
 	}
 }
@@ -539,13 +566,13 @@ func (sc *scalingState) colFactorsOf(rec, nc int) []float64 {
 }
 
 // gradSums returns the row gradient sums kept for the forward sweep rec of
-// orientation o (nr rows of dimension d), or nil when it keeps none.
+// orientation o (ng sums for each of the nr rows), or nil when it keeps none.
 func (sc *scalingState) gradSums(o, rec, nr int) []float64 {
 	if !sc.gradRows[o] {
 		return nil
 	}
-	d := sc.dim
-	return sc.rgHist[rec*sc.stride*d : (rec*sc.stride+nr)*d]
+	ng := sc.ng
+	return sc.rgHist[rec*sc.stride*ng : (rec*sc.stride+nr)*ng]
 }
 
 // scalingStep computes one forward sweep of orientation o (rows: side o):
@@ -645,8 +672,9 @@ func (e *engine) colFactors(ep *scalingEpoch, o int, u, v []float64) (H, D float
 // of orientation o on the current epoch and reports whether they are all
 // at least scalingMinSum and finite, with H and D as colFactors; the
 // column factors go to cf (nil: sc.v). With rg non-nil it also sets the
-// row gradient sums rg[r·d + k] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck)
-// (rows and cols: the sweep's sides; d ≤ 2), in the same pass.
+// row gradient sums rg[r·ng + p] = Σ_c K_rc e^(h_c − H)(row_rk − col_ck)
+// for the coordinates k of sc.coords (rows and cols: the sweep's sides;
+// ng ≤ 2), in the same pass.
 func (e *engine) rowSums(o int, rows, cols side, u, sig, rg, cf []float64) (H, D float64, ok bool) {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur[o]]
@@ -661,9 +689,8 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg, cf []float64) (H, D
 	if rg == nil {
 		e.gatherRows(km, [3][]float64{km.val}, 1, cf, gatherDst{out: sig})
 	} else {
-		d := e.d
-		kern{simd: e.simd}.setDiffs(km, rows.pts, cols.pts, d)
-		pl, np := km.planes(km.val, d)
+		kern{simd: e.simd}.setDiffs(km, rows.pts, cols.pts, e.d, sc.coords)
+		pl, np := km.planes(km.val, sc.ng)
 		e.gatherRows(km, pl, np, cf, gatherDst{lead: sig, rest: rg})
 	}
 	return H, D, kern{simd: e.simd}.inRange(sig, scalingMinSum, math.MaxFloat64)
@@ -989,55 +1016,60 @@ func (b backInputs) fill(job *sweepJob, c consts, kr kern) {
 // backSweep runs the backward pass's weighted sweep job (orientation o:
 // rows are side o) of the forward sweep rec: from its epoch on the scaling
 // path, on the sparse or dense path otherwise. The job's u and s are
-// formed from in where the sweep needs them.
-func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts, in backInputs) {
+// formed from in where the sweep needs them. It reports whether the
+// gradients it set are packed (kernelWeighted with sc.coords).
+func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts, in backInputs) (packed bool) {
 	sc, k := e.sc, int32(-1) // k: the sweep's epoch
 	if e.scalingOn {
 		k = sc.sweepEpoch[rec]
 	}
 	if k >= 0 && !sc.culled {
 		e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
-		return
+		return sc.coords != nil
 	}
 	in.fill(&job, c, kern{simd: e.simd})
 	if k >= 0 && e.culledWeighted(job, sides, o, k, c) {
-		return
+		return false
 	}
 	sj := e.sparseJob(job, sides[o], sides[1-o], -1, rec)
 	sj.orient = o // no hints (the references are the forward sweep's log-sum-exps), but a culling to reuse
 	e.sweep(sj)
+	return false
 }
 
 // kernelWeighted computes the normalized weighted sweep job from the epoch
 // ep: the weights are e_rc = K_rc·e^(h_c − H)/σ_r with σ_r the forward
 // sweep's row sums (sig) and e^(h_c − H) its column factors (cf), that is
-// the forward softmax exactly normalized. It sets rowGrad (from the forward sweep's gradient sums rg
-// when non-nil), and colSum and colGrad in e.colSum, e.colGrad.
+// the forward softmax exactly normalized. It sets rowGrad (from the forward
+// sweep's gradient sums rg when non-nil), and colSum and colGrad in
+// e.colSum, e.colGrad; the gradients hold sc.ng values per point, those
+// of the coordinates sc.coords when it is not nil (packed).
 func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, rg []float64) {
 	sc := e.sc
-	d := e.d
+	ng := sc.ng // coordinates of the gradients (packed with sc.coords)
 	nr, nc := job.nr, job.nc
 	sc.out = grow(sc.out, nr)
 	rf := sc.out[:nr]
-	kern{simd: e.simd}.div(rf, job.r[:nr], sig)
+	kr := kern{simd: e.simd}
+	kr.div(rf, job.r[:nr], sig)
 	e.colSum = grow(e.colSum, nc)
-	e.colGrad = grow(e.colGrad, nc*d)
+	e.colGrad = grow(e.colGrad, nc*e.d)
 	rp, cp := job.rows, job.cols
 	switch {
 	case job.rowGrad == nil:
 	case rg != nil:
-		kern{simd: e.simd}.scaleRows(job.rowGrad[:nr*d], rg[:nr*d], rf, d)
+		kr.scaleRows(job.rowGrad[:nr*ng], rg[:nr*ng], rf, ng)
 	default:
 		m := &ep.k[o]
-		kern{simd: e.simd}.setDiffs(m, rp, cp, d)
-		sc.gat = grow(sc.gat, d*nr)
-		e.rowGradPass(m, rf, cf, d, job.rowGrad, sc.gat)
+		kr.setDiffs(m, rp, cp, e.d, sc.coords)
+		sc.gat = grow(sc.gat, ng*nr)
+		e.rowGradPass(m, rf, cf, ng, job.rowGrad, sc.gat)
 	}
 	m := &ep.k[1-o]
 	if job.wantColGrad {
-		kern{simd: e.simd}.setDiffs(m, cp, rp, d)
+		kr.setDiffs(m, cp, rp, e.d, sc.coords)
 	}
-	e.colPass(m, cf, rf, d, e.colSum, e.colGrad, job.wantColGrad)
+	e.colPass(m, cf, rf, ng, e.colSum, e.colGrad, job.wantColGrad)
 }
 
 // scaleRows sets dst[i·d + k] = f_i·src[i·d + k] for the rows i of f,

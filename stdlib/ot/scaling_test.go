@@ -231,7 +231,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
 		e.sc.bits, e.sc.margin, e.sc.wide = bits, 2, 0
-		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d, false)
+		e.sc.begin(false, [2]bool{}, nil, n*m, 2, max(n, m), d, false)
 		// Absorb from a dense sweep with rough potentials, then sweep from
 		// the kernel with potentials that drifted by up to half a unit.
 		g := make([]float64, m)
@@ -395,7 +395,7 @@ func TestScalingEpochMaxima(t *testing.T) {
 		e.simd = simd
 		e.reserve(max(n, m))
 		e.sc = newScalingState()
-		e.sc.begin(false, [2]bool{}, n*m, 2, max(n, m), d, false)
+		e.sc.begin(false, [2]bool{}, nil, n*m, 2, max(n, m), d, false)
 		g := make([]float64, m)
 		u := make([]float64, m)
 		for j := range g {

@@ -695,11 +695,25 @@ func TestSIMDScalingKernels(t *testing.T) {
 	}
 	goDiffs, asmDiffs := m, m
 	goDiffs.diff, asmDiffs.diff = nil, nil
-	kern{}.setDiffs(&goDiffs, rp, cp, 2)
-	kern{simd: true}.setDiffs(&asmDiffs, rp, cp, 2)
+	kern{}.setDiffs(&goDiffs, rp, cp, 2, nil)
+	kern{simd: true}.setDiffs(&asmDiffs, rp, cp, 2, nil)
 	for k, x := range goDiffs.diff {
 		if y := asmDiffs.diff[k]; math.Float64bits(x) != math.Float64bits(y) {
 			t.Errorf("setDiffs entry %d of %d: %.17g, pure Go %.17g", k%nnz, k/nnz, y, x)
+		}
+	}
+	// One coordinate's plane: the same bits as that plane of both.
+	for c := range 2 {
+		one := m
+		one.diff = nil
+		kern{simd: true}.setDiffs(&one, rp, cp, 2, []int{c})
+		if len(one.diff) < nnz {
+			t.Fatalf("setDiffs of coordinate %d: %d entries, want %d", c, len(one.diff), nnz)
+		}
+		for k, x := range goDiffs.diff[c*nnz : (c+1)*nnz] {
+			if y := one.diff[k]; math.Float64bits(x) != math.Float64bits(y) {
+				t.Errorf("setDiffs of coordinate %d, entry %d: %.17g, both planes %.17g", c, k, y, x)
+			}
 		}
 	}
 

@@ -459,7 +459,7 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 		// cannot evict it.
 		qq = permuteSide(q, sp.tree(q.pts, q.n, d), &sp.logw[1])
 	}
-	pg := grads{p: scratchFor(gr.p, &sp.gp), logp: scratchFor(gr.logp, &sp.glp)}
+	pg := grads{p: scratchFor(gr.p, &sp.gp), logp: scratchFor(gr.logp, &sp.glp), fixp: gr.fixp, fixq: gr.fixq}
 	if same {
 		pg.q, pg.logq = pg.p, pg.logp
 	} else {

@@ -141,6 +141,41 @@ type chainState struct {
 	ws    *ot.Workspace
 	cache []selfEntry
 	plan  []float64
+	elems []bool    // fixedCoords' flags per element
+	fixed [2][]bool // fixedCoords' results for x and y
+}
+
+// fixedCoords returns, for the n points pts of dimension d (side 0: x,
+// 1: y), the flags of ot.Grad.FixedX: the coordinates whose every entry
+// has a zero derivative on the tape (the columns of data beside
+// simulated ones that append_col puts together), or nil when there is
+// none.
+func (s *chainState) fixedCoords(t *autodiff.Tape, pts autodiff.Value, n, d, side int) []bool {
+	if pts.IsConst() {
+		return nil
+	}
+	s.elems = slices.Grow(s.elems[:0], n*d)[:n*d]
+	clear(s.elems)
+	if !t.FixedElements(pts, s.elems) {
+		return nil
+	}
+	f := slices.Grow(s.fixed[side][:0], d)[:d]
+	s.fixed[side] = f
+	some := false
+	for k := range f {
+		f[k] = true
+		for i := range n {
+			if !s.elems[i*d+k] {
+				f[k] = false
+				break
+			}
+		}
+		some = some || f[k]
+	}
+	if !some {
+		return nil
+	}
+	return f
 }
 
 // selfEntry is a cached y–y term with the inputs it was computed from.
@@ -298,6 +333,11 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	used := false
 	if g.N() == 0 {
 		value, used, err = onGPU(c, k, backend, d, xv, yv, lav, lbv, opt, gp)
+	}
+	if !used && gp != nil {
+		// The CPU kernels skip the derivatives that the tape discards.
+		gp.FixedX = s.fixedCoords(t, x, n, d, 0)
+		gp.FixedY = s.fixedCoords(t, y, m, d, 1)
 	}
 	switch {
 	case err != nil:
