@@ -242,6 +242,13 @@ func csrGatherLead3AVX2(start, idx []int32, a, b, c, v, f, out, rest []float64, 
 //go:noescape
 func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)
 
+// csrDiffs1AVX2 is setDiffs for one coordinate of 2-D points (rp and cp
+// start at that coordinate; points of stride 2) into the plane out: the
+// same bits. The caller's invariants are csrDiffs2AVX2's.
+//
+//go:noescape
+func csrDiffs1AVX2(start, idx []int32, val, rp, cp, out []float64)
+
 // count2AVX2 returns, over the first len(buf) &^ 3 elements, the numbers
 // of j with buf[j] + ref[j] ≥ cut1 and ≥ cut2 (len(ref) ≥ len(buf)).
 //

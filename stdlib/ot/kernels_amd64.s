@@ -2130,6 +2130,66 @@ cddone:
 	VZEROUPPER
 	RET
 
+// func csrDiffs1AVX2(start, idx []int32, val, rp, cp, out []float64)
+TEXT ·csrDiffs1AVX2(SB), NOSPLIT, $0-144
+	MOVQ start_base+0(FP), R8
+	MOVQ start_len+8(FP), CX
+	DECQ CX
+	MOVQ idx_base+24(FP), R9
+	MOVQ val_base+48(FP), R10
+	MOVQ rp_base+72(FP), R11
+	MOVQ cp_base+96(FP), SI
+	MOVQ out_base+120(FP), DI
+	XORQ BX, BX
+c1row:
+	CMPQ BX, CX
+	JGE c1done
+	MOVLQSX 0(R8)(BX*4), AX
+	MOVLQSX 4(R8)(BX*4), DX
+	MOVQ BX, R13
+	SHLQ $4, R13
+	VBROADCASTSD 0(R11)(R13*1), Y14
+	LEAQ 4(AX), R13
+c1vec:
+	CMPQ R13, DX
+	JGT c1tail
+	MOVLQSX 0(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVSD 0(SI)(R14*1), X0
+	MOVLQSX 4(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVHPD 0(SI)(R14*1), X0, X0
+	MOVLQSX 8(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVSD 0(SI)(R14*1), X1
+	MOVLQSX 12(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVHPD 0(SI)(R14*1), X1, X1
+	VINSERTF128 $1, X1, Y0, Y0
+	VSUBPD Y0, Y14, Y0
+	VMULPD 0(R10)(AX*8), Y0, Y0
+	VMOVUPD Y0, 0(DI)(AX*8)
+	ADDQ $4, AX
+	ADDQ $4, R13
+	JMP c1vec
+c1tail:
+	CMPQ AX, DX
+	JGE c1next
+	MOVLQSX 0(R9)(AX*4), R14
+	SHLQ $4, R14
+	VMOVSD 0(SI)(R14*1), X0
+	VSUBSD X0, X14, X0
+	VMULSD 0(R10)(AX*8), X0, X0
+	VMOVSD X0, 0(DI)(AX*8)
+	INCQ AX
+	JMP c1tail
+c1next:
+	INCQ BX
+	JMP c1row
+c1done:
+	VZEROUPPER
+	RET
+
 // func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
 TEXT ·rowColMaxAVX2(SB), NOSPLIT, $0-88
 	MOVQ buf_base+0(FP), SI

@@ -75,6 +75,8 @@ func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64) {
 	panic("ot: no SIMD kernels")
 }
 
+func csrDiffs1AVX2(start, idx []int32, val, rp, cp, out []float64) { panic("ot: no SIMD kernels") }
+
 func count2AVX2(buf, ref []float64, cut1, cut2 float64) (n1, n2 int) {
 	panic("ot: no SIMD kernels")
 }

@@ -200,6 +200,12 @@ func (kr kern) setDiffs(m *csr, rp, cp []float64, d int, coords []int) {
 		m.diff = grow(m.diff, nnz*len(coords))
 		for p, c := range coords {
 			diff := m.diff[p*nnz : (p+1)*nnz]
+			if d == 2 && kr.simd {
+				nr := len(m.start) - 1
+				_, _ = rp[:2*nr], cp[:2*m.ncol] // with idx < ncol, the kernel's bounds
+				csrDiffs1AVX2(m.start, m.idx, m.val[:nnz], rp[c:], cp[c:], diff)
+				continue
+			}
 			for r := range len(m.start) - 1 {
 				a, z := int(m.start[r]), int(m.start[r+1])
 				vals, out := m.val[a:z:z], diff[a:z:z]
