@@ -57,6 +57,14 @@
 // stored. GradEnvelope differentiates the dual objective at the final
 // potentials held fixed (one extra pass over the kernel).
 //
+// Grad.FixedX and Grad.FixedY mark coordinates of the points whose
+// derivatives the caller discards (a column of data beside a simulated
+// one, which the sinkhorn built-in finds with autodiff's FixedElements):
+// their entries are set to zero, the others keep their bits, and the
+// scaling path forms the gradient sums of the other coordinates only
+// (one plane of 2-D points instead of two; the backward pass accumulates
+// them packed).
+//
 // # Performance and determinism
 //
 // A Workspace owns every buffer; after the first evaluation at given sizes,
