@@ -1121,31 +1121,45 @@ for m in (1, 2, 3):
 for m in (1, 2, 3):
     csr_gather(m, lead=True)
 
+def csr_diffs_head(name, outs, p):
+    """The prologue and row loop head of csrDiffs1AVX2 and csrDiffs2AVX2
+    (labels prefixed p): R8 start, CX the rows, R9 idx, R10 val, R11 rp,
+    SI cp, DI and R12 the output planes outs; per row, AX and DX its
+    entries' range, Y14 (and Y15) its point's coordinate(s) broadcast."""
+    w('// func %s(start, idx []int32, val, rp, cp, %s []float64)' % (name, ', '.join(outs)))
+    w('TEXT ·%s(SB), NOSPLIT, $0-%d' % (name, 120 + 24 * len(outs)))
+    emit(['MOVQ start_base+0(FP), R8',
+          'MOVQ start_len+8(FP), CX',
+          'DECQ CX',
+          'MOVQ idx_base+24(FP), R9',
+          'MOVQ val_base+48(FP), R10',
+          'MOVQ rp_base+72(FP), R11',
+          'MOVQ cp_base+96(FP), SI'] +
+         ['MOVQ %s_base+%d(FP), %s' % (o, 120 + 24 * k, ('DI', 'R12')[k]) for k, o in enumerate(outs)] +
+         ['XORQ BX, BX'])
+    w(p + 'row:')
+    emit(['CMPQ BX, CX', 'JGE %sdone' % p,
+          'MOVLQSX 0(R8)(BX*4), AX',
+          'MOVLQSX 4(R8)(BX*4), DX',
+          'MOVQ BX, R13', 'SHLQ $4, R13'] +
+         ['VBROADCASTSD %d(R11)(R13*1), Y%d' % (8 * k, 14 + k) for k in range(len(outs))] +
+         ['LEAQ 4(AX), R13'])
+
+def csr_diffs_tail(p):
+    """The end of csr_diffs_head's row loop and of the function."""
+    w(p + 'next:')
+    emit(['INCQ BX', 'JMP %srow' % p])
+    w(p + 'done:')
+    emit(['VZEROUPPER', 'RET'])
+    w('')
+
+
 # func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)
 # The gradient planes of a kernel in compressed rows, in 2-D: for each row r
 # (point rp[2r:2r+2]) and entry k (column point cp[2 idx[k]:+2]),
 #   d0[k] = val[k]·(rp[2r] − cp[2 idx[k]]), d1[k] = val[k]·(rp[2r+1] − cp[2 idx[k]+1]),
 # each difference rounded before the product, as setDiffs computes them.
-w('// func csrDiffs2AVX2(start, idx []int32, val, rp, cp, d0, d1 []float64)')
-w('TEXT ·csrDiffs2AVX2(SB), NOSPLIT, $0-168')
-emit(['MOVQ start_base+0(FP), R8',
-      'MOVQ start_len+8(FP), CX',
-      'DECQ CX',
-      'MOVQ idx_base+24(FP), R9',
-      'MOVQ val_base+48(FP), R10',
-      'MOVQ rp_base+72(FP), R11',
-      'MOVQ cp_base+96(FP), SI',
-      'MOVQ d0_base+120(FP), DI',
-      'MOVQ d1_base+144(FP), R12',
-      'XORQ BX, BX'])
-w('cdrow:')
-emit(['CMPQ BX, CX', 'JGE cddone',
-      'MOVLQSX 0(R8)(BX*4), AX',
-      'MOVLQSX 4(R8)(BX*4), DX',
-      'MOVQ BX, R13', 'SHLQ $4, R13',
-      'VBROADCASTSD 0(R11)(R13*1), Y14',
-      'VBROADCASTSD 8(R11)(R13*1), Y15',
-      'LEAQ 4(AX), R13'])
+csr_diffs_head('csrDiffs2AVX2', ['d0', 'd1'], 'cd')
 w('cdvec:')
 emit(['CMPQ R13, DX', 'JGT cdtail',
       'MOVLQSX 0(R9)(AX*4), R14', 'SHLQ $4, R14',
@@ -1179,35 +1193,14 @@ emit(['CMPQ AX, DX', 'JGE cdnext',
       'VMOVSD X2, 0(DI)(AX*8)',
       'VMOVSD X3, 0(R12)(AX*8)',
       'INCQ AX', 'JMP cdtail'])
-w('cdnext:')
-emit(['INCQ BX', 'JMP cdrow'])
-w('cddone:')
-emit(['VZEROUPPER', 'RET'])
-w('')
+csr_diffs_tail('cd')
 
 # func csrDiffs1AVX2(start, idx []int32, val, rp, cp, out []float64)
 # One gradient plane of a kernel in compressed rows with points of stride 2
 # (one coordinate of 2-D points: the caller passes rp and cp from that
 # coordinate on): out[k] = val[k]·(rp[2r] − cp[2 idx[k]]), the difference
 # rounded before the product, as setDiffs computes it.
-w('// func csrDiffs1AVX2(start, idx []int32, val, rp, cp, out []float64)')
-w('TEXT ·csrDiffs1AVX2(SB), NOSPLIT, $0-144')
-emit(['MOVQ start_base+0(FP), R8',
-      'MOVQ start_len+8(FP), CX',
-      'DECQ CX',
-      'MOVQ idx_base+24(FP), R9',
-      'MOVQ val_base+48(FP), R10',
-      'MOVQ rp_base+72(FP), R11',
-      'MOVQ cp_base+96(FP), SI',
-      'MOVQ out_base+120(FP), DI',
-      'XORQ BX, BX'])
-w('c1row:')
-emit(['CMPQ BX, CX', 'JGE c1done',
-      'MOVLQSX 0(R8)(BX*4), AX',
-      'MOVLQSX 4(R8)(BX*4), DX',
-      'MOVQ BX, R13', 'SHLQ $4, R13',
-      'VBROADCASTSD 0(R11)(R13*1), Y14',
-      'LEAQ 4(AX), R13'])
+csr_diffs_head('csrDiffs1AVX2', ['out'], 'c1')
 w('c1vec:')
 emit(['CMPQ R13, DX', 'JGT c1tail',
       'MOVLQSX 0(R9)(AX*4), R14', 'SHLQ $4, R14',
@@ -1231,11 +1224,7 @@ emit(['CMPQ AX, DX', 'JGE c1next',
       'VMULSD 0(R10)(AX*8), X0, X0',
       'VMOVSD X0, 0(DI)(AX*8)',
       'INCQ AX', 'JMP c1tail'])
-w('c1next:')
-emit(['INCQ BX', 'JMP c1row'])
-w('c1done:')
-emit(['VZEROUPPER', 'RET'])
-w('')
+csr_diffs_tail('c1')
 
 # func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
 # The scaling path's absorption, pass 1, over the first len(buf) &^ 3
