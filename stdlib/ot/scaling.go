@@ -190,71 +190,45 @@ func (m *csr) transpose(t *csr, nc int) {
 // setDiffs forms m.diff from the points of m's rows (rp) and columns (cp)
 // of dimension d, once per kernel: one plane per coordinate, or with
 // coords non-nil one per coordinate of coords (plane p holds coordinate
-// coords[p]); in 2-D on the AVX2 kernel when kr.simd (the same bits).
+// coords[p]); in 2-D on the AVX2 kernels when kr.simd (the same bits).
 func (kr kern) setDiffs(m *csr, rp, cp []float64, d int, coords []int) {
 	if m.diffOK {
 		return
 	}
-	nnz := len(m.idx)
+	nnz, nr := len(m.idx), len(m.start)-1
+	np := d
 	if coords != nil {
-		m.diff = grow(m.diff, nnz*len(coords))
-		for p, c := range coords {
-			diff := m.diff[p*nnz : (p+1)*nnz]
-			if d == 2 && kr.simd {
-				nr := len(m.start) - 1
-				_, _ = rp[:2*nr], cp[:2*m.ncol] // with idx < ncol, the kernel's bounds
-				csrDiffs1AVX2(m.start, m.idx, m.val[:nnz], rp[c:], cp[c:], diff)
-				continue
-			}
-			for r := range len(m.start) - 1 {
-				a, z := int(m.start[r]), int(m.start[r+1])
-				vals, out := m.val[a:z:z], diff[a:z:z]
-				x := rp[r*d+c]
-				for k, j := range m.idx[a:z] {
-					out[k] = vals[k] * (x - cp[int(j)*d+c])
-				}
-			}
-		}
-		m.diffOK = true
-		return
+		np = len(coords)
 	}
-	m.diff = grow(m.diff, nnz*d)
-	nr := len(m.start) - 1
-	if d == 2 && kr.simd {
-		_, _ = rp[:2*nr], cp[:2*m.ncol] // with idx < ncol, the kernel's bounds
-		csrDiffs2AVX2(m.start, m.idx, m.val[:nnz], rp, cp, m.diff[:nnz], m.diff[nnz:2*nnz])
-		m.diffOK = true
-		return
-	}
-	if d == 2 { // both planes in one pass over the entries
-		d0, d1 := m.diff[:nnz], m.diff[nnz:2*nnz]
-		for r := range len(m.start) - 1 {
-			a, z := int(m.start[r]), int(m.start[r+1])
-			cols := m.idx[a:z]
-			vals, o0, o1 := m.val[a:z:z], d0[a:z:z], d1[a:z:z]
-			x0, x1 := rp[2*r], rp[2*r+1]
-			for k, j := range cols {
-				q := cp[2*int(j) : 2*int(j)+2 : 2*int(j)+2]
-				v := vals[k]
-				o0[k] = v * (x0 - q[0])
-				o1[k] = v * (x1 - q[1])
-			}
-		}
-		m.diffOK = true
-		return
-	}
-	for r := range len(m.start) - 1 {
-		cols, vals := m.row(r)
-		lo := int(m.start[r])
-		for c := range d {
-			diff := m.diff[c*nnz+lo : c*nnz+lo+len(cols)]
-			x := rp[r*d+c]
-			for k, j := range cols {
-				diff[k] = vals[k] * (x - cp[int(j)*d+c])
-			}
-		}
-	}
+	m.diff = grow(m.diff, nnz*np)
 	m.diffOK = true
+	simd2 := d == 2 && kr.simd
+	if simd2 {
+		_, _ = rp[:2*nr], cp[:2*m.ncol] // with idx < ncol, the kernels' bounds
+	}
+	if simd2 && coords == nil { // both planes in one pass
+		csrDiffs2AVX2(m.start, m.idx, m.val[:nnz], rp, cp, m.diff[:nnz], m.diff[nnz:2*nnz])
+		return
+	}
+	for p := range np {
+		c := p
+		if coords != nil {
+			c = coords[p]
+		}
+		plane := m.diff[p*nnz : (p+1)*nnz]
+		if simd2 {
+			csrDiffs1AVX2(m.start, m.idx, m.val[:nnz], rp[c:], cp[c:], plane)
+			continue
+		}
+		for r := range nr {
+			a, z := int(m.start[r]), int(m.start[r+1])
+			vals, out := m.val[a:z:z], plane[a:z:z]
+			x := rp[r*d+c]
+			for k, j := range m.idx[a:z] {
+				out[k] = vals[k] * (x - cp[int(j)*d+c])
+			}
+		}
+	}
 }
 
 // plane returns plane c of m.diff.
