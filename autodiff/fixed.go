@@ -56,7 +56,13 @@ func (t *Tape) fixedElements(off int32, n int, isConst bool, fixed []bool, depth
 		for _, i := range idx {
 			m = max(m, int(i)+1)
 		}
-		src := make([]bool, m)
+		src := t.fixed[depth-1]
+		if cap(src) < m {
+			src = make([]bool, m)
+			t.fixed[depth-1] = src
+		}
+		src = src[:m]
+		clear(src)
 		if !t.fixedElements(nd.a, m, false, src, depth-1) {
 			return false
 		}

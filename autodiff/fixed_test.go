@@ -96,3 +96,16 @@ func TestFixedElementsShortBuffer(t *testing.T) {
 		t.Error("a buffer shorter than the value was filled")
 	}
 }
+
+// TestFixedElementsAllocs checks that FixedElements reuses the tape's
+// buffers: a primitive calls it at every evaluation.
+func TestFixedElementsAllocs(t *testing.T) {
+	tp := NewTape()
+	a, b := tp.ConstVec([]float64{1, 2, 3}), tp.VarVec([]float64{4, 5, 6})
+	x := tp.Gather(tp.Concat(VectorShape(6), a, b), []int{0, 3, 1, 4, 2, 5})
+	fixed := make([]bool, 6)
+	tp.FixedElements(x, fixed)
+	if n := testing.AllocsPerRun(10, func() { tp.FixedElements(x, fixed) }); n != 0 {
+		t.Errorf("FixedElements allocates %g times per call", n)
+	}
+}

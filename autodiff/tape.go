@@ -181,6 +181,7 @@ type Tape struct {
 	vars   []Value   // independent variables, in creation order
 
 	scratch scratchArena
+	fixed   [fixedDepth][]bool // FixedElements' flags of gathered values, per depth
 
 	kept  int  // length of val kept across Reset (see Keep)
 	swept bool // Gradient has run since the last Reset
