@@ -54,11 +54,12 @@ type engine struct {
 	// of every fused problem.
 	fusedMax, fusedNT int
 	// fusedPlain (tests) keeps the caller's order of the points and turns
-	// the fused kernel's truncation off.
-	fusedPlain   bool
-	fl           fusedLayout
-	permX, permY []int    // the spatial orders of the fused path
-	keys         []uint64 // their scratch space
+	// the fused kernel's truncation off; fusedNoCull (tests) keeps the
+	// truncation of terms but turns the culling of blocks off.
+	fusedPlain, fusedNoCull bool
+	fl                      fusedLayout
+	permX, permY            []int    // the spatial orders of the fused path
+	keys                    []uint64 // their scratch space
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner

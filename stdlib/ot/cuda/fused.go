@@ -54,6 +54,12 @@ const (
 	fdWords
 )
 
+// The truncation flags of a descriptor (FT_* in kernels/fused.cuh).
+const (
+	ftTerms  = 1
+	ftBlocks = 2
+)
+
 // The gradient modes of a descriptor (FM_* in kernels/fused.cuh).
 const (
 	fmNone     = 0
@@ -81,6 +87,10 @@ const (
 	// fusedMaxShared is the dynamic shared memory a block may use without
 	// the opt-in attribute, in doubles (48 KiB).
 	fusedMaxShared = 48 << 10 / 8
+	// fusedCullBlock and fusedScratch are FUSED_CB and FUSED_SCR of
+	// kernels/fused.cuh.
+	fusedCullBlock = 32
+	fusedScratch   = 4
 )
 
 // fusedThreads is the number of threads of a problem whose larger side
@@ -93,9 +103,19 @@ func fusedThreads(k int) int {
 }
 
 // fusedShared is the number of doubles of dynamic shared memory of a
-// problem (fusedBody): 2·k for the column terms and row shifts, and
-// (1 + d) per thread for the partial results.
-func fusedShared(k, d, nt int) int { return 2*k + nt*(1+d) }
+// problem with n and m points in dimension d and nt threads (the layout of
+// fusedBody): the points of both sides, the current potentials, the
+// first culling block of each row, three sweep arrays of max(n, m), the
+// block maxima of two of them, the culling blocks' boxes and the threads'
+// scratch.
+func fusedShared(n, m, d, nt int) int {
+	k := max(n, m)
+	return (n+m)*(d+2) + 3*k + 2*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
+}
+
+// cullBlocks is the number of culling blocks of n points (FUSED_CB in
+// kernels/fused.cuh).
+func cullBlocks(n int) int { return (n + fusedCullBlock - 1) / fusedCullBlock }
 
 // fusedOK reports whether an evaluation of n and m points takes the fused
 // path.
@@ -104,7 +124,7 @@ func (e *engine) fusedOK(n, m int) bool {
 	if e.fusedMax <= 0 || e.d > fusedMaxDim || k > e.fusedMax {
 		return false
 	}
-	return fusedShared(k, e.d, e.threadsFor(k)) <= fusedMaxShared
+	return fusedShared(n, m, e.d, e.threadsFor(k)) <= fusedMaxShared
 }
 
 func (e *engine) threadsFor(k int) int {
@@ -171,7 +191,7 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 		pr.p.n, pr.q.n = np, nq
 		pr.nt = e.threadsFor(max(np, nq))
 		L.threads = max(L.threads, pr.nt)
-		L.shared = max(L.shared, fusedShared(max(np, nq), d, pr.nt))
+		L.shared = max(L.shared, fusedShared(np, nq, d, pr.nt))
 		L.probs = append(L.probs, pr)
 	}
 	if ev.xy {
@@ -297,7 +317,13 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, opt ot.Options, d int) 
 		desc[fdGQ], desc[fdGLQ] = desc[fdGP], desc[fdGLP]
 	}
 	desc[fdThreads] = intArg(pr.nt)
-	desc[fdTrunc] = boolArg(!e.fusedPlain)
+	switch {
+	case e.fusedPlain:
+	case e.fusedNoCull:
+		desc[fdTrunc] = ftTerms
+	default:
+		desc[fdTrunc] = ftTerms | ftBlocks
+	}
 	return append(w, desc[:]...)
 }
 

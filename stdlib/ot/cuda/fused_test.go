@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -183,4 +184,86 @@ func testFusedBatch(t *testing.T, h executor, launches func() int) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// cullingCases are problems with the locality the fused kernel's culling
+// exploits (eps about the squared spacing of the points), in 1, 2 and 3
+// dimensions, balanced and unbalanced, one with zero weights.
+func cullingCases() []*testCase {
+	rng := rand.New(rand.NewPCG(3, 5))
+	gen := func(name string, n, m, d int, opt ot.Options) *testCase {
+		c := &testCase{name: name, d: d, opt: opt}
+		c.x = make([]float64, n*d)
+		c.y = make([]float64, m*d)
+		for i := range c.x {
+			c.x[i] = rng.NormFloat64()
+		}
+		for i := range c.y {
+			c.y[i] = 0.3 + 1.2*rng.NormFloat64()
+		}
+		c.la, c.lb = make([]float64, n), make([]float64, m)
+		for i := range c.la {
+			c.la[i] = -math.Log(float64(n))
+		}
+		for i := range c.lb {
+			c.lb[i] = -math.Log(float64(m))
+		}
+		return c
+	}
+	zero := gen("d2_zero_weights_unbalanced", 90, 70, 2, ot.Options{Eps: 0.01, Rho: 0.5, Iters: 12})
+	zero.la[5], zero.la[40], zero.lb[0] = math.Inf(-1), math.Inf(-1), math.Inf(-1)
+	return []*testCase{
+		gen("d1_balanced", 200, 170, 1, ot.Options{Eps: 1e-4, Balanced: true, Iters: 15}),
+		gen("d1_unbalanced", 120, 130, 1, ot.Options{Eps: 2e-4, Rho: 0.1, Iters: 10}),
+		gen("d2_balanced", 150, 140, 2, ot.Options{Eps: 0.005, Balanced: true, Iters: 10}),
+		gen("d3_balanced", 100, 110, 3, ot.Options{Eps: 0.02, Balanced: true, Iters: 8}),
+		zero,
+	}
+}
+
+// TestFusedCulling checks that the fused kernel's culling of blocks
+// changes no bit of any value or gradient (both modes), and that it does
+// skip blocks on problems with locality: most of them in 1-D.
+func TestFusedCulling(t *testing.T) {
+	bin := buildHostKernels(t)
+	for _, c := range cullingCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var out [2][2]batchOutcome
+			var visited, skipped uint64
+			for k, noCull := range []bool{false, true} {
+				h := startHostKernels(t, bin)
+				e := newEngine(h, c.d)
+				e.guard = 3
+				e.fusedNoCull = noCull
+				for mode, gm := range []ot.GradMode{ot.GradUnrolled, ot.GradEnvelope} {
+					opt := c.opt
+					opt.Grad = gm
+					g := fullGrad(c.n(), c.m(), c.d)
+					res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+					out[k][mode] = batchOutcome{res, g, err}
+				}
+				v, s, err := h.cullCounts()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k == 0 {
+					visited, skipped = v, s
+				} else if s != 0 {
+					t.Errorf("%d blocks skipped with culling off", s)
+				}
+				if n := h.byKernel[kFused]; n != 2 {
+					t.Fatalf("%d fused launches, want 2", n)
+				}
+			}
+			for mode := range out[0] {
+				sameOutcome(t, c.name, out[0][mode], out[1][mode])
+			}
+			frac := float64(skipped) / float64(visited+skipped)
+			t.Logf("%d of %d culling blocks skipped (%.0f%%)", skipped, visited+skipped, 100*frac)
+			if want := map[int]float64{1: 0.5, 2: 0.2, 3: 0.05}[c.d]; frac < want {
+				t.Errorf("%.2f of the blocks skipped, want at least %.2f", frac, want)
+			}
+		})
+	}
 }

@@ -72,7 +72,7 @@ func startHostKernels(t testing.TB, bin string) *hostKernels {
 	for k := range h.index {
 		h.index[k] = math.MaxUint64
 	}
-	sawWords := false
+	seen := map[string]bool{}
 	for pos := uint64(0); ; pos++ {
 		line, err := h.r.ReadString('\n')
 		if err != nil {
@@ -82,11 +82,15 @@ func startHostKernels(t testing.TB, bin string) *hostKernels {
 		if len(f) == 1 && f[0] == "ready" {
 			break
 		}
-		if len(f) == 2 && f[0] == "fused_words" {
-			if w, _ := strconv.Atoi(f[1]); w != fdWords {
-				t.Fatalf("the fused kernel's descriptor has %s words in fused.cuh, %d in fused.go", f[1], fdWords)
+		if len(f) == 2 && strings.HasPrefix(f[0], "fused_") {
+			want, ok := fusedConsts[f[0]]
+			if !ok {
+				t.Fatalf("unexpected constant %q from the host kernels", line)
 			}
-			sawWords = true
+			if v, _ := strconv.Atoi(f[1]); v != want {
+				t.Fatalf("the fused kernel's %s is %s in fused.cuh, %d in fused.go", f[0], f[1], want)
+			}
+			seen[f[0]] = true
 			pos--
 			continue
 		}
@@ -102,8 +106,10 @@ func startHostKernels(t testing.TB, bin string) *hostKernels {
 		}
 		h.index[k] = pos
 	}
-	if !sawWords {
-		t.Fatal("the host kernels did not print the fused kernel's descriptor length")
+	for name := range fusedConsts {
+		if !seen[name] {
+			t.Fatalf("the host kernels did not print %s", name)
+		}
 	}
 	for k, pos := range h.index {
 		if pos == math.MaxUint64 {
@@ -112,6 +118,10 @@ func startHostKernels(t testing.TB, bin string) *hostKernels {
 	}
 	return h
 }
+
+// fusedConsts are the constants of the fused kernel that fused.go repeats,
+// by the names the host kernels print them under.
+var fusedConsts = map[string]int{"fused_words": fdWords, "fused_cb": fusedCullBlock, "fused_scr": fusedScratch}
 
 func kernelByName(name string) kernel {
 	for k := range numKernels {
@@ -215,4 +225,15 @@ func (h *hostKernels) launch(k kernel, gridX, gridY, blockX, shared int, args []
 		h.word(a)
 	}
 	return nil
+}
+
+// cullCounts returns the fused kernel's culling blocks visited and skipped
+// so far (host counters, see kernels/shim.h).
+func (h *hostKernels) cullCounts() (visited, skipped uint64, err error) {
+	h.word(7)
+	var w [2]uint64
+	if err := h.readWords(w[:]); err != nil {
+		return 0, 0, err
+	}
+	return w[0], w[1], nil
 }

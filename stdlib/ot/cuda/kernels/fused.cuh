@@ -66,11 +66,16 @@ enum : int {
 	FD_GLP,      // gradient with respect to LP (n) or 0
 	FD_GLQ,      // gradient with respect to LQ (m) or 0
 	FD_THREADS,  // the problem's thread count nt ≤ blockDim.x (see fusedBody)
-	FD_TRUNC,    // 1: drop the terms that cannot change a sum (see fusedThr)
+	FD_TRUNC,    // FT_* flags: drop the terms (and blocks of terms) that cannot change a sum
 	FD_WORDS
 };
 
 enum : int { FM_NONE = 0, FM_UNROLLED = 1, FM_ENVELOPE = 2 };
+
+// The flags of FD_TRUNC: FT_TERMS skips the exp of every term below the
+// threshold (fusedThr), FT_BLOCKS also skips the culling blocks whose terms
+// all are (it needs FT_TERMS and changes no result: see fusedCut).
+enum : int { FT_TERMS = 1, FT_BLOCKS = 2 };
 
 // FUSED_MAXSEG is the largest number of threads reducing one row.
 #define FUSED_MAXSEG 8
@@ -78,6 +83,18 @@ enum : int { FM_NONE = 0, FM_UNROLLED = 1, FM_ENVELOPE = 2 };
 // FUSED_MAX_THREADS is the largest block of the fused kernel
 // (fusedMaxThreads in fused.go), for which the compiler fits the registers.
 #define FUSED_MAX_THREADS 512
+
+// FUSED_CB is the number of points of a culling block: the points of a
+// side, in the caller's (spatial) order, are cut in blocks of FUSED_CB,
+// each with its bounding box, and a sweep skips the blocks whose every term
+// is provably below its threshold (see fusedCut). It is the warp size, so
+// that the lanes of a warp fill one block's terms.
+#define FUSED_CB 32
+
+// FUSED_SCR is the number of doubles of scratch per thread: a segment's
+// partial results (a maximum, a sum and an argmax block, or a sum and D ≤ 3
+// gradient sums).
+#define FUSED_SCR 4
 
 // asDouble reinterprets a descriptor word as a double.
 __device__ __forceinline__ double asDouble(uint64_t w) {
@@ -92,6 +109,17 @@ __device__ __forceinline__ double asDouble(uint64_t w) {
 
 __device__ __forceinline__ double *asPtr(uint64_t w) { return (double *)(uintptr_t)w; }
 
+// syncWarp orders the shared-memory accesses of the lanes of a warp (all
+// 32 call it). The host shim runs it as a barrier of the block, which is
+// stronger: every thread of the fused kernel calls it equally often.
+__device__ __forceinline__ void syncWarp() {
+#ifdef __CUDACC__
+	__syncwarp();
+#else
+	__syncthreads();
+#endif
+}
+
 // segsFor is the number of threads reducing each of nout rows in a block
 // of nt threads: the largest power of two S ≤ FUSED_MAXSEG with S·nout ≤ nt
 // (at least 1).
@@ -103,12 +131,27 @@ __device__ __forceinline__ int64_t segsFor(int64_t nout, int64_t nt) {
 	return s;
 }
 
-// blk is a thread's view of its block: its index, the block size, the
-// shared arrays, and whether the sweeps may truncate.
+__device__ __forceinline__ int64_t nblocks(int64_t n) { return (n + FUSED_CB - 1) / FUSED_CB; }
+
+// fsd is one side of a problem as its block sees it: the points (in shared
+// memory), their global log-weights, the bounding boxes of its culling
+// blocks (box[B·2D + k] is block B's lower bound in coordinate k,
+// box[B·2D + D + k] its upper bound), and the number of points.
+struct fsd {
+	const double *pts, *logw, *box;
+	int64_t n;
+};
+
+// blk is a thread's view of its block: its index (past every loop for the
+// threads beyond the problem's count), the problem's thread count, its lane,
+// the shared arrays, and whether the sweeps may truncate.
 struct blk {
 	int64_t tid, nt;
-	double *u, *s, *scr;
-	bool trunc;
+	int lane;
+	double *u, *s, *rf; // column terms, row shifts, row factors
+	double *bu, *bs;    // block maxima of u and s
+	double *scr;        // FUSED_SCR doubles per thread
+	bool trunc, cull;   // FT_TERMS and FT_BLOCKS
 };
 
 // fusedThr is the truncation threshold of a sum of at most nterms terms:
@@ -125,19 +168,76 @@ __device__ __forceinline__ double lseOut(double mx, double s, double outScale) {
 	return outScale * (mx + log(s));
 }
 
+// boxDist2 is the squared distance from p to block B's box, computed as
+// sqdist computes a squared distance: for a point q of the box, every
+// coordinate's difference is at least the box's in magnitude, and the
+// rounded operations are monotone, so boxDist2 ≤ sqdist(p, q) as computed.
+template <int D>
+__device__ __forceinline__ double boxDist2(const double *p, const double *box, int64_t B) {
+	const double *lo = box + B * 2 * D, *hi = lo + D;
+	double c = 0;
+	for (int k = 0; k < D; k++) {
+		double t = 0;
+		if (p[k] < lo[k]) {
+			t = lo[k] - p[k];
+		} else if (p[k] > hi[k]) {
+			t = p[k] - hi[k];
+		}
+		c += t * t;
+	}
+	return c;
+}
+
+// fusedCut reports whether a culling block whose terms are at most bound
+// (computed from operands of magnitude at most scale) may be skipped
+// because each of its terms, as the sweep computes it, lies below cut. The
+// margin covers the rounding of the bound (and a contraction into fused
+// multiply-adds that differs from the term's): culling never drops a term
+// the sweep would keep, so it changes no result.
+__device__ __forceinline__ bool fusedCut(double bound, double cut, double scale) {
+	return bound < cut - 1 - 1e-9 * scale;
+}
+
+// warpBlockMax sets bm[j/FUSED_CB] to the maximum of a[j..j+FUSED_CB) (up
+// to n) for the warp whose lane 0 holds index j (a multiple of FUSED_CB):
+// the lanes have written a[j + lane]. NaN wins, so that a NaN term is never
+// culled. All lanes call it.
+__device__ __forceinline__ void warpBlockMax(const blk &b, const double *a, int64_t j, int64_t n, double *bm) {
+	syncWarp();
+	if (b.lane == 0 && j < n) {
+		double m = -INFINITY;
+		const int64_t j1 = min64(n, j + FUSED_CB);
+		for (int64_t c = j; c < j1; c++) {
+			m = (a[c] > m || a[c] != a[c]) ? a[c] : m;
+		}
+		bm[j / FUSED_CB] = m;
+	}
+}
+
 // The sweeps are kept out of line: inlined into fusedBody, they share its
 // registers, and the block size of FUSED_MAX_THREADS makes them spill in
 // their loops.
 
 // fusedLSE is lse_part and lse_fin of one sweep: out[i] = outScale·LSE_j
-// (cpot_j·invEps + clogw_j − C_ij·invEps) for the nr rows against the nc
-// columns. It begins and ends with a barrier-separated phase, so out may
-// alias cpot.
+// (cpot_j·invEps + clogw_j − C_ij·invEps) for the rows of side R against
+// the columns of side C, written to the shared potential out and, when
+// hist is not null, to the global hist. cpot is in shared memory. Each
+// segment of a row folds its terms into a running maximum and a sum
+// scaled by it (one pass), beginning with the culling block that held the
+// row's maximum in the previous sweep (amx, updated), so that the running
+// maximum is soon the row's and the terms below it by more than the
+// threshold are skipped, and so are whole blocks whose bound is. It begins
+// and ends with a barrier.
 template <int D>
-__device__ __noinline__ void fusedLSE(const blk &b, const double *rows, const double *cols, int64_t nr, int64_t nc,
-                         const double *cpot, const double *clogw, double invEps, double outScale, double *out) {
-	for (int64_t j = b.tid; j < nc; j += b.nt) {
-		b.u[j] = cpot[j] * invEps + clogw[j];
+__device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, const double *cpot, double invEps,
+                                      double outScale, double *out, double *hist, double *amx) {
+	const int64_t nr = R.n, nc = C.n, nb = nblocks(nc);
+	for (int64_t j0 = 0; j0 < nc; j0 += b.nt) {
+		const int64_t j = j0 + b.tid;
+		if (j < nc) {
+			b.u[j] = cpot[j] * invEps + C.logw[j];
+		}
+		warpBlockMax(b, b.u, j, nc, b.bu);
 	}
 	__syncthreads();
 	const int64_t S = segsFor(nr, b.nt), per = b.nt / S;
@@ -145,62 +245,92 @@ __device__ __noinline__ void fusedLSE(const blk &b, const double *rows, const do
 	for (int64_t r0 = 0; r0 < nr; r0 += per) {
 		const int64_t i = r0 + b.tid / S, sg = b.tid % S;
 		const bool active = b.tid < per * S && i < nr;
-		double mx = -INFINITY, sum = 0;
+		double mx = -INFINITY, sum = 0, amb = -1;
 		if (active) {
-			const double *p = rows + i * D;
-			for (int64_t j = sg; j < nc; j += S) {
-				const double v = b.u[j] - sqdist<D>(p, cols + j * D, D) * invEps;
-				mx = v > mx ? v : mx;
+			double p[D];
+			for (int k = 0; k < D; k++) {
+				p[k] = R.pts[i * D + k];
 			}
-			if (mx > -INFINITY) {
-				for (int64_t j = sg; j < nc; j += S) {
-					const double z = b.u[j] - sqdist<D>(p, cols + j * D, D) * invEps - mx;
-					if (!(z < -thr)) {
-						sum += exp(z);
+			const int64_t b0 = (int64_t)amx[i];
+			for (int64_t bi = 0; bi < nb; bi++) {
+				const int64_t B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
+				if (b.cull) {
+					const double dd = boxDist2<D>(p, C.box, B) * invEps;
+					if (fusedCut(b.bu[B] - dd, mx - thr, fabs(b.bu[B]) + dd + fabs(mx))) {
+						SHM_COUNT(1);
+						continue;
+					}
+				}
+				SHM_COUNT(0);
+				const int64_t j1 = min64(nc, (B + 1) * FUSED_CB);
+				for (int64_t j = B * FUSED_CB + sg; j < j1; j += S) {
+					const double v = b.u[j] - sqdist<D>(p, C.pts + j * D, D) * invEps;
+					if (v > mx) {
+						sum = sum * exp(mx - v) + 1;
+						mx = v;
+						amb = (double)B;
+					} else if (mx > -INFINITY) {
+						const double z = v - mx;
+						if (!(z < -thr)) {
+							sum += exp(z);
+						}
 					}
 				}
 			}
 		}
-		if (S == 1) {
+		if (S > 1) {
 			if (active) {
-				out[i] = lseOut(mx, sum, outScale);
+				double *pp = b.scr + FUSED_SCR * b.tid;
+				pp[0] = mx;
+				pp[1] = sum;
+				pp[2] = amb;
 			}
-			continue;
-		}
-		if (active) {
-			b.scr[2 * b.tid] = mx;
-			b.scr[2 * b.tid + 1] = sum;
-		}
-		__syncthreads();
-		if (active && sg == 0) {
-			const double *pp = b.scr + 2 * b.tid;
-			double m = -INFINITY;
-			for (int64_t c = 0; c < S; c++) {
-				m = pp[2 * c] > m ? pp[2 * c] : m;
-			}
-			double s = 0;
-			if (m > -INFINITY && m < INFINITY) {
+			syncWarp();
+			if (active && sg == 0) {
+				const double *pp = b.scr + FUSED_SCR * b.tid;
+				double m = -INFINITY;
+				amb = -1;
 				for (int64_t c = 0; c < S; c++) {
-					if (pp[2 * c] > -INFINITY) {
-						s += pp[2 * c + 1] * exp(pp[2 * c] - m);
+					if (pp[FUSED_SCR * c] > m) {
+						m = pp[FUSED_SCR * c];
+						amb = pp[FUSED_SCR * c + 2];
 					}
 				}
+				double s = 0;
+				if (m > -INFINITY && m < INFINITY) {
+					for (int64_t c = 0; c < S; c++) {
+						if (pp[FUSED_SCR * c] > -INFINITY) {
+							s += pp[FUSED_SCR * c + 1] * exp(pp[FUSED_SCR * c] - m);
+						}
+					}
+				}
+				mx = m;
+				sum = s;
 			}
-			out[i] = lseOut(m, s, outScale);
+			syncWarp();
 		}
-		__syncthreads();
+		if (active && sg == 0) {
+			const double v = lseOut(mx, sum, outScale);
+			out[i] = v;
+			if (hist) {
+				hist[i] = v;
+			}
+			if (amb >= 0) {
+				amx[i] = amb;
+			}
+		}
 	}
 	__syncthreads();
 }
 
 // wjob describes a plan-weighted sweep, as weighted in engine.go:
-// e_rc = exp(u_c − C_rc·invEps + s_r) over rows r < nr and columns c < nc,
-// with u_c = cpot_c·invEps + clogw_c and s_r = rpot_r·sScale (+ rlogw_r
-// when rlogw is not null), and the row factors rfac (null: 1).
+// e_rc = exp(u_c − C_rc·invEps + s_r) over the rows r of side R and the
+// columns c of side C, with u_c = cpot_c·invEps + clogw_c and
+// s_r = rpot_r·sScale (+ rlogw_r when rlogw is not null), and the row
+// factors rfac (null: 1). The potentials and factors are global.
 struct wjob {
-	const double *rows, *cols;
-	int64_t nr, nc;
-	const double *cpot, *clogw, *rpot, *rlogw;
+	fsd R, C;
+	const double *cpot, *rpot, *rlogw;
 	double invEps, sScale;
 	const double *rfac;
 	bool normalized; // each row's terms sum to 1: the sweep may truncate
@@ -237,21 +367,36 @@ __device__ __forceinline__ wfin colFin(double *a, double aScale, bool assign, do
 // S_r = Σ_c e_rc and G_r = Σ_c e_rc·(row_r − col_c)) or wcol_part and
 // col_fin (byCol true: for each column c, S_c = Σ_r rfac_r·e_rc and
 // G_c = Σ_r rfac_r·e_rc·(row_r − col_c), rows with rfac_r = 0 skipped) of
-// one sweep, the gradient sums only when grad is set. It begins and ends
-// with a barrier.
+// one sweep, the gradient sums only when grad is set. Truncated sweeps
+// skip the culling blocks (of columns, or of rows) whose terms are all
+// below the threshold. It begins and ends with a barrier.
 template <int D>
 __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin) {
-	for (int64_t j = b.tid; j < w.nc; j += b.nt) {
-		b.u[j] = w.cpot[j] * w.invEps + w.clogw[j];
+	const int64_t nr = w.R.n, nc = w.C.n;
+	for (int64_t j0 = 0; j0 < nc; j0 += b.nt) {
+		const int64_t j = j0 + b.tid;
+		if (j < nc) {
+			b.u[j] = w.cpot[j] * w.invEps + w.C.logw[j];
+		}
+		warpBlockMax(b, b.u, j, nc, b.bu);
 	}
-	for (int64_t i = b.tid; i < w.nr; i += b.nt) {
-		const double s = w.rpot[i] * w.sScale;
-		b.s[i] = w.rlogw ? w.rlogw[i] + s : s;
+	for (int64_t i0 = 0; i0 < nr; i0 += b.nt) {
+		const int64_t i = i0 + b.tid;
+		if (i < nr) {
+			const double s = w.rpot[i] * w.sScale;
+			b.s[i] = w.rlogw ? w.rlogw[i] + s : s;
+			b.rf[i] = w.rfac ? w.rfac[i] : 1.0;
+		}
+		warpBlockMax(b, b.s, i, nr, b.bs);
 	}
 	__syncthreads();
-	const int64_t nout = byCol ? w.nc : w.nr, nin = byCol ? w.nr : w.nc;
+	const int64_t nout = byCol ? nc : nr, nin = byCol ? nr : nc, nbin = nblocks(nin);
 	const int64_t S = segsFor(nout, b.nt), per = b.nt / S;
-	const double thr = fusedThr(b.trunc && w.normalized, w.nr + w.nc);
+	const double thr = fusedThr(b.trunc && w.normalized, nr + nc);
+	const bool cull = b.cull && w.normalized;
+	const double *inPts = byCol ? w.R.pts : w.C.pts, *inBox = byCol ? w.R.box : w.C.box;
+	const double *outPts = byCol ? w.C.pts : w.R.pts;
+	const double *inMax = byCol ? b.bs : b.bu;
 	for (int64_t o0 = 0; o0 < nout; o0 += per) {
 		const int64_t o = o0 + b.tid / S, sg = b.tid % S;
 		const bool active = b.tid < per * S && o < nout;
@@ -260,41 +405,48 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			g[k] = 0;
 		}
 		if (active) {
-			if (!byCol) {
-				const double *p = w.rows + o * D;
-				const double s = b.s[o];
-				for (int64_t c = sg; c < nin; c += S) {
-					const double *q = w.cols + c * D;
-					const double z = b.u[c] - sqdist<D>(p, q, D) * w.invEps + s;
-					if (z < -thr) {
+			double x[D];
+			for (int k = 0; k < D; k++) {
+				x[k] = outPts[o * D + k];
+			}
+			// The output's own term: the row shift s_o, or the column
+			// term u_o.
+			const double own = byCol ? b.u[o] : b.s[o];
+			for (int64_t B = 0; B < nbin; B++) {
+				if (cull) {
+					const double dd = boxDist2<D>(x, inBox, B) * w.invEps;
+					if (fusedCut(inMax[B] + own - dd, -thr, fabs(inMax[B]) + fabs(own) + dd)) {
+						SHM_COUNT(1);
 						continue;
-					}
-					const double e = exp(z);
-					sum += e;
-					if (grad) {
-						for (int k = 0; k < D; k++) {
-							g[k] += e * (p[k] - q[k]);
-						}
 					}
 				}
-			} else {
-				const double *q = w.cols + o * D;
-				const double u = b.u[o];
-				for (int64_t r = sg; r < nin; r += S) {
-					const double ri = w.rfac ? w.rfac[r] : 1.0;
-					if (ri == 0) {
-						continue;
+				SHM_COUNT(0);
+				const int64_t c1 = min64(nin, (B + 1) * FUSED_CB);
+				for (int64_t c = B * FUSED_CB + sg; c < c1; c += S) {
+					const double *q = inPts + c * D;
+					double z, re;
+					if (!byCol) {
+						z = b.u[c] - sqdist<D>(x, q, D) * w.invEps + own;
+						if (z < -thr) {
+							continue;
+						}
+						re = exp(z);
+					} else {
+						const double ri = b.rf[c];
+						if (ri == 0) {
+							continue;
+						}
+						z = own - sqdist<D>(q, x, D) * w.invEps + b.s[c];
+						if (z < -thr) {
+							continue;
+						}
+						re = ri * exp(z);
 					}
-					const double *p = w.rows + r * D;
-					const double z = u - sqdist<D>(p, q, D) * w.invEps + b.s[r];
-					if (z < -thr) {
-						continue;
-					}
-					const double re = ri * exp(z);
 					sum += re;
 					if (grad) {
+						// (row − col): x is the row when !byCol.
 						for (int k = 0; k < D; k++) {
-							g[k] += re * (p[k] - q[k]);
+							g[k] += byCol ? re * (q[k] - x[k]) : re * (x[k] - q[k]);
 						}
 					}
 				}
@@ -302,26 +454,27 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 		}
 		if (S > 1) {
 			if (active) {
-				double *pp = b.scr + (1 + D) * b.tid;
+				double *pp = b.scr + FUSED_SCR * b.tid;
 				pp[0] = sum;
 				for (int k = 0; k < D; k++) {
 					pp[1 + k] = g[k];
 				}
 			}
-			__syncthreads();
+			syncWarp();
 			if (active && sg == 0) {
-				const double *pp = b.scr + (1 + D) * b.tid;
+				const double *pp = b.scr + FUSED_SCR * b.tid;
 				sum = 0;
 				for (int k = 0; k < D; k++) {
 					g[k] = 0;
 				}
 				for (int64_t c = 0; c < S; c++) {
-					sum += pp[(1 + D) * c];
+					sum += pp[FUSED_SCR * c];
 					for (int k = 0; k < D; k++) {
-						g[k] += pp[(1 + D) * c + 1 + k];
+						g[k] += pp[FUSED_SCR * c + 1 + k];
 					}
 				}
 			}
+			syncWarp();
 		}
 		if (active && sg == 0) {
 			if (!byCol) {
@@ -329,7 +482,7 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 					fin.sumOut[o] = sum;
 				}
 				if (fin.gradOut) {
-					const double ri = w.rfac ? w.rfac[o] : 1.0;
+					const double ri = b.rf[o];
 					for (int k = 0; k < D; k++) {
 						fin.gradOut[o * D + k] += fin.gradScale * (g[k] * ri);
 					}
@@ -347,9 +500,6 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 					}
 				}
 			}
-		}
-		if (S > 1) {
-			__syncthreads();
 		}
 	}
 	__syncthreads();
@@ -442,8 +592,48 @@ __device__ void fusedZero(const blk &b, double *x, int64_t n) {
 	}
 }
 
+// fusedSetup copies the n points of pts (D coordinates each) into the
+// shared array sp, computes the bounding boxes of their culling blocks
+// into box, and sets amx[i], the culling block where a sweep over these
+// rows begins, to the block of the same rank among the nc columns. It ends
+// with a barrier.
+template <int D>
+__device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t nc, double *sp, double *box,
+                           double *amx) {
+	for (int64_t i = b.tid; i < n * D; i += b.nt) {
+		sp[i] = pts[i];
+	}
+	for (int64_t i = b.tid; i < n; i += b.nt) {
+		amx[i] = (double)((i * nblocks(nc)) / n);
+	}
+	__syncthreads();
+	for (int64_t B = b.tid; B < nblocks(n); B += b.nt) {
+		double *lo = box + B * 2 * D, *hi = lo + D;
+		for (int k = 0; k < D; k++) {
+			lo[k] = INFINITY;
+			hi[k] = -INFINITY;
+		}
+		const int64_t i1 = min64(n, (B + 1) * FUSED_CB);
+		for (int64_t i = B * FUSED_CB; i < i1; i++) {
+			for (int k = 0; k < D; k++) {
+				lo[k] = sp[i * D + k] < lo[k] ? sp[i * D + k] : lo[k];
+				hi[k] = sp[i * D + k] > hi[k] ? sp[i * D + k] : hi[k];
+			}
+		}
+	}
+	__syncthreads();
+}
+
 // fusedBody solves the problem of descriptor w in dimension D: engine.go's
 // solve, value, and backward or envelope, in the same order.
+//
+// Its shared memory (fusedShared in fused.go, in this order): the points of
+// both sides (n·D, m·D), the current potentials f and g (n, m), the column
+// terms, row shifts and row factors of a sweep (k = max(n, m) each), the
+// first culling block of the rows of the f and g sweeps (n, m), the block
+// maxima of the column terms and row shifts (nblocks(k) each), the boxes of
+// both sides (2·D·nblocks(n), 2·D·nblocks(m)) and FUSED_SCR doubles per
+// thread.
 template <int D>
 __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double *P = asPtr(w[FD_P]), *Q = asPtr(w[FD_Q]), *LP = asPtr(w[FD_LP]), *LQ = asPtr(w[FD_LQ]);
@@ -461,16 +651,25 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	// threads only pass the barriers: their index is beyond every loop.
 	const int64_t nt = (int64_t)w[FD_THREADS];
 	const int64_t tid = (int64_t)threadIdx.x < nt ? (int64_t)threadIdx.x : INT64_MAX / 4;
-	const blk b{tid, nt, smem, smem + k, smem + 2 * k, w[FD_TRUNC] != 0};
+	double *sP = smem, *sQ = sP + n * D, *fS = sQ + m * D, *gS = fS + n;
+	double *u = gS + m, *s = u + k, *rf = s + k, *amxF = rf + k, *amxG = amxF + n;
+	double *bu = amxG + m, *bs = bu + nblocks(k), *boxP = bs + nblocks(k), *boxQ = boxP + 2 * D * nblocks(n);
+	double *scr = boxQ + 2 * D * nblocks(m);
+	const bool trunc = (w[FD_TRUNC] & FT_TERMS) != 0, cull = trunc && (w[FD_TRUNC] & FT_BLOCKS) != 0;
+	const blk b{tid, nt, (int)(threadIdx.x % 32), u, s, rf, bu, bs, scr, trunc, cull};
+	const fsd Ps{sP, LP, boxP, n}, Qs{sQ, LQ, boxQ, m};
 	const double tau = balanced ? 1.0 : rho / (rho + eps);
 	const double invEps = 1 / eps, scale = -tau * eps;
 	const bool keep = mode == FM_UNROLLED;
 
+	fusedSetup<D>(b, P, n, m, sP, boxP, amxF);
+	fusedSetup<D>(b, Q, m, n, sQ, boxQ, amxG);
 	fusedZero(b, GP, n * D);
 	fusedZero(b, GQ, m * D);
 	fusedZero(b, GLP, n);
 	fusedZero(b, GLQ, m);
 	fusedZero(b, G, m);
+	fusedZero(b, gS, m);
 	if (b.tid == 0) {
 		SCAL[2] = 0;
 	}
@@ -480,11 +679,11 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		if (keep) {
 			fcur = F + (t - 1) * n;
 		}
-		fusedLSE<D>(b, P, Q, n, m, gcur, LQ, invEps, scale, fcur);
+		fusedLSE<D>(b, Ps, Qs, gS, invEps, scale, fS, fcur, amxF);
 		if (keep) {
 			gcur = G + t * m;
 		}
-		fusedLSE<D>(b, Q, P, m, n, fcur, LP, invEps, scale, gcur);
+		fusedLSE<D>(b, Qs, Ps, fS, invEps, scale, gS, gcur, amxG);
 	}
 	fusedValue(b, n, LP, fcur, rho, balanced, SCAL, nullptr);
 	fusedValue(b, m, LQ, gcur, rho, balanced, SCAL + 1, balanced ? nullptr : SCAL + 2);
@@ -496,14 +695,14 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		for (int64_t t = T; t >= 1; t--) {
 			const double *ft = F + (t - 1) * n, *gt = G + t * m, *gprev = G + (t - 1) * m;
 			// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are Q.
-			const wjob w1{Q, P, m, n, ft, LP, gt, nullptr, invEps, invTauEps, GBAR, true};
+			const wjob w1{Qs, Ps, ft, gt, nullptr, invEps, invTauEps, GBAR, true};
 			if (GQ) {
 				fusedWeighted<D>(b, w1, false, true, rowFin(nullptr, GQ, 2 * tau));
 			}
 			fusedWeighted<D>(b, w1, true, GP != nullptr,
 			                 colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)));
 			// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are P.
-			const wjob w2{P, Q, n, m, gprev, LQ, ft, nullptr, invEps, invTauEps, FBAR, true};
+			const wjob w2{Ps, Qs, gprev, ft, nullptr, invEps, invTauEps, FBAR, true};
 			if (GP) {
 				fusedWeighted<D>(b, w2, false, true, rowFin(nullptr, GP, 2 * tau));
 			}
@@ -516,7 +715,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			__syncthreads();
 		}
 	} else if (mode == FM_ENVELOPE) {
-		const wjob w{P, Q, n, m, gcur, LQ, fcur, LP, invEps, invEps, nullptr, false};
+		const wjob w{Ps, Qs, gcur, fcur, LP, invEps, invEps, nullptr, false};
 		if (GP || GLP) {
 			fusedWeighted<D>(b, w, false, GP != nullptr, rowFin(FBAR, GP, sigma * 2));
 		}

@@ -9,8 +9,9 @@
 // Build: g++ -std=c++17 -O2 -ffp-contract=off -o hostkernels hostkernels.cpp
 //
 // Protocol. At start the server writes one text line per kernel,
-// "kernel NAME ARITY", then "fused_words N" (the fused kernel's descriptor
-// length), then "ready". After that every message is a sequence of
+// "kernel NAME ARITY", then the fused kernel's constants that fused.go
+// repeats ("fused_words N", the descriptor length; "fused_cb N", the
+// culling block; "fused_scr N", the scratch per thread), then "ready". After that every message is a sequence of
 // little-endian 64-bit words. Requests (first word the opcode):
 //
 //	1 ALLOC n            → reply: the address of n zeroed doubles
@@ -20,6 +21,7 @@
 //	5 LAUNCH k gx gy bx smem nargs a…  (kernel index k in the table order,
 //	  smem the bytes of dynamic shared memory per block)
 //	6 QUIT
+//	7 COUNTERS           → reply: the two words of shm_counters (shim.h)
 //
 // Launches do not reply (like asynchronous CUDA launches); an invalid
 // request (a pointer argument outside every allocation, a wrong argument
@@ -139,6 +141,8 @@ int main() {
 		printf("kernel %s %zu\n", e.name, e.arity);
 	}
 	printf("fused_words %d\n", (int)FD_WORDS);
+	printf("fused_cb %d\n", (int)FUSED_CB);
+	printf("fused_scr %d\n", (int)FUSED_SCR);
 	printf("ready\n");
 	fflush(stdout);
 	uint64_t args[32];
@@ -216,6 +220,10 @@ int main() {
 		}
 		case 6:
 			return 0;
+		case 7:
+			writeWords(shm_counters, 2);
+			fflush(stdout);
+			break;
 		default:
 			fail("unknown request", 0);
 		}

@@ -18,6 +18,9 @@
 // array of doubles.
 #define SHM_SHARED_DOUBLES(name) extern __shared__ double name[]
 
+// SHM_COUNT counts events on the host only (see below).
+#define SHM_COUNT(k) ((void)0)
+
 #else // host C++
 
 #include <math.h>
@@ -36,6 +39,12 @@
 #define __device__ static inline
 #define __forceinline__
 #define SHM_HOST_DEVICE static inline
+
+// shm_counters counts events of the host-compiled kernels for the tests
+// (the fused kernel's culling blocks: 0 visited, 1 skipped); SHM_COUNT(k)
+// increments counter k, and compiles to nothing on the GPU.
+inline uint64_t shm_counters[2];
+#define SHM_COUNT(k) (shm_counters[(k)]++)
 
 // shm_dim3 stands for CUDA's dim3/uint3.
 struct shm_dim3 {
