@@ -3,6 +3,8 @@
 package sinkhorn
 
 import (
+	"errors"
+
 	"github.com/shmlang/shm/stdlib"
 	"github.com/shmlang/shm/stdlib/ot"
 	"github.com/shmlang/shm/stdlib/ot/cuda"
@@ -35,12 +37,24 @@ type gpuState struct {
 
 const gpuKey = "sinkhorn.cuda"
 
+// autoGrid says whether backend = "auto" takes a problem on a unit grid
+// (x and y the same constant grid_points) to the GPU's separable grid path
+// rather than package ot's.
+const autoGrid = false
+
 // onGPU runs the divergence (k = divergence) or the raw OT value on the
 // GPU when backend asks for it ("cuda", or "auto" for large problems with
-// a device present). used is false when the CPU must do the work.
-func onGPU(c *stdlib.Context, k kind, backend string, d int, x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, bool, error) {
-	large := len(logA)*len(logB) >= autoThreshold
-	if backend != "cuda" && !(backend == "auto" && large && cuda.Available()) {
+// a device present): on the grid g when it is not empty (x and y are its
+// points; a grid too large for the GPU's grid path takes its general path
+// with "cuda", package ot's grid path with "auto"). used is false when the
+// CPU must do the work.
+func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, bool, error) {
+	onGrid := g.N() > 0
+	auto := len(logA)*len(logB) >= autoThreshold
+	if onGrid {
+		auto = autoGrid
+	}
+	if backend != "cuda" && !(backend == "auto" && auto && cuda.Available()) {
 		return 0, false, nil
 	}
 	s, _ := c.State[gpuKey].(*gpuState)
@@ -57,6 +71,24 @@ func onGPU(c *stdlib.Context, k kind, backend string, d int, x, y, logA, logB []
 	}
 	if s.ws == nil || s.ws.Dim() != d {
 		s.ws = s.dev.NewWorkspace(d)
+	}
+	if onGrid {
+		var v float64
+		var err error
+		if k == divergence {
+			var res ot.Result
+			res, err = s.ws.GridDivergence(g, logA, logB, opt, grad)
+			v = res.Divergence
+		} else {
+			v, err = s.ws.GridOT(g, logA, logB, opt, grad)
+		}
+		if !errors.Is(err, cuda.ErrGridTooLarge) {
+			return v, true, err
+		}
+		if backend != "cuda" {
+			return 0, false, nil
+		}
+		// Too large for the grid path: the GPU's general path, as asked.
 	}
 	if k == divergence {
 		res, err := s.ws.Divergence(x, y, logA, logB, opt, nil, grad)

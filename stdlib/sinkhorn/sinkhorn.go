@@ -309,9 +309,9 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	}
 	// Both supports fixed and the same regular grid: the cost separates
 	// and the separable path (O(H·W·(H+W)) per half-iteration instead of
-	// O((H·W)²)) gives the same result, unless the GPU is asked for.
+	// O((H·W)²)) gives the same result, on the CPU or the GPU.
 	var g ot.Grid
-	if backend != "cuda" && d == 2 && n == m && x.IsConst() && y.IsConst() {
+	if d == 2 && n == m && x.IsConst() && y.IsConst() {
 		if xv := t.Val(x); slices.Equal(xv, t.Val(y)) {
 			g, _ = unitGrid(xv)
 		}
@@ -331,9 +331,7 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
 	var value float64
 	used := false
-	if g.N() == 0 {
-		value, used, err = onGPU(c, k, backend, d, xv, yv, lav, lbv, opt, gp)
-	}
+	value, used, err = onGPU(c, k, backend, d, g, xv, yv, lav, lbv, opt, gp)
 	if !used && gp != nil {
 		// The CPU kernels skip the derivatives that the tape discards.
 		gp.FixedX = s.fixedCoords(t, x, n, d, 0)

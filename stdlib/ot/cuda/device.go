@@ -230,6 +230,20 @@ func (w *Workspace) OT(x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad
 	return w.e.ot(x, y, logA, logB, opt, grad)
 }
 
+// GridDivergence is ot.Workspace.GridDivergence on the GPU: the debiased
+// divergence between two measures on the unit grid g (a workspace of
+// dimension 2), by the separable passes of package ot's grid path inside the
+// fused kernel, with gradients with respect to the log-weights only. A grid
+// whose problem does not fit the fused kernel gives ErrGridTooLarge.
+func (w *Workspace) GridDivergence(g ot.Grid, logA, logB []float64, opt ot.Options, grad *ot.Grad) (ot.Result, error) {
+	return w.e.gridDivergence(g, logA, logB, opt, grad)
+}
+
+// GridOT is ot.Workspace.GridOT on the GPU (see GridDivergence).
+func (w *Workspace) GridOT(g ot.Grid, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, error) {
+	return w.e.gridOT(g, logA, logB, opt, grad)
+}
+
 // SelfTerm is ot.Workspace.SelfTerm on the GPU: the y–y problem of the
 // divergence, computed once for use with Divergence while y and log_b do
 // not change.

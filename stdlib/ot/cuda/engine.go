@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -57,6 +58,8 @@ type engine struct {
 	// the fused kernel's truncation off; fusedNoCull (tests) keeps the
 	// truncation of terms but turns the culling of blocks off.
 	fusedPlain, fusedNoCull bool
+	gridPts                 []float64 // the points of gridOf
+	gridOf                  ot.Grid
 	fl                      fusedLayout
 	permX, permY            []int    // the spatial orders of the fused path
 	keys                    []uint64 // their scratch space
@@ -471,6 +474,9 @@ type evaluation struct {
 	opt              ot.Options
 	grad             *ot.Grad
 	xy, xx, yy       bool // which problems
+	// grid, when not empty, says that x and y are both its points (in
+	// its order): the fused kernel then takes the separable grid path.
+	grid ot.Grid
 }
 
 // evaluate uploads the inputs, runs the problems and downloads the
@@ -478,6 +484,12 @@ type evaluation struct {
 // (without constants) in the order xy, xx, yy.
 func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 	n, m := len(ev.logA), len(ev.logB)
+	if ev.grid.N() > 0 {
+		if !e.fusedGridOK(ev.grid) {
+			return vals, fmt.Errorf("%w: %d×%d", ErrGridTooLarge, ev.grid.H, ev.grid.W)
+		}
+		return e.evaluateFused(ev)
+	}
 	if e.fusedOK(n, m) {
 		return e.evaluateFused(ev)
 	}
@@ -609,6 +621,48 @@ func (s *selfTerm) check(m int, opt ot.Options) error {
 
 // divergence is Workspace.Divergence.
 func (e *engine) divergence(x, y, logA, logB []float64, opt ot.Options, yy *selfTerm, grad *ot.Grad) (ot.Result, error) {
+	return e.divergenceOn(ot.Grid{}, x, y, logA, logB, opt, yy, grad)
+}
+
+// gridDivergence is Workspace.GridDivergence.
+func (e *engine) gridDivergence(g ot.Grid, logA, logB []float64, opt ot.Options, grad *ot.Grad) (ot.Result, error) {
+	pts, err := e.gridPoints(g, grad)
+	if err != nil {
+		return ot.Result{}, err
+	}
+	return e.divergenceOn(g, pts, pts, logA, logB, opt, nil, grad)
+}
+
+// gridOT is Workspace.GridOT.
+func (e *engine) gridOT(g ot.Grid, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, error) {
+	pts, err := e.gridPoints(g, grad)
+	if err != nil {
+		return 0, err
+	}
+	return e.otOn(g, pts, pts, logA, logB, opt, grad)
+}
+
+// gridPoints checks a grid problem's grid and gradient request (the
+// support is fixed) and returns the grid's points.
+func (e *engine) gridPoints(g ot.Grid, grad *ot.Grad) ([]float64, error) {
+	if e.d != 2 {
+		return nil, fmt.Errorf("cuda: a grid problem needs a workspace of dimension 2, not %d", e.d)
+	}
+	if g.H < 1 || g.W < 1 {
+		return nil, fmt.Errorf("cuda: grid must be at least 1×1, got %d×%d", g.H, g.W)
+	}
+	if grad != nil && (grad.X != nil || grad.Y != nil) {
+		return nil, errors.New("cuda: the grid path has a fixed support; request gradients with respect to the log-weights only")
+	}
+	if e.gridPts == nil || e.gridOf != g {
+		e.gridPts, e.gridOf = g.Points(), g
+	}
+	return e.gridPts, nil
+}
+
+// divergenceOn is divergence on the points x and y, which are the points
+// of g when g is not empty.
+func (e *engine) divergenceOn(g ot.Grid, x, y, logA, logB []float64, opt ot.Options, yy *selfTerm, grad *ot.Grad) (ot.Result, error) {
 	if err := validateOptions(opt); err != nil {
 		return ot.Result{}, err
 	}
@@ -635,7 +689,7 @@ func (e *engine) divergence(x, y, logA, logB []float64, opt ot.Options, yy *self
 	if err := checkMasses(opt, ma, mb); err != nil {
 		return ot.Result{}, err
 	}
-	vals, err := e.evaluate(evaluation{x: x, y: y, logA: logA, logB: logB, opt: opt, grad: grad, xy: true, xx: true, yy: yy == nil})
+	vals, err := e.evaluate(evaluation{x: x, y: y, logA: logA, logB: logB, opt: opt, grad: grad, xy: true, xx: true, yy: yy == nil, grid: g})
 	if err != nil {
 		return ot.Result{}, err
 	}
@@ -667,6 +721,12 @@ func (e *engine) divergence(x, y, logA, logB []float64, opt ot.Options, yy *self
 
 // ot is Workspace.OT.
 func (e *engine) ot(x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, error) {
+	return e.otOn(ot.Grid{}, x, y, logA, logB, opt, grad)
+}
+
+// otOn is ot on the points x and y, which are the points of g when g is not
+// empty.
+func (e *engine) otOn(g ot.Grid, x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, error) {
 	if err := validateOptions(opt); err != nil {
 		return 0, err
 	}
@@ -688,7 +748,7 @@ func (e *engine) ot(x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (
 	if err := checkMasses(opt, ma, mb); err != nil {
 		return 0, err
 	}
-	vals, err := e.evaluate(evaluation{x: x, y: y, logA: logA, logB: logB, opt: opt, grad: grad, xy: true})
+	vals, err := e.evaluate(evaluation{x: x, y: y, logA: logA, logB: logB, opt: opt, grad: grad, xy: true, grid: g})
 	if err != nil {
 		return 0, err
 	}

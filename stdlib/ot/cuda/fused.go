@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -51,6 +52,8 @@ const (
 	fdGLQ
 	fdThreads
 	fdTrunc
+	fdGridH
+	fdGridW
 	fdWords
 )
 
@@ -108,9 +111,37 @@ func fusedThreads(k int) int {
 // first culling block of each row, three sweep arrays of max(n, m), the
 // block maxima of two of them, the culling blocks' boxes and the threads'
 // scratch.
-func fusedShared(n, m, d, nt int) int {
+func fusedShared(n, m, d, nt int, grid bool) int {
 	k := max(n, m)
-	return (n+m)*(d+2) + 3*k + 2*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
+	s := (n+m)*(d+2) + 3*k + 2*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
+	if grid {
+		s += 5 * n // fusedGridWeighted's arrays
+	}
+	return s
+}
+
+// ErrGridTooLarge is returned by the grid evaluations (GridDivergence,
+// GridOT) for a grid whose problem does not fit one thread block's shared
+// memory: the separable grid path exists only in the fused kernel, and the
+// caller should use package ot's.
+var ErrGridTooLarge = errors.New("cuda: grid too large for the GPU's grid path")
+
+// fusedGridOK reports whether a problem on the grid g fits the fused
+// kernel.
+func (e *engine) fusedGridOK(g ot.Grid) bool {
+	n := g.N()
+	return e.d == 2 && fusedShared(n, n, 2, e.gridThreads(n), true) <= fusedMaxShared
+}
+
+// gridThreads is the thread count of a grid problem of n points: one per
+// point (each pass of fusedGridLSE computes n line sums), a power of two
+// within [fusedMinThreads, fusedMaxThreads].
+func (e *engine) gridThreads(n int) int {
+	if e.fusedNT > 0 {
+		return e.fusedNT
+	}
+	t := 1 << bits.Len(uint(max(n, 1)-1))
+	return min(max(t, fusedMinThreads), fusedMaxThreads)
 }
 
 // cullBlocks is the number of culling blocks of n points (FUSED_CB in
@@ -124,7 +155,7 @@ func (e *engine) fusedOK(n, m int) bool {
 	if e.fusedMax <= 0 || e.d > fusedMaxDim || k > e.fusedMax {
 		return false
 	}
-	return fusedShared(n, m, e.d, e.threadsFor(k)) <= fusedMaxShared
+	return fusedShared(n, m, e.d, e.threadsFor(k), false) <= fusedMaxShared
 }
 
 func (e *engine) threadsFor(k int) int {
@@ -189,9 +220,14 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 			}
 		}
 		pr.p.n, pr.q.n = np, nq
-		pr.nt = e.threadsFor(max(np, nq))
+		grid := ev.grid.N() > 0
+		if grid {
+			pr.nt = e.gridThreads(np)
+		} else {
+			pr.nt = e.threadsFor(max(np, nq))
+		}
 		L.threads = max(L.threads, pr.nt)
-		L.shared = max(L.shared, fusedShared(np, nq, d, pr.nt))
+		L.shared = max(L.shared, fusedShared(np, nq, d, pr.nt, grid))
 		L.probs = append(L.probs, pr)
 	}
 	if ev.xy {
@@ -268,7 +304,7 @@ func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 	}
 	e.host = grow(e.host, max(L.inLen, L.outLen))
 	in := e.host[:0]
-	if e.fusedPlain {
+	if e.inOrder(ev) {
 		in = append(in, ev.x...)
 		in = append(in, ev.y...)
 		in = append(in, ev.logA...)
@@ -287,7 +323,7 @@ func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 	}
 	L.descWords = L.descWords[:0]
 	for i := range L.probs {
-		L.descWords = e.fusedDesc(L.descWords, &L.probs[i], ev.opt, d)
+		L.descWords = e.fusedDesc(L.descWords, &L.probs[i], ev, d)
 	}
 	for _, w := range L.descWords {
 		in = append(in, math.Float64frombits(w))
@@ -298,8 +334,14 @@ func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 	return nil
 }
 
-// fusedDesc appends the descriptor of pr.
-func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, opt ot.Options, d int) []uint64 {
+// inOrder reports whether the fused evaluation ev keeps the caller's
+// order of the points: without truncation (fusedPlain), and on a grid,
+// whose passes need its row-major order.
+func (e *engine) inOrder(ev *evaluation) bool { return e.fusedPlain || ev.grid.N() > 0 }
+
+// fusedDesc appends the descriptor of pr, a problem of ev.
+func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation, d int) []uint64 {
+	opt := ev.opt
 	var desc [fdWords]uint64
 	desc[fdP], desc[fdQ] = pr.p.pts.arg(), pr.q.pts.arg()
 	desc[fdLP], desc[fdLQ] = pr.p.logw.arg(), pr.q.logw.arg()
@@ -319,11 +361,12 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, opt ot.Options, d int) 
 	desc[fdThreads] = intArg(pr.nt)
 	switch {
 	case e.fusedPlain:
-	case e.fusedNoCull:
+	case e.fusedNoCull || ev.grid.N() > 0:
 		desc[fdTrunc] = ftTerms
 	default:
 		desc[fdTrunc] = ftTerms | ftBlocks
 	}
+	desc[fdGridH], desc[fdGridW] = intArg(ev.grid.H), intArg(ev.grid.W)
 	return append(w, desc[:]...)
 }
 
@@ -354,7 +397,7 @@ func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]floa
 				continue
 			}
 			src := out[at(pr.grad[g]):][:len(dst)]
-			if e.fusedPlain {
+			if e.inOrder(ev) {
 				for i := range dst {
 					dst[i] += src[i]
 				}

@@ -75,6 +75,45 @@ func TestGPUBatch(t *testing.T) {
 	testFusedBatch(t, dev, nil)
 }
 
+// TestGPUGrid compares the GPU's grid path with package ot's grid path to
+// 1e-9 relative (checkGridCase).
+func TestGPUGrid(t *testing.T) {
+	dev := openDevice(t)
+	for _, c := range gridCases() {
+		t.Run(c.name, func(t *testing.T) {
+			w := dev.NewWorkspace(2)
+			defer w.Close()
+			checkGridCase(t, w.e, c, gpuRtol)
+		})
+	}
+}
+
+// TestGPUCulling checks on the GPU that the fused kernel's culling of
+// blocks changes no bit of any value or gradient (both modes).
+func TestGPUCulling(t *testing.T) {
+	dev := openDevice(t)
+	for _, c := range cullingCases() {
+		t.Run(c.name, func(t *testing.T) {
+			var out [2][2]batchOutcome
+			for k, noCull := range []bool{false, true} {
+				w := dev.NewWorkspace(c.d)
+				w.e.fusedNoCull = noCull
+				for mode, gm := range []ot.GradMode{ot.GradUnrolled, ot.GradEnvelope} {
+					opt := c.opt
+					opt.Grad = gm
+					g := fullGrad(c.n(), c.m(), c.d)
+					res, err := w.Divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+					out[k][mode] = batchOutcome{res, g, err}
+				}
+				w.Close()
+			}
+			for mode := range out[0] {
+				sameOutcome(t, c.name, out[0][mode], out[1][mode])
+			}
+		})
+	}
+}
+
 // gpuCase is one case of TestGPU on the workspace w.
 func gpuCase(t *testing.T, c *testCase, w *Workspace) {
 	compareWithCPU(t, c, gpuBackend(w), gpuRtol, true)
@@ -212,10 +251,11 @@ func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float
 
 // BenchmarkCrossover measures one evaluation of the debiased divergence
 // with the unrolled gradient of x (T = 80, eps = resolution², n = m) on
-// package ot (all cores), on the GPU's fused path (forced up to 1024
-// points; "plain": in the caller's order without truncation, up to 256)
-// and on its multi-launch path, in 1-D and 2-D: the sizes where backend =
-// "auto" and the fused path should switch.
+// package ot (all cores), on the GPU's fused path (forced as far as its
+// shared memory allows; "nocull": without the culling of blocks, and
+// "plain": in the caller's order without truncation, up to 256) and on
+// its multi-launch path, in 1-D and 2-D: the sizes where backend = "auto"
+// and the fused path should switch.
 func BenchmarkCrossover(b *testing.B) {
 	dev := openDevice(b)
 	b.Logf("device: %s", dev.Name())
@@ -239,17 +279,19 @@ func BenchmarkCrossover(b *testing.B) {
 			cpu := ot.NewWorkspace(n, n, d)
 			run("cpu", func() error { _, err := cpu.Divergence(x, y, la, lb, opt, nil, g); return err })
 			cpu.Close()
-			for _, name := range []string{"cuda-fused", "cuda-plain", "cuda-multi"} {
+			for _, name := range []string{"cuda-fused", "cuda-nocull", "cuda-plain", "cuda-multi"} {
 				w := dev.NewWorkspace(d)
 				switch name {
 				case "cuda-fused":
 					w.e.fusedMax = 2048
+				case "cuda-nocull":
+					w.e.fusedMax, w.e.fusedNoCull = 2048, true
 				case "cuda-plain":
 					w.e.fusedMax, w.e.fusedPlain = 2048, true
 				default:
 					w.e.fusedMax = 0
 				}
-				if (name != "cuda-plain" || n <= 256) && (name != "cuda-fused" || n <= 1024) {
+				if name == "cuda-multi" || (w.e.fusedOK(n, n) && (name == "cuda-fused" || n <= 256)) {
 					run(name, func() error { _, err := w.Divergence(x, y, la, lb, opt, nil, g); return err })
 				}
 				w.Close()

@@ -67,6 +67,8 @@ enum : int {
 	FD_GLQ,      // gradient with respect to LQ (m) or 0
 	FD_THREADS,  // the problem's thread count nt ≤ blockDim.x (see fusedBody)
 	FD_TRUNC,    // FT_* flags: drop the terms (and blocks of terms) that cannot change a sum
+	FD_GRID_H,   // H of a unit grid (see fusedGridLSE), or 0: scattered points
+	FD_GRID_W,   // W of the grid
 	FD_WORDS
 };
 
@@ -152,6 +154,8 @@ struct blk {
 	double *bu, *bs;    // block maxima of u and s
 	double *scr;        // FUSED_SCR doubles per thread
 	bool trunc, cull;   // FT_TERMS and FT_BLOCKS
+	int64_t gh, gw;     // the grid (gh = 0: none)
+	double *gs;         // a grid problem's scratch: five arrays of gh·gw
 };
 
 // fusedThr is the truncation threshold of a sum of at most nterms terms:
@@ -214,6 +218,57 @@ __device__ __forceinline__ void warpBlockMax(const blk &b, const double *a, int6
 	}
 }
 
+// fusedLine is one log-sum-exp of a grid line: LSE_a(v[a·stride] −
+// (a − pos)²·invEps) over a < len, in one pass from a = pos (the nearest
+// point, which holds the maximum when v is smooth) on, skipping the terms
+// below the running maximum by more than thr. ±∞ for a line of −∞ or with
+// a +∞.
+__device__ __forceinline__ double fusedLine(const double *v, int64_t stride, int64_t len, int64_t pos, double invEps,
+                                            double thr) {
+	double mx = -INFINITY, sum = 0;
+	for (int64_t a = 0; a < len; a++) {
+		const int64_t j = pos + a < len ? pos + a : pos + a - len;
+		const double dl = (double)((j - pos) * (j - pos));
+		const double x = v[j * stride] - dl * invEps;
+		if (x > mx) {
+			sum = sum * exp(mx - x) + 1;
+			mx = x;
+		} else if (mx > -INFINITY) {
+			const double z = x - mx;
+			if (!(z < -thr)) {
+				sum += exp(z);
+			}
+		}
+	}
+	return lseOut(mx, sum, 1);
+}
+
+// fusedGridLSE is gridLSE of package ot on the unit grid of the block
+// (gh×gw points in row-major order, the same for rows and columns): out[k] =
+// outScale·LSE_k'(in[k'] − C_kk'·invEps), with C_kk' = (r − r')² + (c −
+// c')², in two passes of 1-D log-sum-exps (over c', then r'), through the
+// scratch array at. When hist is not null, out is copied to it. It ends
+// with a barrier; in must be complete (a barrier) before.
+__device__ void fusedGridLSE(const blk &b, const double *in, double invEps, double outScale, double *out,
+                             double *hist, double *at) {
+	const int64_t H = b.gh, W = b.gw, n = H * W;
+	const double thrW = fusedThr(b.trunc, W), thrH = fusedThr(b.trunc, H);
+	for (int64_t k = b.tid; k < n; k += b.nt) {
+		const int64_t r = k / W, c = k % W;
+		at[k] = fusedLine(in + r * W, 1, W, c, invEps, thrW);
+	}
+	__syncthreads();
+	for (int64_t k = b.tid; k < n; k += b.nt) {
+		const int64_t r = k / W, c = k % W;
+		const double v = outScale * fusedLine(at + c, W, H, r, invEps, thrH);
+		out[k] = v;
+		if (hist) {
+			hist[k] = v;
+		}
+	}
+	__syncthreads();
+}
+
 // The sweeps are kept out of line: inlined into fusedBody, they share its
 // registers, and the block size of FUSED_MAX_THREADS makes them spill in
 // their loops.
@@ -240,6 +295,10 @@ __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, 
 		warpBlockMax(b, b.u, j, nc, b.bu);
 	}
 	__syncthreads();
+	if (b.gh > 0) {
+		fusedGridLSE(b, b.u, invEps, outScale, out, hist, b.gs);
+		return;
+	}
 	const int64_t S = segsFor(nr, b.nt), per = b.nt / S;
 	const double thr = fusedThr(b.trunc, nc);
 	for (int64_t r0 = 0; r0 < nr; r0 += per) {
@@ -363,6 +422,45 @@ __device__ __forceinline__ wfin colFin(double *a, double aScale, bool assign, do
 	return wfin{nullptr, nullptr, 0, a, aScale, assign, b, bScale, g, gScale};
 }
 
+// fusedGridWeighted is gridSweep of package ot for a weighted sweep on the
+// grid (no point gradients: the support is fixed), after fusedWeighted has
+// filled u, s and rf. Over rows, S_r = exp(s_r + LSE_c(u_c − C_rc·invEps)).
+// Over columns, S_c = Σ_r rf_r·e^(u_c + s_r − C_rc·invEps) = e^(u_c)·(Σ⁺ −
+// Σ⁻), each part exp(LSE_r(log|rf_r| + s_r − C_rc·invEps)) over the rows
+// of its sign. It ends with a barrier.
+__device__ void fusedGridWeighted(const blk &b, const wjob &w, bool byCol, const wfin &fin) {
+	const int64_t n = b.gh * b.gw;
+	double *at = b.gs, *lp = at + n, *ln = lp + n, *tp = ln + n, *tn = tp + n;
+	if (!byCol) {
+		fusedGridLSE(b, b.u, w.invEps, 1, tp, nullptr, at);
+		for (int64_t r = b.tid; r < n; r += b.nt) {
+			if (fin.sumOut) {
+				fin.sumOut[r] = exp(b.s[r] + tp[r]);
+			}
+		}
+		__syncthreads();
+		return;
+	}
+	for (int64_t r = b.tid; r < n; r += b.nt) {
+		const double rf = b.rf[r], l = log(fabs(rf)) + b.s[r];
+		lp[r] = rf > 0 ? l : -INFINITY;
+		ln[r] = rf < 0 ? l : -INFINITY;
+	}
+	__syncthreads();
+	fusedGridLSE(b, lp, w.invEps, 1, tp, nullptr, at);
+	fusedGridLSE(b, ln, w.invEps, 1, tn, nullptr, at);
+	for (int64_t c = b.tid; c < n; c += b.nt) {
+		const double sum = exp(b.u[c] + tp[c]) - exp(b.u[c] + tn[c]);
+		if (fin.a) {
+			fin.a[c] = fin.assign ? fin.aScale * sum : fin.a[c] + fin.aScale * sum;
+		}
+		if (fin.b) {
+			fin.b[c] += fin.bScale * sum;
+		}
+	}
+	__syncthreads();
+}
+
 // fusedWeighted is wrow_part and row_fin (byCol false: for each row r,
 // S_r = Σ_c e_rc and G_r = Σ_c e_rc·(row_r − col_c)) or wcol_part and
 // col_fin (byCol true: for each column c, S_c = Σ_r rfac_r·e_rc and
@@ -390,6 +488,10 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 		warpBlockMax(b, b.s, i, nr, b.bs);
 	}
 	__syncthreads();
+	if (b.gh > 0) {
+		fusedGridWeighted(b, w, byCol, fin);
+		return;
+	}
 	const int64_t nout = byCol ? nc : nr, nin = byCol ? nr : nc, nbin = nblocks(nin);
 	const int64_t S = segsFor(nout, b.nt), per = b.nt / S;
 	const double thr = fusedThr(b.trunc && w.normalized, nr + nc);
@@ -632,8 +734,8 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // terms, row shifts and row factors of a sweep (k = max(n, m) each), the
 // first culling block of the rows of the f and g sweeps (n, m), the block
 // maxima of the column terms and row shifts (nblocks(k) each), the boxes of
-// both sides (2·D·nblocks(n), 2·D·nblocks(m)) and FUSED_SCR doubles per
-// thread.
+// both sides (2·D·nblocks(n), 2·D·nblocks(m)), FUSED_SCR doubles per
+// thread and, for a grid problem, its scratch (5·n).
 template <int D>
 __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double *P = asPtr(w[FD_P]), *Q = asPtr(w[FD_Q]), *LP = asPtr(w[FD_LP]), *LQ = asPtr(w[FD_LQ]);
@@ -654,9 +756,10 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	double *sP = smem, *sQ = sP + n * D, *fS = sQ + m * D, *gS = fS + n;
 	double *u = gS + m, *s = u + k, *rf = s + k, *amxF = rf + k, *amxG = amxF + n;
 	double *bu = amxG + m, *bs = bu + nblocks(k), *boxP = bs + nblocks(k), *boxQ = boxP + 2 * D * nblocks(n);
-	double *scr = boxQ + 2 * D * nblocks(m);
+	double *scr = boxQ + 2 * D * nblocks(m), *gs = scr + FUSED_SCR * nt;
 	const bool trunc = (w[FD_TRUNC] & FT_TERMS) != 0, cull = trunc && (w[FD_TRUNC] & FT_BLOCKS) != 0;
-	const blk b{tid, nt, (int)(threadIdx.x % 32), u, s, rf, bu, bs, scr, trunc, cull};
+	const int64_t gh = (int64_t)w[FD_GRID_H], gw = (int64_t)w[FD_GRID_W];
+	const blk b{tid, nt, (int)(threadIdx.x % 32), u, s, rf, bu, bs, scr, trunc, cull, gh, gw, gs};
 	const fsd Ps{sP, LP, boxP, n}, Qs{sQ, LQ, boxQ, m};
 	const double tau = balanced ? 1.0 : rho / (rho + eps);
 	const double invEps = 1 / eps, scale = -tau * eps;
