@@ -115,7 +115,9 @@ func fusedShared(n, m, d, nt int, grid bool) int {
 	k := max(n, m)
 	s := (n+m)*(d+2) + 3*k + 2*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
 	if grid {
-		s += 5 * n // fusedGridWeighted's arrays
+		// fusedGridWeighted's and fusedGridPass's arrays, and the kernel
+		// table (at most n entries).
+		s += 8 * n
 	}
 	return s
 }

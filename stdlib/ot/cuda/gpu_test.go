@@ -300,6 +300,48 @@ func BenchmarkCrossover(b *testing.B) {
 	}
 }
 
+// BenchmarkFusedThreads measures six concurrent evaluations of Experiment
+// A's size (n = m = 120, 1-D, T = 80, unrolled gradient of x: one
+// gradient's launch) with nt threads per problem (S = nt/128 rounded down
+// to a power of two threads per row), with and without the culling of
+// blocks: the fused kernel's tuning.
+func BenchmarkFusedThreads(b *testing.B) {
+	dev := openDevice(b)
+	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
+	opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
+	for _, nt := range []int{128, 256, 512} {
+		for _, noCull := range []bool{false, true} {
+			b.Run(fmt.Sprintf("nt=%d/nocull=%v", nt, noCull), func(b *testing.B) {
+				ws := make([]*Workspace, 6)
+				gs := make([]*ot.Grad, len(ws))
+				for i := range ws {
+					ws[i] = dev.NewWorkspace(1)
+					ws[i].e.fusedNT, ws[i].e.fusedNoCull = nt, noCull
+					defer ws[i].Close()
+					gs[i] = &ot.Grad{X: make([]float64, 120)}
+				}
+				round := func() {
+					var wg sync.WaitGroup
+					for i := range ws {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+								b.Error(err)
+							}
+						}()
+					}
+					wg.Wait()
+				}
+				round()
+				for b.Loop() {
+					round()
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkBatch measures K concurrent evaluations of Experiment A's size
 // (n = m = 120, 1-D, T = 80, unrolled gradient of x) on the GPU, each from
 // its own workspace, as K crn replicates (times the chains) submit them:

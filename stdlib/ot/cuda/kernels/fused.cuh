@@ -243,30 +243,73 @@ __device__ __forceinline__ double fusedLine(const double *v, int64_t stride, int
 	return lseOut(mx, sum, 1);
 }
 
+// FUSED_KERNEL_MAX_ARG is kernelMaxArg of package ot: the grid passes work
+// by products with the kernel e^(−δ²/eps) when δ²/eps ≤ 600 over a line.
+#define FUSED_KERNEL_MAX_ARG 600
+
+// fusedGridPass is one pass of fusedGridLSE: res[k] = LSE over the line of
+// k (its row when byRow, else its column) of in[k'] − δ²·invEps, δ the
+// distance from k to k' along the line. With the kernel table (ek[δ] =
+// e^(−δ²·invEps), kernel true) it is lseLineKernel of package ot: with m
+// the line's maximum, res = m + log Σ e^(in[k'] − m)·ek[δ], one exponential
+// per point (into E) instead of one per term; lines with a +∞ or a NaN, and
+// every line without the table, take fusedLine. Mx holds each point's line
+// maximum. It ends with a barrier.
+__device__ void fusedGridPass(const blk &b, const double *in, bool byRow, bool kernel, const double *ek, double invEps,
+                              double outScale, double *res, double *hist, double *E, double *Mx) {
+	const int64_t H = b.gh, W = b.gw, n = H * W;
+	const int64_t len = byRow ? W : H, stride = byRow ? 1 : W;
+	const double thr = fusedThr(b.trunc, len);
+	if (kernel) {
+		for (int64_t k = b.tid; k < n; k += b.nt) {
+			const double *v = in + (byRow ? (k / W) * W : k % W);
+			double m = -INFINITY;
+			for (int64_t a = 0; a < len; a++) {
+				const double x = v[a * stride];
+				m = (x > m || x != x) ? x : m;
+			}
+			Mx[k] = m;
+			E[k] = m > -INFINITY && m < INFINITY ? exp(in[k] - m) : 0;
+		}
+		__syncthreads();
+	}
+	for (int64_t k = b.tid; k < n; k += b.nt) {
+		const int64_t line = byRow ? (k / W) * W : k % W, pos = byRow ? k % W : k / W;
+		double l;
+		if (kernel && Mx[k] == -INFINITY) {
+			l = -INFINITY;
+		} else if (kernel && Mx[k] < INFINITY) {
+			const double *e = E + line;
+			double sum = 0;
+			for (int64_t a = 0; a < len; a++) {
+				sum += e[a * stride] * ek[a > pos ? a - pos : pos - a];
+			}
+			l = Mx[k] + log(sum);
+		} else {
+			l = fusedLine(in + line, stride, len, pos, invEps, thr);
+		}
+		res[k] = outScale * l;
+		if (hist) {
+			hist[k] = outScale * l;
+		}
+	}
+	__syncthreads();
+}
+
 // fusedGridLSE is gridLSE of package ot on the unit grid of the block
 // (gh×gw points in row-major order, the same for rows and columns): out[k] =
 // outScale·LSE_k'(in[k'] − C_kk'·invEps), with C_kk' = (r − r')² + (c −
 // c')², in two passes of 1-D log-sum-exps (over c', then r'), through the
-// scratch array at. When hist is not null, out is copied to it. It ends
-// with a barrier; in must be complete (a barrier) before.
+// grid scratch (at, E, Mx; the kernel table ek follows them). When hist is
+// not null, out is copied to it. It ends with a barrier; in must be
+// complete (a barrier) before.
 __device__ void fusedGridLSE(const blk &b, const double *in, double invEps, double outScale, double *out,
-                             double *hist, double *at) {
-	const int64_t H = b.gh, W = b.gw, n = H * W;
-	const double thrW = fusedThr(b.trunc, W), thrH = fusedThr(b.trunc, H);
-	for (int64_t k = b.tid; k < n; k += b.nt) {
-		const int64_t r = k / W, c = k % W;
-		at[k] = fusedLine(in + r * W, 1, W, c, invEps, thrW);
-	}
-	__syncthreads();
-	for (int64_t k = b.tid; k < n; k += b.nt) {
-		const int64_t r = k / W, c = k % W;
-		const double v = outScale * fusedLine(at + c, W, H, r, invEps, thrH);
-		out[k] = v;
-		if (hist) {
-			hist[k] = v;
-		}
-	}
-	__syncthreads();
+                             double *hist) {
+	const int64_t n = b.gh * b.gw, L = b.gh > b.gw ? b.gh : b.gw;
+	double *at = b.gs, *E = at + 5 * n, *Mx = E + n, *ek = Mx + n;
+	const bool kernel = (double)((L - 1) * (L - 1)) * invEps <= FUSED_KERNEL_MAX_ARG;
+	fusedGridPass(b, in, true, kernel, ek, invEps, 1, at, nullptr, E, Mx);
+	fusedGridPass(b, at, false, kernel, ek, invEps, outScale, out, hist, E, Mx);
 }
 
 // The sweeps are kept out of line: inlined into fusedBody, they share its
@@ -296,7 +339,7 @@ __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, 
 	}
 	__syncthreads();
 	if (b.gh > 0) {
-		fusedGridLSE(b, b.u, invEps, outScale, out, hist, b.gs);
+		fusedGridLSE(b, b.u, invEps, outScale, out, hist);
 		return;
 	}
 	const int64_t S = segsFor(nr, b.nt), per = b.nt / S;
@@ -430,9 +473,9 @@ __device__ __forceinline__ wfin colFin(double *a, double aScale, bool assign, do
 // of its sign. It ends with a barrier.
 __device__ void fusedGridWeighted(const blk &b, const wjob &w, bool byCol, const wfin &fin) {
 	const int64_t n = b.gh * b.gw;
-	double *at = b.gs, *lp = at + n, *ln = lp + n, *tp = ln + n, *tn = tp + n;
+	double *lp = b.gs + n, *ln = lp + n, *tp = ln + n, *tn = tp + n;
 	if (!byCol) {
-		fusedGridLSE(b, b.u, w.invEps, 1, tp, nullptr, at);
+		fusedGridLSE(b, b.u, w.invEps, 1, tp, nullptr);
 		for (int64_t r = b.tid; r < n; r += b.nt) {
 			if (fin.sumOut) {
 				fin.sumOut[r] = exp(b.s[r] + tp[r]);
@@ -447,8 +490,8 @@ __device__ void fusedGridWeighted(const blk &b, const wjob &w, bool byCol, const
 		ln[r] = rf < 0 ? l : -INFINITY;
 	}
 	__syncthreads();
-	fusedGridLSE(b, lp, w.invEps, 1, tp, nullptr, at);
-	fusedGridLSE(b, ln, w.invEps, 1, tn, nullptr, at);
+	fusedGridLSE(b, lp, w.invEps, 1, tp, nullptr);
+	fusedGridLSE(b, ln, w.invEps, 1, tn, nullptr);
 	for (int64_t c = b.tid; c < n; c += b.nt) {
 		const double sum = exp(b.u[c] + tp[c]) - exp(b.u[c] + tn[c]);
 		if (fin.a) {
@@ -735,7 +778,8 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // first culling block of the rows of the f and g sweeps (n, m), the block
 // maxima of the column terms and row shifts (nblocks(k) each), the boxes of
 // both sides (2·D·nblocks(n), 2·D·nblocks(m)), FUSED_SCR doubles per
-// thread and, for a grid problem, its scratch (5·n).
+// thread and, for a grid problem, its scratch (7·n and the kernel table of
+// max(gh, gw)).
 template <int D>
 __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double *P = asPtr(w[FD_P]), *Q = asPtr(w[FD_Q]), *LP = asPtr(w[FD_LP]), *LQ = asPtr(w[FD_LQ]);
@@ -767,6 +811,14 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 
 	fusedSetup<D>(b, P, n, m, sP, boxP, amxF);
 	fusedSetup<D>(b, Q, m, n, sQ, boxQ, amxG);
+	if (gh > 0) {
+		// The grid passes' kernel table: ek[δ] = e^(−δ²/eps), as package
+		// ot's gridTable computes it.
+		double *ek = gs + 7 * n;
+		for (int64_t d = b.tid; d < (gh > gw ? gh : gw); d += b.nt) {
+			ek[d] = exp(-((double)(d * d) * invEps));
+		}
+	}
 	fusedZero(b, GP, n * D);
 	fusedZero(b, GQ, m * D);
 	fusedZero(b, GLP, n);
