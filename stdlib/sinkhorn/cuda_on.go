@@ -16,17 +16,38 @@ import (
 // cuda.)
 func cudaAvailable() bool { return cuda.Available() }
 
-// autoThreshold is the number of kernel terms (n·m) from which backend =
-// "auto" uses the GPU. Small problems take the fused path (one launch per
+// The sizes from which backend = "auto" uses the GPU: the number of kernel
+// terms n·m in 1-D (autoTerms1D) and in 2-D and above (autoTermsND), and
+// the number of points of a unit grid (autoGridPoints; the separable grid
+// path). Measured on an NVIDIA H100 against package ot on the same
+// machine's 16 Xeon cores (BENCHMARKS.md, "The GPU after the sparse CPU
+// path", 2026-11-27), one evaluation of the debiased divergence with the
+// unrolled gradient, T = 80, eps = resolution², n = m: in 1-D the CPU wins
+// up to n = 512 (11.5 against 16.8 ms), ties at 256 (6.7 against 6.3 ms)
+// and loses from 1024 (61 against 19 ms); in 2-D it wins up to 64 (3.1
+// against 4.2 ms) and loses from 120 (9.6 against 7.0 ms). One gradient
+// of Experiment D (three 16×16 grids, T = 64): 9.3 ms on the GPU, 19.4 ms
+// on one core. Small problems take the fused path (one launch per
 // evaluation, batched with the concurrent evaluations of other chains and
-// crn replicates), large ones the multi-launch path. Measured on an NVIDIA
-// H100 against package ot on 16 Xeon cores (BENCHMARKS.md, "Fused GPU
-// kernel and batched launches"), one evaluation of the debiased
-// divergence with the unrolled gradient, T = 80, eps = resolution²: the
-// CPU wins at n = m = 16 (1.0 against 1.3 ms), the GPU from n = m = 32
-// (3.0 against 1.7 ms in 1-D, 3.5 against 1.9 ms in 2-D) and at every
-// larger size. A CPU with fewer cores only moves the crossover lower.
-const autoThreshold = 32 * 32
+// crn replicates), large ones the multi-launch path. A CPU with fewer
+// cores only moves the crossovers lower.
+const (
+	autoTerms1D    = 1024 * 1024
+	autoTermsND    = 120 * 120
+	autoGridPoints = 16 * 16
+)
+
+// autoGPU reports whether backend = "auto" takes a problem of n and m
+// points of dimension d to the GPU: on the grid path when grid is set.
+func autoGPU(n, m, d int, grid bool) bool {
+	switch {
+	case grid:
+		return n >= autoGridPoints
+	case d == 1:
+		return n*m >= autoTerms1D
+	}
+	return n*m >= autoTermsND
+}
 
 // gpuState is the GPU device and a workspace of one evaluator (a chain or
 // a crn replicate).
@@ -37,23 +58,15 @@ type gpuState struct {
 
 const gpuKey = "sinkhorn.cuda"
 
-// autoGrid says whether backend = "auto" takes a problem on a unit grid
-// (x and y the same constant grid_points) to the GPU's separable grid path
-// rather than package ot's.
-const autoGrid = false
-
 // onGPU runs the divergence (k = divergence) or the raw OT value on the
 // GPU when backend asks for it ("cuda", or "auto" for large problems with
-// a device present): on the grid g when it is not empty (x and y are its
+// a device present: autoGPU): on the grid g when it is not empty (x and y are its
 // points; a grid too large for the GPU's grid path takes its general path
 // with "cuda", package ot's grid path with "auto"). used is false when the
 // CPU must do the work.
 func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, bool, error) {
 	onGrid := g.N() > 0
-	auto := len(logA)*len(logB) >= autoThreshold
-	if onGrid {
-		auto = autoGrid
-	}
+	auto := autoGPU(len(logA), len(logB), d, onGrid)
 	if backend != "cuda" && !(backend == "auto" && auto && cuda.Available()) {
 		return 0, false, nil
 	}

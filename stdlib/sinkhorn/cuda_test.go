@@ -108,13 +108,13 @@ func TestCUDABackendThroughTape(t *testing.T) {
 	}
 }
 
-// TestAutoBackend checks that backend = "auto" keeps small problems on the
-// CPU and sends problems from autoThreshold kernel terms to the GPU, with
-// the same value as the CPU.
+// TestAutoBackend checks that backend = "auto" keeps small problems (in
+// 2-D) on the CPU and sends problems from autoTermsND kernel terms to the
+// GPU, with the same value as the CPU.
 func TestAutoBackend(t *testing.T) {
 	impls := stdlib.Impls{}
 	Register(impls)
-	side := int(math.Ceil(math.Sqrt(autoThreshold)))
+	side := int(math.Ceil(math.Sqrt(autoTermsND)))
 	for _, n := range []int{side / 4, side} {
 		rng := rand.New(rand.NewPCG(uint64(n), 3))
 		r := new(reference)
@@ -127,7 +127,7 @@ func TestAutoBackend(t *testing.T) {
 		r.Inputs.Eps, r.Inputs.T, r.Inputs.Balanced = 0.05, 20, true
 		auto := evalBackend(t, impls, "sinkhorn", r, "auto", "unrolled")
 		cpu := evalBackend(t, impls, "sinkhorn", r, "cpu", "unrolled")
-		if want := n*n >= autoThreshold; auto.usedGPUContext != want {
+		if want := n*n >= autoTermsND; auto.usedGPUContext != want {
 			t.Errorf("n = m = %d: auto used the GPU = %v, want %v", n, auto.usedGPUContext, want)
 		}
 		if math.Abs(auto.value-cpu.value) > 1e-9*math.Abs(cpu.value) {
@@ -143,7 +143,7 @@ func TestAutoBackend(t *testing.T) {
 // copies of one constant unit grid (Experiment D's shape: 16×16, eps = 1,
 // T = 64) give, with backend = "cuda" (the GPU's grid path), the value and
 // log_a adjoint of backend = "cpu" (package ot's grid path) to 1e-9
-// relative.
+// relative, and that backend = "auto" takes such a grid to the GPU.
 func TestCUDAGridThroughTape(t *testing.T) {
 	impls := stdlib.Impls{}
 	Register(impls)
@@ -189,6 +189,9 @@ func TestCUDAGridThroughTape(t *testing.T) {
 		vg, gg, used := eval(fn, "cuda", 10)
 		if !used {
 			t.Fatalf("%s: backend cuda did not use the GPU", fn)
+		}
+		if _, _, used := eval(fn, "auto", 10); !used {
+			t.Errorf("%s: backend auto kept a %d×%d grid on the CPU", fn, h, w)
 		}
 		if math.Abs(vg-vc) > 1e-9*math.Abs(vc) {
 			t.Errorf("%s: value cuda %.17g, cpu %.17g", fn, vg, vc)

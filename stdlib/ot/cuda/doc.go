@@ -33,9 +33,12 @@
 // kernels/fused.cuh): one launch solves every problem of an evaluation,
 // one thread block per problem doing all the iterations, the value and
 // the gradient; the concurrent evaluations of all workspaces of a Device
-// are batched into one launch (combiner). Larger problems take the
-// multi-launch path (engine.go): one kernel per sweep, spread over the
-// whole GPU. Default returns the process's one Device.
+// are batched into one launch (combiner); its sweeps skip the blocks of
+// 32 points whose terms all lie below the truncation threshold. Larger
+// problems take the multi-launch path (engine.go): one kernel per sweep,
+// spread over the whole GPU. Problems on a unit grid (GridDivergence,
+// GridOT) take package ot's separable grid path inside the fused kernel.
+// Default returns the process's one Device.
 //
 // Every reduction is split in chunks whose partial results are combined in
 // a fixed order, without atomics, so a result does not depend on thread

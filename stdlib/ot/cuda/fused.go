@@ -74,12 +74,13 @@ const (
 	// fusedMaxPoints is the default largest number of points of a side
 	// for which an evaluation takes the fused path. A block per problem
 	// is compute-bound on one multiprocessor: measured on an H100
-	// (BENCHMARKS.md, "Fused GPU kernel and batched launches"), one
-	// evaluation with the unrolled gradient alone takes, fused against
-	// multi-launch, 3.9 against 12.4 ms at n = m = 120 in 1-D, 10.3
-	// against 14.0 ms at 256, 34.8 against 15.7 ms at 512 (2-D: 5.4
-	// against 13.2, 14.8 against 15.8, 47.4 against 18.0 ms); batched
-	// evaluations cost the fused path almost nothing more.
+	// (BENCHMARKS.md, "The GPU after the sparse CPU path"), one evaluation
+	// with the unrolled gradient alone takes, fused against multi-launch,
+	// 4.4 against 13.0 ms at n = m = 120 in 1-D and 6.3 against 13.6 ms
+	// at 256 (2-D: 7.0 against 13.1 and 16.3 against 15.8 ms); from 512
+	// points a problem's arrays no longer fit the shared memory of a block
+	// (fusedOK), and an earlier kernel lost there (34.8 against 15.7 ms in
+	// 1-D); batched evaluations cost the fused path almost nothing more.
 	fusedMaxPoints = 256
 	// fusedMaxDim is the largest dimension the fused kernel is compiled
 	// for.

@@ -2,9 +2,10 @@
 // from start to end (every iteration, the dual value and the gradient, in
 // either mode) in a single launch, and one launch solves a batch of
 // problems, one block each. Included by sinkhorn.cu, whose conventions it
-// follows: the arithmetic of every term, and the order of every sum, are
-// those of the multi-launch kernels above (and so of package ot), so the
-// two paths differ by the GPU's rounding only.
+// follows: the arithmetic of every term is that of the multi-launch kernels
+// above (and so of package ot); the sums are taken in another order
+// (segments, culling blocks, one-pass log-sum-exps), so the two paths
+// differ by rounding only.
 //
 // A problem is described by FD_WORDS 8-byte words (fusedDesc in fused.go
 // writes them; the host kernels print FD_WORDS so that the Go test checks
@@ -19,16 +20,18 @@
 // sequence.
 //
 // Inside a block the sweeps over rows are split among the threads: row i
-// of a sweep over nr rows is reduced by S = segsFor(nr) threads, thread s
-// over the columns j ≡ s (mod S), and the first of them combines the S
-// partial results in segment order (as lse_fin and row_fin combine
-// chunks), so results do not depend on scheduling. Sweeps over columns are
-// computed the same way with rows and columns exchanged.
+// of a sweep over nr rows is reduced by S = segsFor(nr) threads of one
+// warp, thread s over the columns j ≡ s (mod S) of each culling block (see
+// FUSED_CB), and the first of them combines the S partial results in
+// segment order, so results do not depend on scheduling. Sweeps over
+// columns are computed the same way with rows and columns exchanged.
 //
-// Truncation. With FD_TRUNC the sweeps skip the exp of every term below
+// Truncation. With FT_TERMS the sweeps skip the exp of every term below
 // e^−thr times the sum's reference (fusedThr): the dropped terms of a sum
-// of at most N terms total less than 2^−54 of it, half an ulp. The log-sum-
-// exps use each segment's maximum as the reference (at most the row's);
+// of at most N terms total less than 2^−54 of it, half an ulp; with
+// FT_BLOCKS they also skip the culling blocks whose every term would be
+// skipped (fusedCut), which changes no result. The log-sum-exps use each
+// segment's running maximum as the reference (at most the row's);
 // the sweeps of the unrolled backward pass use 1, the sum of each row's
 // normalized terms (e_rc = exp(u_c − C_rc/ε + s_r) with s_r = −LSE_c(u_c −
 // C_rc/ε)); the column sums of those sweeps, Σ_r rfac_r·e_rc, then carry an
@@ -38,9 +41,11 @@
 // neighbouring columns, skip the same steps; the envelope gradient's sweeps
 // (rows not normalized) never truncate.
 //
-// Dynamic shared memory (fusedShared in fused.go): 2·max(n, m) + nt·(1 + d)
-// doubles for a block of nt threads: the column terms u, the row shifts s
-// and the partial results of the segments.
+// A problem on a unit grid (FD_GRID_H > 0: Experiment D's images) takes
+// package ot's separable grid path instead (fusedGridLSE,
+// fusedGridWeighted), in the caller's row-major order.
+//
+// Dynamic shared memory: fusedShared in fused.go, the layout of fusedBody.
 
 enum : int {
 	FD_P,        // points of the first measure (n×d)
