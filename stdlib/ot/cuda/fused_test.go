@@ -236,13 +236,7 @@ func TestFusedCulling(t *testing.T) {
 				e := newEngine(h, c.d)
 				e.guard = 3
 				e.fusedNoCull = noCull
-				for mode, gm := range []ot.GradMode{ot.GradUnrolled, ot.GradEnvelope} {
-					opt := c.opt
-					opt.Grad = gm
-					g := fullGrad(c.n(), c.m(), c.d)
-					res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
-					out[k][mode] = batchOutcome{res, g, err}
-				}
+				out[k] = bothModes(e, c)
 				v, s, err := h.cullCounts()
 				if err != nil {
 					t.Fatal(err)
@@ -266,4 +260,17 @@ func TestFusedCulling(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bothModes evaluates the divergence of c on e with every gradient, in the
+// unrolled and the envelope mode.
+func bothModes(e *engine, c *testCase) (out [2]batchOutcome) {
+	for mode, gm := range []ot.GradMode{ot.GradUnrolled, ot.GradEnvelope} {
+		opt := c.opt
+		opt.Grad = gm
+		g := fullGrad(c.n(), c.m(), c.d)
+		res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+		out[mode] = batchOutcome{res, g, err}
+	}
+	return out
 }

@@ -98,13 +98,7 @@ func TestGPUCulling(t *testing.T) {
 			for k, noCull := range []bool{false, true} {
 				w := dev.NewWorkspace(c.d)
 				w.e.fusedNoCull = noCull
-				for mode, gm := range []ot.GradMode{ot.GradUnrolled, ot.GradEnvelope} {
-					opt := c.opt
-					opt.Grad = gm
-					g := fullGrad(c.n(), c.m(), c.d)
-					res, err := w.Divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
-					out[k][mode] = batchOutcome{res, g, err}
-				}
+				out[k] = bothModes(w.e, c)
 				w.Close()
 			}
 			for mode := range out[0] {
@@ -313,30 +307,12 @@ func BenchmarkFusedThreads(b *testing.B) {
 		for _, noCull := range []bool{false, true} {
 			b.Run(fmt.Sprintf("nt=%d/nocull=%v", nt, noCull), func(b *testing.B) {
 				ws := make([]*Workspace, 6)
-				gs := make([]*ot.Grad, len(ws))
 				for i := range ws {
 					ws[i] = dev.NewWorkspace(1)
 					ws[i].e.fusedNT, ws[i].e.fusedNoCull = nt, noCull
 					defer ws[i].Close()
-					gs[i] = &ot.Grad{X: make([]float64, 120)}
 				}
-				round := func() {
-					var wg sync.WaitGroup
-					for i := range ws {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
-								b.Error(err)
-							}
-						}()
-					}
-					wg.Wait()
-				}
-				round()
-				for b.Loop() {
-					round()
-				}
+				benchConcurrent(b, ws, x, y, la, lb, opt)
 			})
 		}
 	}
@@ -353,29 +329,38 @@ func BenchmarkBatch(b *testing.B) {
 	for _, k := range []int{1, 6, 24, 96} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
 			ws := make([]*Workspace, k)
-			gs := make([]*ot.Grad, k)
 			for i := range ws {
 				ws[i] = dev.NewWorkspace(1)
 				defer ws[i].Close()
-				gs[i] = &ot.Grad{X: make([]float64, 120)}
 			}
-			round := func() {
-				var wg sync.WaitGroup
-				for i := range ws {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
-							b.Error(err)
-						}
-					}()
-				}
-				wg.Wait()
-			}
-			round()
-			for b.Loop() {
-				round()
-			}
+			benchConcurrent(b, ws, x, y, la, lb, opt)
 		})
+	}
+}
+
+// benchConcurrent measures rounds of concurrent evaluations (one per
+// workspace, as crn replicates and chains submit them) of the divergence
+// of the 1-D measures x and y with the unrolled gradient of x.
+func benchConcurrent(b *testing.B, ws []*Workspace, x, y, la, lb []float64, opt ot.Options) {
+	gs := make([]*ot.Grad, len(ws))
+	for i := range gs {
+		gs[i] = &ot.Grad{X: make([]float64, len(x))}
+	}
+	round := func() {
+		var wg sync.WaitGroup
+		for i := range ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	round()
+	for b.Loop() {
+		round()
 	}
 }
