@@ -160,7 +160,7 @@ struct blk {
 	double *scr;        // FUSED_SCR doubles per thread
 	bool trunc, cull;   // FT_TERMS and FT_BLOCKS
 	int64_t gh, gw;     // the grid (gh = 0: none)
-	double *gs;         // a grid problem's scratch: five arrays of gh·gw
+	double *gs;         // a grid problem's scratch (see fusedGridLSE)
 };
 
 // fusedThr is the truncation threshold of a sum of at most nterms terms:
