@@ -12,6 +12,7 @@ import (
 	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
+	"github.com/shmlang/shm/stdlib/ot"
 )
 
 // The tests of this file need an NVIDIA GPU: a binary built with the cuda
@@ -149,12 +150,7 @@ func TestCUDAGridThroughTape(t *testing.T) {
 	Register(impls)
 	const h, w = 16, 16
 	n := h * w
-	pts := make([]float64, 0, 2*n)
-	for r := range h {
-		for c := range w {
-			pts = append(pts, float64(r+1), float64(c+1))
-		}
-	}
+	pts := ot.Grid{H: h, W: w}.Points()
 	rng := rand.New(rand.NewPCG(9, 2))
 	la, lb := make([]float64, n), make([]float64, n)
 	for i := range la {

@@ -129,11 +129,11 @@ func fusedShared(n, m, d, nt int, grid bool) int {
 // caller should use package ot's.
 var ErrGridTooLarge = errors.New("cuda: grid too large for the GPU's grid path")
 
-// fusedGridOK reports whether a problem on the grid g fits the fused
-// kernel.
+// fusedGridOK reports whether a problem on the grid g (in a workspace of
+// dimension 2: gridPoints checks it) fits the fused kernel.
 func (e *engine) fusedGridOK(g ot.Grid) bool {
 	n := g.N()
-	return e.d == 2 && fusedShared(n, n, 2, e.gridThreads(n), true) <= fusedMaxShared
+	return fusedShared(n, n, 2, e.gridThreads(n), true) <= fusedMaxShared
 }
 
 // gridThreads is the thread count of a grid problem of n points: one per
