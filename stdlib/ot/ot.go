@@ -276,6 +276,7 @@ type engine struct {
 	backKernel                 backTask     // a culled backward sweep's blocks
 	sp                         *sparseState // the sparse path's buffers
 	sparseOn                   bool         // the problem being solved is in tree order
+	symmetric                  bool         // and is symmetric (x–x, y–y; sparseProblem)
 	gather                     gatherTask   // the scaling path's products split across workers
 	phase                      sparsePhase  // the part of a sparse sweep the workers run
 	sparseNB                   int          // the number of blocks of the sparse sweep

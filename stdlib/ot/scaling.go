@@ -65,16 +65,26 @@ import (
 // problems whose kernels grow slowly with it: the first absorption of a
 // problem from a scan counts the rows' terms within both margins and the
 // problem takes the wide one when it keeps at most scalingWideGrowth
-// times as many. Measured on the gradients at points of real runs
-// (BenchmarkGradientDraws, 2026-11-27): Experiment C's problems (a pulse:
-// a curve) keep 1.15–1.4 times as many terms with the wide margin (most
-// 1.2–1.3), absorb 35% less often and take 15% less time; B's spiral,
-// 1.35–1.6 times as many (nearly as a plane fills), would take 5–10%
-// more; Experiment A (1-D, about 1.18) 5–10% less.
+// times as many. scalingMarginSymmetric is the margin of the symmetric
+// problems (x–x, y–y: the same measure on both sides), whose potentials
+// barely drift once the first sweep has placed them.
+//
+// Measured on the gradients at points of real runs (BenchmarkGradientDraws,
+// 2026-11-28, one core, the same build with the margins set from the
+// environment): Experiment C's x–x problems keep one epoch for all 160
+// sweeps with margins from 4 to 55, and keep 30% fewer entries with 14 than
+// with 55 (1420 against 2036 per epoch); its x–y problems (a pulse: a
+// curve) keep 1.35–1.64 times as many terms with 85 as with 28, and the
+// gradient is fastest with margins of 70–100 there (about 6.9–7.0 ms
+// against 7.25 with 55 and 8.9 with 28, the x–x margin 14); B's spiral
+// keeps 1.8–2.1 times as many (nearly as a plane fills) and stays on 28.
+// With these constants C's gradient takes about 12% less time than with
+// 28/55/1.35 and no symmetric margin, B's 5% less, A's 2–4% less.
 const (
-	scalingMargin     = 28.0
-	scalingMarginWide = 55.0
-	scalingWideGrowth = 1.35
+	scalingMargin          = 28.0
+	scalingMarginWide      = 85.0
+	scalingWideGrowth      = 1.7
+	scalingMarginSymmetric = 14.0
 )
 
 // scalingMaxTerms and scalingMaxTerms1D are the largest n·m for which
@@ -423,11 +433,13 @@ type scalingState struct {
 	// The accepted error of a kernel sweep (the dropped terms of a row
 	// below 2^-bits of its sum) and the margin of L: 54 and scalingMargin,
 	// smaller in tests that must see terms dropped; wide is the margin a
-	// problem may choose instead (scalingMarginWide, 0 for none), and
+	// problem may choose instead (scalingMarginWide, 0 for none),
+	// symmetric the margin of the symmetric problems
+	// (scalingMarginSymmetric, 0 for none: they choose as the others), and
 	// chosen the problem's margin once its first scan absorption has
 	// chosen it (0 before).
-	bits, margin float64
-	wide, chosen float64
+	bits, margin            float64
+	wide, symmetric, chosen float64
 
 	// Counters over the workspace's life (tests and benchmarks); reabsorbs
 	// are the backward pass's culled absorptions, mismatches those whose
@@ -458,7 +470,7 @@ func (e *engine) useScaling(p, q side) (on, culled bool) {
 // newScalingState returns the scaling path's state with the standard
 // precision (2^-54) and margin.
 func newScalingState() *scalingState {
-	return &scalingState{bits: 54, margin: scalingMargin, wide: scalingMarginWide, logs: [2]sizeLog{{n: -1}, {n: -1}}}
+	return &scalingState{bits: 54, margin: scalingMargin, wide: scalingMarginWide, symmetric: scalingMarginSymmetric, logs: [2]sizeLog{{n: -1}, {n: -1}}}
 }
 
 // limit is L for a problem of n and m points with the problem's margin
@@ -792,7 +804,10 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 		}
 		topR[i] = mr // + offR[i] below
 	}
-	if sc.chosen == 0 && sc.wide > 0 && keepArgs {
+	switch {
+	case e.symmetric && sc.symmetric > 0:
+		sc.chosen = sc.symmetric
+	case sc.chosen == 0 && sc.wide > 0 && keepArgs:
 		sc.chosen = sc.margin
 		if e.wideGrowth(rows.n, cols.n, refC, topR, argsOf) <= scalingWideGrowth {
 			sc.chosen = sc.wide
@@ -1131,10 +1146,24 @@ func (e *engine) colPass(m *csr, cf, rf []float64, d int, colSum, colGrad []floa
 		pl, np := m.planes(m.val, d)
 		e.gatherRows(m, pl, np, rf, gatherDst{lead: colSum, rest: colGrad, f: cf, sign: -1})
 	default:
+		// The column sums as alone (each plane's sums do not depend on the
+		// others, so these have the bits of the lead plane's sums of the
+		// cases above: the same whichever coordinates are wanted).
+		e.gatherRows(m, [3][]float64{m.val}, 1, rf, gatherDst{lead: colSum, f: cf})
+		if d == 3 {
+			e.sc.gat = grow(e.sc.gat, 3*len(cf))
+			pl, np := m.planes(nil, d)
+			e.gatherRows(m, pl, np, rf, gatherDst{out: e.sc.gat})
+			for j, cj := range cf {
+				for c, s := range e.sc.gat[3*j : 3*j+3] {
+					colGrad[j*d+c] = -cj * s
+				}
+			}
+			return
+		}
 		for j, cj := range cf {
-			rws, vals := m.row(j)
+			rws, _ := m.row(j)
 			lo := int(m.start[j])
-			colSum[j] = cj * gatherDot(rws, vals, rf)
 			for c := range d {
 				colGrad[j*d+c] = -cj * gatherDot(rws, m.plane(c)[lo:], rf)
 			}

@@ -133,8 +133,8 @@ func TestScalingAccuracy(t *testing.T) {
 // TestScalingMarginChoice checks that a problem on the scaling path takes
 // the wide margin where its kernel grows slowly with the margin (Experiment
 // A's 1-D data, C's pulse: curves) and the standard one where it fills a
-// plane (B's spiral), and that every epoch records the limit it was
-// selected with.
+// plane (B's spiral), that the symmetric problems take theirs, and that
+// every epoch records the limit it was selected with.
 func TestScalingMarginChoice(t *testing.T) {
 	want := map[string]float64{"1d/expA": scalingMarginWide, "2d/pulse": scalingMarginWide, "2d/spiral": scalingMargin}
 	for _, c := range sparseCases(t) {
@@ -156,6 +156,20 @@ func TestScalingMarginChoice(t *testing.T) {
 		for k := range sc.n {
 			if sc.epochs[k].L != L {
 				t.Errorf("%s: epoch %d selected with L = %v, want %v", c.name, k, sc.epochs[k].L, L)
+			}
+		}
+		// The symmetric problems take their own margin: the y–y problem
+		// is a divergence's last.
+		if _, err := w.Divergence(c.x, c.y, c.la, c.lb, c.opt, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if sc.chosen != scalingMarginSymmetric {
+			t.Errorf("%s: y–y margin %v, want %v", c.name, sc.chosen, scalingMarginSymmetric)
+		}
+		L = sc.logOf(max(n, m)) + sc.bits*math.Ln2 + scalingMarginSymmetric
+		for k := range sc.n {
+			if sc.epochs[k].L != L {
+				t.Errorf("%s: y–y epoch %d selected with L = %v, want %v", c.name, k, sc.epochs[k].L, L)
 			}
 		}
 		delete(want, c.name)

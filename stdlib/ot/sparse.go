@@ -480,11 +480,12 @@ func (e *engine) sparseProblem(slot int, p, q side, c consts, mode GradMode, sig
 	if e.scalingOn && e.scalingCulled && !(want && mode == GradUnrolled) {
 		e.releaseHistory()
 	}
+	e.symmetric = same
 	v, f, g := e.problem(pp, qq, c, mode, sigma, pg, want)
 	if e.scalingOn && e.scalingCulled {
 		e.sc.release(scalingCulledHeld)
 	}
-	e.sparseOn, e.scalingOn, e.scalingCulled = false, false, false
+	e.sparseOn, e.scalingOn, e.scalingCulled, e.symmetric = false, false, false, false
 	unpermute(gr.p, pg.p, pp.tree.perm, d)
 	unpermute(gr.logp, pg.logp, pp.tree.perm, 1)
 	if !same {
