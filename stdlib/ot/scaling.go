@@ -445,7 +445,13 @@ type scalingState struct {
 	// are the backward pass's culled absorptions, mismatches those whose
 	// kernel was not the forward pass's.
 	kernelSweeps, absorbs, failed int
-	reabsorbs, mismatches         int
+	partial                       int // sweeps completed by finishRows
+
+	// The last kernel sweep's exactness test: whether it ran (tested),
+	// with H and its limit, and whether finishRows completed the sweep.
+	tested, finished      bool
+	testH, testLim        float64
+	reabsorbs, mismatches int
 }
 
 // useScaling reports whether the problem (p, q) runs on the scaling path,
@@ -574,6 +580,7 @@ func (sc *scalingState) gradSums(o, rec, nr int) []float64 {
 func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
 	sc := e.sc
 	rows, cols := sides[o], sides[1-o]
+	sc.tested, sc.finished = false, false
 	if sc.cur[o] >= 0 && e.kernelSweep(o, rows, cols, u, out, c, rec) {
 		sc.kernelSweeps++
 		if rec >= 0 {
@@ -582,11 +589,16 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 		return
 	}
 	// A dense absorbing sweep is computed in the absorption's first pass
-	// (absorb with sweep) when every column factor is finite.
+	// (absorb with sweep) when every column factor is finite, or only for
+	// the rows that failed the kernel sweep's test when they are few
+	// (finishRows: the others keep the kernel sweep's outputs).
 	dense := !sc.culled && !sc.broken && e.d > 1 && float64(rows.n)*float64(cols.n) <= scalingDenseAbsorb
 	fused := dense && kern{simd: e.simd}.inRange(u[:cols.n], -math.MaxFloat64, math.MaxFloat64)
+	if fused && sc.tested && e.finishRows(o, rows, cols, u, out, c) {
+		fused = false
+	}
 	switch {
-	case fused:
+	case fused, sc.finished:
 	case dense:
 		e.sweep(forwardJob(rows, cols, u, out, c))
 	default:
@@ -987,7 +999,48 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	kr.log(lg, sig)
 	// Every row's dropped terms must add up to less than 2^-54 of its sum.
 	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (ep.L - 1) + D - H
+	sc.tested, sc.testH, sc.testLim = true, H, lim
 	return kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim)
+}
+
+// finishRows completes a kernel sweep of orientation o that failed its
+// exactness test (kernelSweep, with sc.tested): when at most half its
+// rows failed, it sets the outputs of the rows that passed as the kernel
+// sweep would have and computes the others as a dense sweep does (lseRow,
+// the same bits), so that the absorption that follows needs no dense
+// sweep of every row. It reports whether it did (sc.finished).
+func (e *engine) finishRows(o int, rows, cols side, u, out []float64, c consts) bool {
+	sc := e.sc
+	ep := &sc.epochs[sc.cur[o]]
+	nr, nc, d := rows.n, cols.n, e.d
+	lg, off, top := sc.lg[:nr], ep.off[o][:nr], ep.top[o][:nr]
+	H, lim := sc.testH, sc.testLim
+	failed := 0
+	for i := range nr {
+		if lg[i] < top[i]+lim {
+			failed++
+		}
+	}
+	if failed > nr/2 {
+		return false
+	}
+	kr := kern{simd: e.simd}
+	scale := -c.tau * c.eps
+	sc.args = grow(sc.args, nc)
+	buf := sc.args[:nc]
+	cpts := cols.pts[:nc*d]
+	for i := range nr {
+		if lg[i] < top[i]+lim {
+			out[i] = scale * kr.lseRow(buf, rows.pts[i*d:i*d+d], cpts, u[:nc], c.invEps)
+			continue
+		}
+		p := -scale * off[i] // as potentials
+		r := math.FMA(-scale, off[i], -p)
+		out[i] = p + (r + scale*(H+lg[i]))
+	}
+	sc.finished = true
+	sc.partial++
+	return true
 }
 
 // backInputs are the potentials from which a backward sweep's job.u and

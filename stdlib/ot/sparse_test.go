@@ -261,6 +261,7 @@ type pathResult struct {
 
 	// The scaling path's counters.
 	kernelSweeps, absorbs, failed, reabsorbs, mismatches int
+	partial                                              int
 }
 
 // evalPath evaluates the case on the path, with the kernels and workers
@@ -303,6 +304,7 @@ func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int, cul
 	if sc := w.e.sc; sc != nil {
 		r.kernelSweeps, r.absorbs, r.failed = sc.kernelSweeps, sc.absorbs, sc.failed
 		r.reabsorbs, r.mismatches = sc.reabsorbs, sc.mismatches
+		r.partial = sc.partial
 	}
 	r.anySweep = sp.allTerms > 0
 	r.reused = sp.reusedCulls
