@@ -70,7 +70,7 @@ import (
 // barely drift once the first sweep has placed them.
 //
 // Measured on the gradients at points of real runs (BenchmarkGradientDraws,
-// 2026-11-28, one core, the same build with the margins set from the
+// 2026-11-27, one core, the same build with the margins set from the
 // environment): Experiment C's x–x problems keep one epoch for all 160
 // sweeps with margins from 4 to 55, and keep 30% fewer entries with 14 than
 // with 55 (1420 against 2036 per epoch); its x–y problems (a pulse: a
@@ -78,8 +78,9 @@ import (
 // gradient is fastest with margins of 70–100 there (about 6.9–7.0 ms
 // against 7.25 with 55 and 8.9 with 28, the x–x margin 14); B's spiral
 // keeps 1.8–2.1 times as many (nearly as a plane fills) and stays on 28.
-// With these constants C's gradient takes about 12% less time than with
-// 28/55/1.35 and no symmetric margin, B's 5% less, A's 2–4% less.
+// With these constants C's gradient takes 8–12% less time than with
+// 28/55/1.35 and no symmetric margin, B's 3–6% less; A's (1-D, at the
+// truth) is within the machine's noise.
 const (
 	scalingMargin          = 28.0
 	scalingMarginWide      = 85.0
