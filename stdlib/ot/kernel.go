@@ -537,11 +537,18 @@ func (k kern) potentials(out, lg, off, top []float64, scale, H, lim float64) boo
 		return false
 	}
 	for i := n4; i < n; i++ {
-		p := -scale * off[i]
-		r := math.FMA(-scale, off[i], -p)
-		out[i] = p + (r + scale*(H+lg[i]))
+		out[i] = potential(scale, off[i], H, lg[i])
 	}
 	return true
+}
+
+// potential is a kernel sweep's output −scale·off + scale·(H + lg), the
+// first product formed exactly (its fused residual) so that the result
+// rounds once at the potential's magnitude (potentialsAVX2's bits).
+func potential(scale, off, H, lg float64) float64 {
+	p := -scale * off
+	r := math.FMA(-scale, off, -p)
+	return p + (r + scale*(H+lg))
 }
 
 // kernelSums is kernelSums, vectorized when k.simd (bitwise equal).

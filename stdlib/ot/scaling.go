@@ -448,11 +448,6 @@ type scalingState struct {
 	// finishRows completed.
 	kernelSweeps, absorbs, failed  int
 	reabsorbs, mismatches, partial int
-
-	// The last kernel sweep's exactness test: whether it ran (tested),
-	// with H and its limit, and whether finishRows completed the sweep.
-	tested, finished bool
-	testH, testLim   float64
 }
 
 // useScaling reports whether the problem (p, q) runs on the scaling path,
@@ -581,13 +576,16 @@ func (sc *scalingState) gradSums(o, rec, nr int) []float64 {
 func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
 	sc := e.sc
 	rows, cols := sides[o], sides[1-o]
-	sc.tested, sc.finished = false, false
-	if sc.cur[o] >= 0 && e.kernelSweep(o, rows, cols, u, out, c, rec) {
-		sc.kernelSweeps++
-		if rec >= 0 {
-			sc.sweepEpoch[rec] = sc.id[o]
+	var test sweepTest
+	if sc.cur[o] >= 0 {
+		var ok bool
+		if ok, test = e.kernelSweep(o, rows, cols, u, out, c, rec); ok {
+			sc.kernelSweeps++
+			if rec >= 0 {
+				sc.sweepEpoch[rec] = sc.id[o]
+			}
+			return
 		}
-		return
 	}
 	// A dense absorbing sweep is computed in the absorption's first pass
 	// (absorb with sweep) when every column factor is finite, or only for
@@ -595,11 +593,9 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 	// (finishRows: the others keep the kernel sweep's outputs).
 	dense := !sc.culled && !sc.broken && e.d > 1 && float64(rows.n)*float64(cols.n) <= scalingDenseAbsorb
 	fused := dense && kern{simd: e.simd}.inRange(u[:cols.n], -math.MaxFloat64, math.MaxFloat64)
-	if fused && sc.tested && e.finishRows(o, rows, cols, u, out, c) {
-		fused = false
-	}
+	finished := fused && test.ran && e.finishRows(o, rows, cols, u, out, c, test)
 	switch {
-	case fused, sc.finished:
+	case finished, fused:
 	case dense:
 		e.sweep(forwardJob(rows, cols, u, out, c))
 	default:
@@ -610,7 +606,7 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 	} else {
 		sc.cur = [2]int{-1, -1}
 		if !sc.broken {
-			k := e.absorb(o, rows, cols, u, colPot, out, c, fused)
+			k := e.absorb(o, rows, cols, u, colPot, out, c, fused && !finished)
 			sc.broken = k < 0
 			sc.cur, sc.id = [2]int{k, k}, [2]int32{int32(k), int32(k)}
 		}
@@ -972,11 +968,19 @@ func grow32(s []int32, n int) []int32 {
 	return s[:n]
 }
 
+// sweepTest is a kernel sweep's exactness test, when it ran: row r passes
+// when log σ_r ≥ top_r + lim, with σ_r the row's sum of terms shifted by
+// H (the largest column factor's exponent).
+type sweepTest struct {
+	ran    bool
+	H, lim float64
+}
+
 // kernelSweep computes the forward sweep of orientation o from the current
 // epoch into out and reports whether every row passed the exactness test
-// (out is unchanged otherwise). The row sums are kept for the backward
-// pass of sweep rec (rec ≥ 0).
-func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts, rec int) bool {
+// (out is unchanged otherwise), and the test (with sc.lg the rows' log σ).
+// The row sums are kept for the backward pass of sweep rec (rec ≥ 0).
+func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts, rec int) (bool, sweepTest) {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur[o]]
 	nr, nc := rows.n, cols.n
@@ -992,7 +996,7 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	}
 	H, D, ok := e.rowSums(o, rows, cols, u, sig, rg, cf)
 	if !ok || math.IsNaN(D) || D == math.Inf(1) { // D: the largest drift of a column factor
-		return false
+		return false, sweepTest{}
 	}
 	sc.lg = grow(sc.lg, nr)
 	lg := sc.lg[:nr]
@@ -1000,24 +1004,24 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	kr.log(lg, sig)
 	// Every row's dropped terms must add up to less than 2^-54 of its sum.
 	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (ep.L - 1) + D - H
-	sc.tested, sc.testH, sc.testLim = true, H, lim
-	return kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim)
+	test := sweepTest{ran: true, H: H, lim: lim}
+	return kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim), test
 }
 
 // finishRows completes a kernel sweep of orientation o that failed its
-// exactness test (kernelSweep, with sc.tested): when at most half its
+// exactness test (kernelSweep's test, which ran): when at most half its
 // rows failed, it sets the outputs of the rows that passed as the kernel
 // sweep would have and computes the others as a dense sweep does (lseRow,
 // the same bits), so that the absorption that follows needs no dense
-// sweep of every row. It reports whether it did (sc.finished). The half
+// sweep of every row. It reports whether it did. The half
 // is not tuned: the later absorptions of Experiment C's problems follow
 // sweeps that fail in 3–12 of 128 rows, the early ones in all of them.
-func (e *engine) finishRows(o int, rows, cols side, u, out []float64, c consts) bool {
+func (e *engine) finishRows(o int, rows, cols side, u, out []float64, c consts, test sweepTest) bool {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur[o]]
 	nr, nc, d := rows.n, cols.n, e.d
 	lg, off, top := sc.lg[:nr], ep.off[o][:nr], ep.top[o][:nr]
-	H, lim := sc.testH, sc.testLim
+	H, lim := test.H, test.lim
 	failed := 0
 	for i := range nr {
 		if lg[i] < top[i]+lim {
@@ -1037,11 +1041,8 @@ func (e *engine) finishRows(o int, rows, cols side, u, out []float64, c consts) 
 			out[i] = scale * kr.lseRow(buf, rows.pts[i*d:i*d+d], cpts, u[:nc], c.invEps)
 			continue
 		}
-		p := -scale * off[i] // as potentials
-		r := math.FMA(-scale, off[i], -p)
-		out[i] = p + (r + scale*(H+lg[i]))
+		out[i] = potential(scale, off[i], H, lg[i])
 	}
-	sc.finished = true
 	sc.partial++
 	return true
 }

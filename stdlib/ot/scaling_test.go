@@ -273,7 +273,7 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		for j := range u2 {
 			u2[j] = u[j] + 0.5*(2*rng.Float64()-1)
 		}
-		if !e.kernelSweep(0, rows, cols, u2, out, c, -1) {
+		if ok, _ := e.kernelSweep(0, rows, cols, u2, out, c, -1); !ok {
 			t.Fatalf("bits %g: the kernel sweep was refused", bits)
 		}
 		sig := append([]float64(nil), e.sc.sig[:n]...)

@@ -60,10 +60,10 @@ const gpuKey = "sinkhorn.cuda"
 
 // onGPU runs the divergence (k = divergence) or the raw OT value on the
 // GPU when backend asks for it ("cuda", or "auto" for large problems with
-// a device present: autoGPU): on the grid g when it is not empty (x and y are its
-// points; a grid too large for the GPU's grid path takes its general path
-// with "cuda", package ot's grid path with "auto"). used is false when the
-// CPU must do the work.
+// a device present: autoGPU): on the grid g when it is not empty (x and y
+// are its points; a grid too large for the GPU's grid path takes its
+// general path with "cuda", package ot's grid path with "auto"). used is
+// false when the CPU must do the work.
 func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, bool, error) {
 	onGrid := g.N() > 0
 	auto := autoGPU(len(logA), len(logB), d, onGrid)
