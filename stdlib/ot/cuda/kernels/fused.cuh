@@ -207,20 +207,38 @@ __device__ __forceinline__ bool fusedCut(double bound, double cut, double scale)
 	return bound < cut - 1 - 1e-9 * scale;
 }
 
-// warpBlockMax sets bm[j/FUSED_CB] to the maximum of a[j..j+FUSED_CB) (up
-// to n) for the warp whose lane 0 holds index j (a multiple of FUSED_CB):
-// the lanes have written a[j + lane]. NaN wins, so that a NaN term is never
-// culled. All lanes call it.
-__device__ __forceinline__ void warpBlockMax(const blk &b, const double *a, int64_t j, int64_t n, double *bm) {
+// nanMax is the larger of a and b, NaN when either is: a NaN term is never
+// culled.
+__device__ __forceinline__ double nanMax(double a, double b) { return (b > a || b != b) ? b : a; }
+
+// warpBlockMax sets bm[j/FUSED_CB] to the maximum (nanMax) of
+// a[j..j+FUSED_CB) (up to n) for the warp whose lane 0 holds index j (a
+// multiple of FUSED_CB); lane l holds v = a[j + l] (−∞ beyond n). All lanes
+// call it. On the GPU the lanes reduce by shuffles; the host shim has lane
+// 0 read the block (nanMax is exact and order-independent: the same
+// result).
+__device__ __forceinline__ void warpBlockMax(const blk &b, double v, const double *a, int64_t j, int64_t n,
+                                             double *bm) {
+#ifdef __CUDACC__
+	(void)a;
+	for (int off = 16; off > 0; off /= 2) {
+		v = nanMax(v, __shfl_xor_sync(0xffffffffu, v, off));
+	}
+	if (b.lane == 0 && j < n) {
+		bm[j / FUSED_CB] = v;
+	}
+#else
+	(void)v;
 	syncWarp();
 	if (b.lane == 0 && j < n) {
 		double m = -INFINITY;
 		const int64_t j1 = min64(n, j + FUSED_CB);
 		for (int64_t c = j; c < j1; c++) {
-			m = (a[c] > m || a[c] != a[c]) ? a[c] : m;
+			m = nanMax(m, a[c]);
 		}
 		bm[j / FUSED_CB] = m;
 	}
+#endif
 }
 
 // fusedLine is one log-sum-exp of a grid line: LSE_a(v[a·stride] −
@@ -324,23 +342,25 @@ __device__ void fusedGridLSE(const blk &b, const double *in, double invEps, doub
 // fusedLSE is lse_part and lse_fin of one sweep: out[i] = outScale·LSE_j
 // (cpot_j·invEps + clogw_j − C_ij·invEps) for the rows of side R against
 // the columns of side C, written to the shared potential out and, when
-// hist is not null, to the global hist. cpot is in shared memory. Each
-// segment of a row folds its terms into a running maximum and a sum
-// scaled by it (one pass), beginning with the culling block that held the
-// row's maximum in the previous sweep (amx, updated), so that the running
-// maximum is soon the row's and the terms below it by more than the
-// threshold are skipped, and so are whole blocks whose bound is. It begins
-// and ends with a barrier.
+// hist is not null, to the global hist. cpot is in shared memory. The S
+// segments of a row find their maxima (skipping the culling blocks whose
+// bound is below the running maximum, beginning with the block that held
+// the row's maximum in the previous sweep: amx, updated), share them, and
+// sum the exponentials shifted by the row's maximum (skipping the terms,
+// and the blocks, below it by more than the threshold); the first segment
+// adds the S sums in order. It begins and ends with a barrier.
 template <int D>
 __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, const double *cpot, double invEps,
                                       double outScale, double *out, double *hist, double *amx) {
 	const int64_t nr = R.n, nc = C.n, nb = nblocks(nc);
 	for (int64_t j0 = 0; j0 < nc; j0 += b.nt) {
 		const int64_t j = j0 + b.tid;
+		double v = -INFINITY;
 		if (j < nc) {
-			b.u[j] = cpot[j] * invEps + C.logw[j];
+			v = cpot[j] * invEps + C.logw[j];
+			b.u[j] = v;
 		}
-		warpBlockMax(b, b.u, j, nc, b.bu);
+		warpBlockMax(b, v, b.u, j, nc, b.bu);
 	}
 	__syncthreads();
 	if (b.gh > 0) {
@@ -352,13 +372,52 @@ __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, 
 	for (int64_t r0 = 0; r0 < nr; r0 += per) {
 		const int64_t i = r0 + b.tid / S, sg = b.tid % S;
 		const bool active = b.tid < per * S && i < nr;
-		double mx = -INFINITY, sum = 0, amb = -1;
+		double p[D];
+		double mx = -INFINITY, amb = -1;
+		const int64_t b0 = active ? (int64_t)amx[i] : 0;
 		if (active) {
-			double p[D];
 			for (int k = 0; k < D; k++) {
 				p[k] = R.pts[i * D + k];
 			}
-			const int64_t b0 = (int64_t)amx[i];
+			for (int64_t bi = 0; bi < nb; bi++) {
+				const int64_t B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
+				if (b.cull) {
+					const double dd = boxDist2<D>(p, C.box, B) * invEps;
+					if (fusedCut(b.bu[B] - dd, mx, fabs(b.bu[B]) + dd + fabs(mx))) {
+						SHM_COUNT(1);
+						continue;
+					}
+				}
+				SHM_COUNT(0);
+				const int64_t j1 = min64(nc, (B + 1) * FUSED_CB);
+				for (int64_t j = B * FUSED_CB + sg; j < j1; j += S) {
+					const double v = b.u[j] - sqdist<D>(p, C.pts + j * D, D) * invEps;
+					if (v > mx) {
+						mx = v;
+						amb = (double)B;
+					}
+				}
+			}
+		}
+		if (S > 1) {
+			// The row's maximum, and the block that holds it.
+			if (active) {
+				b.scr[FUSED_SCR * b.tid] = mx;
+				b.scr[FUSED_SCR * b.tid + 1] = amb;
+			}
+			syncWarp();
+			if (active) {
+				const double *pp = b.scr + FUSED_SCR * (b.tid - sg);
+				for (int64_t c = 0; c < S; c++) {
+					if (pp[FUSED_SCR * c] > mx) {
+						mx = pp[FUSED_SCR * c];
+						amb = pp[FUSED_SCR * c + 1];
+					}
+				}
+			}
+		}
+		double sum = 0;
+		if (active && mx > -INFINITY && mx < INFINITY) {
 			for (int64_t bi = 0; bi < nb; bi++) {
 				const int64_t B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
 				if (b.cull) {
@@ -371,48 +430,23 @@ __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, 
 				SHM_COUNT(0);
 				const int64_t j1 = min64(nc, (B + 1) * FUSED_CB);
 				for (int64_t j = B * FUSED_CB + sg; j < j1; j += S) {
-					const double v = b.u[j] - sqdist<D>(p, C.pts + j * D, D) * invEps;
-					if (v > mx) {
-						sum = sum * exp(mx - v) + 1;
-						mx = v;
-						amb = (double)B;
-					} else if (mx > -INFINITY) {
-						const double z = v - mx;
-						if (!(z < -thr)) {
-							sum += exp(z);
-						}
+					const double z = b.u[j] - sqdist<D>(p, C.pts + j * D, D) * invEps - mx;
+					if (!(z < -thr)) {
+						sum += exp(z);
 					}
 				}
 			}
 		}
 		if (S > 1) {
 			if (active) {
-				double *pp = b.scr + FUSED_SCR * b.tid;
-				pp[0] = mx;
-				pp[1] = sum;
-				pp[2] = amb;
+				b.scr[FUSED_SCR * b.tid + 2] = sum;
 			}
 			syncWarp();
 			if (active && sg == 0) {
-				const double *pp = b.scr + FUSED_SCR * b.tid;
-				double m = -INFINITY;
-				amb = -1;
+				sum = 0;
 				for (int64_t c = 0; c < S; c++) {
-					if (pp[FUSED_SCR * c] > m) {
-						m = pp[FUSED_SCR * c];
-						amb = pp[FUSED_SCR * c + 2];
-					}
+					sum += b.scr[FUSED_SCR * (b.tid + c) + 2];
 				}
-				double s = 0;
-				if (m > -INFINITY && m < INFINITY) {
-					for (int64_t c = 0; c < S; c++) {
-						if (pp[FUSED_SCR * c] > -INFINITY) {
-							s += pp[FUSED_SCR * c + 1] * exp(pp[FUSED_SCR * c] - m);
-						}
-					}
-				}
-				mx = m;
-				sum = s;
 			}
 			syncWarp();
 		}
@@ -519,21 +553,32 @@ __device__ void fusedGridWeighted(const blk &b, const wjob &w, bool byCol, const
 template <int D>
 __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin) {
 	const int64_t nr = w.R.n, nc = w.C.n;
+	// The block maxima of the terms the culling bounds: u over columns for
+	// a sweep over rows, s over rows for a sweep over columns.
+	const bool cull = b.cull && w.normalized && b.gh == 0;
 	for (int64_t j0 = 0; j0 < nc; j0 += b.nt) {
 		const int64_t j = j0 + b.tid;
+		double v = -INFINITY;
 		if (j < nc) {
-			b.u[j] = w.cpot[j] * w.invEps + w.C.logw[j];
+			v = w.cpot[j] * w.invEps + w.C.logw[j];
+			b.u[j] = v;
 		}
-		warpBlockMax(b, b.u, j, nc, b.bu);
+		if (cull && !byCol) {
+			warpBlockMax(b, v, b.u, j, nc, b.bu);
+		}
 	}
 	for (int64_t i0 = 0; i0 < nr; i0 += b.nt) {
 		const int64_t i = i0 + b.tid;
+		double v = -INFINITY;
 		if (i < nr) {
 			const double s = w.rpot[i] * w.sScale;
-			b.s[i] = w.rlogw ? w.rlogw[i] + s : s;
+			v = w.rlogw ? w.rlogw[i] + s : s;
+			b.s[i] = v;
 			b.rf[i] = w.rfac ? w.rfac[i] : 1.0;
 		}
-		warpBlockMax(b, b.s, i, nr, b.bs);
+		if (cull && byCol) {
+			warpBlockMax(b, v, b.s, i, nr, b.bs);
+		}
 	}
 	__syncthreads();
 	if (b.gh > 0) {
@@ -543,7 +588,6 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 	const int64_t nout = byCol ? nc : nr, nin = byCol ? nr : nc, nbin = nblocks(nin);
 	const int64_t S = segsFor(nout, b.nt), per = b.nt / S;
 	const double thr = fusedThr(b.trunc && w.normalized, nr + nc);
-	const bool cull = b.cull && w.normalized;
 	const double *inPts = byCol ? w.R.pts : w.C.pts, *inBox = byCol ? w.R.box : w.C.box;
 	const double *outPts = byCol ? w.C.pts : w.R.pts;
 	const double *inMax = byCol ? b.bs : b.bu;
