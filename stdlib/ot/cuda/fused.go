@@ -43,8 +43,6 @@ const (
 	fdSigma
 	fdF
 	fdG
-	fdFBar
-	fdGBar
 	fdScal
 	fdGP
 	fdGQ
@@ -54,6 +52,7 @@ const (
 	fdTrunc
 	fdGridH
 	fdGridW
+	fdStage
 	fdWords
 )
 
@@ -110,11 +109,20 @@ func fusedThreads(k int) int {
 // problem with n and m points in dimension d and nt threads (the layout of
 // fusedBody): the points of both sides, the current potentials, the
 // first culling block of each row, three sweep arrays of max(n, m), the
-// block maxima of two of them, the culling blocks' boxes and the threads'
-// scratch.
-func fusedShared(n, m, d, nt int, grid bool) int {
+// block maxima of two of them, the culling blocks' boxes, the adjoints of
+// the potentials (except on a grid), the staged history (stage: one f and
+// two g) and the threads' scratch.
+func fusedShared(n, m, d, nt int, grid, stage bool) int {
 	k := max(n, m)
 	s := (n+m)*(d+2) + 3*k + 2*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
+	if !grid {
+		// On a grid the adjoints take the place of the first culling
+		// blocks.
+		s += n + m
+	}
+	if stage {
+		s += n + 2*m
+	}
 	if grid {
 		// fusedGridWeighted's and fusedGridPass's arrays, and the kernel
 		// table (at most n entries).
@@ -133,7 +141,7 @@ var ErrGridTooLarge = errors.New("cuda: grid too large for the GPU's grid path")
 // dimension 2: gridPoints checks it) fits the fused kernel.
 func (e *engine) fusedGridOK(g ot.Grid) bool {
 	n := g.N()
-	return fusedShared(n, n, 2, e.gridThreads(n), true) <= fusedMaxShared
+	return fusedShared(n, n, 2, e.gridThreads(n), true, false) <= fusedMaxShared
 }
 
 // gridThreads is the thread count of a grid problem of n points: one per
@@ -158,7 +166,7 @@ func (e *engine) fusedOK(n, m int) bool {
 	if e.fusedMax <= 0 || e.d > fusedMaxDim || k > e.fusedMax {
 		return false
 	}
-	return fusedShared(n, m, e.d, e.threadsFor(k), false) <= fusedMaxShared
+	return fusedShared(n, m, e.d, e.threadsFor(k), false, false) <= fusedMaxShared
 }
 
 func (e *engine) threadsFor(k int) int {
@@ -176,12 +184,13 @@ type fusedProblem struct {
 	sigma float64
 	mode  int
 	nt    int
+	stage bool // the unrolled backward pass stages the history in shared memory
 	// The gradients it contributes to: destination slices (nil when not
 	// wanted) and their device arrays in the problem's output.
 	dst  [4][]float64 // ∂/∂P, ∂/∂Q, ∂/∂LP, ∂/∂LQ
 	grad [4]ptr
 	// Device buffers.
-	f, g, fbar, gbar, scal ptr
+	f, g, scal ptr
 }
 
 // fusedLayout is the device memory of a fused evaluation: the inputs and
@@ -229,8 +238,11 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 		} else {
 			pr.nt = e.threadsFor(max(np, nq))
 		}
+		// Staging the history in shared memory hides the latency of its
+		// reads where the problem still fits with it.
+		pr.stage = pr.mode == fmUnrolled && !grid && fusedShared(np, nq, d, pr.nt, grid, true) <= fusedMaxShared
 		L.threads = max(L.threads, pr.nt)
-		L.shared = max(L.shared, fusedShared(np, nq, d, pr.nt, grid))
+		L.shared = max(L.shared, fusedShared(np, nq, d, pr.nt, grid, pr.stage))
 		L.probs = append(L.probs, pr)
 	}
 	if ev.xy {
@@ -257,7 +269,6 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 		} else {
 			pr.f, pr.g = take(np), take(nq)
 		}
-		pr.fbar, pr.gbar = take(np), take(nq)
 	}
 	// The outputs of every problem, contiguous (guard gaps aside).
 	for i := range L.probs {
@@ -355,7 +366,6 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation, d int) 
 	desc[fdMode] = intArg(pr.mode)
 	desc[fdSigma] = floatArg(pr.sigma)
 	desc[fdF], desc[fdG] = pr.f.arg(), pr.g.arg()
-	desc[fdFBar], desc[fdGBar] = pr.fbar.arg(), pr.gbar.arg()
 	desc[fdScal] = pr.scal.arg()
 	desc[fdGP], desc[fdGQ], desc[fdGLP], desc[fdGLQ] = pr.grad[0].arg(), pr.grad[1].arg(), pr.grad[2].arg(), pr.grad[3].arg()
 	if pr.sym {
@@ -370,6 +380,7 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation, d int) 
 		desc[fdTrunc] = ftTerms | ftBlocks
 	}
 	desc[fdGridH], desc[fdGridW] = intArg(ev.grid.H), intArg(ev.grid.W)
+	desc[fdStage] = boolArg(pr.stage)
 	return append(w, desc[:]...)
 }
 

@@ -12,9 +12,8 @@
 // the two agree). Pointers are device addresses; 0 means "not wanted".
 // Every block works in the problem's own buffers: the potentials (F, G:
 // the whole history f^1..f^T and g^0..g^T with the unrolled gradient, else
-// the current f and g), the adjoints (FBAR, GBAR) and the outputs (SCAL:
-// three value sums, and the gradients GP, GQ, GLP, GLQ, which the kernel
-// zeroes first). Problems of one launch never share an output, so blocks
+// the current f and g) and the outputs (SCAL: three value sums, and the
+// gradients GP, GQ, GLP, GLQ, which the kernel zeroes first). Problems of one launch never share an output, so blocks
 // need no synchronization with each other; the symmetric problems (x–x,
 // y–y) pass the same arrays for both sides, which the block updates in
 // sequence.
@@ -63,8 +62,6 @@ enum : int {
 	FD_SIGMA,    // the gradient's scale (bits of a double)
 	FD_F,        // f: T·n (unrolled) or n doubles
 	FD_G,        // g: (T+1)·m (unrolled) or m doubles
-	FD_FBAR,     // n doubles of work
-	FD_GBAR,     // m doubles of work
 	FD_SCAL,     // 3 doubles: the value sums (value_part's slots)
 	FD_GP,       // gradient with respect to P (n×d) or 0
 	FD_GQ,       // gradient with respect to Q (m×d) or 0
@@ -74,6 +71,7 @@ enum : int {
 	FD_TRUNC,    // FT_* flags: drop the terms (and blocks of terms) that cannot change a sum
 	FD_GRID_H,   // H of a unit grid (see fusedGridLSE), or 0: scattered points
 	FD_GRID_W,   // W of the grid
+	FD_STAGE,    // 1: the unrolled backward pass stages the history in shared memory
 	FD_WORDS
 };
 
@@ -127,6 +125,21 @@ __device__ __forceinline__ void syncWarp() {
 #endif
 }
 
+// stageCommit closes the thread's copies started by stageCopy since the
+// last, and stageWait waits for all of them (a barrier must follow before
+// other threads read their destination). The host shim's copies are done
+// at once.
+__device__ __forceinline__ void stageCommit() {
+#ifdef __CUDACC__
+	asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void stageWait() {
+#ifdef __CUDACC__
+	asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 // segsFor is the number of threads reducing each of nout rows in a block
 // of nt threads: the largest power of two S ≤ FUSED_MAXSEG with S·nout ≤ nt
 // (at least 1).
@@ -162,6 +175,21 @@ struct blk {
 	int64_t gh, gw;     // the grid (gh = 0: none)
 	double *gs;         // a grid problem's scratch (see fusedGridLSE)
 };
+
+// stageCopy starts copying the n doubles of the global src to the shared
+// dst, each thread its elements. On the GPU the copies are asynchronous
+// (cp.async, compute capability 8.0), so that their latency overlaps the
+// sweeps.
+__device__ __forceinline__ void stageCopy(double *dst, const double *src, int64_t n, const blk &b) {
+	for (int64_t i = b.tid; i < n; i += b.nt) {
+#ifdef __CUDACC__
+		const unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src + i) : "memory");
+#else
+		dst[i] = src[i];
+#endif
+	}
+}
 
 // fusedThr is the truncation threshold of a sum of at most nterms terms:
 // ln(nterms) + 54·ln 2 (infinite without truncation).
@@ -543,18 +571,14 @@ __device__ void fusedGridWeighted(const blk &b, const wjob &w, bool byCol, const
 	__syncthreads();
 }
 
-// fusedWeighted is wrow_part and row_fin (byCol false: for each row r,
-// S_r = Σ_c e_rc and G_r = Σ_c e_rc·(row_r − col_c)) or wcol_part and
-// col_fin (byCol true: for each column c, S_c = Σ_r rfac_r·e_rc and
-// G_c = Σ_r rfac_r·e_rc·(row_r − col_c), rows with rfac_r = 0 skipped) of
-// one sweep, the gradient sums only when grad is set. Truncated sweeps
-// skip the culling blocks (of columns, or of rows) whose terms are all
-// below the threshold. It begins and ends with a barrier.
+// fusedFill prepares the plan-weighted sweeps of w: the column terms u,
+// the row shifts s and the row factors rf, and the block maxima the
+// culling of a truncated sweep bounds with: of u for a sweep over rows
+// (rows), of s for a sweep over columns (cols). The sweeps of one wjob
+// share it. It ends with a barrier.
 template <int D>
-__device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin) {
+__device__ __noinline__ void fusedFill(const blk &b, const wjob &w, bool rows, bool cols) {
 	const int64_t nr = w.R.n, nc = w.C.n;
-	// The block maxima of the terms the culling bounds: u over columns for
-	// a sweep over rows, s over rows for a sweep over columns.
 	const bool cull = b.cull && w.normalized && b.gh == 0;
 	for (int64_t j0 = 0; j0 < nc; j0 += b.nt) {
 		const int64_t j = j0 + b.tid;
@@ -563,7 +587,7 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			v = w.cpot[j] * w.invEps + w.C.logw[j];
 			b.u[j] = v;
 		}
-		if (cull && !byCol) {
+		if (cull && rows) {
 			warpBlockMax(b, v, b.u, j, nc, b.bu);
 		}
 	}
@@ -576,11 +600,24 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			b.s[i] = v;
 			b.rf[i] = w.rfac ? w.rfac[i] : 1.0;
 		}
-		if (cull && byCol) {
+		if (cull && cols) {
 			warpBlockMax(b, v, b.s, i, nr, b.bs);
 		}
 	}
 	__syncthreads();
+}
+
+// fusedWeighted is wrow_part and row_fin (byCol false: for each row r,
+// S_r = Σ_c e_rc and G_r = Σ_c e_rc·(row_r − col_c)) or wcol_part and
+// col_fin (byCol true: for each column c, S_c = Σ_r rfac_r·e_rc and
+// G_c = Σ_r rfac_r·e_rc·(row_r − col_c), rows with rfac_r = 0 skipped) of
+// one sweep, the gradient sums only when grad is set. Truncated sweeps
+// skip the culling blocks (of columns, or of rows) whose terms are all
+// below the threshold. fusedFill(w) comes first (the sweeps of one wjob
+// share it); it ends with a barrier.
+template <int D>
+__device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin) {
+	const int64_t nr = w.R.n, nc = w.C.n;
 	if (b.gh > 0) {
 		fusedGridWeighted(b, w, byCol, fin);
 		return;
@@ -591,12 +628,32 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 	const double *inPts = byCol ? w.R.pts : w.C.pts, *inBox = byCol ? w.R.box : w.C.box;
 	const double *outPts = byCol ? w.C.pts : w.R.pts;
 	const double *inMax = byCol ? b.bs : b.bu;
+	const bool cull = b.cull && w.normalized;
 	for (int64_t o0 = 0; o0 < nout; o0 += per) {
 		const int64_t o = o0 + b.tid / S, sg = b.tid % S;
 		const bool active = b.tid < per * S && o < nout;
 		double sum = 0, g[D];
 		for (int k = 0; k < D; k++) {
 			g[k] = 0;
+		}
+		// The global sums the first segment adds to, read before the
+		// terms so that their latency overlaps them (only that thread
+		// writes them in this sweep).
+		const bool lead = active && sg == 0;
+		double bOld = 0, gOld[D];
+		for (int k = 0; k < D; k++) {
+			gOld[k] = 0;
+		}
+		if (lead) {
+			double *gsum = byCol ? fin.g : fin.gradOut;
+			if (byCol && fin.b) {
+				bOld = fin.b[o];
+			}
+			if (gsum) {
+				for (int k = 0; k < D; k++) {
+					gOld[k] = gsum[o * D + k];
+				}
+			}
 		}
 		if (active) {
 			double x[D];
@@ -670,7 +727,7 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			}
 			syncWarp();
 		}
-		if (active && sg == 0) {
+		if (lead) {
 			if (!byCol) {
 				if (fin.sumOut) {
 					fin.sumOut[o] = sum;
@@ -678,7 +735,7 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 				if (fin.gradOut) {
 					const double ri = b.rf[o];
 					for (int k = 0; k < D; k++) {
-						fin.gradOut[o * D + k] += fin.gradScale * (g[k] * ri);
+						fin.gradOut[o * D + k] = gOld[k] + fin.gradScale * (g[k] * ri);
 					}
 				}
 			} else {
@@ -686,11 +743,11 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 					fin.a[o] = fin.assign ? fin.aScale * sum : fin.a[o] + fin.aScale * sum;
 				}
 				if (fin.b) {
-					fin.b[o] += fin.bScale * sum;
+					fin.b[o] = bOld + fin.bScale * sum;
 				}
 				if (fin.g) {
 					for (int k = 0; k < D; k++) {
-						fin.g[o * D + k] += fin.gScale * g[k];
+						fin.g[o * D + k] = gOld[k] + fin.gScale * g[k];
 					}
 				}
 			}
@@ -826,9 +883,11 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // terms, row shifts and row factors of a sweep (k = max(n, m) each), the
 // first culling block of the rows of the f and g sweeps (n, m), the block
 // maxima of the column terms and row shifts (nblocks(k) each), the boxes of
-// both sides (2·D·nblocks(n), 2·D·nblocks(m)), FUSED_SCR doubles per
-// thread and, for a grid problem, its scratch (7·n and the kernel table of
-// max(gh, gw)).
+// both sides (2·D·nblocks(n), 2·D·nblocks(m)), the adjoints of f and g
+// (n, m; none on a grid), with FD_STAGE one more f and two more g (n, m,
+// m), FUSED_SCR
+// doubles per thread and, for a grid problem, its scratch (7·n and the
+// kernel table of max(gh, gw)).
 template <int D>
 __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double *P = asPtr(w[FD_P]), *Q = asPtr(w[FD_Q]), *LP = asPtr(w[FD_LP]), *LQ = asPtr(w[FD_LQ]);
@@ -836,7 +895,8 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double eps = asDouble(w[FD_EPS]), rho = asDouble(w[FD_RHO]), sigma = asDouble(w[FD_SIGMA]);
 	const bool balanced = w[FD_BALANCED] != 0;
 	const int mode = (int)w[FD_MODE];
-	double *F = asPtr(w[FD_F]), *G = asPtr(w[FD_G]), *FBAR = asPtr(w[FD_FBAR]), *GBAR = asPtr(w[FD_GBAR]);
+	const bool keep = mode == FM_UNROLLED;
+	double *F = asPtr(w[FD_F]), *G = asPtr(w[FD_G]);
 	double *SCAL = asPtr(w[FD_SCAL]), *GP = asPtr(w[FD_GP]), *GQ = asPtr(w[FD_GQ]), *GLP = asPtr(w[FD_GLP]),
 	       *GLQ = asPtr(w[FD_GLQ]);
 	const int64_t k = n > m ? n : m;
@@ -849,14 +909,29 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	double *sP = smem, *sQ = sP + n * D, *fS = sQ + m * D, *gS = fS + n;
 	double *u = gS + m, *s = u + k, *rf = s + k, *amxF = rf + k, *amxG = amxF + n;
 	double *bu = amxG + m, *bs = bu + nblocks(k), *boxP = bs + nblocks(k), *boxQ = boxP + 2 * D * nblocks(n);
-	double *scr = boxQ + 2 * D * nblocks(m), *gs = scr + FUSED_SCR * nt;
-	const bool trunc = (w[FD_TRUNC] & FT_TERMS) != 0, cull = trunc && (w[FD_TRUNC] & FT_BLOCKS) != 0;
+	// The adjoints of the potentials (or the envelope gradient's row and
+	// column sums), and, when the unrolled backward pass stages the
+	// history (FD_STAGE), one more f and two more g. A grid problem,
+	// whose sweeps need no culling, keeps the adjoints in the place of the
+	// rows' first culling blocks.
 	const int64_t gh = (int64_t)w[FD_GRID_H], gw = (int64_t)w[FD_GRID_W];
+	double *FBAR = boxQ + 2 * D * nblocks(m), *GBAR = FBAR + n, *hF = GBAR + m, *hG1 = hF, *hG2 = hF;
+	if (gh > 0) {
+		FBAR = amxF;
+		GBAR = amxG;
+		hF = boxQ + 2 * D * nblocks(m);
+	}
+	const bool stage = keep && w[FD_STAGE] != 0;
+	if (stage) {
+		hG1 = hF + n;
+		hG2 = hG1 + m;
+	}
+	double *scr = stage ? hG2 + m : hF, *gs = scr + FUSED_SCR * nt;
+	const bool trunc = (w[FD_TRUNC] & FT_TERMS) != 0, cull = trunc && (w[FD_TRUNC] & FT_BLOCKS) != 0;
 	const blk b{tid, nt, (int)(threadIdx.x % 32), u, s, rf, bu, bs, scr, trunc, cull, gh, gw, gs};
 	const fsd Ps{sP, LP, boxP, n}, Qs{sQ, LQ, boxQ, m};
 	const double tau = balanced ? 1.0 : rho / (rho + eps);
 	const double invEps = 1 / eps, scale = -tau * eps;
-	const bool keep = mode == FM_UNROLLED;
 
 	fusedSetup<D>(b, P, n, m, sP, boxP, amxF);
 	fusedSetup<D>(b, Q, m, n, sQ, boxQ, amxG);
@@ -896,10 +971,33 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		fusedBarInit(b, n, LP, fcur, sigma, eps, rho, balanced, false, FBAR, GLP);
 		fusedBarInit(b, m, LQ, gcur, sigma, eps, rho, balanced, true, GBAR, GLQ);
 		const double invTauEps = 1 / (tau * eps);
+		// With FD_STAGE, the history the sweeps of iteration t read (f^t,
+		// g^t and g^{t−1}) is in shared memory, f^t in fb[(T − t) % 2] and
+		// g^t in gb[(T − t) % 3]: f^T and g^T are the forward pass's last
+		// potentials, and iteration t copies f^{t−1} and g^{t−2} from the
+		// global history while it runs.
+		double *fb[2] = {fS, hF}, *gb[3] = {gS, hG1, hG2};
+		if (stage) {
+			for (int64_t j = b.tid; j < m; j += b.nt) {
+				hG1[j] = G[(T - 1) * m + j];
+			}
+			__syncthreads();
+		}
 		for (int64_t t = T; t >= 1; t--) {
 			const double *ft = F + (t - 1) * n, *gt = G + t * m, *gprev = G + (t - 1) * m;
+			if (stage) {
+				ft = fb[(T - t) % 2];
+				gt = gb[(T - t) % 3];
+				gprev = gb[(T - t + 1) % 3];
+				if (t > 1) {
+					stageCopy(fb[(T - t + 1) % 2], F + (t - 2) * n, n, b);
+					stageCopy(gb[(T - t + 2) % 3], G + (t - 2) * m, m, b);
+				}
+				stageCommit();
+			}
 			// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are Q.
 			const wjob w1{Qs, Ps, ft, gt, nullptr, invEps, invTauEps, GBAR, true};
+			fusedFill<D>(b, w1, GQ != nullptr, true);
 			if (GQ) {
 				fusedWeighted<D>(b, w1, false, true, rowFin(nullptr, GQ, 2 * tau));
 			}
@@ -907,19 +1005,24 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			                 colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)));
 			// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are P.
 			const wjob w2{Ps, Qs, gprev, ft, nullptr, invEps, invTauEps, FBAR, true};
+			const bool needColSum = t > 1 || GLQ;
+			fusedFill<D>(b, w2, GP != nullptr, needColSum || GQ);
 			if (GP) {
 				fusedWeighted<D>(b, w2, false, true, rowFin(nullptr, GP, 2 * tau));
 			}
-			const bool needColSum = t > 1 || GLQ;
 			if (needColSum || GQ) {
 				fusedWeighted<D>(b, w2, true, GQ != nullptr,
 				                 colFin(needColSum ? GBAR : nullptr, -tau, true, GLQ, -(tau * eps), GQ, -(2 * tau)));
 			}
 			fusedZero(b, FBAR, n);
+			if (stage) {
+				stageWait();
+			}
 			__syncthreads();
 		}
 	} else if (mode == FM_ENVELOPE) {
 		const wjob w{Ps, Qs, gcur, fcur, LP, invEps, invEps, nullptr, false};
+		fusedFill<D>(b, w, false, false);
 		if (GP || GLP) {
 			fusedWeighted<D>(b, w, false, GP != nullptr, rowFin(FBAR, GP, sigma * 2));
 		}
@@ -937,7 +1040,8 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 
 // fused solves problem blockIdx.x of the nprob problems described by desc
 // (FD_WORDS words each) in one block of at least FD_THREADS threads, with
-// fusedShared(n, m, d, FD_THREADS) doubles of dynamic shared memory.
+// fusedShared(n, m, d, FD_THREADS, grid, FD_STAGE) doubles of dynamic
+// shared memory.
 extern "C" __global__ void __launch_bounds__(FUSED_MAX_THREADS) fused(const uint64_t *desc, int64_t nprob) {
 	SHM_SHARED_DOUBLES(smem);
 	const int64_t p = blockIdx.x;
