@@ -19,7 +19,7 @@
 // sequence.
 //
 // Inside a block the sweeps over rows are split among the threads: row i
-// of a sweep over nr rows is reduced by S = segsFor(nr) threads of one
+// of a sweep over nr rows is reduced by S = 2^segsLog(nr) threads of one
 // warp, thread s over the columns j ≡ s (mod S) of each culling block (see
 // FUSED_CB), and the first of them combines the S partial results in
 // segment order, so results do not depend on scheduling. Sweeps over
@@ -140,15 +140,15 @@ __device__ __forceinline__ void stageWait() {
 #endif
 }
 
-// segsFor is the number of threads reducing each of nout rows in a block
-// of nt threads: the largest power of two S ≤ FUSED_MAXSEG with S·nout ≤ nt
-// (at least 1).
-__device__ __forceinline__ int64_t segsFor(int64_t nout, int64_t nt) {
-	int64_t s = 1;
-	while (s < FUSED_MAXSEG && 2 * s * nout <= nt) {
-		s *= 2;
+// segsLog is the base-2 logarithm of the number S of threads reducing each
+// of nout rows in a block of nt threads: S is the largest power of two
+// ≤ FUSED_MAXSEG with S·nout ≤ nt (at least 1).
+__device__ __forceinline__ int segsLog(int nout, int nt) {
+	int l = 0;
+	while ((1 << l) < FUSED_MAXSEG && (2 << l) * nout <= nt) {
+		l++;
 	}
-	return s;
+	return l;
 }
 
 __device__ __forceinline__ int64_t nblocks(int64_t n) { return (n + FUSED_CB - 1) / FUSED_CB; }
@@ -371,55 +371,62 @@ __device__ void fusedGridLSE(const blk &b, const double *in, double invEps, doub
 // (cpot_j·invEps + clogw_j − C_ij·invEps) for the rows of side R against
 // the columns of side C, written to the shared potential out and, when
 // hist is not null, to the global hist. cpot is in shared memory. The S
-// segments of a row find their maxima (skipping the culling blocks whose
-// bound is below the running maximum, beginning with the block that held
-// the row's maximum in the previous sweep: amx, updated), share them, and
-// sum the exponentials shifted by the row's maximum (skipping the terms,
-// and the blocks, below it by more than the threshold); the first segment
-// adds the S sums in order. It begins and ends with a barrier.
+// segments of a row find their maxima, share them, and sum the
+// exponentials shifted by the row's maximum (skipping the terms below it by
+// more than the threshold); the first segment adds the S sums in order.
+// Segment s takes the columns j ≡ s (mod S) culling block by culling
+// block, beginning with the block that held the row's maximum in the
+// previous sweep (amx, updated); with FT_BLOCKS it skips the blocks whose
+// bound is below the running maximum (first pass) or below the maximum by
+// more than the threshold (second pass), which changes no result. It
+// begins and ends with a barrier.
 template <int D>
-__device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, const double *cpot, double invEps,
+__device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, const double *cpot, double invEps,
                                       double outScale, double *out, double *hist, double *amx) {
-	const int64_t nr = R.n, nc = C.n, nb = nblocks(nc);
-	for (int64_t j0 = 0; j0 < nc; j0 += b.nt) {
-		const int64_t j = j0 + b.tid;
+	const int nr = (int)R.n, nc = (int)C.n, nb = (int)nblocks(nc), tid = (int)b.tid, nt = (int)b.nt;
+	double *const u = b.u, *const bu = b.bu, *const scr = b.scr;
+	const double *const cpts = C.pts, *const cbox = C.box;
+	for (int j0 = 0; j0 < nc; j0 += nt) {
+		const int j = j0 + tid;
 		double v = -INFINITY;
 		if (j < nc) {
 			v = cpot[j] * invEps + C.logw[j];
-			b.u[j] = v;
+			u[j] = v;
 		}
-		warpBlockMax(b, v, b.u, j, nc, b.bu);
+		if (b.cull) {
+			warpBlockMax(b, v, u, j, nc, bu);
+		}
 	}
 	__syncthreads();
 	if (b.gh > 0) {
-		fusedGridLSE(b, b.u, invEps, outScale, out, hist);
+		fusedGridLSE(b, u, invEps, outScale, out, hist);
 		return;
 	}
-	const int64_t S = segsFor(nr, b.nt), per = b.nt / S;
+	const int lgS = segsLog(nr, nt), S = 1 << lgS, per = nt >> lgS;
 	const double thr = fusedThr(b.trunc, nc);
-	for (int64_t r0 = 0; r0 < nr; r0 += per) {
-		const int64_t i = r0 + b.tid / S, sg = b.tid % S;
-		const bool active = b.tid < per * S && i < nr;
+	for (int r0 = 0; r0 < nr; r0 += per) {
+		const int i = r0 + (tid >> lgS), sg = tid & (S - 1);
+		const bool active = tid < per * S && i < nr;
 		double p[D];
 		double mx = -INFINITY, amb = -1;
-		const int64_t b0 = active ? (int64_t)amx[i] : 0;
+		const int b0 = active ? (int)amx[i] : 0;
 		if (active) {
 			for (int k = 0; k < D; k++) {
 				p[k] = R.pts[i * D + k];
 			}
-			for (int64_t bi = 0; bi < nb; bi++) {
-				const int64_t B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
+			for (int bi = 0; bi < nb; bi++) {
+				const int B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
 				if (b.cull) {
-					const double dd = boxDist2<D>(p, C.box, B) * invEps;
-					if (fusedCut(b.bu[B] - dd, mx, fabs(b.bu[B]) + dd + fabs(mx))) {
+					const double dd = boxDist2<D>(p, cbox, B) * invEps;
+					if (fusedCut(bu[B] - dd, mx, fabs(bu[B]) + dd + fabs(mx))) {
 						SHM_COUNT(1);
 						continue;
 					}
 				}
 				SHM_COUNT(0);
-				const int64_t j1 = min64(nc, (B + 1) * FUSED_CB);
-				for (int64_t j = B * FUSED_CB + sg; j < j1; j += S) {
-					const double v = b.u[j] - sqdist<D>(p, C.pts + j * D, D) * invEps;
+				const int j1 = nc < (B + 1) * FUSED_CB ? nc : (B + 1) * FUSED_CB;
+				for (int j = B * FUSED_CB + sg; j < j1; j += S) {
+					const double v = u[j] - sqdist<D>(p, cpts + j * D, D) * invEps;
 					if (v > mx) {
 						mx = v;
 						amb = (double)B;
@@ -430,13 +437,13 @@ __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, 
 		if (S > 1) {
 			// The row's maximum, and the block that holds it.
 			if (active) {
-				b.scr[FUSED_SCR * b.tid] = mx;
-				b.scr[FUSED_SCR * b.tid + 1] = amb;
+				scr[FUSED_SCR * tid] = mx;
+				scr[FUSED_SCR * tid + 1] = amb;
 			}
 			syncWarp();
 			if (active) {
-				const double *pp = b.scr + FUSED_SCR * (b.tid - sg);
-				for (int64_t c = 0; c < S; c++) {
+				const double *pp = scr + FUSED_SCR * (tid - sg);
+				for (int c = 0; c < S; c++) {
 					if (pp[FUSED_SCR * c] > mx) {
 						mx = pp[FUSED_SCR * c];
 						amb = pp[FUSED_SCR * c + 1];
@@ -446,19 +453,19 @@ __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, 
 		}
 		double sum = 0;
 		if (active && mx > -INFINITY && mx < INFINITY) {
-			for (int64_t bi = 0; bi < nb; bi++) {
-				const int64_t B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
+			for (int bi = 0; bi < nb; bi++) {
+				const int B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
 				if (b.cull) {
-					const double dd = boxDist2<D>(p, C.box, B) * invEps;
-					if (fusedCut(b.bu[B] - dd, mx - thr, fabs(b.bu[B]) + dd + fabs(mx))) {
+					const double dd = boxDist2<D>(p, cbox, B) * invEps;
+					if (fusedCut(bu[B] - dd, mx - thr, fabs(bu[B]) + dd + fabs(mx))) {
 						SHM_COUNT(1);
 						continue;
 					}
 				}
 				SHM_COUNT(0);
-				const int64_t j1 = min64(nc, (B + 1) * FUSED_CB);
-				for (int64_t j = B * FUSED_CB + sg; j < j1; j += S) {
-					const double z = b.u[j] - sqdist<D>(p, C.pts + j * D, D) * invEps - mx;
+				const int j1 = nc < (B + 1) * FUSED_CB ? nc : (B + 1) * FUSED_CB;
+				for (int j = B * FUSED_CB + sg; j < j1; j += S) {
+					const double z = u[j] - sqdist<D>(p, cpts + j * D, D) * invEps - mx;
 					if (!(z < -thr)) {
 						sum += exp(z);
 					}
@@ -467,13 +474,13 @@ __device__ __noinline__ void fusedLSE(const blk &b, const fsd &R, const fsd &C, 
 		}
 		if (S > 1) {
 			if (active) {
-				b.scr[FUSED_SCR * b.tid + 2] = sum;
+				scr[FUSED_SCR * tid + 2] = sum;
 			}
 			syncWarp();
 			if (active && sg == 0) {
 				sum = 0;
-				for (int64_t c = 0; c < S; c++) {
-					sum += b.scr[FUSED_SCR * (b.tid + c) + 2];
+				for (int c = 0; c < S; c++) {
+					sum += scr[FUSED_SCR * (tid + c) + 2];
 				}
 			}
 			syncWarp();
@@ -577,11 +584,11 @@ __device__ void fusedGridWeighted(const blk &b, const wjob &w, bool byCol, const
 // (rows), of s for a sweep over columns (cols). The sweeps of one wjob
 // share it. It ends with a barrier.
 template <int D>
-__device__ __noinline__ void fusedFill(const blk &b, const wjob &w, bool rows, bool cols) {
-	const int64_t nr = w.R.n, nc = w.C.n;
+__device__ __noinline__ void fusedFill(const blk b, const wjob w, bool rows, bool cols) {
+	const int nr = (int)w.R.n, nc = (int)w.C.n, tid = (int)b.tid, nt = (int)b.nt;
 	const bool cull = b.cull && w.normalized && b.gh == 0;
-	for (int64_t j0 = 0; j0 < nc; j0 += b.nt) {
-		const int64_t j = j0 + b.tid;
+	for (int j0 = 0; j0 < nc; j0 += nt) {
+		const int j = j0 + tid;
 		double v = -INFINITY;
 		if (j < nc) {
 			v = w.cpot[j] * w.invEps + w.C.logw[j];
@@ -591,8 +598,8 @@ __device__ __noinline__ void fusedFill(const blk &b, const wjob &w, bool rows, b
 			warpBlockMax(b, v, b.u, j, nc, b.bu);
 		}
 	}
-	for (int64_t i0 = 0; i0 < nr; i0 += b.nt) {
-		const int64_t i = i0 + b.tid;
+	for (int i0 = 0; i0 < nr; i0 += nt) {
+		const int i = i0 + tid;
 		double v = -INFINITY;
 		if (i < nr) {
 			const double s = w.rpot[i] * w.sScale;
@@ -607,31 +614,31 @@ __device__ __noinline__ void fusedFill(const blk &b, const wjob &w, bool rows, b
 	__syncthreads();
 }
 
-// fusedWeighted is wrow_part and row_fin (byCol false: for each row r,
+// fusedWeightedT is wrow_part and row_fin (BYCOL false: for each row r,
 // S_r = Σ_c e_rc and G_r = Σ_c e_rc·(row_r − col_c)) or wcol_part and
-// col_fin (byCol true: for each column c, S_c = Σ_r rfac_r·e_rc and
+// col_fin (BYCOL true: for each column c, S_c = Σ_r rfac_r·e_rc and
 // G_c = Σ_r rfac_r·e_rc·(row_r − col_c), rows with rfac_r = 0 skipped) of
-// one sweep, the gradient sums only when grad is set. Truncated sweeps
+// one sweep, the gradient sums only with GRAD. Truncated sweeps
 // skip the culling blocks (of columns, or of rows) whose terms are all
 // below the threshold. fusedFill(w) comes first (the sweeps of one wjob
 // share it); it ends with a barrier.
-template <int D>
-__device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin) {
-	const int64_t nr = w.R.n, nc = w.C.n;
-	if (b.gh > 0) {
-		fusedGridWeighted(b, w, byCol, fin);
-		return;
-	}
-	const int64_t nout = byCol ? nc : nr, nin = byCol ? nr : nc, nbin = nblocks(nin);
-	const int64_t S = segsFor(nout, b.nt), per = b.nt / S;
-	const double thr = fusedThr(b.trunc && w.normalized, nr + nc);
-	const double *inPts = byCol ? w.R.pts : w.C.pts, *inBox = byCol ? w.R.box : w.C.box;
-	const double *outPts = byCol ? w.C.pts : w.R.pts;
-	const double *inMax = byCol ? b.bs : b.bu;
+template <int D, bool BYCOL, bool GRAD>
+__device__ __noinline__ void fusedWeightedT(const blk b, const wjob w, const wfin fin) {
+	const int nr = (int)w.R.n, nc = (int)w.C.n, tid = (int)b.tid, nt = (int)b.nt;
+	const int nout = BYCOL ? nc : nr, nin = BYCOL ? nr : nc, nbin = (int)nblocks(nin);
+	const int lgS = segsLog(nout, nt), S = 1 << lgS, per = nt >> lgS;
+	const double thr = fusedThr(b.trunc && w.normalized, nr + nc), invEps = w.invEps;
+	const double *const inPts = BYCOL ? w.R.pts : w.C.pts, *const inBox = BYCOL ? w.R.box : w.C.box;
+	const double *const outPts = BYCOL ? w.C.pts : w.R.pts;
+	const double *const inMax = BYCOL ? b.bs : b.bu;
+	const double *const u = b.u, *const sh = b.s, *const rf = b.rf;
 	const bool cull = b.cull && w.normalized;
-	for (int64_t o0 = 0; o0 < nout; o0 += per) {
-		const int64_t o = o0 + b.tid / S, sg = b.tid % S;
-		const bool active = b.tid < per * S && o < nout;
+	// Without culling, each segment takes its inputs in one loop (the same
+	// order as block by block).
+	const int nloop = cull ? nbin : 1;
+	for (int o0 = 0; o0 < nout; o0 += per) {
+		const int o = o0 + (tid >> lgS), sg = tid & (S - 1);
+		const bool active = tid < per * S && o < nout;
 		double sum = 0, g[D];
 		for (int k = 0; k < D; k++) {
 			g[k] = 0;
@@ -645,8 +652,8 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			gOld[k] = 0;
 		}
 		if (lead) {
-			double *gsum = byCol ? fin.g : fin.gradOut;
-			if (byCol && fin.b) {
+			const double *gsum = BYCOL ? fin.g : fin.gradOut;
+			if (BYCOL && fin.b) {
 				bOld = fin.b[o];
 			}
 			if (gsum) {
@@ -662,42 +669,43 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			}
 			// The output's own term: the row shift s_o, or the column
 			// term u_o.
-			const double own = byCol ? b.u[o] : b.s[o];
-			for (int64_t B = 0; B < nbin; B++) {
+			const double own = BYCOL ? u[o] : sh[o];
+			for (int B = 0; B < nloop; B++) {
 				if (cull) {
-					const double dd = boxDist2<D>(x, inBox, B) * w.invEps;
+					const double dd = boxDist2<D>(x, inBox, B) * invEps;
 					if (fusedCut(inMax[B] + own - dd, -thr, fabs(inMax[B]) + fabs(own) + dd)) {
 						SHM_COUNT(1);
 						continue;
 					}
 				}
 				SHM_COUNT(0);
-				const int64_t c1 = min64(nin, (B + 1) * FUSED_CB);
-				for (int64_t c = B * FUSED_CB + sg; c < c1; c += S) {
+				const int c0 = cull ? B * FUSED_CB : 0;
+				const int c1 = !cull || nin < (B + 1) * FUSED_CB ? nin : (B + 1) * FUSED_CB;
+				for (int c = c0 + sg; c < c1; c += S) {
 					const double *q = inPts + c * D;
-					double z, re;
-					if (!byCol) {
-						z = b.u[c] - sqdist<D>(x, q, D) * w.invEps + own;
+					double re;
+					if (!BYCOL) {
+						const double z = u[c] - sqdist<D>(x, q, D) * invEps + own;
 						if (z < -thr) {
 							continue;
 						}
 						re = exp(z);
 					} else {
-						const double ri = b.rf[c];
+						const double ri = rf[c];
 						if (ri == 0) {
 							continue;
 						}
-						z = own - sqdist<D>(q, x, D) * w.invEps + b.s[c];
+						const double z = own - sqdist<D>(q, x, D) * invEps + sh[c];
 						if (z < -thr) {
 							continue;
 						}
 						re = ri * exp(z);
 					}
 					sum += re;
-					if (grad) {
-						// (row − col): x is the row when !byCol.
+					if (GRAD) {
+						// (row − col): x is the row when !BYCOL.
 						for (int k = 0; k < D; k++) {
-							g[k] += byCol ? re * (q[k] - x[k]) : re * (x[k] - q[k]);
+							g[k] += BYCOL ? re * (q[k] - x[k]) : re * (x[k] - q[k]);
 						}
 					}
 				}
@@ -705,20 +713,20 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 		}
 		if (S > 1) {
 			if (active) {
-				double *pp = b.scr + FUSED_SCR * b.tid;
+				double *pp = b.scr + FUSED_SCR * tid;
 				pp[0] = sum;
 				for (int k = 0; k < D; k++) {
 					pp[1 + k] = g[k];
 				}
 			}
 			syncWarp();
-			if (active && sg == 0) {
-				const double *pp = b.scr + FUSED_SCR * b.tid;
+			if (lead) {
+				const double *pp = b.scr + FUSED_SCR * tid;
 				sum = 0;
 				for (int k = 0; k < D; k++) {
 					g[k] = 0;
 				}
-				for (int64_t c = 0; c < S; c++) {
+				for (int c = 0; c < S; c++) {
 					sum += pp[FUSED_SCR * c];
 					for (int k = 0; k < D; k++) {
 						g[k] += pp[FUSED_SCR * c + 1 + k];
@@ -728,12 +736,12 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 			syncWarp();
 		}
 		if (lead) {
-			if (!byCol) {
+			if (!BYCOL) {
 				if (fin.sumOut) {
 					fin.sumOut[o] = sum;
 				}
 				if (fin.gradOut) {
-					const double ri = b.rf[o];
+					const double ri = rf[o];
 					for (int k = 0; k < D; k++) {
 						fin.gradOut[o * D + k] = gOld[k] + fin.gradScale * (g[k] * ri);
 					}
@@ -754,6 +762,19 @@ __device__ __noinline__ void fusedWeighted(const blk &b, const wjob &w, bool byC
 		}
 	}
 	__syncthreads();
+}
+
+// fusedWeighted runs the sweep of fusedWeightedT for byCol and grad (the
+// grid path's for a grid problem).
+template <int D>
+__device__ __forceinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin) {
+	if (b.gh > 0) {
+		fusedGridWeighted(b, w, byCol, fin);
+	} else if (byCol) {
+		grad ? fusedWeightedT<D, true, true>(b, w, fin) : fusedWeightedT<D, true, false>(b, w, fin);
+	} else {
+		grad ? fusedWeightedT<D, false, true>(b, w, fin) : fusedWeightedT<D, false, false>(b, w, fin);
+	}
 }
 
 // fusedBarInit is bar_init over the n entries of one side.
