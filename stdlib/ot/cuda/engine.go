@@ -55,9 +55,10 @@ type engine struct {
 	// of every fused problem.
 	fusedMax, fusedNT int
 	// fusedPlain (tests) keeps the caller's order of the points and turns
-	// the fused kernel's truncation off; fusedNoCull (tests) keeps the
-	// truncation of terms but turns the culling of blocks off.
-	fusedPlain, fusedNoCull bool
+	// the fused kernel's truncation off; fusedCull (tests) overrides the
+	// choice of the problems whose sweeps cull blocks (cullPays).
+	fusedPlain bool
+	fusedCull  cullMode
 	gridPts                 []float64 // the points of gridOf
 	gridOf                  ot.Grid
 	fl                      fusedLayout

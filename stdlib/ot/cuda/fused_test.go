@@ -24,6 +24,10 @@ func batchCases(t *testing.T) []*testCase {
 			cases = append(cases, c)
 		}
 	}
+	// A larger problem, so that a batch mixes thread counts (512 and 64):
+	// the threads of a block beyond a problem's own count must leave it
+	// alone.
+	cases = append(cases, cullingCases()[1])
 	if len(cases) < 4 {
 		t.Fatalf("only %d problems for the batching tests", len(cases))
 	}
@@ -231,11 +235,11 @@ func TestFusedCulling(t *testing.T) {
 			t.Parallel()
 			var out [2][2]batchOutcome
 			var visited, skipped uint64
-			for k, noCull := range []bool{false, true} {
+			for k, mode := range []cullMode{cullAlways, cullNever} {
 				h := startHostKernels(t, bin)
 				e := newEngine(h, c.d)
 				e.guard = 3
-				e.fusedNoCull = noCull
+				e.fusedCull = mode
 				out[k] = bothModes(e, c)
 				v, s, err := h.cullCounts()
 				if err != nil {

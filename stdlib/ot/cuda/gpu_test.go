@@ -95,9 +95,9 @@ func TestGPUCulling(t *testing.T) {
 	for _, c := range cullingCases() {
 		t.Run(c.name, func(t *testing.T) {
 			var out [2][2]batchOutcome
-			for k, noCull := range []bool{false, true} {
+			for k, mode := range []cullMode{cullAlways, cullNever} {
 				w := dev.NewWorkspace(c.d)
-				w.e.fusedNoCull = noCull
+				w.e.fusedCull = mode
 				out[k] = bothModes(w.e, c)
 				w.Close()
 			}
@@ -246,8 +246,9 @@ func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float
 // BenchmarkCrossover measures one evaluation of the debiased divergence
 // with the unrolled gradient of x (T = 80, eps = resolution², n = m) on
 // package ot (all cores), on the GPU's fused path (forced as far as its
-// shared memory allows; "nocull": without the culling of blocks, and
-// "plain": in the caller's order without truncation, up to 256) and on
+// shared memory allows, culling blocks where cullPays says; "cull": every
+// problem culling, "nocull": none, and "plain": in the caller's order
+// without truncation, up to 256) and on
 // its multi-launch path, in 1-D and 2-D: the sizes where backend = "auto"
 // and the fused path should switch.
 func BenchmarkCrossover(b *testing.B) {
@@ -273,13 +274,15 @@ func BenchmarkCrossover(b *testing.B) {
 			cpu := ot.NewWorkspace(n, n, d)
 			run("cpu", func() error { _, err := cpu.Divergence(x, y, la, lb, opt, nil, g); return err })
 			cpu.Close()
-			for _, name := range []string{"cuda-fused", "cuda-nocull", "cuda-plain", "cuda-multi"} {
+			for _, name := range []string{"cuda-fused", "cuda-cull", "cuda-nocull", "cuda-plain", "cuda-multi"} {
 				w := dev.NewWorkspace(d)
 				switch name {
 				case "cuda-fused":
 					w.e.fusedMax = 2048
+				case "cuda-cull":
+					w.e.fusedMax, w.e.fusedCull = 2048, cullAlways
 				case "cuda-nocull":
-					w.e.fusedMax, w.e.fusedNoCull = 2048, true
+					w.e.fusedMax, w.e.fusedCull = 2048, cullNever
 				case "cuda-plain":
 					w.e.fusedMax, w.e.fusedPlain = 2048, true
 				default:
@@ -298,7 +301,7 @@ func BenchmarkCrossover(b *testing.B) {
 // A's size (n = m = 120, 1-D, T = 80, unrolled gradient of x: one
 // gradient's launch) with nt threads per problem (S = nt/128 rounded down
 // to a power of two threads per row), with and without the culling of
-// blocks: the fused kernel's tuning.
+// blocks (cullPays culls at this size): the fused kernel's tuning.
 func BenchmarkFusedThreads(b *testing.B) {
 	dev := openDevice(b)
 	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
@@ -309,7 +312,10 @@ func BenchmarkFusedThreads(b *testing.B) {
 				ws := make([]*Workspace, 6)
 				for i := range ws {
 					ws[i] = dev.NewWorkspace(1)
-					ws[i].e.fusedNT, ws[i].e.fusedNoCull = nt, noCull
+					ws[i].e.fusedNT = nt
+					if noCull {
+						ws[i].e.fusedCull = cullNever
+					}
 					defer ws[i].Close()
 				}
 				benchConcurrent(b, ws, x, y, la, lb, opt)

@@ -96,6 +96,12 @@ enum : int { FT_TERMS = 1, FT_BLOCKS = 2 };
 // that the lanes of a warp fill one block's terms.
 #define FUSED_CB 32
 
+// FUSED_IDLE_TID is the index fusedBody gives the threads of a block beyond
+// its problem's thread count: past every loop of the sweeps, which index
+// with 32-bit integers (it leaves room for the row and column offsets
+// added to it).
+#define FUSED_IDLE_TID 0x1fffffff
+
 // FUSED_SCR is the number of doubles of scratch per thread: a segment's
 // partial results (a maximum, a sum and an argmax block, or a sum and D ≤ 3
 // gradient sums).
@@ -926,7 +932,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	// result does not depend on the problems it is batched with. The other
 	// threads only pass the barriers: their index is beyond every loop.
 	const int64_t nt = (int64_t)w[FD_THREADS];
-	const int64_t tid = (int64_t)threadIdx.x < nt ? (int64_t)threadIdx.x : INT64_MAX / 4;
+	const int64_t tid = (int64_t)threadIdx.x < nt ? (int64_t)threadIdx.x : FUSED_IDLE_TID;
 	double *sP = smem, *sQ = sP + n * D, *fS = sQ + m * D, *gS = fS + n;
 	double *u = gS + m, *s = u + k, *rf = s + k, *amxF = rf + k, *amxG = amxF + n;
 	double *bu = amxG + m, *bs = bu + nblocks(k), *boxP = bs + nblocks(k), *boxQ = boxP + 2 * D * nblocks(n);
