@@ -57,13 +57,13 @@ type engine struct {
 	// fusedPlain (tests) keeps the caller's order of the points and turns
 	// the fused kernel's truncation off; fusedCull (tests) overrides the
 	// choice of the problems whose sweeps cull blocks (cullPays).
-	fusedPlain bool
-	fusedCull  cullMode
-	gridPts                 []float64 // the points of gridOf
-	gridOf                  ot.Grid
-	fl                      fusedLayout
-	permX, permY            []int    // the spatial orders of the fused path
-	keys                    []uint64 // their scratch space
+	fusedPlain   bool
+	fusedCull    cullMode
+	gridPts      []float64 // the points of gridOf
+	gridOf       ot.Grid
+	fl           fusedLayout
+	permX, permY []int    // the spatial orders of the fused path
+	keys         []uint64 // their scratch space
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner
