@@ -108,13 +108,13 @@ func fusedThreads(k int) int {
 // fusedShared is the number of doubles of dynamic shared memory of a
 // problem with n and m points in dimension d and nt threads (the layout of
 // fusedBody): the points of both sides, the current potentials, the
-// first culling block of each row, three sweep arrays of max(n, m), the
-// block maxima of two of them, the culling blocks' boxes, the adjoints of
+// first culling block of each row, three sweep arrays of max(n, m), three
+// arrays of block maxima, the culling blocks' boxes, the adjoints of
 // the potentials (except on a grid), the staged history (stage: one f and
 // two g) and the threads' scratch.
 func fusedShared(n, m, d, nt int, grid, stage bool) int {
 	k := max(n, m)
-	s := (n+m)*(d+2) + 3*k + 2*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
+	s := (n+m)*(d+2) + 3*k + 3*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
 	if !grid {
 		// On a grid the adjoints take the place of the first culling
 		// blocks.

@@ -118,6 +118,17 @@ __device__ __forceinline__ double asDouble(uint64_t w) {
 #endif
 }
 
+// asBits is the bits of x (the inverse of asDouble).
+__device__ __forceinline__ uint64_t asBits(double x) {
+#ifdef __CUDACC__
+	return (uint64_t)__double_as_longlong(x);
+#else
+	uint64_t w;
+	memcpy(&w, &x, sizeof w);
+	return w;
+#endif
+}
+
 __device__ __forceinline__ double *asPtr(uint64_t w) { return (double *)(uintptr_t)w; }
 
 // syncWarp orders the shared-memory accesses of the lanes of a warp (all
@@ -245,32 +256,92 @@ __device__ __forceinline__ bool fusedCut(double bound, double cut, double scale)
 // culled.
 __device__ __forceinline__ double nanMax(double a, double b) { return (b > a || b != b) ? b : a; }
 
-// warpBlockMax sets bm[j/FUSED_CB] to the maximum (nanMax) of
-// a[j..j+FUSED_CB) (up to n) for the warp whose lane 0 holds index j (a
-// multiple of FUSED_CB); lane l holds v = a[j + l] (−∞ beyond n). All lanes
-// call it. On the GPU the lanes reduce by shuffles; the host shim has lane
-// 0 read the block (nanMax is exact and order-independent: the same
-// result).
-__device__ __forceinline__ void warpBlockMax(const blk &b, double v, const double *a, int64_t j, int64_t n,
-                                             double *bm) {
+// warpMax is the maximum (nanMax) of a[j..j+FUSED_CB) (up to n) in lane 0
+// of the warp whose lane 0 holds index j (a multiple of FUSED_CB); lane l
+// holds v = a[j + l] (−∞ beyond n). All lanes call it. On the GPU the
+// lanes reduce by shuffles; the host shim has lane 0 read the block
+// (nanMax is exact and order-independent: the same result).
+__device__ __forceinline__ double warpMax(const blk &b, double v, const double *a, int64_t j, int64_t n) {
 #ifdef __CUDACC__
 	(void)a;
+	(void)b;
+	(void)j;
+	(void)n;
 	for (int off = 16; off > 0; off /= 2) {
 		v = nanMax(v, __shfl_xor_sync(0xffffffffu, v, off));
 	}
-	if (b.lane == 0 && j < n) {
-		bm[j / FUSED_CB] = v;
-	}
+	return v;
 #else
 	(void)v;
 	syncWarp();
+	double m = -INFINITY;
 	if (b.lane == 0 && j < n) {
-		double m = -INFINITY;
 		const int64_t j1 = min64(n, j + FUSED_CB);
 		for (int64_t c = j; c < j1; c++) {
 			m = nanMax(m, a[c]);
 		}
+	}
+	return m;
+#endif
+}
+
+// warpBlockMax sets bm[j/FUSED_CB] to warpMax(b, v, a, j, n).
+__device__ __forceinline__ void warpBlockMax(const blk &b, double v, const double *a, int64_t j, int64_t n,
+                                             double *bm) {
+	const double m = warpMax(b, v, a, j, n);
+	if (b.lane == 0 && j < n) {
 		bm[j / FUSED_CB] = m;
+	}
+}
+
+// The forward sweeps keep the block maxima of their column terms as keys:
+// unsigned integers in the order of the doubles (NaN above all, 0 below
+// −∞), so that the rows of a sweep, which are the next sweep's columns,
+// can fold their terms into the next sweep's maxima with atomicMaxKey in
+// any order. maxKey and keyMax convert.
+__device__ __forceinline__ uint64_t maxKey(double x) {
+	if (x != x) {
+		return ~(uint64_t)0;
+	}
+	const uint64_t u = asBits(x);
+	return (u >> 63) ? ~u : u | ((uint64_t)1 << 63);
+}
+
+__device__ __forceinline__ double keyMax(uint64_t k) {
+	if (k == ~(uint64_t)0) {
+		return NAN;
+	}
+	return asDouble((k >> 63) ? k & ~((uint64_t)1 << 63) : ~k);
+}
+
+// atomicMaxKey sets *a to the larger of *a and k.
+__device__ __forceinline__ void atomicMaxKey(uint64_t *a, uint64_t k) {
+#ifdef __CUDACC__
+	atomicMax((unsigned long long *)a, (unsigned long long)k);
+#else
+	*a = k > *a ? k : *a;
+#endif
+}
+
+// nextBlockKey folds the next sweep's column terms v of the rows i of a
+// warp (where lead) into bk[i / FUSED_CB]: the rows of a warp, 32/S
+// consecutive rows from a multiple of 32/S, lie in one culling block. On
+// the GPU the warp reduces its keys by shuffles first, and lane 0 (whose
+// row is the warp's first) folds; all lanes call it.
+__device__ __forceinline__ void nextBlockKey(const blk &b, double v, int i, bool lead, uint64_t *bk) {
+	uint64_t k = lead ? maxKey(v) : 0;
+#ifdef __CUDACC__
+	for (int off = 16; off > 0; off /= 2) {
+		const uint64_t o = __shfl_xor_sync(0xffffffffu, (unsigned long long)k, off);
+		k = o > k ? o : k;
+	}
+	if (b.lane == 0 && k != 0) {
+		atomicMaxKey(bk + i / FUSED_CB, k);
+	}
+#else
+	(void)b;
+	if (lead) {
+		atomicMaxKey(bk + i / FUSED_CB, k);
 	}
 #endif
 }
@@ -373,25 +444,25 @@ __device__ void fusedGridLSE(const blk &b, const double *in, double invEps, doub
 // registers, and the block size of FUSED_MAX_THREADS makes them spill in
 // their loops.
 
-// fusedLSE is lse_part and lse_fin of one sweep: out[i] = outScale·LSE_j
-// (cpot_j·invEps + clogw_j − C_ij·invEps) for the rows of side R against
-// the columns of side C, written to the shared potential out and, when
-// hist is not null, to the global hist. cpot is in shared memory. The S
-// segments of a row find their maxima, share them, and sum the
-// exponentials shifted by the row's maximum (skipping the terms below it by
-// more than the threshold); the first segment adds the S sums in order.
-// Segment s takes the columns j ≡ s (mod S) culling block by culling
-// block, beginning with the block that held the row's maximum in the
-// previous sweep (amx, updated); with FT_BLOCKS it skips the blocks whose
-// bound is below the running maximum (first pass) or below the maximum by
-// more than the threshold (second pass), which changes no result. It
+// fusedGridSweep is a forward sweep of a grid problem: out = outScale·
+// LSE_j(cpot_j·invEps + clogw_j − C_ij·invEps) by fusedGridLSE, also written
+// to the global hist when it is not null. cpot is in shared memory. It
 // begins and ends with a barrier.
-template <int D>
-__device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, const double *cpot, double invEps,
-                                      double outScale, double *out, double *hist, double *amx) {
-	const int nr = (int)R.n, nc = (int)C.n, nb = (int)nblocks(nc), tid = (int)b.tid, nt = (int)b.nt;
-	double *const u = b.u, *const bu = b.bu, *const scr = b.scr;
-	const double *const cpts = C.pts, *const cbox = C.box;
+__device__ __noinline__ void fusedGridSweep(const blk b, const fsd C, const double *cpot, double invEps,
+                                            double outScale, double *out, double *hist) {
+	for (int64_t j = b.tid; j < C.n; j += b.nt) {
+		b.u[j] = cpot[j] * invEps + C.logw[j];
+	}
+	__syncthreads();
+	fusedGridLSE(b, b.u, invEps, outScale, out, hist);
+}
+
+// fusedFillTerms prepares the first forward sweep: u_j = cpot_j·invEps +
+// clogw_j over the columns of side C and, when bk is not null, the keys
+// (maxKey) of their culling blocks' maxima. It ends with a barrier.
+__device__ __noinline__ void fusedFillTerms(const blk b, const fsd C, const double *cpot, double invEps, double *u,
+                                            uint64_t *bk) {
+	const int nc = (int)C.n, tid = (int)b.tid, nt = (int)b.nt;
 	for (int j0 = 0; j0 < nc; j0 += nt) {
 		const int j = j0 + tid;
 		double v = -INFINITY;
@@ -399,20 +470,56 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 			v = cpot[j] * invEps + C.logw[j];
 			u[j] = v;
 		}
-		if (b.cull) {
-			warpBlockMax(b, v, u, j, nc, bu);
+		if (bk) {
+			const double m = warpMax(b, v, u, j, nc);
+			if (b.lane == 0 && j < nc) {
+				bk[j / FUSED_CB] = maxKey(m);
+			}
 		}
 	}
 	__syncthreads();
-	if (b.gh > 0) {
-		fusedGridLSE(b, u, invEps, outScale, out, hist);
-		return;
+}
+
+// fusedLSE is lse_part and lse_fin of one forward sweep: out[i] =
+// outScale·LSE_j(u_j − C_ij·invEps) for the rows of side R against the
+// columns of side C, with the column terms u_j = cpot_j·invEps + clogw_j
+// prepared by the sweep before (or fusedFillTerms), written to the shared
+// potential out and, when hist is not null, to the global hist. The S
+// segments of a row find their maxima, share them, and sum the
+// exponentials shifted by the row's maximum (skipping the terms below it by
+// more than thr: fusedThr); the first segment adds the S sums in order.
+// Segment s takes the columns j ≡ s (mod S) culling block by culling
+// block, beginning with the block that held the row's maximum in the
+// previous sweep (amx, updated); when bk is not null (FT_BLOCKS) it skips
+// the blocks whose bound (from bk, the keys of the blocks' maxima of u) is
+// below the running maximum (first pass) or below the maximum by more than
+// thr (second pass), which changes no result.
+//
+// The rows are the next sweep's columns: the first segment of row i also
+// writes that sweep's term uNext_i = out_i·invEps + rlogw_i and, with bk,
+// folds it into the key of its block in bkNext (reset to 0 by the sweep
+// before), and the sweep resets bkReset for the sweep after. So the next
+// sweep needs no pass over its columns, and a sweep has one barrier, at its
+// end.
+template <int D>
+__device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, const double *u, const uint64_t *bk,
+                                      double thr, double invEps, double outScale, double *out, double *hist,
+                                      double *amx, double *uNext, uint64_t *bkNext, uint64_t *bkReset) {
+	const int nr = (int)R.n, nc = (int)C.n, nb = (int)nblocks(nc), tid = (int)b.tid, nt = (int)b.nt;
+	double *const scr = b.scr;
+	const double *const cpts = C.pts, *const cbox = C.box;
+	const bool cull = bk != nullptr;
+	if (cull) {
+		for (int B = tid; B < (int)nblocks(nr); B += nt) {
+			bkReset[B] = 0;
+		}
 	}
 	const int lgS = segsLog(nr, nt), S = 1 << lgS, per = nt >> lgS;
-	const double thr = fusedThr(b.trunc, nc);
 	for (int r0 = 0; r0 < nr; r0 += per) {
 		const int i = r0 + (tid >> lgS), sg = tid & (S - 1);
 		const bool active = tid < per * S && i < nr;
+		// The row's log-weight, for the next sweep's term, read early.
+		const double rlw = active && sg == 0 ? R.logw[i] : 0;
 		double p[D];
 		double mx = -INFINITY, amb = -1;
 		const int b0 = active ? (int)amx[i] : 0;
@@ -422,9 +529,9 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 			}
 			for (int bi = 0; bi < nb; bi++) {
 				const int B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
-				if (b.cull) {
-					const double dd = boxDist2<D>(p, cbox, B) * invEps;
-					if (fusedCut(bu[B] - dd, mx, fabs(bu[B]) + dd + fabs(mx))) {
+				if (cull) {
+					const double bm = keyMax(bk[B]), dd = boxDist2<D>(p, cbox, B) * invEps;
+					if (fusedCut(bm - dd, mx, fabs(bm) + dd + fabs(mx))) {
 						SHM_COUNT(1);
 						continue;
 					}
@@ -461,9 +568,9 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 		if (active && mx > -INFINITY && mx < INFINITY) {
 			for (int bi = 0; bi < nb; bi++) {
 				const int B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
-				if (b.cull) {
-					const double dd = boxDist2<D>(p, cbox, B) * invEps;
-					if (fusedCut(bu[B] - dd, mx - thr, fabs(bu[B]) + dd + fabs(mx))) {
+				if (cull) {
+					const double bm = keyMax(bk[B]), dd = boxDist2<D>(p, cbox, B) * invEps;
+					if (fusedCut(bm - dd, mx - thr, fabs(bm) + dd + fabs(mx))) {
 						SHM_COUNT(1);
 						continue;
 					}
@@ -491,6 +598,7 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 			}
 			syncWarp();
 		}
+		double un = -INFINITY;
 		if (active && sg == 0) {
 			const double v = lseOut(mx, sum, outScale);
 			out[i] = v;
@@ -500,6 +608,13 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 			if (amb >= 0) {
 				amx[i] = amb;
 			}
+			un = v * invEps + rlw;
+			uNext[i] = un;
+		}
+		if (cull) {
+			// The rows of a warp lie in one culling block (see
+			// nextBlockKey).
+			nextBlockKey(b, un, i, active && sg == 0, bkNext);
 		}
 	}
 	__syncthreads();
@@ -516,6 +631,7 @@ struct wjob {
 	double invEps, sScale;
 	const double *rfac;
 	bool normalized; // each row's terms sum to 1: the sweep may truncate
+	double thr;      // then fusedThr of the n + m terms of a row and column (else ∞)
 };
 
 // wfin says where the sums of a weighted sweep go. Over rows (row_fin):
@@ -633,7 +749,7 @@ __device__ __noinline__ void fusedWeightedT(const blk b, const wjob w, const wfi
 	const int nr = (int)w.R.n, nc = (int)w.C.n, tid = (int)b.tid, nt = (int)b.nt;
 	const int nout = BYCOL ? nc : nr, nin = BYCOL ? nr : nc, nbin = (int)nblocks(nin);
 	const int lgS = segsLog(nout, nt), S = 1 << lgS, per = nt >> lgS;
-	const double thr = fusedThr(b.trunc && w.normalized, nr + nc), invEps = w.invEps;
+	const double thr = w.thr, invEps = w.invEps;
 	const double *const inPts = BYCOL ? w.R.pts : w.C.pts, *const inBox = BYCOL ? w.R.box : w.C.box;
 	const double *const outPts = BYCOL ? w.C.pts : w.R.pts;
 	const double *const inMax = BYCOL ? b.bs : b.bu;
@@ -908,8 +1024,9 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // Its shared memory (fusedShared in fused.go, in this order): the points of
 // both sides (n·D, m·D), the current potentials f and g (n, m), the column
 // terms, row shifts and row factors of a sweep (k = max(n, m) each), the
-// first culling block of the rows of the f and g sweeps (n, m), the block
-// maxima of the column terms and row shifts (nblocks(k) each), the boxes of
+// first culling block of the rows of the f and g sweeps (n, m), three
+// arrays of block maxima (of the column terms and row shifts of a weighted
+// sweep, and the forward sweeps' keys: nblocks(k) each), the boxes of
 // both sides (2·D·nblocks(n), 2·D·nblocks(m)), the adjoints of f and g
 // (n, m; none on a grid), with FD_STAGE one more f and two more g (n, m,
 // m), FUSED_SCR
@@ -935,7 +1052,8 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const int64_t tid = (int64_t)threadIdx.x < nt ? (int64_t)threadIdx.x : FUSED_IDLE_TID;
 	double *sP = smem, *sQ = sP + n * D, *fS = sQ + m * D, *gS = fS + n;
 	double *u = gS + m, *s = u + k, *rf = s + k, *amxF = rf + k, *amxG = amxF + n;
-	double *bu = amxG + m, *bs = bu + nblocks(k), *boxP = bs + nblocks(k), *boxQ = boxP + 2 * D * nblocks(n);
+	double *bu = amxG + m, *bs = bu + nblocks(k), *bx = bs + nblocks(k), *boxP = bx + nblocks(k),
+	       *boxQ = boxP + 2 * D * nblocks(n);
 	// The adjoints of the potentials (or the envelope gradient's row and
 	// column sums), and, when the unrolled backward pass stages the
 	// history (FD_STAGE), one more f and two more g. A grid problem,
@@ -980,16 +1098,44 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		SCAL[2] = 0;
 	}
 	__syncthreads();
+	// The truncation thresholds of the sweeps over rows of P (m terms), of
+	// Q (n terms) and of the weighted sweeps (n + m).
+	const double thrM = fusedThr(trunc, m), thrN = fusedThr(trunc, n), thrNM = fusedThr(trunc, n + m);
 	double *fcur = F, *gcur = G;
-	for (int64_t t = 1; t <= T; t++) {
-		if (keep) {
-			fcur = F + (t - 1) * n;
+	if (gh > 0) {
+		for (int64_t t = 1; t <= T; t++) {
+			if (keep) {
+				fcur = F + (t - 1) * n;
+				gcur = G + t * m;
+			}
+			fusedGridSweep(b, Qs, gS, invEps, scale, fS, fcur);
+			fusedGridSweep(b, Ps, fS, invEps, scale, gS, gcur);
 		}
-		fusedLSE<D>(b, Ps, Qs, gS, invEps, scale, fS, fcur, amxF);
-		if (keep) {
-			gcur = G + t * m;
+	} else {
+		// Sweep k reads the column terms U[k % 2] and their blocks' keys
+		// K[k % 3], and prepares U[(k + 1) % 2] and K[(k + 1) % 3] for the
+		// next (see fusedLSE).
+		double *U[2] = {u, s};
+		uint64_t *K[3] = {(uint64_t *)bu, (uint64_t *)bs, (uint64_t *)bx};
+		if (cull) {
+			for (int64_t B = b.tid; B < nblocks(k); B += b.nt) {
+				K[1][B] = 0;
+			}
 		}
-		fusedLSE<D>(b, Qs, Ps, fS, invEps, scale, gS, gcur, amxG);
+		fusedFillTerms(b, Qs, gS, invEps, U[0], cull ? K[0] : nullptr);
+		int sw = 0;
+		for (int64_t t = 1; t <= T; t++) {
+			if (keep) {
+				fcur = F + (t - 1) * n;
+				gcur = G + t * m;
+			}
+			fusedLSE<D>(b, Ps, Qs, U[sw % 2], cull ? K[sw % 3] : nullptr, thrM, invEps, scale, fS, fcur, amxF,
+			            U[(sw + 1) % 2], K[(sw + 1) % 3], K[(sw + 2) % 3]);
+			sw++;
+			fusedLSE<D>(b, Qs, Ps, U[sw % 2], cull ? K[sw % 3] : nullptr, thrN, invEps, scale, gS, gcur, amxG,
+			            U[(sw + 1) % 2], K[(sw + 1) % 3], K[(sw + 2) % 3]);
+			sw++;
+		}
 	}
 	fusedValue(b, n, LP, fcur, rho, balanced, SCAL, nullptr);
 	fusedValue(b, m, LQ, gcur, rho, balanced, SCAL + 1, balanced ? nullptr : SCAL + 2);
@@ -1023,7 +1169,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 				stageCommit();
 			}
 			// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are Q.
-			const wjob w1{Qs, Ps, ft, gt, nullptr, invEps, invTauEps, GBAR, true};
+			const wjob w1{Qs, Ps, ft, gt, nullptr, invEps, invTauEps, GBAR, true, thrNM};
 			fusedFill<D>(b, w1, GQ != nullptr, true);
 			if (GQ) {
 				fusedWeighted<D>(b, w1, false, true, rowFin(nullptr, GQ, 2 * tau));
@@ -1031,7 +1177,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			fusedWeighted<D>(b, w1, true, GP != nullptr,
 			                 colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)));
 			// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are P.
-			const wjob w2{Ps, Qs, gprev, ft, nullptr, invEps, invTauEps, FBAR, true};
+			const wjob w2{Ps, Qs, gprev, ft, nullptr, invEps, invTauEps, FBAR, true, thrNM};
 			const bool needColSum = t > 1 || GLQ;
 			fusedFill<D>(b, w2, GP != nullptr, needColSum || GQ);
 			if (GP) {
@@ -1048,7 +1194,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			__syncthreads();
 		}
 	} else if (mode == FM_ENVELOPE) {
-		const wjob w{Ps, Qs, gcur, fcur, LP, invEps, invEps, nullptr, false};
+		const wjob w{Ps, Qs, gcur, fcur, LP, invEps, invEps, nullptr, false, INFINITY};
 		fusedFill<D>(b, w, false, false);
 		if (GP || GLP) {
 			fusedWeighted<D>(b, w, false, GP != nullptr, rowFin(FBAR, GP, sigma * 2));
