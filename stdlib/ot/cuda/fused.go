@@ -73,10 +73,10 @@ const (
 	// fusedMaxPoints is the default largest number of points of a side
 	// for which an evaluation takes the fused path. A block per problem
 	// is compute-bound on one multiprocessor: measured on an H100
-	// (BENCHMARKS.md, "The GPU after the sparse CPU path"), one evaluation
-	// with the unrolled gradient alone takes, fused against multi-launch,
-	// 4.4 against 13.0 ms at n = m = 120 in 1-D and 6.3 against 13.6 ms
-	// at 256 (2-D: 7.0 against 13.1 and 16.3 against 15.8 ms); from 512
+	// (BENCHMARKS.md, "Fewer instructions per sweep"), one evaluation with
+	// the unrolled gradient alone takes, fused against multi-launch, 2.9
+	// against 13.0 ms at n = m = 120 in 1-D and 5.0 against 14.4 ms at 256
+	// (2-D: 4.6 against 13.7 and 13.2 against 16.1 ms); from 512
 	// points a problem's arrays no longer fit the shared memory of a block
 	// (fusedOK), and an earlier kernel lost there (34.8 against 15.7 ms in
 	// 1-D); batched evaluations cost the fused path almost nothing more.
