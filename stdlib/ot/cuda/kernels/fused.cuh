@@ -4,7 +4,7 @@
 // problems, one block each. Included by sinkhorn.cu, whose conventions it
 // follows: the arithmetic of every term is that of the multi-launch kernels
 // above (and so of package ot); the sums are taken in another order
-// (segments, culling blocks, one-pass log-sum-exps), so the two paths
+// (segments, culling blocks, row maxima shared by segments), so the two paths
 // differ by rounding only.
 //
 // A problem is described by FD_WORDS 8-byte words (fusedDesc in fused.go
@@ -29,8 +29,8 @@
 // e^−thr times the sum's reference (fusedThr): the dropped terms of a sum
 // of at most N terms total less than 2^−54 of it, half an ulp; with
 // FT_BLOCKS they also skip the culling blocks whose every term would be
-// skipped (fusedCut), which changes no result. The log-sum-exps use each
-// segment's running maximum as the reference (at most the row's);
+// skipped (fusedCut), which changes no result. The log-sum-exps use the
+// row's maximum as the reference;
 // the sweeps of the unrolled backward pass use 1, the sum of each row's
 // normalized terms (e_rc = exp(u_c − C_rc/ε + s_r) with s_r = −LSE_c(u_c −
 // C_rc/ε)); the column sums of those sweeps, Σ_r rfac_r·e_rc, then carry an
