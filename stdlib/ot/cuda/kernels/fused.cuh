@@ -13,10 +13,10 @@
 // Every block works in the problem's own buffers: the potentials (F, G:
 // the whole history f^1..f^T and g^0..g^T with the unrolled gradient, else
 // the current f and g) and the outputs (SCAL: three value sums, and the
-// gradients GP, GQ, GLP, GLQ, which the kernel zeroes first). Problems of one launch never share an output, so blocks
-// need no synchronization with each other; the symmetric problems (x–x,
-// y–y) pass the same arrays for both sides, which the block updates in
-// sequence.
+// gradients GP, GQ, GLP, GLQ, which the kernel zeroes first). Problems of
+// one launch never share an output, so blocks need no synchronization
+// with each other; the symmetric problems (x–x, y–y) pass the same arrays
+// for both sides, which the block updates in sequence.
 //
 // Inside a block the sweeps over rows are split among the threads: row i
 // of a sweep over nr rows is reduced by S = 2^segsLog(nr) threads of one
@@ -1029,9 +1029,8 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // sweep, and the forward sweeps' keys: nblocks(k) each), the boxes of
 // both sides (2·D·nblocks(n), 2·D·nblocks(m)), the adjoints of f and g
 // (n, m; none on a grid), with FD_STAGE one more f and two more g (n, m,
-// m), FUSED_SCR
-// doubles per thread and, for a grid problem, its scratch (7·n and the
-// kernel table of max(gh, gw)).
+// m), FUSED_SCR doubles per thread and, for a grid problem, its scratch
+// (7·n and the kernel table of max(gh, gw)).
 template <int D>
 __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double *P = asPtr(w[FD_P]), *Q = asPtr(w[FD_Q]), *LP = asPtr(w[FD_LP]), *LQ = asPtr(w[FD_LQ]);
