@@ -510,7 +510,9 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 	const double *const cpts = C.pts, *const cbox = C.box;
 	const bool cull = bk != nullptr;
 	if (cull) {
-		for (int B = tid; B < (int)nblocks(nr); B += nt) {
+		// bkReset receives the keys of the sweep after this one, whose
+		// rows are this sweep's columns.
+		for (int B = tid; B < nb; B += nt) {
 			bkReset[B] = 0;
 		}
 	}
