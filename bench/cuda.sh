@@ -21,7 +21,9 @@
 #             against the CPU;
 #  crossover: BenchmarkCrossover (one evaluation with the unrolled gradient,
 #             n = m from 16 to 2048, 1-D and 2-D, eps = resolution²: CPU on
-#             all cores, GPU fused, GPU multi-launch), BenchmarkBatch (K
+#             all cores, GPU fused (culling where cullPays says, every
+#             problem culling, none; in the caller's order), GPU
+#             multi-launch), BenchmarkBatch (K
 #             concurrent evaluations of Experiment A's size),
 #             BenchmarkFusedThreads (the fused kernel's thread count and
 #             culling at that size), BenchmarkExpAGradientGPU (one gradient
