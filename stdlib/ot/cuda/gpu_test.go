@@ -248,9 +248,8 @@ func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float
 // package ot (all cores), on the GPU's fused path (forced as far as its
 // shared memory allows, culling blocks where cullPays says; "cull": every
 // problem culling, "nocull": none, and "plain": in the caller's order
-// without truncation, up to 256) and on
-// its multi-launch path, in 1-D and 2-D: the sizes where backend = "auto"
-// and the fused path should switch.
+// without truncation, up to 256) and on its multi-launch path, in 1-D and
+// 2-D: the sizes where backend = "auto" and the fused path should switch.
 func BenchmarkCrossover(b *testing.B) {
 	dev := openDevice(b)
 	b.Logf("device: %s", dev.Name())
