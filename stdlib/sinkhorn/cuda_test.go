@@ -158,27 +158,9 @@ func TestCUDAGridThroughTape(t *testing.T) {
 		lb[i] = math.Log(1e-6 + rng.Float64())
 	}
 	eval := func(fn, backend string, rho float64) (float64, []float64, bool) {
-		tape := autodiff.NewTape()
-		c := &stdlib.Context{Tape: tape, State: map[string]any{}}
-		x := tape.NewConst(autodiff.MatrixShape(n, 2), pts)
-		y := tape.NewConst(autodiff.MatrixShape(n, 2), pts)
-		lav := tape.VarVec(la)
-		nm := make([]stdlib.Value, argBackend+1)
-		nm[argEps] = stdlib.RealValue(tape.Const(1))
-		nm[argIters] = stdlib.IntValue(64)
-		nm[argRho] = stdlib.RealValue(tape.Const(rho))
-		nm[argLogA] = stdlib.ADValue(lav)
-		nm[argLogB] = stdlib.ADValue(tape.ConstVec(lb))
-		nm[argBackend] = stdlib.Value{Type: lang.StringType, Str: backend}
-		v, err := impls[fn](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, nm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tape.Gradient(v.AD); err != nil {
-			t.Fatal(err)
-		}
-		_, gpu := c.State[gpuKey]
-		return tape.Scalar(v.AD), slices.Clone(tape.Adj(lav)), gpu
+		v, g, state := logWeightCall(t, impls, fn, pts, la, lb, 1, 64, rho, backend)
+		_, gpu := state[gpuKey]
+		return v, g, gpu
 	}
 	for _, fn := range []string{"sinkhorn", "sinkhorn_ot"} {
 		vc, gc, _ := eval(fn, "cpu", 10)

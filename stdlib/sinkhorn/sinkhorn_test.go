@@ -229,27 +229,8 @@ func TestGridPathThroughTape(t *testing.T) {
 		return out
 	}
 	eval := func(fn string, rho float64, p, a, b []float64) (float64, []float64) {
-		tape := autodiff.NewTape()
-		c := &stdlib.Context{Tape: tape, State: map[string]any{}}
-		x := tape.NewConst(autodiff.MatrixShape(n, 2), p)
-		y := tape.NewConst(autodiff.MatrixShape(n, 2), p)
-		lav := tape.VarVec(a)
-		nm := make([]stdlib.Value, argBackend+1)
-		nm[argEps] = stdlib.RealValue(tape.Const(0.8))
-		nm[argIters] = stdlib.IntValue(25)
-		if rho > 0 {
-			nm[argRho] = stdlib.RealValue(tape.Const(rho))
-		}
-		nm[argLogA] = stdlib.ADValue(lav)
-		nm[argLogB] = stdlib.ADValue(tape.ConstVec(b))
-		v, err := impls[fn](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, nm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tape.Gradient(v.AD); err != nil {
-			t.Fatal(err)
-		}
-		return tape.Scalar(v.AD), slices.Clone(tape.Adj(lav))
+		v, g, _ := logWeightCall(t, impls, fn, p, a, b, 0.8, 25, rho, "")
+		return v, g
 	}
 	for _, fn := range []string{"sinkhorn", "sinkhorn_ot"} {
 		for _, rho := range []float64{0, 10} {
@@ -465,4 +446,39 @@ func TestFixedColumns(t *testing.T) {
 	if !nonzero {
 		t.Fatal("the gradient is zero")
 	}
+}
+
+// logWeightCall evaluates fn (sinkhorn or sinkhorn_ot) through a tape
+// between two copies of the n×2 points p, with the log-weights a (a
+// variable) and b, eps, iters, rho (0: balanced) and backend ("": the
+// default), and returns the value, the adjoint of a and the call's context
+// state.
+func logWeightCall(t *testing.T, impls stdlib.Impls, fn string, p, a, b []float64, eps float64, iters int,
+	rho float64, backend string) (float64, []float64, map[string]any) {
+	t.Helper()
+	n := len(a)
+	tape := autodiff.NewTape()
+	c := &stdlib.Context{Tape: tape, State: map[string]any{}}
+	x := tape.NewConst(autodiff.MatrixShape(n, 2), p)
+	y := tape.NewConst(autodiff.MatrixShape(n, 2), p)
+	lav := tape.VarVec(a)
+	nm := make([]stdlib.Value, argBackend+1)
+	nm[argEps] = stdlib.RealValue(tape.Const(eps))
+	nm[argIters] = stdlib.IntValue(iters)
+	if rho > 0 {
+		nm[argRho] = stdlib.RealValue(tape.Const(rho))
+	}
+	nm[argLogA] = stdlib.ADValue(lav)
+	nm[argLogB] = stdlib.ADValue(tape.ConstVec(b))
+	if backend != "" {
+		nm[argBackend] = stdlib.Value{Type: lang.StringType, Str: backend}
+	}
+	v, err := impls[fn](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, nm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tape.Gradient(v.AD); err != nil {
+		t.Fatal(err)
+	}
+	return tape.Scalar(v.AD), slices.Clone(tape.Adj(lav)), c.State
 }

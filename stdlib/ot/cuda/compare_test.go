@@ -49,6 +49,15 @@ func referenceCases(t testing.TB) []*testCase {
 	return cases
 }
 
+// normalPoints returns k coordinates drawn from N(mean, sd²) by rng.
+func normalPoints(rng *rand.Rand, k int, mean, sd float64) []float64 {
+	v := make([]float64, k)
+	for i := range v {
+		v[i] = mean + sd*rng.NormFloat64()
+	}
+	return v
+}
+
 // generatedCases are problems the reference vectors do not cover: points
 // of dimension 5 and 10 (the kernels' generic path; 10 is more than the
 // KMAX = 8 gradient sums one pass keeps), and a zero weight (log-weight
@@ -57,14 +66,8 @@ func generatedCases() []*testCase {
 	rng := rand.New(rand.NewPCG(7, 11))
 	gen := func(name string, n, m, d int, opt ot.Options, zero bool) *testCase {
 		c := &testCase{name: name, d: d, opt: opt, small: true, random: true}
-		c.x = make([]float64, n*d)
-		c.y = make([]float64, m*d)
-		for i := range c.x {
-			c.x[i] = rng.NormFloat64()
-		}
-		for i := range c.y {
-			c.y[i] = 0.5 + 0.8*rng.NormFloat64()
-		}
+		c.x = normalPoints(rng, n*d, 0, 1)
+		c.y = normalPoints(rng, m*d, 0.5, 0.8)
 		logw := func(k int) []float64 {
 			w := make([]float64, k)
 			s := 0.0

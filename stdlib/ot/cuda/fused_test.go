@@ -197,14 +197,8 @@ func cullingCases() []*testCase {
 	rng := rand.New(rand.NewPCG(3, 5))
 	gen := func(name string, n, m, d int, opt ot.Options) *testCase {
 		c := &testCase{name: name, d: d, opt: opt}
-		c.x = make([]float64, n*d)
-		c.y = make([]float64, m*d)
-		for i := range c.x {
-			c.x[i] = rng.NormFloat64()
-		}
-		for i := range c.y {
-			c.y[i] = 0.3 + 1.2*rng.NormFloat64()
-		}
+		c.x = normalPoints(rng, n*d, 0, 1)
+		c.y = normalPoints(rng, m*d, 0.3, 1.2)
 		c.la, c.lb = make([]float64, n), make([]float64, m)
 		for i := range c.la {
 			c.la[i] = -math.Log(float64(n))
