@@ -428,6 +428,7 @@ type scalingState struct {
 	logs               [2]sizeLog // logOf's memory
 	h, v, sig, out, lg []float64
 	args               []float64
+	kargs              []float64 // an absorption's entries' exponents
 	gat                []float64 // rowGradPass's gathered sums
 	topL               []float64 // an absorption's column thresholds
 
@@ -856,24 +857,40 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 				kept++
 			}
 		}
-		for k, j := range sel[:kept] {
-			a := offR[i] + buf[j]
-			if !(a <= expHigh-9) {
-				return false
-			}
-			ebuf[k] = a
-		}
 		km.idx = km.idx[:n0+kept]
 		if len(km.idx) > budget {
 			return false
 		}
-		km.val = slices.Grow(km.val, kept)[:n0+kept]
-		kr.exp(km.val[n0:], ebuf[:kept])
+		// The entries' exponents now, their exponentials for the whole
+		// kernel at once below (rows are short: one call per row cost a
+		// third of the absorption in Experiment C).
+		sc.kargs = slices.Grow(sc.kargs[:n0], kept)[:n0+kept]
+		if !offsetArgs(sc.kargs[n0:], sel[:kept], buf, offR[i], expHigh-9) {
+			return false
+		}
 		topR[i] += offR[i]
 	}
-	km.start[nr] = int32(len(km.idx))
+	nnz := len(km.idx)
+	km.start[nr] = int32(nnz)
+	km.val = grow(km.val, nnz)
+	kr.exp(km.val[:nnz], sc.kargs[:nnz])
 	km.ncol = nc
 	return true
+}
+
+// offsetArgs sets dst[k] = off + buf[sel[k]], the exponents of a kernel
+// row's entries, and reports whether every one is at most lim (none NaN).
+func offsetArgs(dst []float64, sel []int32, buf []float64, off, lim float64) bool {
+	dst = dst[:len(sel)]
+	ok := true
+	for k, j := range sel {
+		a := off + buf[j]
+		dst[k] = a
+		if !(a <= lim) {
+			ok = false
+		}
+	}
+	return ok
 }
 
 // wideGrowth returns how many more terms of the nr rows (arguments argsOf,
