@@ -163,6 +163,18 @@
 // forward sweeps whose rows want a gradient form the row gradient sums
 // Σ_j K_ij e^(h_j − H)(x_i − y_j) in the same pass as the row sums, from
 // the entries times their points' differences, formed once per kernel.
+// In balanced problems consecutive kernel sweeps on one kernel chain
+// (scaling_chain.go): a sweep's column factors are the previous sweep's
+// weights over its row sums, (w_c/σ_c)/max_k(w_k/σ_k), its exactness test
+// compares the row sums with per-kernel thresholds, and its potentials are
+// formed only when read (the input of a sweep that does not chain, the
+// last of each orientation): no logarithm or exponential per point.
+// Chained potentials are closer to the double-double reference than
+// those formed sweep by sweep (half the error on the steep case), but
+// their rounding errors do not lie along the shift (f + c, g − c) that the
+// envelope gradient ignores, so solves for an envelope gradient do not
+// chain; values therefore agree across gradient modes to rounding, not
+// bit for bit.
 // In 2-D and above, problems of at most 2^18 pairs compute the sweeps that
 // absorb densely (scalingDenseAbsorb), within the absorption's first pass
 // (the same bits as a dense sweep), and keep the absorption's arguments

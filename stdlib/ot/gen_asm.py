@@ -1379,6 +1379,13 @@ elementwise('mulAddAVX2', '(dst, x []float64, a float64, b []float64)', 80,
             ['VMULPD 0(SI), Y15, Y0', 'VADDPD 0(DX), Y0, Y0', 'VMOVUPD Y0, 0(DI)'],
             ['SI', 'DX', 'DI'], 'ma')
 
+# func scaleAVX2(dst []float64, a float64)
+# dst[j] = dst[j]·a for the first len(dst) &^ 3 elements.
+elementwise('scaleAVX2', '(dst []float64, a float64)', 32,
+            ['MOVQ dst_base+0(FP), DI', 'MOVQ dst_len+8(FP), CX', 'VBROADCASTSD a+24(FP), Y15'],
+            ['VMULPD 0(DI), Y15, Y0', 'VMOVUPD Y0, 0(DI)'],
+            ['DI'], 'sc')
+
 # func divAVX2(dst, a, b []float64)
 # dst[j] = a[j] / b[j] for the first len(a) &^ 3 elements.
 elementwise('divAVX2', '(dst, a, b []float64)', 72,
@@ -1483,6 +1490,61 @@ w('ptok:')
 emit(['VZEROUPPER', 'MOVB $1, ret+128(FP)', 'RET'])
 w('ptfail:')
 emit(['VZEROUPPER', 'MOVB $0, ret+128(FP)', 'RET'])
+w('')
+
+# func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)
+# A chained kernel sweep's column factors (scaling_chain.go) over the first
+# len(sig) &^ 3 columns: with v = 1/sig[c], cf[c] = w[c]·v and the maxima
+# (from 0) of cf[c] and rho[c]·v, as the Go loop (every input finite, sig
+# positive).
+w('// func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)')
+w('TEXT ·chainFactorsAVX2(SB), NOSPLIT, $0-112')
+emit(['MOVQ cf_base+0(FP), DI',
+      'MOVQ sig_base+24(FP), SI',
+      'MOVQ sig_len+32(FP), CX',
+      'MOVQ w_base+48(FP), DX',
+      'MOVQ rho_base+72(FP), R8',
+      'VMOVUPD %s, Y15' % K('one'),
+      'VXORPD Y14, Y14, Y14',   # qmax
+      'VXORPD Y13, Y13, Y13',   # dmax
+      'SHRQ $2, CX'])
+w('cfloop:')
+emit(['CMPQ CX, $1', 'JLT cfdone',
+      'VDIVPD 0(SI), Y15, Y0',   # v = 1/sig
+      'VMULPD 0(DX), Y0, Y1',    # w·v
+      'VMOVUPD Y1, 0(DI)',
+      'VMAXPD Y14, Y1, Y14',
+      'VMULPD 0(R8), Y0, Y2',    # rho·v
+      'VMAXPD Y13, Y2, Y13',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, R8', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP cfloop'])
+w('cfdone:')
+emit(['VEXTRACTF128 $1, Y14, X0', 'VMAXPD X0, X14, X0', 'VPERMILPD $1, X0, X1', 'VMAXPD X1, X0, X0',
+      'VEXTRACTF128 $1, Y13, X2', 'VMAXPD X2, X13, X2', 'VPERMILPD $1, X2, X3', 'VMAXPD X3, X2, X2',
+      'VZEROUPPER',
+      'VMOVSD X0, qmax+96(FP)', 'VMOVSD X2, dmax+104(FP)', 'RET'])
+w('')
+
+# func minProdAVX2(a, b []float64) float64
+# The least a[j]·b[j] (from +Inf) over the first len(a) &^ 3 elements, as
+# the Go loop (no NaN among the products).
+w('// func minProdAVX2(a, b []float64) float64')
+w('TEXT ·minProdAVX2(SB), NOSPLIT, $0-56')
+emit(['MOVQ a_base+0(FP), SI',
+      'MOVQ a_len+8(FP), CX',
+      'MOVQ b_base+24(FP), DX',
+      'VMOVUPD %s, Y14' % K('neginf'),
+      'VXORPD Y13, Y13, Y13',
+      'VSUBPD Y14, Y13, Y14',   # +Inf
+      'SHRQ $2, CX'])
+w('mploop:')
+emit(['CMPQ CX, $1', 'JLT mpdone',
+      'VMOVUPD 0(SI), Y0',
+      'VMULPD 0(DX), Y0, Y0',
+      'VMINPD Y14, Y0, Y14',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'SUBQ $1, CX', 'JMP mploop'])
+w('mpdone:')
+emit(['VEXTRACTF128 $1, Y14, X0', 'VMINPD X0, X14, X0', 'VPERMILPD $1, X0, X1', 'VMINPD X1, X0, X0',
+      'VZEROUPPER', 'VMOVSD X0, ret+48(FP)', 'RET'])
 w('')
 
 w('// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)')

@@ -156,6 +156,26 @@ func mulAddAVX2(dst, x []float64, a float64, b []float64)
 //go:noescape
 func divAVX2(dst, a, b []float64)
 
+// scaleAVX2 writes dst[j]·a into dst[j] for the first len(dst) &^ 3
+// elements.
+//
+//go:noescape
+func scaleAVX2(dst []float64, a float64)
+
+// chainFactorsAVX2 is chainedFactors' pass over the first len(sig) &^ 3
+// columns (chainFactorsGo's bits): cf[c] = w[c]·(1/sig[c]) and the maxima,
+// from 0, of cf[c] and rho[c]·(1/sig[c]). Every input must be finite, sig
+// positive, and cf, w and rho at least as long as sig.
+//
+//go:noescape
+func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)
+
+// minProdAVX2 returns the least a[j]·b[j], from +Inf, over the first
+// len(a) &^ 3 elements (b at least as long; no product NaN).
+//
+//go:noescape
+func minProdAVX2(a, b []float64) float64
+
 // scalePairsAVX2 writes f[i]·src[2i + k] into dst[2i + k] (k = 0, 1) for
 // the first len(f) &^ 1 rows.
 //

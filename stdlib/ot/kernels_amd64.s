@@ -2380,6 +2380,24 @@ madone:
 	VZEROUPPER
 	RET
 
+// func scaleAVX2(dst []float64, a float64)
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	VBROADCASTSD a+24(FP), Y15
+	SHRQ $2, CX
+scloop:
+	CMPQ CX, $1
+	JLT scdone
+	VMULPD 0(DI), Y15, Y0
+	VMOVUPD Y0, 0(DI)
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP scloop
+scdone:
+	VZEROUPPER
+	RET
+
 // func divAVX2(dst, a, b []float64)
 TEXT ·divAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
@@ -2508,6 +2526,74 @@ ptok:
 ptfail:
 	VZEROUPPER
 	MOVB $0, ret+128(FP)
+	RET
+
+// func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)
+TEXT ·chainFactorsAVX2(SB), NOSPLIT, $0-112
+	MOVQ cf_base+0(FP), DI
+	MOVQ sig_base+24(FP), SI
+	MOVQ sig_len+32(FP), CX
+	MOVQ w_base+48(FP), DX
+	MOVQ rho_base+72(FP), R8
+	VMOVUPD expk<>+512(SB), Y15
+	VXORPD Y14, Y14, Y14
+	VXORPD Y13, Y13, Y13
+	SHRQ $2, CX
+cfloop:
+	CMPQ CX, $1
+	JLT cfdone
+	VDIVPD 0(SI), Y15, Y0
+	VMULPD 0(DX), Y0, Y1
+	VMOVUPD Y1, 0(DI)
+	VMAXPD Y14, Y1, Y14
+	VMULPD 0(R8), Y0, Y2
+	VMAXPD Y13, Y2, Y13
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP cfloop
+cfdone:
+	VEXTRACTF128 $1, Y14, X0
+	VMAXPD X0, X14, X0
+	VPERMILPD $1, X0, X1
+	VMAXPD X1, X0, X0
+	VEXTRACTF128 $1, Y13, X2
+	VMAXPD X2, X13, X2
+	VPERMILPD $1, X2, X3
+	VMAXPD X3, X2, X2
+	VZEROUPPER
+	VMOVSD X0, qmax+96(FP)
+	VMOVSD X2, dmax+104(FP)
+	RET
+
+// func minProdAVX2(a, b []float64) float64
+TEXT ·minProdAVX2(SB), NOSPLIT, $0-56
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ b_base+24(FP), DX
+	VMOVUPD expk<>+640(SB), Y14
+	VXORPD Y13, Y13, Y13
+	VSUBPD Y14, Y13, Y14
+	SHRQ $2, CX
+mploop:
+	CMPQ CX, $1
+	JLT mpdone
+	VMOVUPD 0(SI), Y0
+	VMULPD 0(DX), Y0, Y0
+	VMINPD Y14, Y0, Y14
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $1, CX
+	JMP mploop
+mpdone:
+	VEXTRACTF128 $1, Y14, X0
+	VMINPD X0, X14, X0
+	VPERMILPD $1, X0, X1
+	VMINPD X1, X0, X0
+	VZEROUPPER
+	VMOVSD X0, ret+48(FP)
 	RET
 
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)

@@ -93,6 +93,14 @@ func mulAddAVX2(dst, x []float64, a float64, b []float64) { panic("ot: no SIMD k
 
 func divAVX2(dst, a, b []float64) { panic("ot: no SIMD kernels") }
 
+func scaleAVX2(dst []float64, a float64) { panic("ot: no SIMD kernels") }
+
+func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64) {
+	panic("ot: no SIMD kernels")
+}
+
+func minProdAVX2(a, b []float64) float64 { panic("ot: no SIMD kernels") }
+
 func scalePairsAVX2(dst, src, f []float64) { panic("ot: no SIMD kernels") }
 
 func inRangeAVX2(s []float64, lo, hi float64) bool { panic("ot: no SIMD kernels") }

@@ -141,6 +141,8 @@ type scalingEpoch struct {
 	spans []int32 // culled: per row block of a backward sweep, its columns (blockSpans)
 
 	L float64 // the limit L of its selection (see the top of the file)
+
+	chain chainFactors // the chained sweeps' constants (scaling_chain.go)
 }
 
 // csr is a sparse matrix in compressed rows.
@@ -425,12 +427,20 @@ type scalingState struct {
 	// pass (the rows' side wants its points' gradient; ng ≤ 2).
 	gradRows [2]bool
 
-	logs               [2]sizeLog // logOf's memory
-	h, v, sig, out, lg []float64
-	args               []float64
-	kargs              []float64 // an absorption's entries' exponents
-	gat                []float64 // rowGradPass's gathered sums
-	topL               []float64 // an absorption's column thresholds
+	// The chained kernel sweeps of solve (scaling_chain.go): lazy while
+	// they may leave their potentials pending, pend per orientation, and
+	// the row sums of the sweeps that keep no history, per orientation.
+	lazy bool
+	pend [2]pendingSweep
+	sigs [2][]float64
+	plg  []float64 // materialize's logarithms
+
+	logs          [2]sizeLog // logOf's memory
+	h, v, out, lg []float64
+	args          []float64
+	kargs         []float64 // an absorption's entries' exponents
+	gat           []float64 // rowGradPass's gathered sums
+	topL          []float64 // an absorption's column thresholds
 
 	// The accepted error of a kernel sweep (the dropped terms of a row
 	// below 2^-bits of its sum) and the margin of L: 54 and scalingMargin,
@@ -446,9 +456,11 @@ type scalingState struct {
 	// Counters over the workspace's life (tests and benchmarks); reabsorbs
 	// are the backward pass's culled absorptions, mismatches those whose
 	// kernel was not the forward pass's, partial the kernel sweeps that
-	// finishRows completed.
+	// finishRows completed, chained those whose column factors came from
+	// the pending sweep (scaling_chain.go).
 	kernelSweeps, absorbs, failed  int
 	reabsorbs, mismatches, partial int
+	chained                        int
 }
 
 // useScaling reports whether the problem (p, q) runs on the scaling path,
@@ -518,6 +530,7 @@ func (sc *scalingState) logOf(n int) float64 {
 // holding more entries than this problem's budget are released.
 func (sc *scalingState) begin(keep bool, gradRows [2]bool, coords []int, nm, sweeps, rows, d int, culled bool) {
 	sc.n, sc.stored, sc.broken, sc.keep = 0, 0, false, keep
+	sc.lazy, sc.pend = false, [2]pendingSweep{}
 	sc.chosen = 0
 	sc.cur, sc.resident = [2]int{-1, -1}, [2]int32{-1, -1}
 	sc.culled, sc.record = culled, keep && !culled
@@ -573,20 +586,29 @@ func (sc *scalingState) gradSums(o, rec, nr int) []float64 {
 // scalingStep computes one forward sweep of orientation o (rows: side o):
 // out_r = −τε·LSE_c(u_c − C_rc/eps), from the current epoch when it
 // provably can, else on the sparse sweeps, absorbing a new epoch. colPot
-// is the column side's potential (u = colPot/eps + log w).
+// is the column side's potential; the step sets u = colPot/eps + log w
+// where it needs it (a chained kernel sweep does not: scaling_chain.go).
 func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c consts, rec int) {
 	sc := e.sc
 	rows, cols := sides[o], sides[1-o]
+	sc.pend[o].ok = false // this sweep's potentials replace those
+	chain := sc.chainable(o, c)
+	if !chain {
+		e.scalingInput(o, cols, u, colPot, c)
+	}
 	var test sweepTest
 	if sc.cur[o] >= 0 {
 		var ok bool
-		if ok, test = e.kernelSweep(o, rows, cols, u, out, c, rec); ok {
+		if ok, test = e.kernelSweep(o, rows, cols, u, out, c, rec, chain); ok {
 			sc.kernelSweeps++
 			if rec >= 0 {
 				sc.sweepEpoch[rec] = sc.id[o]
 			}
 			return
 		}
+	}
+	if chain {
+		e.scalingInput(o, cols, u, colPot, c)
 	}
 	// A dense absorbing sweep is computed in the absorption's first pass
 	// (absorb with sweep) when every column factor is finite, or only for
@@ -628,6 +650,14 @@ func (e *engine) scalingStep(o int, sides [2]side, u, colPot, out []float64, c c
 	if _, _, ok := e.rowSums(o, rows, cols, u, sc.sigma(rec, rows.n), sc.gradSums(o, rec, rows.n), sc.colFactorsOf(rec, cols.n)); ok {
 		sc.sweepEpoch[rec] = sc.id[o]
 	}
+}
+
+// scalingInput sets the input u = colPot/eps + log w of a sweep of
+// orientation o (columns cols), forming colPot first if its sweep is
+// pending.
+func (e *engine) scalingInput(o int, cols side, u, colPot []float64, c consts) {
+	e.materialize(1-o, c)
+	kern{simd: e.simd}.mulAdd(u[:cols.n], colPot[:cols.n], c.invEps, cols.logw)
 }
 
 // colFactors sets v (nc values) to the column factors e^(h_c − H),
@@ -687,7 +717,13 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg, cf []float64) (H, D
 	if H, D, ok = e.colFactors(ep, o, u, cf); !ok {
 		return H, D, false
 	}
-	km := &ep.k[o]
+	return H, D, e.factorSums(o, rows, cols, sig, rg, cf)
+}
+
+// factorSums is rowSums from the column factors cf.
+func (e *engine) factorSums(o int, rows, cols side, sig, rg, cf []float64) bool {
+	sc := e.sc
+	km := &sc.epochs[sc.cur[o]].k[o]
 	if rg == nil {
 		e.gatherRows(km, [3][]float64{km.val}, 1, cf, gatherDst{out: sig})
 	} else {
@@ -695,7 +731,7 @@ func (e *engine) rowSums(o int, rows, cols side, u, sig, rg, cf []float64) (H, D
 		pl, np := km.planes(km.val, sc.ng)
 		e.gatherRows(km, pl, np, cf, gatherDst{lead: sig, rest: rg})
 	}
-	return H, D, kern{simd: e.simd}.inRange(sig, scalingMinSum, math.MaxFloat64)
+	return kern{simd: e.simd}.inRange(sig, scalingMinSum, math.MaxFloat64)
 }
 
 // newEpoch returns an empty epoch for the next absorption, or −1 when the
@@ -737,6 +773,7 @@ func (e *engine) absorb(o int, rows, cols side, u, colPot, out []float64, c cons
 	}
 	km := &sc.epochs[k].k[o]
 	km.transpose(&sc.epochs[k].k[1-o], cols.n)
+	e.prepareChain(&sc.epochs[k], o, rows, cols)
 	sc.stored += len(km.idx)
 	sc.absorbs++
 	return k
@@ -996,8 +1033,11 @@ type sweepTest struct {
 // kernelSweep computes the forward sweep of orientation o from the current
 // epoch into out and reports whether every row passed the exactness test
 // (out is unchanged otherwise), and the test (with sc.lg the rows' log σ).
-// The row sums are kept for the backward pass of sweep rec (rec ≥ 0).
-func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts, rec int) (bool, sweepTest) {
+// The row sums are kept for the backward pass of sweep rec (rec ≥ 0). With
+// chain, the column factors come from the pending sweep of the other
+// orientation (u is not read); within solve (sc.lazy) a balanced sweep
+// that passes leaves its potentials pending (scaling_chain.go).
+func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts, rec int, chain bool) (bool, sweepTest) {
 	sc := e.sc
 	ep := &sc.epochs[sc.cur[o]]
 	nr, nc := rows.n, cols.n
@@ -1008,20 +1048,37 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	if rec >= 0 && sc.record {
 		sig, rg, cf = sc.sigma(rec, nr), sc.gradSums(o, rec, nr), sc.colFactorsOf(rec, nc)
 	} else {
-		sc.sig = grow(sc.sig, nr)
-		sig = sc.sig[:nr]
+		sc.sigs[o] = grow(sc.sigs[o], nr)
+		sig = sc.sigs[o][:nr]
 	}
-	H, D, ok := e.rowSums(o, rows, cols, u, sig, rg, cf)
+	var H, D float64
+	var ok bool
+	if chain {
+		if cf == nil {
+			sc.v = grow(sc.v, nc)
+			cf = sc.v
+		}
+		if H, D, ok = e.chainedFactors(ep, o, cf[:nc]); ok {
+			sc.chained++
+			ok = e.factorSums(o, rows, cols, sig, rg, cf)
+		}
+	} else {
+		H, D, ok = e.rowSums(o, rows, cols, u, sig, rg, cf)
+	}
 	if !ok || math.IsNaN(D) || D == math.Inf(1) { // D: the largest drift of a column factor
 		return false, sweepTest{}
+	}
+	// Every row's dropped terms must add up to less than 2^-54 of its sum.
+	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (ep.L - 1) + D - H
+	test := sweepTest{ran: true, H: H, lim: lim}
+	if sc.lazy && c.tau == 1 && chainedTest(kern{simd: e.simd}, ep, o, sig, lim) {
+		sc.pend[o] = pendingSweep{ok: true, out: out[:nr], sig: sig, H: H, k: sc.cur[o], id: sc.id[o]}
+		return true, test
 	}
 	sc.lg = grow(sc.lg, nr)
 	lg := sc.lg[:nr]
 	kr := kern{simd: e.simd}
 	kr.log(lg, sig)
-	// Every row's dropped terms must add up to less than 2^-54 of its sum.
-	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (ep.L - 1) + D - H
-	test := sweepTest{ran: true, H: H, lim: lim}
 	return kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim), test
 }
 

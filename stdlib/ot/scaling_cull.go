@@ -339,8 +339,8 @@ func (e *engine) culledWeighted(job sweepJob, sides [2]side, o int, id int32, c 
 	ep := &sc.epochs[o]
 	sc.cur[o] = o
 	nr, nc, d := job.nr, job.nc, e.d
-	sc.sig = grow(sc.sig, nr)
-	sig := sc.sig[:nr]
+	sc.sigs[o] = grow(sc.sigs[o], nr)
+	sig := sc.sigs[o][:nr]
 	if _, _, ok := e.rowSums(o, rows, cols, job.u, sig, nil, nil); !ok {
 		return false
 	}

@@ -80,10 +80,13 @@ func pathErrors(r pathResult, div, xy refResult, withDiv bool) map[string]float6
 func TestScalingAccuracy(t *testing.T) {
 	const rtol = 1e-12
 	cases := sparseCases(t)
-	finished, ran := 0, 0 // kernel sweeps completed by finishRows; cases run
+	finished, chained, ran := 0, 0, 0 // kernel sweeps completed by finishRows, chained; cases run
 	defer func() {
 		if ran == len(cases) && finished == 0 && !t.Failed() {
 			t.Error("no kernel sweep was completed by finishRows: the cases do not exercise it")
+		}
+		if ran == len(cases) && chained == 0 && !t.Failed() {
+			t.Error("no kernel sweep was chained: the cases do not exercise scaling_chain.go")
 		}
 	}()
 	for _, c := range cases {
@@ -109,8 +112,9 @@ func TestScalingAccuracy(t *testing.T) {
 				if got.mismatches > 0 {
 					t.Errorf("%s: %d of %d kernels absorbed again in the backward pass differ from the forward pass's", what, got.mismatches, got.reabsorbs)
 				}
-				t.Logf("%s: %d kernel sweeps (%d completed by finishRows), %d absorptions, %d again in the backward pass", what, got.kernelSweeps, got.partial, got.absorbs, got.reabsorbs)
+				t.Logf("%s: %d kernel sweeps (%d completed by finishRows, %d chained), %d absorptions, %d again in the backward pass", what, got.kernelSweeps, got.partial, got.chained, got.absorbs, got.reabsorbs)
 				finished += got.partial
+				chained += got.chained
 				scale := math.Abs(dense.div.OTxy) + math.Abs(dense.div.OTxx) + math.Abs(dense.div.OTyy)
 				for _, v := range []struct {
 					name      string
@@ -273,10 +277,10 @@ func TestScalingSweepErrorBound(t *testing.T) {
 		for j := range u2 {
 			u2[j] = u[j] + 0.5*(2*rng.Float64()-1)
 		}
-		if ok, _ := e.kernelSweep(0, rows, cols, u2, out, c, -1); !ok {
+		if ok, _ := e.kernelSweep(0, rows, cols, u2, out, c, -1, false); !ok {
 			t.Fatalf("bits %g: the kernel sweep was refused", bits)
 		}
-		sig := append([]float64(nil), e.sc.sig[:n]...)
+		sig := append([]float64(nil), e.sc.sigs[0][:n]...)
 		cf := append([]float64(nil), e.sc.v[:m]...) // the sweep's column factors
 		lse := make([]float64, n)
 		for i := range n {

@@ -957,5 +957,39 @@ func TestSIMDVectorOps(t *testing.T) {
 				same("potentials (failed: unchanged)", n, g, x)
 			}
 		}
+
+		// The chained sweeps' kernels (scaling_chain.go): positive sums,
+		// weights and drift factors, some zero.
+		sig, wt, rho := make([]float64, n), make([]float64, n), make([]float64, n)
+		for j := range sig {
+			sig[j] = math.Abs(x[j]) + 1e-300
+			wt[j] = math.Abs(b[j])
+			rho[j] = math.Abs(y[j])
+		}
+		wt[n/2], rho[(n-1)/3] = 0, 0
+		qw, dw := scalar.chainFactors(want, sig, wt, rho)
+		qg, dg := simd.chainFactors(got, sig, wt, rho)
+		same("chainFactors", n, got, want)
+		same("chainFactors maxima", n, []float64{qg, dg}, []float64{qw, dw})
+		var q, d float64
+		for j := range sig { // the maxima themselves
+			q, d = max(q, wt[j]/sig[j]), max(d, rho[j]/sig[j])
+		}
+		if !(math.Abs(qg-q) <= 2e-16*q && math.Abs(dg-d) <= 2e-16*d) {
+			t.Errorf("chainFactors n=%d: maxima %.17g, %.17g, want %.17g, %.17g", n, qg, dg, q, d)
+		}
+		w, g := slices.Clone(x), slices.Clone(x)
+		scalar.scale(w, 0.37)
+		simd.scale(g, 0.37)
+		same("scale", n, g, w)
+		mw, mg := scalar.minProd(x, y), simd.minProd(x, y)
+		same("minProd", n, []float64{mg}, []float64{mw})
+		m := math.Inf(1)
+		for j := range x {
+			m = min(m, x[j]*y[j])
+		}
+		if mg != m {
+			t.Errorf("minProd n=%d: %.17g, want %.17g", n, mg, m)
+		}
 	}
 }

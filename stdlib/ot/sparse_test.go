@@ -261,7 +261,7 @@ type pathResult struct {
 
 	// The scaling path's counters.
 	kernelSweeps, absorbs, failed, reabsorbs, mismatches int
-	partial                                              int
+	partial, chained                                     int
 }
 
 // evalPath evaluates the case on the path, with the kernels and workers
@@ -305,6 +305,7 @@ func evalPath(t *testing.T, c sparseCase, path Path, simd bool, workers int, cul
 		r.kernelSweeps, r.absorbs, r.failed = sc.kernelSweeps, sc.absorbs, sc.failed
 		r.reabsorbs, r.mismatches = sc.reabsorbs, sc.mismatches
 		r.partial = sc.partial
+		r.chained = sc.chained
 	}
 	r.anySweep = sp.allTerms > 0
 	r.reused = sp.reusedCulls

@@ -90,7 +90,10 @@ func TestReferenceVectors(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res2.Divergence != res.Divergence {
+				// The same iterations, rounded alike except where the
+				// scaling path chains its sweeps (not for an envelope
+				// gradient: scaling_chain.go): equal to rounding.
+				if !closeRel(res2.Divergence, res.Divergence, 1e-13, math.Abs(res.Divergence)) {
 					t.Errorf("divergence depends on the gradient mode: %v vs %v", res2.Divergence, res.Divergence)
 				}
 				checkArray(t, "envelope_grad_x", genv.X, flatten(ex.EnvelopeGradX), rt)
