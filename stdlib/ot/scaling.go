@@ -1053,13 +1053,15 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	}
 	var H, D float64
 	var ok bool
+	var qmax, dmax float64 // chained: D − H = log(dmax/qmax)
 	if chain {
 		if cf == nil {
 			sc.v = grow(sc.v, nc)
 			cf = sc.v
 		}
-		if H, D, ok = e.chainedFactors(ep, o, cf[:nc]); ok {
+		if qmax, dmax, ok = e.chainedFactors(ep, o, cf[:nc]); ok {
 			sc.chained++
+			H = math.Log(qmax) - sc.pend[1-o].H
 			ok = e.factorSums(o, rows, cols, sig, rg, cf)
 		}
 	} else {
@@ -1068,18 +1070,41 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 	if !ok || math.IsNaN(D) || D == math.Inf(1) { // D: the largest drift of a column factor
 		return false, sweepTest{}
 	}
-	// Every row's dropped terms must add up to less than 2^-54 of its sum.
-	lim := sc.logOf(nc) + sc.bits*math.Ln2 - (ep.L - 1) + D - H
-	test := sweepTest{ran: true, H: H, lim: lim}
-	if sc.lazy && c.tau == 1 && chainedTest(kern{simd: e.simd}, ep, o, sig, lim) {
-		sc.pend[o] = pendingSweep{ok: true, out: out[:nr], sig: sig, H: H, k: sc.cur[o], id: sc.id[o]}
-		return true, test
+	// Every row's dropped terms must add up to less than 2^-54 of its sum:
+	// log σ_r ≥ top_r + lim.
+	if sc.lazy && c.tau == 1 {
+		// The test on the sums, against e^(lim + t0): without a
+		// logarithm where chained.
+		var thr float64
+		switch b := ep.chain.base[o]; {
+		case chain && b >= 0x1p-1022 && b <= math.MaxFloat64:
+			thr = b * (dmax / qmax)
+		case chain:
+			thr = math.Exp(sc.sweepLimit(ep, nc, 0, 0) + ep.chain.t0[o] + math.Log(dmax/qmax))
+		default:
+			thr = math.Exp(sc.sweepLimit(ep, nc, D, H) + ep.chain.t0[o])
+		}
+		if chainedTest(kern{simd: e.simd}, ep, o, sig, thr) {
+			sc.pend[o] = pendingSweep{ok: true, out: out[:nr], sig: sig, H: H, k: sc.cur[o], id: sc.id[o]}
+			return true, sweepTest{}
+		}
 	}
+	if chain {
+		D = math.Log(dmax) - sc.pend[1-o].H
+	}
+	lim := sc.sweepLimit(ep, nc, D, H)
+	test := sweepTest{ran: true, H: H, lim: lim}
 	sc.lg = grow(sc.lg, nr)
 	lg := sc.lg[:nr]
 	kr := kern{simd: e.simd}
 	kr.log(lg, sig)
 	return kr.potentials(out[:nr], lg, ep.off[o][:nr], ep.top[o][:nr], -c.tau*c.eps, H, lim), test
+}
+
+// sweepLimit is lim of the exactness test of a kernel sweep on ep with nc
+// columns, drift D and shift H.
+func (sc *scalingState) sweepLimit(ep *scalingEpoch, nc int, D, H float64) float64 {
+	return sc.logOf(nc) + sc.bits*math.Ln2 - (ep.L - 1) + D - H
 }
 
 // finishRows completes a kernel sweep of orientation o that failed its

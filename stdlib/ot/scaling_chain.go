@@ -39,9 +39,10 @@ type pendingSweep struct {
 type chainFactors struct {
 	w   [2][]float64 // e^(log w_c)
 	rho [2][]float64 // e^(log w_c − ref_c), 0 for zero weights
-	et  [2][]float64 // e^(t0 − top_r)
-	t0  [2]float64   // the least top_r
-	ok  [2]bool      // et holds normal numbers: the test may run on σ
+	et   [2][]float64 // e^(t0 − top_r)
+	t0   [2]float64   // the least top_r
+	base [2]float64   // e^(lim + t0) of a chained sweep with D = H
+	ok   [2]bool      // et holds normal numbers: the test may run on σ
 }
 
 // prepareChain sets ep's chained-sweep constants (rows and cols are the
@@ -81,6 +82,8 @@ func (e *engine) prepareChain(ep *scalingEpoch, o int, rows, cols side) {
 		}
 		kr.exp(et, et)
 		ch.ok[s] = isFinite(t0) && kr.inRange(et, 0x1p-1022, 1)
+		// The sweeps whose rows are side s have the other side's columns.
+		ch.base[s] = math.Exp(e.sc.sweepLimit(ep, sides[1-s].n, 0, 0) + t0)
 	}
 }
 
@@ -92,20 +95,21 @@ func (sc *scalingState) chainable(o int, c consts) bool {
 }
 
 // chainedFactors sets the column factors cf of the kernel sweep of
-// orientation o on epoch ep from the pending sweep of the other
-// orientation, and returns H and D as colFactors does, or false when they
-// would not be finite.
-func (e *engine) chainedFactors(ep *scalingEpoch, o int, cf []float64) (H, D float64, ok bool) {
+// orientation o on epoch ep from the pending sweep p of the other
+// orientation and returns qmax = max_c w_c/σ_c and dmax = max_c ρ_c/σ_c
+// (then H = log qmax − p.H and D = log dmax − p.H, as colFactors's), or
+// false when they are not finite and positive.
+func (e *engine) chainedFactors(ep *scalingEpoch, o int, cf []float64) (qmax, dmax float64, ok bool) {
 	p := &e.sc.pend[1-o]
 	nc := len(p.sig)
 	cf = cf[:nc]
 	kr := kern{simd: e.simd}
-	qmax, dmax := kr.chainFactors(cf, p.sig, ep.chain.w[1-o][:nc], ep.chain.rho[1-o][:nc])
+	qmax, dmax = kr.chainFactors(cf, p.sig, ep.chain.w[1-o][:nc], ep.chain.rho[1-o][:nc])
 	if !(qmax > 0 && qmax <= math.MaxFloat64 && dmax > 0 && dmax <= math.MaxFloat64) {
 		return 0, 0, false
 	}
 	kr.scale(cf, 1/qmax)
-	return math.Log(qmax) - p.H, math.Log(dmax) - p.H, true
+	return qmax, dmax, true
 }
 
 // chainFactors sets cf[c] = w[c]·v with v = 1/sig[c] and returns the
@@ -159,14 +163,15 @@ func (k kern) minProd(a, b []float64) float64 {
 
 // chainedTest reports whether every row sum of the kernel sweep of
 // orientation o on ep passes the exactness test log σ_r ≥ top_r + lim, on
-// the sums themselves; false also when it cannot tell without logarithms.
-// A slack of 2^-40 covers the rounding of the products.
-func chainedTest(kr kern, ep *scalingEpoch, o int, sig []float64, lim float64) bool {
+// the sums themselves, given thr = e^(lim + t0); false also when it cannot
+// tell without logarithms. A slack of 2^-40 covers the rounding of the
+// products.
+func chainedTest(kr kern, ep *scalingEpoch, o int, sig []float64, thr float64) bool {
 	ch := &ep.chain
 	if !ch.ok[o] {
 		return false
 	}
-	thr := math.Exp(lim+ch.t0[o]) * (1 + 0x1p-40)
+	thr *= 1 + 0x1p-40
 	if !(thr >= 0x1p-1022 && thr <= math.MaxFloat64) {
 		return false
 	}
