@@ -37,8 +37,8 @@ type pendingSweep struct {
 // chainFactors holds an epoch's constants of the chained sweeps, per side
 // (as rows for et and t0, as columns for w and rho).
 type chainFactors struct {
-	w   [2][]float64 // e^(log w_c)
-	rho [2][]float64 // e^(log w_c − ref_c), 0 for zero weights
+	w    [2][]float64 // e^(log w_c)
+	rho  [2][]float64 // e^(log w_c − ref_c), 0 for zero weights
 	et   [2][]float64 // e^(t0 − top_r)
 	t0   [2]float64   // the least top_r
 	base [2]float64   // e^(lim + t0) of a chained sweep with D = H
