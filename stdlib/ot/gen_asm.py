@@ -1257,6 +1257,39 @@ emit(['VEXTRACTF128 $1, Y12, X0',
       'VMOVSD X0, ret+80(FP)', 'RET'])
 w('')
 
+# func subRowColMaxAVX2(buf, v, ref, top []float64, ri float64) float64
+# subMaxAVX2's buf[j] = v[j] − ref[j] and then rowColMaxAVX2 on it, in one
+# pass over the first len(buf) &^ 3 columns (the same bits as the two).
+w('// func subRowColMaxAVX2(buf, v, ref, top []float64, ri float64) float64')
+w('TEXT ·subRowColMaxAVX2(SB), NOSPLIT, $0-112')
+emit(['MOVQ buf_base+0(FP), DI',
+      'MOVQ buf_len+8(FP), CX',
+      'MOVQ v_base+24(FP), SI',
+      'MOVQ ref_base+48(FP), DX',
+      'MOVQ top_base+72(FP), R8',
+      'VBROADCASTSD ri+96(FP), Y13',
+      'VMOVUPD %s, Y12' % K('neginf'),
+      'SHRQ $2, CX'])
+w('srcmloop:')
+emit(['CMPQ CX, $1', 'JLT srcmdone',
+      'VMOVUPD 0(SI), Y0',
+      'VSUBPD 0(DX), Y0, Y0',
+      'VMOVUPD Y0, 0(DI)',
+      'VADDPD 0(DX), Y0, Y1',
+      'VMAXPD Y1, Y12, Y12',
+      'VADDPD Y13, Y0, Y2',
+      'VMAXPD 0(R8), Y2, Y2',
+      'VMOVUPD Y2, 0(R8)',
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, DI', 'ADDQ $32, R8', 'SUBQ $1, CX', 'JMP srcmloop'])
+w('srcmdone:')
+emit(['VEXTRACTF128 $1, Y12, X0',
+      'VMAXPD X0, X12, X0',
+      'VPERMILPD $1, X0, X1',
+      'VMAXPD X1, X0, X0',
+      'VZEROUPPER',
+      'VMOVSD X0, ret+104(FP)', 'RET'])
+w('')
+
 # func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int
 # The scaling path's absorption, pass 2, over the first len(buf) &^ 3
 # columns: writes to idx, in order, the j with buf[j] + ref[j] ≥ cut or
@@ -1379,6 +1412,14 @@ elementwise('mulAddAVX2', '(dst, x []float64, a float64, b []float64)', 80,
             ['VMULPD 0(SI), Y15, Y0', 'VADDPD 0(DX), Y0, Y0', 'VMOVUPD Y0, 0(DI)'],
             ['SI', 'DX', 'DI'], 'ma')
 
+# func mulAVX2(dst, a, b []float64)
+# dst[j] = a[j]·b[j] for the first len(a) &^ 3 elements.
+elementwise('mulAVX2', '(dst, a, b []float64)', 72,
+            ['MOVQ dst_base+0(FP), DI', 'MOVQ a_base+24(FP), SI',
+             'MOVQ a_len+32(FP), CX', 'MOVQ b_base+48(FP), DX'],
+            ['VMOVUPD 0(SI), Y0', 'VMULPD 0(DX), Y0, Y0', 'VMOVUPD Y0, 0(DI)'],
+            ['SI', 'DX', 'DI'], 'ml')
+
 # func scaleAVX2(dst []float64, a float64)
 # dst[j] = dst[j]·a for the first len(dst) &^ 3 elements.
 elementwise('scaleAVX2', '(dst []float64, a float64)', 32,
@@ -1492,18 +1533,19 @@ w('ptfail:')
 emit(['VZEROUPPER', 'MOVB $0, ret+128(FP)', 'RET'])
 w('')
 
-# func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)
+# func chainFactorsAVX2(cf, inv, sig, w, rho []float64) (qmax, dmax float64)
 # A chained kernel sweep's column factors (scaling_chain.go) over the first
-# len(sig) &^ 3 columns: with v = 1/sig[c], cf[c] = w[c]·v and the maxima
-# (from 0) of cf[c] and rho[c]·v, as the Go loop (every input finite, sig
-# positive).
-w('// func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)')
-w('TEXT ·chainFactorsAVX2(SB), NOSPLIT, $0-112')
+# len(sig) &^ 3 columns: inv[c] = v = 1/sig[c], cf[c] = w[c]·v and the
+# maxima (from 0) of cf[c] and rho[c]·v, as the Go loop (every input
+# finite, sig positive).
+w('// func chainFactorsAVX2(cf, inv, sig, w, rho []float64) (qmax, dmax float64)')
+w('TEXT ·chainFactorsAVX2(SB), NOSPLIT, $0-136')
 emit(['MOVQ cf_base+0(FP), DI',
-      'MOVQ sig_base+24(FP), SI',
-      'MOVQ sig_len+32(FP), CX',
-      'MOVQ w_base+48(FP), DX',
-      'MOVQ rho_base+72(FP), R8',
+      'MOVQ inv_base+24(FP), R9',
+      'MOVQ sig_base+48(FP), SI',
+      'MOVQ sig_len+56(FP), CX',
+      'MOVQ w_base+72(FP), DX',
+      'MOVQ rho_base+96(FP), R8',
       'VMOVUPD %s, Y15' % K('one'),
       'VXORPD Y14, Y14, Y14',   # qmax
       'VXORPD Y13, Y13, Y13',   # dmax
@@ -1511,17 +1553,18 @@ emit(['MOVQ cf_base+0(FP), DI',
 w('cfloop:')
 emit(['CMPQ CX, $1', 'JLT cfdone',
       'VDIVPD 0(SI), Y15, Y0',   # v = 1/sig
+      'VMOVUPD Y0, 0(R9)',
       'VMULPD 0(DX), Y0, Y1',    # w·v
       'VMOVUPD Y1, 0(DI)',
       'VMAXPD Y14, Y1, Y14',
       'VMULPD 0(R8), Y0, Y2',    # rho·v
       'VMAXPD Y13, Y2, Y13',
-      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, R8', 'ADDQ $32, DI', 'SUBQ $1, CX', 'JMP cfloop'])
+      'ADDQ $32, SI', 'ADDQ $32, DX', 'ADDQ $32, R8', 'ADDQ $32, DI', 'ADDQ $32, R9', 'SUBQ $1, CX', 'JMP cfloop'])
 w('cfdone:')
 emit(['VEXTRACTF128 $1, Y14, X0', 'VMAXPD X0, X14, X0', 'VPERMILPD $1, X0, X1', 'VMAXPD X1, X0, X0',
       'VEXTRACTF128 $1, Y13, X2', 'VMAXPD X2, X13, X2', 'VPERMILPD $1, X2, X3', 'VMAXPD X3, X2, X2',
       'VZEROUPPER',
-      'VMOVSD X0, qmax+96(FP)', 'VMOVSD X2, dmax+104(FP)', 'RET'])
+      'VMOVSD X0, qmax+120(FP)', 'VMOVSD X2, dmax+128(FP)', 'RET'])
 w('')
 
 # func minProdAVX2(a, b []float64) float64

@@ -162,13 +162,18 @@ func divAVX2(dst, a, b []float64)
 //go:noescape
 func scaleAVX2(dst []float64, a float64)
 
-// chainFactorsAVX2 is chainedFactors' pass over the first len(sig) &^ 3
-// columns (chainFactorsGo's bits): cf[c] = w[c]·(1/sig[c]) and the maxima,
-// from 0, of cf[c] and rho[c]·(1/sig[c]). Every input must be finite, sig
-// positive, and cf, w and rho at least as long as sig.
+// chainFactorsAVX2 is kern.chainFactors over the first len(sig) &^ 3
+// columns (the Go loop's bits): inv[c] = 1/sig[c], cf[c] = w[c]·inv[c]
+// and the maxima, from 0, of cf[c] and rho[c]·inv[c]. Every input must be
+// finite, sig positive, and cf, inv, w and rho at least as long as sig.
 //
 //go:noescape
-func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)
+func chainFactorsAVX2(cf, inv, sig, w, rho []float64) (qmax, dmax float64)
+
+// mulAVX2 writes a[j]·b[j] into dst[j] for the first len(a) &^ 3 elements.
+//
+//go:noescape
+func mulAVX2(dst, a, b []float64)
 
 // minProdAVX2 returns the least a[j]·b[j], from +Inf, over the first
 // len(a) &^ 3 elements (b at least as long; no product NaN).
@@ -281,6 +286,13 @@ func count2AVX2(buf, ref []float64, cut1, cut2 float64) (n1, n2 int)
 //
 //go:noescape
 func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64
+
+// subRowColMaxAVX2 is subMaxAVX2's buf[j] = v[j] − ref[j] followed by
+// rowColMaxAVX2 on it, in one pass over the first len(buf) &^ 3 columns
+// (the same bits). The arguments must not be NaN.
+//
+//go:noescape
+func subRowColMaxAVX2(buf, v, ref, top []float64, ri float64) float64
 
 // selectAVX2 is the absorption's pass 2 over the first len(buf) &^ 3
 // columns: it writes to idx, in order, the j with buf[j] + ref[j] ≥ cut or

@@ -2222,6 +2222,42 @@ rcmdone:
 	VMOVSD X0, ret+80(FP)
 	RET
 
+// func subRowColMaxAVX2(buf, v, ref, top []float64, ri float64) float64
+TEXT ·subRowColMaxAVX2(SB), NOSPLIT, $0-112
+	MOVQ buf_base+0(FP), DI
+	MOVQ buf_len+8(FP), CX
+	MOVQ v_base+24(FP), SI
+	MOVQ ref_base+48(FP), DX
+	MOVQ top_base+72(FP), R8
+	VBROADCASTSD ri+96(FP), Y13
+	VMOVUPD expk<>+640(SB), Y12
+	SHRQ $2, CX
+srcmloop:
+	CMPQ CX, $1
+	JLT srcmdone
+	VMOVUPD 0(SI), Y0
+	VSUBPD 0(DX), Y0, Y0
+	VMOVUPD Y0, 0(DI)
+	VADDPD 0(DX), Y0, Y1
+	VMAXPD Y1, Y12, Y12
+	VADDPD Y13, Y0, Y2
+	VMAXPD 0(R8), Y2, Y2
+	VMOVUPD Y2, 0(R8)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	ADDQ $32, R8
+	SUBQ $1, CX
+	JMP srcmloop
+srcmdone:
+	VEXTRACTF128 $1, Y12, X0
+	VMAXPD X0, X12, X0
+	VPERMILPD $1, X0, X1
+	VMAXPD X1, X0, X0
+	VZEROUPPER
+	VMOVSD X0, ret+104(FP)
+	RET
+
 DATA comp4<>+0(SB)/8, $0x0000000000000000
 DATA comp4<>+8(SB)/8, $0x0000000000000000
 DATA comp4<>+16(SB)/8, $0x0000000000000000
@@ -2380,6 +2416,28 @@ madone:
 	VZEROUPPER
 	RET
 
+// func mulAVX2(dst, a, b []float64)
+TEXT ·mulAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ a_base+24(FP), SI
+	MOVQ a_len+32(FP), CX
+	MOVQ b_base+48(FP), DX
+	SHRQ $2, CX
+mlloop:
+	CMPQ CX, $1
+	JLT mldone
+	VMOVUPD 0(SI), Y0
+	VMULPD 0(DX), Y0, Y0
+	VMOVUPD Y0, 0(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $1, CX
+	JMP mlloop
+mldone:
+	VZEROUPPER
+	RET
+
 // func scaleAVX2(dst []float64, a float64)
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst_base+0(FP), DI
@@ -2528,13 +2586,14 @@ ptfail:
 	MOVB $0, ret+128(FP)
 	RET
 
-// func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64)
-TEXT ·chainFactorsAVX2(SB), NOSPLIT, $0-112
+// func chainFactorsAVX2(cf, inv, sig, w, rho []float64) (qmax, dmax float64)
+TEXT ·chainFactorsAVX2(SB), NOSPLIT, $0-136
 	MOVQ cf_base+0(FP), DI
-	MOVQ sig_base+24(FP), SI
-	MOVQ sig_len+32(FP), CX
-	MOVQ w_base+48(FP), DX
-	MOVQ rho_base+72(FP), R8
+	MOVQ inv_base+24(FP), R9
+	MOVQ sig_base+48(FP), SI
+	MOVQ sig_len+56(FP), CX
+	MOVQ w_base+72(FP), DX
+	MOVQ rho_base+96(FP), R8
 	VMOVUPD expk<>+512(SB), Y15
 	VXORPD Y14, Y14, Y14
 	VXORPD Y13, Y13, Y13
@@ -2543,6 +2602,7 @@ cfloop:
 	CMPQ CX, $1
 	JLT cfdone
 	VDIVPD 0(SI), Y15, Y0
+	VMOVUPD Y0, 0(R9)
 	VMULPD 0(DX), Y0, Y1
 	VMOVUPD Y1, 0(DI)
 	VMAXPD Y14, Y1, Y14
@@ -2552,6 +2612,7 @@ cfloop:
 	ADDQ $32, DX
 	ADDQ $32, R8
 	ADDQ $32, DI
+	ADDQ $32, R9
 	SUBQ $1, CX
 	JMP cfloop
 cfdone:
@@ -2564,8 +2625,8 @@ cfdone:
 	VPERMILPD $1, X2, X3
 	VMAXPD X3, X2, X2
 	VZEROUPPER
-	VMOVSD X0, qmax+96(FP)
-	VMOVSD X2, dmax+104(FP)
+	VMOVSD X0, qmax+120(FP)
+	VMOVSD X2, dmax+128(FP)
 	RET
 
 // func minProdAVX2(a, b []float64) float64

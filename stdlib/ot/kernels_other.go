@@ -95,9 +95,11 @@ func divAVX2(dst, a, b []float64) { panic("ot: no SIMD kernels") }
 
 func scaleAVX2(dst []float64, a float64) { panic("ot: no SIMD kernels") }
 
-func chainFactorsAVX2(cf, sig, w, rho []float64) (qmax, dmax float64) {
+func chainFactorsAVX2(cf, inv, sig, w, rho []float64) (qmax, dmax float64) {
 	panic("ot: no SIMD kernels")
 }
+
+func mulAVX2(dst, a, b []float64) { panic("ot: no SIMD kernels") }
 
 func minProdAVX2(a, b []float64) float64 { panic("ot: no SIMD kernels") }
 
@@ -110,6 +112,10 @@ func potentialsAVX2(out, lg, off, top []float64, nscale, scale, H, lim float64) 
 }
 
 func rowColMaxAVX2(buf, ref, top []float64, ri float64) float64 { panic("ot: no SIMD kernels") }
+
+func subRowColMaxAVX2(buf, v, ref, top []float64, ri float64) float64 {
+	panic("ot: no SIMD kernels")
+}
 
 func selectAVX2(buf, ref, topL []float64, cut, ri float64, idx []int32) int {
 	panic("ot: no SIMD kernels")

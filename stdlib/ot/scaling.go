@@ -398,6 +398,8 @@ type scalingState struct {
 	broken     bool      // the problem's remaining sweeps are sparse sweeps
 	sweepEpoch []int32   // per forward sweep: its epoch, −1 when none covers it
 	sigHist    []float64 // per forward sweep (stride rows each): its row sums σ
+	invHist    []float64 // per forward sweep: 1/σ, where the next sweep chained (invOK)
+	invOK      []bool
 	cfHist     []float64 // per forward sweep (stride each): its column factors
 	rgHist     []float64 // per forward sweep (d·stride each): its gradient sums
 	stride     int
@@ -434,6 +436,7 @@ type scalingState struct {
 	pend [2]pendingSweep
 	sigs [2][]float64
 	plg  []float64 // materialize's logarithms
+	inv  []float64 // chainedFactors' reciprocals of unrecorded sums
 
 	logs          [2]sizeLog // logOf's memory
 	h, v, out, lg []float64
@@ -556,6 +559,12 @@ func (sc *scalingState) begin(keep bool, gradRows [2]bool, coords []int, nm, swe
 	if sc.record {
 		sc.stride = rows
 		sc.sigHist = grow(sc.sigHist, sweeps*rows)
+		sc.invHist = grow(sc.invHist, sweeps*rows)
+		if cap(sc.invOK) < sweeps {
+			sc.invOK = make([]bool, sweeps)
+		}
+		sc.invOK = sc.invOK[:sweeps]
+		clear(sc.invOK)
 		sc.cfHist = grow(sc.cfHist, sweeps*rows)
 		if sc.gradRows[0] || sc.gradRows[1] {
 			sc.rgHist = grow(sc.rgHist, sweeps*rows*sc.ng)
@@ -829,13 +838,21 @@ func (e *engine) fillEpoch(ep *scalingEpoch, o int, rows, cols side, u, colPot, 
 			if !ep.setRowOffset(o, i, rows, out[i], c) {
 				return false
 			}
-			kr.subMax(buf, v[:nc], refC[:nc])
+			if n4 == 0 {
+				kr.subMax(buf, v[:nc], refC[:nc])
+			}
 		} else {
 			kr.args(buf, rows.pts[i*d:i*d+d], cpts, offC, c.invEps, 0)
 		}
 		mr := math.Inf(-1)
 		ri := offR[i] + refR[i]
-		if n4 > 0 {
+		switch {
+		case sweep && n4 > 0: // subMax and rowColMax in one pass
+			mr = subRowColMaxAVX2(buf[:n4], ebuf[:n4], refC[:n4], topC[:n4], ri)
+			for j := n4; j < nc; j++ {
+				buf[j] = ebuf[j] - refC[j]
+			}
+		case n4 > 0:
 			mr = rowColMaxAVX2(buf[:n4], refC[:n4], topC[:n4], ri)
 		}
 		for j := n4; j < nc; j++ {
@@ -1085,7 +1102,11 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 			thr = math.Exp(sc.sweepLimit(ep, nc, D, H) + ep.chain.t0[o])
 		}
 		if chainedTest(kern{simd: e.simd}, ep, o, sig, thr) {
-			sc.pend[o] = pendingSweep{ok: true, out: out[:nr], sig: sig, H: H, k: sc.cur[o], id: sc.id[o]}
+			r := -1
+			if rec >= 0 && sc.record {
+				r = rec
+			}
+			sc.pend[o] = pendingSweep{ok: true, out: out[:nr], sig: sig, H: H, k: sc.cur[o], id: sc.id[o], rec: r}
 			return true, sweepTest{}
 		}
 	}
@@ -1175,7 +1196,11 @@ func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts, in
 		k = sc.sweepEpoch[rec]
 	}
 	if k >= 0 && !sc.culled {
-		e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
+		var inv []float64
+		if sc.invOK[rec] {
+			inv = sc.invHist[rec*sc.stride : rec*sc.stride+job.nr]
+		}
+		e.kernelWeighted(&sc.epochs[k], o, job, sc.sigma(rec, job.nr), inv, sc.colFactorsOf(rec, job.nc), sc.gradSums(o, rec, job.nr))
 		return sc.coords != nil
 	}
 	in.fill(&job, c, kern{simd: e.simd})
@@ -1190,19 +1215,24 @@ func (e *engine) backSweep(job sweepJob, sides [2]side, o, rec int, c consts, in
 
 // kernelWeighted computes the normalized weighted sweep job from the epoch
 // ep: the weights are e_rc = K_rc·e^(h_c − H)/σ_r with σ_r the forward
-// sweep's row sums (sig) and e^(h_c − H) its column factors (cf), that is
+// sweep's row sums (sig; inv their reciprocals, when the next forward sweep
+// formed them, or nil) and e^(h_c − H) its column factors (cf), that is
 // the forward softmax exactly normalized. It sets rowGrad (from the forward
 // sweep's gradient sums rg when non-nil), and colSum and colGrad in
 // e.colSum, e.colGrad; the gradients hold sc.ng values per point, those
 // of the coordinates sc.coords when it is not nil (packed).
-func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, cf, rg []float64) {
+func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, inv, cf, rg []float64) {
 	sc := e.sc
 	ng := sc.ng // coordinates of the gradients (packed with sc.coords)
 	nr, nc := job.nr, job.nc
 	sc.out = grow(sc.out, nr)
 	rf := sc.out[:nr]
 	kr := kern{simd: e.simd}
-	kr.div(rf, job.r[:nr], sig)
+	if inv != nil {
+		kr.mul(rf, job.r[:nr], inv)
+	} else {
+		kr.div(rf, job.r[:nr], sig)
+	}
 	e.colSum = grow(e.colSum, nc)
 	e.colGrad = grow(e.colGrad, nc*e.d)
 	rp, cp := job.rows, job.cols

@@ -32,6 +32,7 @@ type pendingSweep struct {
 	H   float64
 	k   int   // its epoch
 	id  int32 // and the epoch's id
+	rec int   // its record (−1 for none): where the next sweep keeps 1/σ
 }
 
 // chainFactors holds an epoch's constants of the chained sweeps, per side
@@ -103,8 +104,17 @@ func (e *engine) chainedFactors(ep *scalingEpoch, o int, cf []float64) (qmax, dm
 	p := &e.sc.pend[1-o]
 	nc := len(p.sig)
 	cf = cf[:nc]
+	sc := e.sc
+	var inv []float64 // the reciprocals, for the backward pass of p's sweep
+	if p.rec >= 0 {
+		inv = sc.invHist[p.rec*sc.stride : p.rec*sc.stride+nc]
+		sc.invOK[p.rec] = true
+	} else {
+		sc.inv = grow(sc.inv, nc)
+		inv = sc.inv[:nc]
+	}
 	kr := kern{simd: e.simd}
-	qmax, dmax = kr.chainFactors(cf, p.sig, ep.chain.w[1-o][:nc], ep.chain.rho[1-o][:nc])
+	qmax, dmax = kr.chainFactors(cf, inv, p.sig, ep.chain.w[1-o][:nc], ep.chain.rho[1-o][:nc])
 	if !(qmax > 0 && qmax <= math.MaxFloat64 && dmax > 0 && dmax <= math.MaxFloat64) {
 		return 0, 0, false
 	}
@@ -112,25 +122,41 @@ func (e *engine) chainedFactors(ep *scalingEpoch, o int, cf []float64) (qmax, dm
 	return qmax, dmax, true
 }
 
-// chainFactors sets cf[c] = w[c]·v with v = 1/sig[c] and returns the
-// maxima, from 0, of cf[c] and rho[c]·v, on the AVX2 kernel when k.simd
-// (the same bits). Every input must be finite and sig positive.
-func (k kern) chainFactors(cf, sig, w, rho []float64) (qmax, dmax float64) {
+// chainFactors sets inv[c] = v = 1/sig[c] and cf[c] = w[c]·v and returns
+// the maxima, from 0, of cf[c] and rho[c]·v, on the AVX2 kernel when
+// k.simd (the same bits). Every input must be finite and sig positive.
+func (k kern) chainFactors(cf, inv, sig, w, rho []float64) (qmax, dmax float64) {
 	n := len(sig)
-	cf, w, rho = cf[:n], w[:n], rho[:n]
+	cf, inv, w, rho = cf[:n], inv[:n], w[:n], rho[:n]
 	n4 := 0
 	if k.simd {
 		n4 = n &^ 3
-		qmax, dmax = chainFactorsAVX2(cf[:n4], sig[:n4], w[:n4], rho[:n4])
+		qmax, dmax = chainFactorsAVX2(cf[:n4], inv[:n4], sig[:n4], w[:n4], rho[:n4])
 	}
 	for c := n4; c < n; c++ {
 		v := 1 / sig[c]
+		inv[c] = v
 		q := w[c] * v
 		cf[c] = q
 		qmax = max(qmax, q)
 		dmax = max(dmax, rho[c]*v)
 	}
 	return qmax, dmax
+}
+
+// mul writes a[j]·b[j] into dst[j], vectorized when k.simd (bitwise
+// equal).
+func (k kern) mul(dst, a, b []float64) {
+	n := len(a)
+	dst, b = dst[:n], b[:n]
+	n4 := 0
+	if k.simd {
+		n4 = n &^ 3
+		mulAVX2(dst[:n4], a[:n4], b[:n4])
+	}
+	for j := n4; j < n; j++ {
+		dst[j] = a[j] * b[j]
+	}
 }
 
 // scale multiplies dst by a, vectorized when k.simd (bitwise equal).

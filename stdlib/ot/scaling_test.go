@@ -301,18 +301,23 @@ func TestScalingSweepErrorBound(t *testing.T) {
 			r[i] = rng.NormFloat64()
 		}
 		type res struct{ rowGrad, colSum, colGrad []float64 }
-		run := func(kernel bool) res {
+		inv := make([]float64, n) // the reciprocals a chained sweep keeps
+		for i, s := range sig {
+			inv[i] = 1 / s
+		}
+		run := func(kernel bool, inv []float64) res {
 			job := sweepJob{weighted: true, normalized: true, rows: x, cols: y, nr: n, nc: m, u: u2, s: sNeg, r: r,
 				invEps: c.invEps, rowGrad: make([]float64, n*d), wantColSum: true, wantColGrad: true}
 			if kernel {
-				e.kernelWeighted(&e.sc.epochs[e.sc.cur[0]], 0, job, sig, cf, nil)
+				e.kernelWeighted(&e.sc.epochs[e.sc.cur[0]], 0, job, sig, inv, cf, nil)
 			} else {
 				job.out = make([]float64, n)
 				e.sweep(job)
 			}
 			return res{job.rowGrad, append([]float64(nil), e.colSum[:m]...), append([]float64(nil), e.colGrad[:m*d]...)}
 		}
-		dense, kernel := run(false), run(true)
+		dense, kernel := run(false, nil), run(true, nil)
+		kernelInv := run(true, inv)
 		tol := 2 * math.Exp2(-bits)
 		var dropped bool
 		check := func(what string, k int, got, want, bound, scale float64) {
@@ -339,16 +344,19 @@ func TestScalingSweepErrorBound(t *testing.T) {
 			for k := range d {
 				md := maxDiff(i, k)
 				check("rowGrad", i*d+k, kernel.rowGrad[i*d+k], dense.rowGrad[i*d+k], tol*math.Abs(r[i])*md, math.Abs(r[i])*md)
+				check("rowGrad (1/σ kept)", i*d+k, kernelInv.rowGrad[i*d+k], dense.rowGrad[i*d+k], tol*math.Abs(r[i])*md, math.Abs(r[i])*md)
 			}
 		}
 		for j := range m {
 			check("colSum", j, kernel.colSum[j], dense.colSum[j], tol*sr, sr)
+			check("colSum (1/σ kept)", j, kernelInv.colSum[j], dense.colSum[j], tol*sr, sr)
 			for k := range d {
 				var l float64
 				for i := range n {
 					l += math.Abs(r[i]) * maxDiff(i, k)
 				}
 				check("colGrad", j*d+k, kernel.colGrad[j*d+k], dense.colGrad[j*d+k], tol*l, l)
+				check("colGrad (1/σ kept)", j*d+k, kernelInv.colGrad[j*d+k], dense.colGrad[j*d+k], tol*l, l)
 			}
 		}
 		if !dropped {

@@ -742,6 +742,27 @@ func TestSIMDScalingKernels(t *testing.T) {
 		if !slices.Equal(topAsm, topGo) {
 			t.Errorf("n=%d: rowColMaxAVX2 columns %v, want %v", n, topAsm, topGo)
 		}
+		// Fused with the subtraction that forms buf (v = buf + ref's
+		// inputs: any finite or −Inf v).
+		v := make([]float64, n)
+		for j := range v {
+			v[j] = buf[j] + 2*ref[j]
+		}
+		want := make([]float64, n)
+		kern{}.subMax(want, v, ref)
+		topGo2 := slices.Clone(top)
+		mr2 := math.Inf(-1)
+		for j := range n4 {
+			mr2 = max(mr2, want[j]+ref[j])
+			topGo2[j] = max(topGo2[j], want[j]+ri)
+		}
+		got, topAsm2 := make([]float64, n), slices.Clone(top)
+		if m := subRowColMaxAVX2(got[:n4], v[:n4], ref[:n4], topAsm2[:n4], ri); m != mr2 {
+			t.Errorf("n=%d: subRowColMaxAVX2 = %v, want %v", n, m, mr2)
+		}
+		if !slices.Equal(got[:n4], want[:n4]) || !slices.Equal(topAsm2, topGo2) {
+			t.Errorf("n=%d: subRowColMaxAVX2 wrote %v and %v, want %v and %v", n, got[:n4], topAsm2, want[:n4], topGo2)
+		}
 		cut := -8.0
 		var sel []int32
 		for j := range n4 {
@@ -967,9 +988,11 @@ func TestSIMDVectorOps(t *testing.T) {
 			rho[j] = math.Abs(y[j])
 		}
 		wt[n/2], rho[(n-1)/3] = 0, 0
-		qw, dw := scalar.chainFactors(want, sig, wt, rho)
-		qg, dg := simd.chainFactors(got, sig, wt, rho)
+		invW, invG := make([]float64, n), make([]float64, n)
+		qw, dw := scalar.chainFactors(want, invW, sig, wt, rho)
+		qg, dg := simd.chainFactors(got, invG, sig, wt, rho)
 		same("chainFactors", n, got, want)
+		same("chainFactors reciprocals", n, invG, invW)
 		same("chainFactors maxima", n, []float64{qg, dg}, []float64{qw, dw})
 		var q, d float64
 		for j := range sig { // the maxima themselves
@@ -978,6 +1001,9 @@ func TestSIMDVectorOps(t *testing.T) {
 		if !(math.Abs(qg-q) <= 2e-16*q && math.Abs(dg-d) <= 2e-16*d) {
 			t.Errorf("chainFactors n=%d: maxima %.17g, %.17g, want %.17g, %.17g", n, qg, dg, q, d)
 		}
+		scalar.mul(want, x, y)
+		simd.mul(got, x, y)
+		same("mul", n, got, want)
 		w, g := slices.Clone(x), slices.Clone(x)
 		scalar.scale(w, 0.37)
 		simd.scale(g, 0.37)
