@@ -486,15 +486,27 @@ func (k kern) addScaled(dst, src []float64, a float64) {
 
 // div writes a[j] / b[j] into dst[j], vectorized when k.simd.
 func (k kern) div(dst, a, b []float64) {
+	k.binary(dst, a, b, divAVX2, func(x, y float64) float64 { return x / y })
+}
+
+// mul writes a[j]·b[j] into dst[j], vectorized when k.simd (bitwise
+// equal).
+func (k kern) mul(dst, a, b []float64) {
+	k.binary(dst, a, b, mulAVX2, func(x, y float64) float64 { return x * y })
+}
+
+// binary writes op(a[j], b[j]) into dst[j], the first len(a) &^ 3 by the
+// AVX2 kernel asm when k.simd (which must compute op's bits).
+func (k kern) binary(dst, a, b []float64, asm func(dst, a, b []float64), op func(x, y float64) float64) {
 	n := len(a)
 	dst, b = dst[:n], b[:n]
 	n4 := 0
 	if k.simd {
 		n4 = n &^ 3
-		divAVX2(dst[:n4], a[:n4], b[:n4])
+		asm(dst[:n4], a[:n4], b[:n4])
 	}
 	for j := n4; j < n; j++ {
-		dst[j] = a[j] / b[j]
+		dst[j] = op(a[j], b[j])
 	}
 }
 

@@ -144,21 +144,6 @@ func (k kern) chainFactors(cf, inv, sig, w, rho []float64) (qmax, dmax float64) 
 	return qmax, dmax
 }
 
-// mul writes a[j]·b[j] into dst[j], vectorized when k.simd (bitwise
-// equal).
-func (k kern) mul(dst, a, b []float64) {
-	n := len(a)
-	dst, b = dst[:n], b[:n]
-	n4 := 0
-	if k.simd {
-		n4 = n &^ 3
-		mulAVX2(dst[:n4], a[:n4], b[:n4])
-	}
-	for j := n4; j < n; j++ {
-		dst[j] = a[j] * b[j]
-	}
-}
-
 // scale multiplies dst by a, vectorized when k.simd (bitwise equal).
 func (k kern) scale(dst []float64, a float64) {
 	n4 := 0
