@@ -38,12 +38,13 @@ type pendingSweep struct {
 // chainFactors holds an epoch's constants of the chained sweeps, per side
 // (as rows for et and t0, as columns for w and rho).
 type chainFactors struct {
-	w    [2][]float64 // e^(log w_c)
-	rho  [2][]float64 // e^(log w_c − ref_c), 0 for zero weights
-	et   [2][]float64 // e^(t0 − top_r)
-	t0   [2]float64   // the least top_r
-	base [2]float64   // e^(lim + t0) of a chained sweep with D = H
-	ok   [2]bool      // et holds normal numbers: the test may run on σ
+	w     [2][]float64 // e^(log w_c)
+	rho   [2][]float64 // e^(log w_c − ref_c), 0 for zero weights
+	et    [2][]float64 // e^(t0 − top_r)
+	t0    [2]float64   // the least top_r
+	base  [2]float64   // e^(lim + t0) of a chained sweep with D = H
+	ok    [2]bool      // et holds normal numbers: the test may run on σ
+	rhoOK [2]bool      // rho is finite: the side's columns may chain
 }
 
 // prepareChain sets ep's chained-sweep constants (rows and cols are the
@@ -57,17 +58,23 @@ func (e *engine) prepareChain(ep *scalingEpoch, o int, rows, cols side) {
 	}
 	for s, sd := range sides {
 		n := sd.n
+		e.sc.h = grow(e.sc.h, n)
+		arg := e.sc.h[:n] // exponents (kern.exp must not work in place)
 		ch.w[s] = grow(ch.w[s], n)
 		kr.exp(ch.w[s], sd.logw[:n])
 		ch.rho[s] = grow(ch.rho[s], n)
 		rho, ref := ch.rho[s], ep.ref[s][:n]
 		for c, lw := range sd.logw[:n] {
-			rho[c] = lw - ref[c]
+			arg[c] = lw - ref[c]
 		}
-		kr.exp(rho, rho)
+		kr.exp(rho, arg)
+		ch.rhoOK[s] = true
 		for c, r := range ref {
-			if r == math.Inf(-1) || !(rho[c] <= math.MaxFloat64) {
-				rho[c] = 0 // not a drift (colFactors skips it), or one past any bound: not chained
+			switch {
+			case r == math.Inf(-1):
+				rho[c] = 0 // not a drift: colFactors skips it too
+			case !(rho[c] <= math.MaxFloat64):
+				ch.rhoOK[s] = false // a drift past any bound: these columns do not chain
 			}
 		}
 		top := ep.top[s][:n]
@@ -76,12 +83,12 @@ func (e *engine) prepareChain(ep *scalingEpoch, o int, rows, cols side) {
 			t0 = min(t0, t)
 		}
 		ch.t0[s] = t0
+		for r, t := range top {
+			arg[r] = t0 - t
+		}
 		ch.et[s] = grow(ch.et[s], n)
 		et := ch.et[s]
-		for r, t := range top {
-			et[r] = t0 - t
-		}
-		kr.exp(et, et)
+		kr.exp(et, arg)
 		ch.ok[s] = isFinite(t0) && kr.inRange(et, 0x1p-1022, 1)
 		// The sweeps whose rows are side s have the other side's columns.
 		ch.base[s] = math.Exp(e.sc.sweepLimit(ep, sides[1-s].n, 0, 0) + t0)
@@ -92,7 +99,7 @@ func (e *engine) prepareChain(ep *scalingEpoch, o int, rows, cols side) {
 // column factors from the pending sweep of the other orientation.
 func (sc *scalingState) chainable(o int, c consts) bool {
 	p := &sc.pend[1-o]
-	return sc.lazy && p.ok && c.tau == 1 && sc.cur[o] == p.k && sc.id[o] == p.id
+	return sc.lazy && p.ok && c.tau == 1 && sc.cur[o] == p.k && sc.id[o] == p.id && sc.epochs[p.k].chain.rhoOK[1-o]
 }
 
 // chainedFactors sets the column factors cf of the kernel sweep of
