@@ -348,6 +348,9 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 		}
 		e.sc.begin(keep, gradRows, coords, np*nq, 2*T, max(np, nq), e.d, e.scalingCulled)
 		e.sc.lazy = chain && !e.scalingCulled
+		if e.sc.lazy {
+			e.sc.setWeights(kern{simd: e.simd}, p, q)
+		}
 	}
 	sides := [2]side{p, q}
 	for t := 1; t <= T; t++ {

@@ -430,10 +430,12 @@ type scalingState struct {
 	gradRows [2]bool
 
 	// The chained kernel sweeps of solve (scaling_chain.go): lazy while
-	// they may leave their potentials pending, pend per orientation, and
-	// the row sums of the sweeps that keep no history, per orientation.
+	// they may leave their potentials pending, pend per orientation, w the
+	// sides' weights, and the row sums of the sweeps that keep no history,
+	// per orientation.
 	lazy bool
 	pend [2]pendingSweep
+	w    [2][]float64
 	sigs [2][]float64
 	plg  []float64 // materialize's logarithms
 	inv  []float64 // chainedFactors' reciprocals of unrecorded sums
@@ -1106,7 +1108,7 @@ func (e *engine) kernelSweep(o int, rows, cols side, u, out []float64, c consts,
 			if rec >= 0 && sc.record {
 				r = rec
 			}
-			sc.pend[o] = pendingSweep{ok: true, out: out[:nr], sig: sig, H: H, k: sc.cur[o], id: sc.id[o], rec: r}
+			sc.pend[o] = pendingSweep{ok: true, out: out[:nr], sig: sig, H: H, k: sc.cur[o], rec: r}
 			return true, sweepTest{}
 		}
 	}

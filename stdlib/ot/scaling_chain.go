@@ -30,15 +30,13 @@ type pendingSweep struct {
 	out []float64 // where its potentials go
 	sig []float64 // its row sums (the history's, or the orientation's scratch)
 	H   float64
-	k   int   // its epoch
-	id  int32 // and the epoch's id
-	rec int   // its record (−1 for none): where the next sweep keeps 1/σ
+	k   int // its epoch
+	rec int // its record (−1 for none): where the next sweep keeps 1/σ
 }
 
 // chainFactors holds an epoch's constants of the chained sweeps, per side
-// (as rows for et and t0, as columns for w and rho).
+// (as rows for et and t0, as columns for rho).
 type chainFactors struct {
-	w     [2][]float64 // e^(log w_c)
 	rho   [2][]float64 // e^(log w_c − ref_c), 0 for zero weights
 	et    [2][]float64 // e^(t0 − top_r)
 	t0    [2]float64   // the least top_r
@@ -60,8 +58,6 @@ func (e *engine) prepareChain(ep *scalingEpoch, o int, rows, cols side) {
 		n := sd.n
 		e.sc.h = grow(e.sc.h, n)
 		arg := e.sc.h[:n] // exponents (kern.exp must not work in place)
-		ch.w[s] = grow(ch.w[s], n)
-		kr.exp(ch.w[s], sd.logw[:n])
 		ch.rho[s] = grow(ch.rho[s], n)
 		rho, ref := ch.rho[s], ep.ref[s][:n]
 		for c, lw := range sd.logw[:n] {
@@ -95,11 +91,20 @@ func (e *engine) prepareChain(ep *scalingEpoch, o int, rows, cols side) {
 	}
 }
 
+// setWeights sets sc.w to the weights e^(log w) of the problem's sides p
+// and q (those of its chained sweeps' column factors).
+func (sc *scalingState) setWeights(kr kern, p, q side) {
+	for s, sd := range [2]side{p, q} {
+		sc.w[s] = grow(sc.w[s], sd.n)
+		kr.exp(sc.w[s], sd.logw[:sd.n])
+	}
+}
+
 // chainable reports whether the kernel sweep of orientation o may form its
 // column factors from the pending sweep of the other orientation.
 func (sc *scalingState) chainable(o int, c consts) bool {
 	p := &sc.pend[1-o]
-	return sc.lazy && p.ok && c.tau == 1 && sc.cur[o] == p.k && sc.id[o] == p.id && sc.epochs[p.k].chain.rhoOK[1-o]
+	return sc.lazy && p.ok && c.tau == 1 && sc.cur[o] == p.k && sc.epochs[p.k].chain.rhoOK[1-o]
 }
 
 // chainedFactors sets the column factors cf of the kernel sweep of
@@ -121,7 +126,7 @@ func (e *engine) chainedFactors(ep *scalingEpoch, o int, cf []float64) (qmax, dm
 		inv = sc.inv[:nc]
 	}
 	kr := kern{simd: e.simd}
-	qmax, dmax = kr.chainFactors(cf, inv, p.sig, ep.chain.w[1-o][:nc], ep.chain.rho[1-o][:nc])
+	qmax, dmax = kr.chainFactors(cf, inv, p.sig, sc.w[1-o][:nc], ep.chain.rho[1-o][:nc])
 	if !(qmax > 0 && qmax <= math.MaxFloat64 && dmax > 0 && dmax <= math.MaxFloat64) {
 		return 0, 0, false
 	}
