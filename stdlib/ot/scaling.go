@@ -1256,14 +1256,11 @@ func (e *engine) kernelWeighted(ep *scalingEpoch, o int, job sweepJob, sig, inv,
 }
 
 // scaleRows sets dst[i·d + k] = f_i·src[i·d + k] for the rows i of f,
-// vectorized for d = 2 when kr.simd.
+// vectorized for d = 1 and 2 when kr.simd.
 func (kr kern) scaleRows(dst, src, f []float64, d int) {
 	switch d {
 	case 1:
-		src, dst = src[:len(f)], dst[:len(f)]
-		for i, fi := range f {
-			dst[i] = fi * src[i]
-		}
+		kr.mul(dst, f, src)
 	case 2:
 		src, dst = src[:2*len(f)], dst[:2*len(f)]
 		n2 := 0
