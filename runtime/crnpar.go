@@ -217,11 +217,12 @@ func (ev *evaluator) crnReplicates(site *crnSite, k int, seed uint64) (stdlib.Va
 	in := &ev.crn.inputs
 	ev.gather(site, in)
 	reps := ev.replicates(k)
-	run := func(r int) { reps[r].run(ev, site, in, r, seed) }
 	workers := min(max(ev.crn.workers, 1), k)
 	if workers == 1 {
+		// The replicates run on this goroutine, a member of its cohort
+		// if it has one.
 		for r := range reps {
-			run(r)
+			reps[r].run(ev, site, in, r, seed, ev.ctx.Cohort)
 			if reps[r].err != nil {
 				return stdlib.Value{}, reps[r].err
 			}
@@ -229,9 +230,11 @@ func (ev *evaluator) crnReplicates(site *crnSite, k int, seed uint64) (stdlib.Va
 	} else {
 		var next atomic.Int64
 		var wg sync.WaitGroup
+		cohort := stdlib.NewCohort(workers)
 		work := func() {
+			defer cohort.Done()
 			for r := int(next.Add(1) - 1); r < k; r = int(next.Add(1) - 1) {
-				run(r)
+				reps[r].run(ev, site, in, r, seed, cohort)
 			}
 		}
 		wg.Add(workers - 1)
@@ -278,14 +281,16 @@ func (ev *evaluator) crnReplicates(site *crnSite, k int, seed uint64) (stdlib.Va
 }
 
 // run evaluates replicate r of the call at site on rep's sub-evaluator,
-// with the chain evaluator ev's inputs in.
-func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, seed uint64) {
+// with the chain evaluator ev's inputs in, on a goroutine that is a member
+// of cohort (nil for none).
+func (rep *replicate) run(ev *evaluator, site *crnSite, in *crnInputs, r int, seed uint64, cohort *stdlib.Cohort) {
 	e := site.call
 	sub := rep.ev
 	t := sub.tape()
 	t.Reset()
 	sub.cellMem.reset()
 	rep.err, rep.konst = nil, false
+	sub.ctx.Cohort = cohort
 	sub.crn.workers, sub.ctx.NoGrad, sub.crn.runSeed = 1, ev.ctx.NoGrad, ev.crn.runSeed
 	sub.crn.depth = ev.crn.depth + 1
 	sub.crn.call, sub.crn.rep = e.ID, r

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/internal/shared"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/stdlib"
 )
 
 // crnCase is a model with crn calls and a point at which to evaluate it.
@@ -542,4 +544,57 @@ func BenchmarkCRNCheapBody(b *testing.B) {
 	benchWorkers(b, bindCase(b, crnCase{src: `
 parameters { real a; real b; }
 model { target += -crn(100, mean(exp(a + b * std_normal_rng(10)))); }`}), []float64{0.3, -0.4})
+}
+
+// TestCRNCohort checks the cohort a crn call's replicates see in their
+// built-ins' context: with several workers, one cohort shared by every
+// replicate of the call, with the calling worker counted as computing,
+// and none left computing after the call; with one worker, the chain's
+// (none).
+func TestCRNCohort(t *testing.T) {
+	const src = `
+parameters { real mu; }
+model { target += crn(6, exp(mu)) + crn(6, exp(2 * mu)); }
+`
+	for _, w := range []int{1, 3} {
+		var mu sync.Mutex
+		var seen []*stdlib.Cohort
+		impls := testImpls()
+		exp := impls["exp"]
+		impls["exp"] = func(c *stdlib.Context, args, named []stdlib.Value) (stdlib.Value, error) {
+			mu.Lock()
+			seen = append(seen, c.Cohort)
+			if c.Cohort != nil && c.Cohort.Computing() < 1 {
+				t.Errorf("workers %d: a replicate's built-in sees %d computing members", w, c.Cohort.Computing())
+			}
+			mu.Unlock()
+			return exp(c, args, named)
+		}
+		m, errs := ir.CheckSource("t.shm", src)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		bm, err := Bind(m, &data.Set{}, Options{Impls: impls, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := newCRNDensity(t, bm, w, false)
+		gradAt(t, d, []float64{0.3})
+		if len(seen) != 12 {
+			t.Fatalf("workers %d: exp called %d times, want 12", w, len(seen))
+		}
+		for i, c := range seen {
+			switch {
+			case w == 1 && c != nil:
+				t.Errorf("workers 1: call %d has a cohort", i)
+			case w > 1 && (c == nil || c != seen[0] && i < 6 || c != seen[6] && i >= 6):
+				t.Errorf("workers %d: call %d has cohort %p, want the call's one", w, i, c)
+			case w > 1 && c.Computing() != 0:
+				t.Errorf("workers %d: %d members still computing after the call", w, c.Computing())
+			}
+		}
+		if w > 1 && seen[0] == seen[6] {
+			t.Errorf("workers %d: two crn calls share a cohort", w)
+		}
+	}
 }

@@ -118,6 +118,10 @@ type Context struct {
 	// parameters and of standard noise drawn from Noise, instead of a
 	// draw of plain numbers.
 	Noise Noise
+	// Cohort is the cohort of the goroutine evaluating (the workers of the
+	// crn call it runs replicates of), nil for none: built-ins that batch
+	// concurrent evaluations wait for its computing members.
+	Cohort *Cohort
 }
 
 // Noise supplies the standard noise of reparameterized draws: values from

@@ -85,6 +85,11 @@ func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, lo
 	if s.ws == nil || s.ws.Dim() != d {
 		s.ws = s.dev.NewWorkspace(d)
 	}
+	if c.Cohort != nil {
+		s.ws.SetCohort(c.Cohort)
+	} else {
+		s.ws.SetCohort(nil) // not a nil *stdlib.Cohort in the interface
+	}
 	if onGrid {
 		var v float64
 		var err error

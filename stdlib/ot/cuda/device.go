@@ -206,6 +206,11 @@ func (d *Device) NewWorkspace(dim int) *Workspace {
 	return &Workspace{dev: d, e: e}
 }
 
+// SetCohort tells the workspace the cohort of the goroutine that uses it
+// (nil for none): a batch of fused evaluations waits for its computing
+// members, which may still join the batch.
+func (w *Workspace) SetCohort(c Cohort) { w.e.cohort = c }
+
 // Dim returns the dimension of the points.
 func (w *Workspace) Dim() int { return w.e.d }
 

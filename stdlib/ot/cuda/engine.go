@@ -67,6 +67,9 @@ type engine struct {
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner
+	// cohort is the cohort of the goroutine using the engine, nil for
+	// none (see combiner).
+	cohort Cohort
 }
 
 // guardBits is the NaN the allocation is filled with in guard mode.

@@ -460,7 +460,7 @@ func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]floa
 func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 	c := newConsts(ev.opt)
 	if e.comb != nil {
-		j := &fusedJob{e: e, ev: &ev, c: c}
+		j := &fusedJob{e: e, ev: &ev, c: c, cohort: e.cohort}
 		e.comb.submit(e.x, j)
 		return j.vals, j.err
 	}
@@ -481,16 +481,19 @@ func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 // combiner batches fused evaluations: an evaluation that arrives while the
 // device runs a batch waits, and the waiting evaluations of every
 // workspace of the device then run as one launch (one upload and one
-// download per evaluation, one launch for all). An evaluation that finds
-// the device idle first lets the evaluations started with it (the other
-// replicates of a crn call, the other chains) arrive: it yields until
-// none has arrived for gatherQuiet, at most gatherMax. A problem's result
-// does not depend on the problems it is batched with (each runs in its own
-// block with its own thread count), so batching changes timings only.
+// download per evaluation, one launch for all). Before a batch starts,
+// its leader lets the evaluations that could still join it arrive
+// (gather): those of the cohorts of the queued evaluations (the other
+// replicates of a crn call), and, on an idle device, those started with
+// it without a cohort (the other chains). A problem's result does not
+// depend on the problems it is batched with (each runs in its own block
+// with its own thread count), so batching changes timings only.
 type combiner struct {
 	mu    sync.Mutex
 	queue []*fusedJob
 	busy  bool // a batch is running or about to
+	// cohortMax, when positive (tests), replaces gatherCohortMax.
+	cohortMax time.Duration
 
 	// Used by the batch's leader only.
 	desc    ptr // device buffer of the combined descriptors
@@ -505,6 +508,9 @@ type fusedJob struct {
 	c    consts
 	vals [3]float64
 	err  error
+	// cohort is the cohort of the job's goroutine, nil for none: the job
+	// counts as waiting in it from its submission to the end of its batch.
+	cohort Cohort
 	// wake receives false when the job is done, true when it must lead
 	// the next batch.
 	wake chan bool
@@ -517,18 +523,17 @@ func (cb *combiner) submit(x executor, j *fusedJob) {
 	j.wake = make(chan bool, 1)
 	cb.mu.Lock()
 	cb.queue = append(cb.queue, j)
-	if cb.busy {
-		cb.mu.Unlock()
-		if !<-j.wake {
-			return
-		}
-		cb.mu.Lock()
-	} else {
-		cb.busy = true
-		cb.mu.Unlock()
-		cb.gather()
-		cb.mu.Lock()
+	if j.cohort != nil {
+		j.cohort.Wait()
 	}
+	idle := !cb.busy
+	cb.busy = true
+	cb.mu.Unlock()
+	if !idle && !<-j.wake {
+		return
+	}
+	cb.gather(idle)
+	cb.mu.Lock()
 	batch := cb.queue
 	cb.queue = nil
 	cb.mu.Unlock()
@@ -540,6 +545,13 @@ func (cb *combiner) submit(x executor, j *fusedJob) {
 		}
 	}
 	cb.mu.Lock()
+	// The batch's goroutines compute again from here: a cohort with
+	// members in it is not idle for the next leader.
+	for _, o := range batch {
+		if o.cohort != nil {
+			o.cohort.Resume()
+		}
+	}
 	if len(cb.queue) > 0 {
 		cb.queue[0].wake <- true
 	} else {
@@ -553,28 +565,62 @@ func (cb *combiner) submit(x executor, j *fusedJob) {
 	}
 }
 
-// The gathering window of a batch started on an idle device: a few
-// microseconds of CPU work separate the submissions of evaluations started
-// together, and a fused launch takes milliseconds.
+// A Cohort is a group of goroutines started together whose evaluations
+// should share a batch (stdlib.Cohort: the workers of one crn call); each
+// counts as computing until it waits on the device or is done.
+type Cohort interface {
+	// Wait records that a member waits on the device.
+	Wait()
+	// Resume records that a member that waited computes again.
+	Resume()
+	// Computing returns the number of members computing.
+	Computing() int
+}
+
+// The gathering windows of a batch. A few microseconds of CPU work
+// separate the submissions of evaluations started together, and a fused
+// launch takes milliseconds. Without cohorts, a batch started on an idle
+// device waits until no job has joined the queue for gatherQuiet, at
+// most gatherMax; a batch waits for the computing members of its jobs'
+// cohorts at most gatherCohortMax, about a launch's time: a batch that
+// leaves a member behind costs that member a launch of its own.
 const (
-	gatherQuiet = 50 * time.Microsecond
-	gatherMax   = 500 * time.Microsecond
+	gatherQuiet     = 50 * time.Microsecond
+	gatherMax       = 500 * time.Microsecond
+	gatherCohortMax = 2 * time.Millisecond
 )
 
-// gather yields until no job has joined the queue for gatherQuiet, at most
-// gatherMax.
-func (cb *combiner) gather() {
+// gather yields until the queue holds every evaluation that could still
+// join the batch: until no member of the cohort of a queued job computes
+// (at most gatherCohortMax) and, for a batch started on an idle device
+// with a queued job without a cohort, until no job has joined the queue
+// for gatherQuiet (at most gatherMax).
+func (cb *combiner) gather(idle bool) {
+	cohortMax := gatherCohortMax
+	if cb.cohortMax > 0 {
+		cohortMax = cb.cohortMax
+	}
 	start := time.Now()
 	last, lastAt := -1, start
 	for {
 		cb.mu.Lock()
 		n := len(cb.queue)
+		computing, plain := false, false
+		for _, j := range cb.queue {
+			switch {
+			case j.cohort == nil:
+				plain = true
+			case j.cohort.Computing() > 0:
+				computing = true
+			}
+		}
 		cb.mu.Unlock()
 		now := time.Now()
 		if n != last {
 			last, lastAt = n, now
 		}
-		if now.Sub(lastAt) >= gatherQuiet || now.Sub(start) >= gatherMax {
+		quiet := !idle || !plain || now.Sub(lastAt) >= gatherQuiet || now.Sub(start) >= gatherMax
+		if quiet && (!computing || now.Sub(start) >= cohortMax) {
 			return
 		}
 		runtime.Gosched()

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/shmlang/shm/stdlib"
 	"github.com/shmlang/shm/stdlib/ot"
 )
 
@@ -188,7 +190,52 @@ func testFusedBatch(t *testing.T, h executor, launches func() int) {
 			t.Fatal(err)
 		}
 	})
+
+	// With a cohort, a batch waits for every computing member, here one
+	// that submits nothing and finishes late: one launch per round.
+	t.Run("cohort", func(t *testing.T) {
+		cb := &combiner{cohortMax: time.Minute}
+		got := make([]batchOutcome, len(cases))
+		for round := range 2 {
+			before := 0
+			if launches != nil {
+				before = launches()
+			}
+			cohort := stdlib.NewCohort(len(cases) + 1)
+			var wg sync.WaitGroup
+			for k, c := range cases {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer cohort.Done()
+					e := newFused(c.d)
+					e.comb, e.cohort = cb, cohort
+					got[k] = eval(e, k)
+				}()
+			}
+			time.Sleep(20 * time.Millisecond)
+			cohort.Done()
+			wg.Wait()
+			for k := range cases {
+				sameOutcome(t, cases[k].name, got[k], alone[k])
+			}
+			if n := cohort.Computing(); n != 0 {
+				t.Errorf("round %d: %d members computing at the end", round, n)
+			}
+			if launches != nil {
+				if n := launches() - before; n != 1 {
+					t.Errorf("round %d: a cohort's %d evaluations took %d launches, want 1", round, len(cases), n)
+				}
+			}
+		}
+		if err := h.exec(cb.release); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
+
+// stdlib's cohorts are the ones the sinkhorn built-in passes.
+var _ Cohort = (*stdlib.Cohort)(nil)
 
 // cullingCases are problems with the locality the fused kernel's culling
 // exploits (eps about the squared spacing of the points), in 1, 2 and 3
