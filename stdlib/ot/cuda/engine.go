@@ -64,6 +64,7 @@ type engine struct {
 	fl           fusedLayout
 	permX, permY []int    // the spatial orders of the fused path
 	keys         []uint64 // their scratch space
+	staged       int      // the inputs fusedStage wrote to host
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner

@@ -310,11 +310,47 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 	L.total, L.gaps = a.off, a.gaps
 }
 
-// fusedPrepare reserves the device memory of ev, and uploads its inputs and
-// descriptors. It runs inside exec.
-func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
+// The work of a fused evaluation is split so that a batch of them (see
+// combiner) holds the device only for its transfers and its launch: the
+// host work before (fusedStage: the spatial orders and the permuted
+// inputs) and after (fusedScatter: the gradients back in the caller's
+// order) runs on each evaluation's own goroutine, in parallel, and only
+// fusedPrepare (memory, descriptors, upload) and fusedDownload run inside
+// exec, for every evaluation of the batch in turn.
+
+// fusedStage lays out the fused evaluation ev and writes its inputs (the
+// measures, in spatial order unless inOrder) to the start of e.host, where
+// fusedPrepare appends the descriptors. It needs no device.
+func (e *engine) fusedStage(ev *evaluation) {
 	L := &e.fl
 	e.fusedPlan(0, ev, L)
+	n, m, d := len(ev.logA), len(ev.logB), e.d
+	e.host = grow(e.host, max(L.inLen, L.outLen))
+	in := e.host[:0]
+	if e.inOrder(ev) {
+		in = append(in, ev.x...)
+		in = append(in, ev.y...)
+		in = append(in, ev.logA...)
+		in = append(in, ev.logB...)
+	} else {
+		// Both measures in spatial order (the kernel's truncation needs
+		// it); fusedScatter puts the gradients back in the caller's order.
+		e.permX = slices.Grow(e.permX[:0], n)[:n]
+		e.permY = slices.Grow(e.permY[:0], m)[:m]
+		e.keys = spatialOrder(e.permX, e.keys, ev.x, d)
+		e.keys = spatialOrder(e.permY, e.keys, ev.y, d)
+		in = permuteRows(in, ev.x, e.permX, d)
+		in = permuteRows(in, ev.y, e.permY, d)
+		in = permuteRows(in, ev.logA, e.permX, 1)
+		in = permuteRows(in, ev.logB, e.permY, 1)
+	}
+	e.staged = len(in)
+}
+
+// fusedPrepare reserves the device memory of ev, staged by fusedStage, and
+// uploads its inputs and descriptors. It runs inside exec.
+func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
+	L := &e.fl
 	if err := e.ensure(l, L.total); err != nil {
 		return err
 	}
@@ -336,25 +372,7 @@ func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 			pr.p, pr.q = qs, qs
 		}
 	}
-	e.host = grow(e.host, max(L.inLen, L.outLen))
-	in := e.host[:0]
-	if e.inOrder(ev) {
-		in = append(in, ev.x...)
-		in = append(in, ev.y...)
-		in = append(in, ev.logA...)
-		in = append(in, ev.logB...)
-	} else {
-		// Both measures in spatial order (the kernel's truncation needs
-		// it); fusedFinish puts the gradients back in the caller's order.
-		e.permX = slices.Grow(e.permX[:0], n)[:n]
-		e.permY = slices.Grow(e.permY[:0], m)[:m]
-		e.keys = spatialOrder(e.permX, e.keys, ev.x, d)
-		e.keys = spatialOrder(e.permY, e.keys, ev.y, d)
-		in = permuteRows(in, ev.x, e.permX, d)
-		in = permuteRows(in, ev.y, e.permY, d)
-		in = permuteRows(in, ev.logA, e.permX, 1)
-		in = permuteRows(in, ev.logB, e.permY, 1)
-	}
+	in := e.host[:e.staged]
 	L.descWords = L.descWords[:0]
 	for i := range L.probs {
 		L.descWords = e.fusedDesc(L.descWords, &L.probs[i], ev, d)
@@ -404,20 +422,25 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation, d int) 
 	return append(w, desc[:]...)
 }
 
-// fusedFinish downloads the outputs of the fused evaluation ev after its
-// launch, writes its gradients and returns the problems' values (without
-// constants) in the order xy, xx, yy. It runs inside exec.
-func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]float64, err error) {
+// fusedDownload downloads the outputs of the fused evaluation ev after its
+// launch into e.host, for fusedScatter. It runs inside exec.
+func (e *engine) fusedDownload(l launcher) error {
 	L := &e.fl
-	out := e.host[:L.outLen]
-	if err := l.download(out, L.out); err != nil {
-		return vals, fmt.Errorf("cuda: download: %w", err)
+	if err := l.download(e.host[:L.outLen], L.out); err != nil {
+		return fmt.Errorf("cuda: download: %w", err)
 	}
 	if e.guard > 0 {
-		if err := e.checkGuards(l, L.gaps); err != nil {
-			return vals, err
-		}
+		return e.checkGuards(l, L.gaps)
 	}
+	return nil
+}
+
+// fusedScatter writes the gradients of the fused evaluation ev, downloaded
+// by fusedDownload, and returns the problems' values (without constants)
+// in the order xy, xx, yy. It needs no device.
+func (e *engine) fusedScatter(ev *evaluation, c consts) (vals [3]float64) {
+	L := &e.fl
+	out := e.host[:L.outLen]
 	at := func(p ptr) int { return int(p-L.out) / 8 }
 	if wanted(ev.grad) {
 		for _, g := range [][]float64{ev.grad.X, ev.grad.Y, ev.grad.LogA, ev.grad.LogB} {
@@ -451,7 +474,7 @@ func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]floa
 			}
 		}
 	}
-	return vals, nil
+	return vals
 }
 
 // evaluateFused is evaluate on the fused path: batched with the
@@ -459,23 +482,27 @@ func (e *engine) fusedFinish(l launcher, ev *evaluation, c consts) (vals [3]floa
 // combiner, alone otherwise.
 func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 	c := newConsts(ev.opt)
+	e.fusedStage(&ev)
 	if e.comb != nil {
-		j := &fusedJob{e: e, ev: &ev, c: c, cohort: e.cohort}
+		j := &fusedJob{e: e, ev: &ev, cohort: e.cohort}
 		e.comb.submit(e.x, j)
-		return j.vals, j.err
+		err = j.err
+	} else {
+		err = e.x.exec(func(l launcher) error {
+			if err := e.fusedPrepare(l, &ev); err != nil {
+				return err
+			}
+			L := &e.fl
+			if err := l.launch(kFused, len(L.probs), 1, L.threads, 8*L.shared, []uint64{L.desc.arg(), intArg(len(L.probs))}); err != nil {
+				return fmt.Errorf("cuda: launching fused: %w", err)
+			}
+			return e.fusedDownload(l)
+		})
 	}
-	err = e.x.exec(func(l launcher) error {
-		if err := e.fusedPrepare(l, &ev); err != nil {
-			return err
-		}
-		L := &e.fl
-		if err := l.launch(kFused, len(L.probs), 1, L.threads, 8*L.shared, []uint64{L.desc.arg(), intArg(len(L.probs))}); err != nil {
-			return fmt.Errorf("cuda: launching fused: %w", err)
-		}
-		vals, err = e.fusedFinish(l, &ev, c)
-		return err
-	})
-	return vals, err
+	if err != nil {
+		return vals, err
+	}
+	return e.fusedScatter(&ev, c), nil
 }
 
 // combiner batches fused evaluations: an evaluation that arrives while the
@@ -501,13 +528,11 @@ type combiner struct {
 	words   []float64
 }
 
-// fusedJob is one evaluation waiting in a combiner.
+// fusedJob is one evaluation, staged (fusedStage), waiting in a combiner.
 type fusedJob struct {
-	e    *engine
-	ev   *evaluation
-	c    consts
-	vals [3]float64
-	err  error
+	e   *engine
+	ev  *evaluation
+	err error
 	// cohort is the cohort of the job's goroutine, nil for none: the job
 	// counts as waiting in it from its submission to the end of its batch.
 	cohort Cohort
@@ -628,9 +653,10 @@ func (cb *combiner) gather(idle bool) {
 }
 
 // run uploads the inputs of the jobs, launches the fused kernel once for
-// all their problems and downloads their outputs. A job's own error is
-// left in it; the returned error (a failed launch or descriptor upload)
-// concerns them all. It runs inside exec.
+// all their problems and downloads their outputs (for fusedScatter, on
+// each job's goroutine). A job's own error is left in it; the returned
+// error (a failed launch or descriptor upload) concerns them all. It runs
+// inside exec.
 func (cb *combiner) run(l launcher, jobs []*fusedJob) error {
 	cb.words = cb.words[:0]
 	threads, shared := 0, 0
@@ -668,7 +694,7 @@ func (cb *combiner) run(l launcher, jobs []*fusedJob) error {
 	}
 	for _, j := range jobs {
 		if j.err == nil {
-			j.vals, j.err = j.e.fusedFinish(l, j.ev, j.c)
+			j.err = j.e.fusedDownload(l)
 		}
 	}
 	return nil
