@@ -182,19 +182,27 @@ func (e *engine) reserve(l launcher, n, m, iters int, hist bool) error {
 // ensure makes the device allocation hold at least need float64s. It runs
 // inside exec.
 func (e *engine) ensure(l launcher, need int) error {
-	if need > e.memLen {
-		if e.mem != 0 {
-			if err := l.free(e.mem); err != nil {
-				return err
-			}
-			e.mem, e.memLen = 0, 0
-		}
-		p, err := l.alloc(need)
-		if err != nil {
-			return fmt.Errorf("cuda: allocating %d bytes of device memory: %w", 8*need, err)
-		}
-		e.mem, e.memLen = p, need
+	return growAlloc(l, &e.mem, &e.memLen, need)
+}
+
+// growAlloc makes the device allocation *p of *n float64s (none when *p
+// is 0) hold at least need float64s, replacing it when it is too small.
+// It runs inside exec.
+func growAlloc(l launcher, p *ptr, n *int, need int) error {
+	if need <= *n {
+		return nil
 	}
+	if *p != 0 {
+		if err := l.free(*p); err != nil {
+			return err
+		}
+		*p, *n = 0, 0
+	}
+	q, err := l.alloc(need)
+	if err != nil {
+		return fmt.Errorf("cuda: allocating %d bytes of device memory: %w", 8*need, err)
+	}
+	*p, *n = q, need
 	return nil
 }
 
@@ -576,9 +584,15 @@ func (e *engine) checkGuards(l launcher, gaps []int) error {
 	if err := l.download(e.scratch[:e.memLen], e.mem); err != nil {
 		return err
 	}
+	return checkGuardWords(e.scratch, gaps, e.guard)
+}
+
+// checkGuardWords reports the first of the guard gaps of guard words at
+// the offsets gaps of the downloaded allocation mem that was written.
+func checkGuardWords(mem []float64, gaps []int, guard int) error {
 	for _, g := range gaps {
-		for k := g; k < g+e.guard; k++ {
-			if b := math.Float64bits(e.scratch[k]); b != guardBits {
+		for k := g; k < g+guard; k++ {
+			if b := math.Float64bits(mem[k]); b != guardBits {
 				return fmt.Errorf("cuda: guard word %d after the buffer ending at offset %d was overwritten (%#x)", k-g, g, b)
 			}
 		}

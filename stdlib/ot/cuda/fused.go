@@ -230,15 +230,17 @@ type fusedLayout struct {
 	x, y, la, lb ptr
 }
 
-// fusedPlan lays out the fused evaluation ev at offsets from base (0 when
-// only the size is wanted).
-func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
+// fusedPlan lays out the fused evaluation ev: its inputs (with its
+// descriptors after them when desc is set) from the arena in, the
+// problems' work buffers from work, and their outputs, contiguous (guard
+// gaps aside), from out. An evaluation alone takes all three from one
+// arena in its engine's allocation; in a batch, its inputs and outputs lie
+// in the combiner's. Arenas based at 0 give the sizes only.
+func (e *engine) fusedPlan(in, work, out *arena, ev *evaluation, L *fusedLayout, desc bool) {
 	n, m, d := len(ev.logA), len(ev.logB), e.d
 	want := wanted(ev.grad)
 	T := ev.opt.Iters
-	a := arena{base: base, guard: e.guard, gaps: L.gaps[:0]}
-	*L = fusedLayout{probs: L.probs[:0], descWords: L.descWords[:0]}
-	take := a.take
+	*L = fusedLayout{probs: L.probs[:0], descWords: L.descWords[:0], gaps: L.gaps[:0]}
 	var gx, gy, gla, glb []float64
 	if want {
 		gx, gy, gla, glb = ev.grad.X, ev.grad.Y, ev.grad.LogA, ev.grad.LogB
@@ -274,8 +276,11 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 	if ev.yy {
 		add(2, m, m, -0.5, [4][]float64{gy, nil, glb, nil})
 	}
-	L.inLen = (n+m)*d + n + m + fdWords*len(L.probs)
-	L.in = take(L.inLen)
+	L.inLen = (n+m)*d + n + m
+	if desc {
+		L.inLen += fdWords * len(L.probs)
+	}
+	L.in = in.take(L.inLen)
 	L.x = L.in
 	L.y = L.x.at(n * d)
 	L.la = L.y.at(m * d)
@@ -285,28 +290,32 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 		pr := &L.probs[i]
 		np, nq := pr.p.n, pr.q.n
 		if pr.mode == fmUnrolled {
-			pr.f, pr.g = take(T*np), take((T+1)*nq)
+			pr.f, pr.g = work.take(T*np), work.take((T+1)*nq)
 		} else {
-			pr.f, pr.g = take(np), take(nq)
+			pr.f, pr.g = work.take(np), work.take(nq)
 		}
 	}
-	// The outputs of every problem, contiguous (guard gaps aside).
+	start := out.off
+	L.out = out.base.at(start)
 	for i := range L.probs {
 		pr := &L.probs[i]
 		np, nq := pr.p.n, pr.q.n
-		start := a.off
-		pr.scal = take(3)
+		pr.scal = out.take(3)
 		sizes := [4]int{np * d, nq * d, np, nq}
 		for k, dst := range pr.dst {
 			if dst != nil {
-				pr.grad[k] = take(sizes[k])
+				pr.grad[k] = out.take(sizes[k])
 			}
 		}
-		if i == 0 {
-			L.out = base.at(start)
-		}
 	}
-	L.outLen = a.off - int(L.out-base)/8
+	L.outLen = out.off - start
+}
+
+// fusedPlanAlone lays out the fused evaluation ev alone at offsets from
+// base (0 when only the size is wanted), descriptors included.
+func (e *engine) fusedPlanAlone(base ptr, ev *evaluation, L *fusedLayout) {
+	a := arena{base: base, guard: e.guard, gaps: L.gaps[:0]}
+	e.fusedPlan(&a, &a, &a, ev, L, true)
 	L.total, L.gaps = a.off, a.gaps
 }
 
@@ -314,16 +323,18 @@ func (e *engine) fusedPlan(base ptr, ev *evaluation, L *fusedLayout) {
 // combiner) holds the device only for its transfers and its launch: the
 // host work before (fusedStage: the spatial orders and the permuted
 // inputs) and after (fusedScatter: the gradients back in the caller's
-// order) runs on each evaluation's own goroutine, in parallel, and only
-// fusedPrepare (memory, descriptors, upload) and fusedDownload run inside
-// exec, for every evaluation of the batch in turn.
+// order) runs on each evaluation's own goroutine, in parallel; inside
+// exec, a batch (combiner.run) lays out and uploads the inputs of all its
+// evaluations at once and downloads their outputs at once, and an
+// evaluation alone does the same with fusedPrepare and fusedDownload.
 
-// fusedStage lays out the fused evaluation ev and writes its inputs (the
-// measures, in spatial order unless inOrder) to the start of e.host, where
-// fusedPrepare appends the descriptors. It needs no device.
+// fusedStage writes the inputs of the fused evaluation ev (the measures,
+// in spatial order unless inOrder) to the start of e.host, sized for its
+// inputs and outputs, where fusedPrepare appends the descriptors. It
+// needs no device.
 func (e *engine) fusedStage(ev *evaluation) {
 	L := &e.fl
-	e.fusedPlan(0, ev, L)
+	e.fusedPlanAlone(0, ev, L)
 	n, m, d := len(ev.logA), len(ev.logB), e.d
 	e.host = grow(e.host, max(L.inLen, L.outLen))
 	in := e.host[:0]
@@ -351,14 +362,34 @@ func (e *engine) fusedStage(ev *evaluation) {
 // uploads its inputs and descriptors. It runs inside exec.
 func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 	L := &e.fl
+	e.fusedPlanAlone(0, ev, L)
 	if err := e.ensure(l, L.total); err != nil {
 		return err
 	}
-	e.fusedPlan(e.mem, ev, L)
+	e.fusedPlanAlone(e.mem, ev, L)
 	if err := e.fillGuards(l); err != nil {
 		return err
 	}
-	n, m, d := len(ev.logA), len(ev.logB), e.d
+	e.fusedSides(ev)
+	in := e.host[:e.staged]
+	L.descWords = L.descWords[:0]
+	for i := range L.probs {
+		L.descWords = e.fusedDesc(L.descWords, &L.probs[i], ev)
+	}
+	for _, w := range L.descWords {
+		in = append(in, math.Float64frombits(w))
+	}
+	if err := l.upload(L.in, in); err != nil {
+		return fmt.Errorf("cuda: upload: %w", err)
+	}
+	return nil
+}
+
+// fusedSides points the problems of the fused evaluation ev, laid out, at
+// their measures' device arrays.
+func (e *engine) fusedSides(ev *evaluation) {
+	L := &e.fl
+	n, m := len(ev.logA), len(ev.logB)
 	ps := side{pts: L.x, logw: L.la, n: n}
 	qs := side{pts: L.y, logw: L.lb, n: m}
 	for i := range L.probs {
@@ -372,18 +403,6 @@ func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 			pr.p, pr.q = qs, qs
 		}
 	}
-	in := e.host[:e.staged]
-	L.descWords = L.descWords[:0]
-	for i := range L.probs {
-		L.descWords = e.fusedDesc(L.descWords, &L.probs[i], ev, d)
-	}
-	for _, w := range L.descWords {
-		in = append(in, math.Float64frombits(w))
-	}
-	if err := l.upload(L.in, in); err != nil {
-		return fmt.Errorf("cuda: upload: %w", err)
-	}
-	return nil
 }
 
 // inOrder reports whether the fused evaluation ev keeps the caller's
@@ -392,8 +411,8 @@ func (e *engine) fusedPrepare(l launcher, ev *evaluation) error {
 func (e *engine) inOrder(ev *evaluation) bool { return e.fusedPlain || ev.grid.N() > 0 }
 
 // fusedDesc appends the descriptor of pr, a problem of ev.
-func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation, d int) []uint64 {
-	opt := ev.opt
+func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation) []uint64 {
+	opt, d := ev.opt, e.d
 	var desc [fdWords]uint64
 	desc[fdP], desc[fdQ] = pr.p.pts.arg(), pr.q.pts.arg()
 	desc[fdLP], desc[fdLQ] = pr.p.logw.arg(), pr.q.logw.arg()
@@ -436,7 +455,7 @@ func (e *engine) fusedDownload(l launcher) error {
 }
 
 // fusedScatter writes the gradients of the fused evaluation ev, downloaded
-// by fusedDownload, and returns the problems' values (without constants)
+// into e.host (fusedDownload, combiner.run), and returns the problems' values (without constants)
 // in the order xy, xx, yy. It needs no device.
 func (e *engine) fusedScatter(ev *evaluation, c consts) (vals [3]float64) {
 	L := &e.fl
@@ -507,14 +526,14 @@ func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 
 // combiner batches fused evaluations: an evaluation that arrives while the
 // device runs a batch waits, and the waiting evaluations of every
-// workspace of the device then run as one launch (one upload and one
-// download per evaluation, one launch for all). Before a batch starts,
-// its leader lets the evaluations that could still join it arrive
-// (gather): those of the cohorts of the queued evaluations (the other
-// replicates of a crn call), and, on an idle device, those started with
-// it without a cohort (the other chains). A problem's result does not
-// depend on the problems it is batched with (each runs in its own block
-// with its own thread count), so batching changes timings only.
+// workspace of the device then run as one batch (one upload, one launch
+// and one download for all). Before a batch starts, its leader lets the
+// evaluations that could still join it arrive (gather): those of the
+// cohorts of the queued evaluations (the other replicates of a crn call),
+// and, on an idle device, those started with it without a cohort (the
+// other chains). A problem's result does not depend on the problems it is
+// batched with (each runs in its own block with its own thread count), so
+// batching changes timings only.
 type combiner struct {
 	mu    sync.Mutex
 	queue []*fusedJob
@@ -522,10 +541,12 @@ type combiner struct {
 	// cohortMax, when positive (tests), replaces gatherCohortMax.
 	cohortMax time.Duration
 
-	// Used by the batch's leader only.
-	desc    ptr // device buffer of the combined descriptors
-	descLen int
-	words   []float64
+	// Used by the batch's leader only: the device buffer of the batch's
+	// inputs, descriptors and outputs (length in float64s), and its host
+	// copy.
+	mem    ptr
+	memLen int
+	host   []float64
 }
 
 // fusedJob is one evaluation, staged (fusedStage), waiting in a combiner.
@@ -533,6 +554,8 @@ type fusedJob struct {
 	e   *engine
 	ev  *evaluation
 	err error
+	// work is the size of its work buffers in its engine's allocation.
+	work int
 	// cohort is the cohort of the job's goroutine, nil for none: the job
 	// counts as waiting in it from its submission to the end of its batch.
 	cohort Cohort
@@ -652,49 +675,105 @@ func (cb *combiner) gather(idle bool) {
 	}
 }
 
-// run uploads the inputs of the jobs, launches the fused kernel once for
-// all their problems and downloads their outputs (for fusedScatter, on
-// each job's goroutine). A job's own error is left in it; the returned
-// error (a failed launch or descriptor upload) concerns them all. It runs
-// inside exec.
+// run uploads the inputs of the jobs (staged by fusedStage) and the
+// descriptors of their problems at once, launches the fused kernel once
+// for all the problems, and downloads their outputs at once into each
+// job's host buffer, for fusedScatter on the job's goroutine. The inputs
+// and outputs of a batch lie in the combiner's device buffer (the inputs
+// of each job, the descriptors, the outputs of each job); each job's work
+// buffers (the potentials and their history) in its engine's. A job's own
+// error is left in it; the returned error (a failed allocation, transfer
+// or launch of the batch) concerns them all. It runs inside exec.
 func (cb *combiner) run(l launcher, jobs []*fusedJob) error {
-	cb.words = cb.words[:0]
+	guard := 0
+	for _, j := range jobs {
+		guard = max(guard, j.e.guard)
+	}
+	// The sizes: inputs, descriptors, outputs; each job's work buffers.
+	in, out := arena{guard: guard}, arena{guard: guard}
+	nprob := 0
+	for _, j := range jobs {
+		work := arena{guard: j.e.guard}
+		j.e.fusedPlan(&in, &work, &out, j.ev, &j.e.fl, false)
+		j.work = work.off
+		nprob += len(j.e.fl.probs)
+	}
+	descAt := in.off
+	in.take(fdWords * nprob)
+	outAt := in.off
+	total := outAt + out.off
+	if err := growAlloc(l, &cb.mem, &cb.memLen, total); err != nil {
+		return fmt.Errorf("cuda: allocating the batch's inputs and outputs: %w", err)
+	}
+	cb.host = grow(cb.host, total)
+	host := cb.host[:total]
+	if guard > 0 {
+		for i := range host {
+			host[i] = math.Float64frombits(guardBits)
+		}
+	}
+
+	// The layout: inputs and outputs in the combiner's buffer, work
+	// buffers in each job's engine.
+	in = arena{base: cb.mem, guard: guard, gaps: in.gaps[:0]}
+	out = arena{base: cb.mem, off: outAt, guard: guard}
+	words := host[descAt:descAt]
 	threads, shared := 0, 0
 	for _, j := range jobs {
-		if j.err = j.e.fusedPrepare(l, j.ev); j.err != nil {
+		e, L := j.e, &j.e.fl
+		j.err = e.ensure(l, j.work)
+		work := arena{base: e.mem, guard: e.guard, gaps: L.gaps[:0]}
+		e.fusedPlan(&in, &work, &out, j.ev, L, false)
+		L.gaps = work.gaps
+		if j.err == nil {
+			j.err = e.fillGuards(l)
+		}
+		if j.err != nil {
 			continue
 		}
-		L := &j.e.fl
+		e.fusedSides(j.ev)
+		copy(host[int(L.in-cb.mem)/8:], e.host[:e.staged])
+		L.descWords = L.descWords[:0]
+		for i := range L.probs {
+			L.descWords = e.fusedDesc(L.descWords, &L.probs[i], j.ev)
+		}
 		for _, w := range L.descWords {
-			cb.words = append(cb.words, math.Float64frombits(w))
+			words = append(words, math.Float64frombits(w))
 		}
 		threads, shared = max(threads, L.threads), max(shared, L.shared)
 	}
-	nprob := len(cb.words) / fdWords
-	if nprob > 0 {
-		if len(cb.words) > cb.descLen {
-			if cb.desc != 0 {
-				if err := l.free(cb.desc); err != nil {
-					return err
-				}
-				cb.desc, cb.descLen = 0, 0
-			}
-			p, err := l.alloc(2 * len(cb.words))
-			if err != nil {
-				return fmt.Errorf("cuda: allocating the batch's descriptors: %w", err)
-			}
-			cb.desc, cb.descLen = p, 2*len(cb.words)
+	in.take(fdWords * nprob) // the descriptors' guard gap
+	gaps := append(in.gaps, out.gaps...)
+	if n := len(words) / fdWords; n > 0 {
+		upload := host[:descAt+len(words)]
+		if guard > 0 {
+			upload = host // the guard words of the outputs too
 		}
-		if err := l.upload(cb.desc, cb.words); err != nil {
+		if err := l.upload(cb.mem, upload); err != nil {
 			return fmt.Errorf("cuda: upload: %w", err)
 		}
-		if err := l.launch(kFused, nprob, 1, threads, 8*shared, []uint64{cb.desc.arg(), intArg(nprob)}); err != nil {
+		if err := l.launch(kFused, n, 1, threads, 8*shared, []uint64{cb.mem.at(descAt).arg(), intArg(n)}); err != nil {
 			return fmt.Errorf("cuda: launching fused: %w", err)
+		}
+		if guard > 0 {
+			if err := l.download(host, cb.mem); err != nil {
+				return fmt.Errorf("cuda: download: %w", err)
+			}
+			if err := checkGuardWords(host, gaps, guard); err != nil {
+				return err
+			}
+		} else if err := l.download(host[outAt:], cb.mem.at(outAt)); err != nil {
+			return fmt.Errorf("cuda: download: %w", err)
 		}
 	}
 	for _, j := range jobs {
-		if j.err == nil {
-			j.err = j.e.fusedDownload(l)
+		if j.err != nil {
+			continue
+		}
+		e, L := j.e, &j.e.fl
+		copy(e.host[:L.outLen], host[int(L.out-cb.mem)/8:])
+		if e.guard > 0 {
+			j.err = e.checkGuards(l, L.gaps)
 		}
 	}
 	return nil
@@ -702,10 +781,10 @@ func (cb *combiner) run(l launcher, jobs []*fusedJob) error {
 
 // release frees the combiner's device buffer. It runs inside exec.
 func (cb *combiner) release(l launcher) error {
-	if cb.desc == 0 {
+	if cb.mem == 0 {
 		return nil
 	}
-	err := l.free(cb.desc)
-	cb.desc, cb.descLen = 0, 0
+	err := l.free(cb.mem)
+	cb.mem, cb.memLen = 0, 0
 	return err
 }
