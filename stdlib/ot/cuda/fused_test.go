@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -319,4 +320,105 @@ func bothModes(e *engine, c *testCase) (out [2]batchOutcome) {
 		out[mode] = batchOutcome{res, g, err}
 	}
 	return out
+}
+
+// crossoverProblem returns n points of dimension d for each measure
+// (normal, the second shifted), uniform weights, and eps = resolution²
+// (the paper's heuristic with alpha = 1).
+func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float64) {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(d)))
+	x = make([]float64, n*d)
+	y = make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+		y[i] = 0.5 + rng.NormFloat64()
+	}
+	la = make([]float64, n)
+	for i := range la {
+		la[i] = -math.Log(float64(n))
+	}
+	h, err := ot.Resolution(y, n, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return x, y, la, slices.Clone(la), h * h
+}
+
+// nullDevice is an executor whose allocations are addresses only and whose
+// transfers and launches do nothing: the host's part of the fused path,
+// without a device (BenchmarkHostBatch).
+type nullDevice struct {
+	mu   sync.Mutex
+	next ptr
+}
+
+func (d *nullDevice) exec(f func(l launcher) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return f(d)
+}
+
+func (d *nullDevice) alloc(n int) (ptr, error) {
+	d.next = d.next.at(n + 4096)
+	return d.next, nil
+}
+
+func (*nullDevice) free(ptr) error                                    { return nil }
+func (*nullDevice) upload(ptr, []float64) error                       { return nil }
+func (*nullDevice) download([]float64, ptr) error                     { return nil }
+func (*nullDevice) launch(kernel, int, int, int, int, []uint64) error { return nil }
+
+// BenchmarkHostBatch measures the host's part of a batch of K concurrent
+// fused evaluations of Experiment A's size (n = m = 120, 1-D, T = 80,
+// the unrolled gradient of x) on a device that takes no time: the spatial
+// orders, layouts, descriptors, gathering and scatter that surround the
+// GPU's kernel. The evaluations of a round form a cohort, as a crn call's
+// replicates do, or (quiet) are gathered by the quiet window.
+func BenchmarkHostBatch(b *testing.B) {
+	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
+	opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
+	for _, k := range []int{1, 6} {
+		for _, cohort := range []bool{true, false} {
+			name := fmt.Sprintf("K=%d", k)
+			if !cohort {
+				name += "/quiet"
+			}
+			b.Run(name, func(b *testing.B) {
+				dev := &nullDevice{next: 1 << 30}
+				cb := &combiner{}
+				es := make([]*engine, k)
+				gs := make([]*ot.Grad, k)
+				for i := range es {
+					es[i] = newEngine(dev, 1)
+					es[i].comb = cb
+					gs[i] = &ot.Grad{X: make([]float64, len(x))}
+				}
+				round := func() {
+					var c *stdlib.Cohort
+					if cohort {
+						c = stdlib.NewCohort(k)
+					}
+					var wg sync.WaitGroup
+					for i, e := range es {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							if c != nil {
+								e.cohort = c
+								defer c.Done()
+							}
+							if _, err := e.divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+								b.Error(err)
+							}
+						}()
+					}
+					wg.Wait()
+				}
+				round()
+				for b.Loop() {
+					round()
+				}
+			})
+		}
+	}
 }

@@ -221,28 +221,6 @@ func BenchmarkDivergence(b *testing.B) {
 	}
 }
 
-// crossoverProblem returns n points of dimension d for each measure
-// (normal, the second shifted), uniform weights, and eps = resolution²
-// (the paper's heuristic with alpha = 1).
-func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float64) {
-	rng := rand.New(rand.NewPCG(uint64(n), uint64(d)))
-	x = make([]float64, n*d)
-	y = make([]float64, n*d)
-	for i := range x {
-		x[i] = rng.NormFloat64()
-		y[i] = 0.5 + rng.NormFloat64()
-	}
-	la = make([]float64, n)
-	for i := range la {
-		la[i] = -math.Log(float64(n))
-	}
-	h, err := ot.Resolution(y, n, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return x, y, la, slices.Clone(la), h * h
-}
-
 // BenchmarkCrossover measures one evaluation of the debiased divergence
 // with the unrolled gradient of x (T = 80, eps = resolution², n = m) on
 // package ot (all cores), on the GPU's fused path (forced as far as its
