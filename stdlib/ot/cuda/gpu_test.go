@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
 
+	"github.com/shmlang/shm/stdlib"
 	"github.com/shmlang/shm/stdlib/ot"
 )
 
@@ -278,7 +278,8 @@ func BenchmarkCrossover(b *testing.B) {
 // A's size (n = m = 120, 1-D, T = 80, unrolled gradient of x: one
 // gradient's launch) with nt threads per problem (S = nt/128 rounded down
 // to a power of two threads per row), with and without the culling of
-// blocks (cullPays culls at this size): the fused kernel's tuning.
+// blocks (cullPays culls at this size), as one cohort: the fused
+// kernel's tuning.
 func BenchmarkFusedThreads(b *testing.B) {
 	dev := openDevice(b)
 	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
@@ -295,7 +296,7 @@ func BenchmarkFusedThreads(b *testing.B) {
 					}
 					defer ws[i].Close()
 				}
-				benchConcurrent(b, ws, x, y, la, lb, opt)
+				benchConcurrent(b, ws, x, y, la, lb, opt, true)
 			})
 		}
 	}
@@ -304,37 +305,54 @@ func BenchmarkFusedThreads(b *testing.B) {
 // BenchmarkBatch measures K concurrent evaluations of Experiment A's size
 // (n = m = 120, 1-D, T = 80, unrolled gradient of x) on the GPU, each from
 // its own workspace, as K crn replicates (times the chains) submit them:
-// batched by the device into one launch per round.
+// batched by the device into one launch per round, gathered by the quiet
+// window or (cohort/) as the cohort of a crn call's replicates.
 func BenchmarkBatch(b *testing.B) {
 	dev := openDevice(b)
 	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
 	opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
 	for _, k := range []int{1, 6, 24, 96} {
-		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
-			ws := make([]*Workspace, k)
-			for i := range ws {
-				ws[i] = dev.NewWorkspace(1)
-				defer ws[i].Close()
+		for _, cohort := range []bool{false, true} {
+			name := fmt.Sprintf("K=%d", k)
+			if cohort {
+				name = "cohort/" + name
 			}
-			benchConcurrent(b, ws, x, y, la, lb, opt)
-		})
+			b.Run(name, func(b *testing.B) {
+				ws := make([]*Workspace, k)
+				for i := range ws {
+					ws[i] = dev.NewWorkspace(1)
+					defer ws[i].Close()
+				}
+				benchConcurrent(b, ws, x, y, la, lb, opt, cohort)
+			})
+		}
 	}
 }
 
 // benchConcurrent measures rounds of concurrent evaluations (one per
 // workspace, as crn replicates and chains submit them) of the divergence
-// of the 1-D measures x and y with the unrolled gradient of x.
-func benchConcurrent(b *testing.B, ws []*Workspace, x, y, la, lb []float64, opt ot.Options) {
+// of the 1-D measures x and y with the unrolled gradient of x; the
+// evaluations of a round form a cohort (as a crn call's replicates do)
+// when cohort is set.
+func benchConcurrent(b *testing.B, ws []*Workspace, x, y, la, lb []float64, opt ot.Options, cohort bool) {
 	gs := make([]*ot.Grad, len(ws))
 	for i := range gs {
 		gs[i] = &ot.Grad{X: make([]float64, len(x))}
 	}
 	round := func() {
+		var c *stdlib.Cohort
+		if cohort {
+			c = stdlib.NewCohort(len(ws))
+		}
 		var wg sync.WaitGroup
 		for i := range ws {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				if c != nil {
+					ws[i].SetCohort(c)
+					defer c.Done()
+				}
 				if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
 					b.Error(err)
 				}
