@@ -36,7 +36,9 @@
 // are batched into one launch (combiner); its sweeps skip the blocks of
 // 32 points whose terms all lie below the truncation threshold. Larger
 // problems take the multi-launch path (engine.go): one kernel per sweep,
-// spread over the whole GPU. Problems on a unit grid (GridDivergence,
+// spread over the whole GPU; an evaluation records its launches and
+// replays them as one CUDA graph, made once and again only when the
+// launches change (graph.go). Problems on a unit grid (GridDivergence,
 // GridOT) take package ot's separable grid path inside the fused kernel.
 // Default returns the process's one Device.
 //

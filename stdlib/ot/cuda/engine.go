@@ -71,6 +71,16 @@ type engine struct {
 	// cohort is the cohort of the goroutine using the engine, nil for
 	// none (see combiner).
 	cohort Cohort
+
+	// The multi-launch path's launches (graph.go): the sequence the last
+	// evaluation recorded, and the graph made of graphSeq. noGraph (tests,
+	// benchmarks, or after a graph could not be made: graphErr) launches
+	// them one by one; graphBuilds counts the graphs made (tests).
+	seq, graphSeq launchSeq
+	graph         graph
+	noGraph       bool
+	graphErr      error
+	graphBuilds   int
 }
 
 // guardBits is the NaN the allocation is filled with in guard mode.
@@ -219,12 +229,16 @@ func (e *engine) fillGuards(l launcher) error {
 	return l.upload(e.mem, e.scratch)
 }
 
-// release frees the device allocation. It runs inside exec.
+// release frees the device allocation and destroys the graph made of
+// launches into it. It runs inside exec.
 func (e *engine) release(l launcher) error {
+	err := e.dropGraph()
 	if e.mem == 0 {
-		return nil
+		return err
 	}
-	err := l.free(e.mem)
+	if ferr := l.free(e.mem); err == nil {
+		err = ferr
+	}
 	e.mem, e.memLen = 0, 0
 	return err
 }
@@ -256,8 +270,10 @@ func newConsts(o ot.Options) consts {
 	return consts{eps: o.Eps, invEps: 1 / o.Eps, tau: tau, rho: o.Rho, balanced: o.Balanced, iters: o.Iters}
 }
 
-// run is one evaluation in progress inside exec. The first launch error
-// stops the later launches and is returned by the evaluation.
+// run is one evaluation in progress inside exec on the multi-launch path:
+// its launches are recorded (recorder) and replayed when all are known
+// (engine.replay). The first error stops the later launches and is
+// returned by the evaluation.
 type run struct {
 	l   launcher
 	e   *engine
@@ -526,7 +542,8 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 		if err := l.upload(L.in, in); err != nil {
 			return fmt.Errorf("cuda: upload: %w", err)
 		}
-		r := &run{l: l, e: e, L: L}
+		e.seq.reset()
+		r := &run{l: recorder{l, &e.seq}, e: e, L: L}
 		r.fill(L.out, L.outLen, 0)
 		ps := side{pts: L.x, logw: L.la, n: n}
 		qs := side{pts: L.y, logw: L.lb, n: m}
@@ -546,6 +563,9 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 		}
 		if r.err != nil {
 			return r.err
+		}
+		if err := e.replay(l); err != nil {
+			return err
 		}
 		if err := l.download(e.host[:L.outLen], L.out); err != nil {
 			return fmt.Errorf("cuda: download: %w", err)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -46,16 +47,17 @@ func gpuBackend(w *Workspace) backend {
 // TestGPU compares the GPU's values and gradients (both modes) with package
 // ot to 1e-9 relative, and with the reference vectors at their tolerance,
 // on the fused path (where the problem fits it; in spatial order with
-// truncation, and plain) and on the multi-launch path.
+// truncation, and plain) and on the multi-launch path (as CUDA graphs, and
+// launch by launch).
 func TestGPU(t *testing.T) {
 	dev := openDevice(t)
 	t.Logf("device: %s", dev.Name())
 	for _, c := range append(referenceCases(t), generatedCases()...) {
-		for _, path := range []string{"fused", "fused-plain", "multi-launch"} {
+		for _, path := range []string{"fused", "fused-plain", "multi-launch", "multi-launch-nograph"} {
 			w := dev.NewWorkspace(c.d)
 			w.e.fusedPlain = path == "fused-plain"
-			if path == "multi-launch" {
-				w.e.fusedMax = 0
+			if strings.HasPrefix(path, "multi-launch") {
+				w.e.fusedMax, w.e.noGraph = 0, path == "multi-launch-nograph"
 			} else if !w.e.fusedOK(c.n(), c.m()) {
 				w.Close()
 				continue
@@ -63,6 +65,9 @@ func TestGPU(t *testing.T) {
 			t.Run(c.name+"/"+path, func(t *testing.T) {
 				defer w.Close()
 				gpuCase(t, c, w)
+				if path == "multi-launch" && (w.e.graphErr != nil || w.e.graphBuilds == 0) {
+					t.Errorf("no graph made (%d built): %v", w.e.graphBuilds, w.e.graphErr)
+				}
 			})
 		}
 	}
@@ -226,8 +231,9 @@ func BenchmarkDivergence(b *testing.B) {
 // package ot (all cores), on the GPU's fused path (forced as far as its
 // shared memory allows, culling blocks where cullPays says; "cull": every
 // problem culling, "nocull": none, and "plain": in the caller's order
-// without truncation, up to 256) and on its multi-launch path, in 1-D and
-// 2-D: the sizes where backend = "auto" and the fused path should switch.
+// without truncation, up to 256) and on its multi-launch path (as a CUDA
+// graph, and launch by launch: "nograph"), in 1-D and 2-D: the sizes
+// where backend = "auto" and the fused path should switch.
 func BenchmarkCrossover(b *testing.B) {
 	dev := openDevice(b)
 	b.Logf("device: %s", dev.Name())
@@ -251,7 +257,7 @@ func BenchmarkCrossover(b *testing.B) {
 			cpu := ot.NewWorkspace(n, n, d)
 			run("cpu", func() error { _, err := cpu.Divergence(x, y, la, lb, opt, nil, g); return err })
 			cpu.Close()
-			for _, name := range []string{"cuda-fused", "cuda-cull", "cuda-nocull", "cuda-plain", "cuda-multi"} {
+			for _, name := range []string{"cuda-fused", "cuda-cull", "cuda-nocull", "cuda-plain", "cuda-multi", "cuda-multi-nograph"} {
 				w := dev.NewWorkspace(d)
 				switch name {
 				case "cuda-fused":
@@ -262,10 +268,12 @@ func BenchmarkCrossover(b *testing.B) {
 					w.e.fusedMax, w.e.fusedCull = 2048, cullNever
 				case "cuda-plain":
 					w.e.fusedMax, w.e.fusedPlain = 2048, true
+				case "cuda-multi-nograph":
+					w.e.fusedMax, w.e.noGraph = 0, true
 				default:
 					w.e.fusedMax = 0
 				}
-				if name == "cuda-multi" || (w.e.fusedOK(n, n) && (name == "cuda-fused" || n <= 256)) {
+				if w.e.fusedMax == 0 || (w.e.fusedOK(n, n) && (name == "cuda-fused" || n <= 256)) {
 					run(name, func() error { _, err := w.Divergence(x, y, la, lb, opt, nil, g); return err })
 				}
 				w.Close()

@@ -27,6 +27,7 @@ type hostKernels struct {
 	buf      []byte
 	launches int
 	byKernel [numKernels]int
+	graphs   int // graphs made
 }
 
 // buildHostKernels compiles kernels/hostkernels.cpp with g++ into a
@@ -224,6 +225,38 @@ func (h *hostKernels) launch(k kernel, gridX, gridY, blockX, shared int, args []
 	for _, a := range args {
 		h.word(a)
 	}
+	return nil
+}
+
+// makeGraph makes a graph that the host kernels run launch by launch,
+// from its own copy of seq (a CUDA graph copies its launches' arguments):
+// the engine's graphs, tested without a GPU.
+func (h *hostKernels) makeGraph(seq *launchSeq) (graph, error) {
+	h.graphs++
+	g := &hostGraph{h: h}
+	g.seq.copyFrom(seq)
+	return g, nil
+}
+
+// hostGraph is a graph of the host kernels.
+type hostGraph struct {
+	h         *hostKernels
+	seq       launchSeq
+	destroyed bool
+}
+
+func (g *hostGraph) launch() error {
+	if g.destroyed {
+		return errors.New("host kernels: launch of a destroyed graph")
+	}
+	return g.seq.each(g.h.launch)
+}
+
+func (g *hostGraph) destroy() error {
+	if g.destroyed {
+		return errors.New("host kernels: graph destroyed twice")
+	}
+	g.destroyed = true
 	return nil
 }
 

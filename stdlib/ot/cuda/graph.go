@@ -1,0 +1,130 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The multi-launch path launches about a thousand kernels per evaluation
+// (three thousand with the unrolled gradient), and each launch costs the
+// host several microseconds: at a few hundred points a side the launches,
+// not the kernels, set the time. Its launches depend only on the layout
+// of the workspace's allocation, the sizes and the options, so from one
+// evaluation to the next they are usually the same. An evaluation
+// therefore records its launches (recorder) and replays them: on a
+// launcher that makes graphs (grapher: the GPU, a CUDA graph) as one graph
+// launch, the graph built at the first evaluation and again whenever the
+// sequence differs from the graph's; elsewhere launch by launch.
+
+// launchRec is one recorded launch: its kernel, grid, block, dynamic
+// shared memory and the number of its arguments, which follow those of
+// the launches before it in launchSeq.args.
+type launchRec struct {
+	k                            kernel
+	gridX, gridY, blockX, shared int
+	nargs                        int
+}
+
+// launchSeq is a recorded sequence of launches.
+type launchSeq struct {
+	recs []launchRec
+	args []uint64
+}
+
+func (s *launchSeq) reset() { s.recs, s.args = s.recs[:0], s.args[:0] }
+
+// equal reports whether s and t are the same launches.
+func (s *launchSeq) equal(t *launchSeq) bool {
+	return slices.Equal(s.recs, t.recs) && slices.Equal(s.args, t.args)
+}
+
+// copyFrom makes s a copy of t, reusing its memory.
+func (s *launchSeq) copyFrom(t *launchSeq) {
+	s.recs = append(s.recs[:0], t.recs...)
+	s.args = append(s.args[:0], t.args...)
+}
+
+// each calls f for every launch of s, in order, with its arguments; it
+// stops at the first error, which it returns naming the kernel.
+func (s *launchSeq) each(f func(k kernel, gridX, gridY, blockX, shared int, args []uint64) error) error {
+	off := 0
+	for _, r := range s.recs {
+		args := s.args[off : off+r.nargs]
+		off += r.nargs
+		if err := f(r.k, r.gridX, r.gridY, r.blockX, r.shared, args); err != nil {
+			return fmt.Errorf("cuda: launching %s: %w", r.k.name(), err)
+		}
+	}
+	return nil
+}
+
+// recorder is a launcher that records launches into seq instead of
+// launching them; its other operations are those of the launcher it
+// wraps.
+type recorder struct {
+	launcher
+	seq *launchSeq
+}
+
+func (r recorder) launch(k kernel, gridX, gridY, blockX, shared int, args []uint64) error {
+	r.seq.recs = append(r.seq.recs, launchRec{k, gridX, gridY, blockX, shared, len(args)})
+	r.seq.args = append(r.seq.args, args...)
+	return nil
+}
+
+// A grapher is a launcher that can make a recorded sequence of launches
+// into one graph.
+type grapher interface {
+	// makeGraph returns an executable graph of the launches of seq, each
+	// after the one before; the graph keeps copies of their arguments.
+	makeGraph(seq *launchSeq) (graph, error)
+}
+
+// A graph is an executable graph of launches; its methods run inside exec.
+type graph interface {
+	// launch queues the graph's launches, as the launcher queues one.
+	launch() error
+	// destroy releases the graph.
+	destroy() error
+}
+
+// replay launches the sequence e.seq recorded by an evaluation: as the
+// engine's graph when l makes graphs (built when e.seq is not the graph's
+// sequence), launch by launch otherwise, or when the engine's graphs are
+// off (noGraph) or a graph could not be made (which turns them off and
+// keeps the error in graphErr). It runs inside exec.
+func (e *engine) replay(l launcher) error {
+	gr, ok := l.(grapher)
+	if !ok || e.noGraph {
+		return e.seq.each(l.launch)
+	}
+	if e.graph == nil || !e.seq.equal(&e.graphSeq) {
+		if err := e.dropGraph(); err != nil {
+			return err
+		}
+		g, err := gr.makeGraph(&e.seq)
+		if err != nil {
+			// The same launches, one by one: slower, not different.
+			e.noGraph, e.graphErr = true, err
+			return e.seq.each(l.launch)
+		}
+		e.graph = g
+		e.graphSeq.copyFrom(&e.seq)
+		e.graphBuilds++
+	}
+	if err := e.graph.launch(); err != nil {
+		return fmt.Errorf("cuda: launching a graph of %d kernels: %w", len(e.seq.recs), err)
+	}
+	return nil
+}
+
+// dropGraph destroys the engine's graph, if any. It runs inside exec.
+func (e *engine) dropGraph() error {
+	if e.graph == nil {
+		return nil
+	}
+	err := e.graph.destroy()
+	e.graph = nil
+	e.graphSeq.reset()
+	return err
+}

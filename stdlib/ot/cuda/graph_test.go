@@ -1,0 +1,83 @@
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/shmlang/shm/stdlib/ot"
+)
+
+// TestGraphs checks the multi-launch path's graphs on the host kernels: an
+// evaluation gives bit for bit the results of its launches made one by one
+// (noGraph), an evaluation with other inputs of the same sizes and options
+// replays the graph, and other options, sizes or gradient requests make a
+// new one; releasing the engine destroys it.
+func TestGraphs(t *testing.T) {
+	h := startHostKernels(t, buildHostKernels(t))
+	multi := func(graphs bool) *engine {
+		e := newEngine(h, 1)
+		e.fusedMax, e.guard, e.noGraph = 0, 3, !graphs
+		return e
+	}
+	withGraphs, oneByOne := multi(true), multi(false)
+	rng := rand.New(rand.NewPCG(2, 9))
+	balanced := ot.Options{Eps: 0.05, Balanced: true, Iters: 6, Grad: ot.GradUnrolled}
+	unbalanced := ot.Options{Eps: 0.08, Rho: 0.5, Iters: 5, Grad: ot.GradUnrolled}
+	for _, step := range []struct {
+		name   string
+		n      int
+		opt    ot.Options
+		grad   bool
+		builds int // graphs made so far
+	}{
+		{"first", 40, balanced, true, 1},
+		{"other inputs", 40, balanced, true, 1},
+		{"other inputs again", 40, balanced, true, 1},
+		{"value only", 40, balanced, false, 2},
+		{"other options", 40, unbalanced, true, 3},
+		{"larger", 60, unbalanced, true, 4},
+		{"smaller", 40, unbalanced, true, 5},
+		{"smaller, other inputs", 40, unbalanced, true, 5},
+	} {
+		x := normalPoints(rng, step.n, 0, 1)
+		y := normalPoints(rng, step.n+3, 0.5, 1)
+		la, lb := make([]float64, step.n), make([]float64, step.n+3)
+		for i := range la {
+			la[i] = -math.Log(float64(step.n))
+		}
+		for i := range lb {
+			lb[i] = -math.Log(float64(step.n + 3))
+		}
+		var res [2]ot.Result
+		var grads [2]*ot.Grad
+		for k, e := range []*engine{withGraphs, oneByOne} {
+			if step.grad {
+				grads[k] = &ot.Grad{X: make([]float64, len(x)), LogB: make([]float64, len(lb))}
+			}
+			var err error
+			if res[k], err = e.divergence(x, y, la, lb, step.opt, nil, grads[k]); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+		}
+		if res[0] != res[1] {
+			t.Errorf("%s: with graphs %+v, launch by launch %+v", step.name, res[0], res[1])
+		}
+		if step.grad && (!slices.Equal(grads[0].X, grads[1].X) || !slices.Equal(grads[0].LogB, grads[1].LogB)) {
+			t.Errorf("%s: the gradients with graphs differ from those launch by launch", step.name)
+		}
+		if withGraphs.graphBuilds != step.builds || h.graphs != step.builds {
+			t.Errorf("%s: %d graphs made (%d by the launcher), want %d", step.name, withGraphs.graphBuilds, h.graphs, step.builds)
+		}
+	}
+	if oneByOne.graphBuilds != 0 {
+		t.Errorf("noGraph made %d graphs", oneByOne.graphBuilds)
+	}
+	if err := h.exec(withGraphs.release); err != nil {
+		t.Fatal(err)
+	}
+	if withGraphs.graph != nil {
+		t.Error("the graph survives release")
+	}
+}
