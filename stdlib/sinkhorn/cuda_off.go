@@ -13,6 +13,6 @@ func cudaAvailable() bool { return false }
 
 // onGPU would run a divergence or OT value on the GPU; the default build
 // has no GPU path, so it never does (used is false).
-func onGPU(*stdlib.Context, kind, string, int, ot.Grid, []float64, []float64, []float64, []float64, ot.Options, *ot.Grad) (float64, bool, error) {
+func onGPU(*stdlib.Context, kind, string, int, ot.Grid, []float64, []float64, []float64, []float64, ot.Options, bool, *ot.Grad) (float64, bool, error) {
 	return 0, false, nil
 }

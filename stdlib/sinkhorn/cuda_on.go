@@ -49,11 +49,12 @@ func autoGPU(n, m, d int, grid bool) bool {
 	return n*m >= autoTermsND
 }
 
-// gpuState is the GPU device and a workspace of one evaluator (a chain or
-// a crn replicate).
+// gpuState is the GPU device, a workspace of one evaluator (a chain or a
+// crn replicate), and its cached y–y terms.
 type gpuState struct {
-	dev *cuda.Device
-	ws  *cuda.Workspace
+	dev   *cuda.Device
+	ws    *cuda.Workspace
+	cache selfCache[*cuda.SelfTerm]
 }
 
 const gpuKey = "sinkhorn.cuda"
@@ -62,9 +63,10 @@ const gpuKey = "sinkhorn.cuda"
 // GPU when backend asks for it ("cuda", or "auto" for large problems with
 // a device present: autoGPU): on the grid g when it is not empty (x and y
 // are its points; a grid too large for the GPU's grid path takes its
-// general path with "cuda", package ot's grid path with "auto"). used is
-// false when the CPU must do the work.
-func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, logA, logB []float64, opt ot.Options, grad *ot.Grad) (float64, bool, error) {
+// general path with "cuda", package ot's grid path with "auto"). constYY
+// says that y and log_b are data: the general path then computes the y–y
+// term once. used is false when the CPU must do the work.
+func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, logA, logB []float64, opt ot.Options, constYY bool, grad *ot.Grad) (float64, bool, error) {
 	onGrid := g.N() > 0
 	auto := autoGPU(len(logA), len(logB), d, onGrid)
 	if backend != "cuda" && !(backend == "auto" && auto && cuda.Available()) {
@@ -109,7 +111,14 @@ func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, lo
 		// Too large for the grid path: the GPU's general path, as asked.
 	}
 	if k == divergence {
-		res, err := s.ws.Divergence(x, y, logA, logB, opt, nil, grad)
+		var yy *cuda.SelfTerm
+		if constYY {
+			var err error
+			if yy, err = s.cache.get(y, logB, opt, false, func() (*cuda.SelfTerm, error) { return s.ws.SelfTerm(y, logB, opt) }); err != nil {
+				return 0, true, err
+			}
+		}
+		res, err := s.ws.Divergence(x, y, logA, logB, opt, yy, grad)
 		return res.Divergence, true, err
 	}
 	v, err := s.ws.OT(x, y, logA, logB, opt, grad)

@@ -139,7 +139,7 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 // chainState is a chain's Sinkhorn working memory.
 type chainState struct {
 	ws    *ot.Workspace
-	cache []selfEntry
+	cache selfCache[*ot.SelfTerm]
 	plan  []float64
 	elems []bool    // fixedCoords' flags per element
 	fixed [2][]bool // fixedCoords' results for x and y
@@ -178,12 +178,37 @@ func (s *chainState) fixedCoords(t *autodiff.Tape, pts autodiff.Value, n, d, sid
 	return f
 }
 
+// selfCache keeps the last y–y terms a chain computed (of type T: the
+// CPU's or the GPU's), with the inputs they were computed from.
+type selfCache[T any] struct {
+	entries []selfEntry[T]
+}
+
 // selfEntry is a cached y–y term with the inputs it was computed from.
-type selfEntry struct {
+type selfEntry[T any] struct {
 	y, logB []float64
 	opt     ot.Options
 	grid    bool // computed by the separable grid path
-	term    *ot.SelfTerm
+	term    T
+}
+
+// get returns the cached term of y, log_b, the options and the path
+// (grid), computing it with compute on first use; it keeps the last 8.
+func (c *selfCache[T]) get(y, logB []float64, opt ot.Options, grid bool, compute func() (T, error)) (T, error) {
+	for _, e := range c.entries {
+		if e.opt == opt && e.grid == grid && slices.Equal(e.y, y) && slices.Equal(e.logB, logB) {
+			return e.term, nil
+		}
+	}
+	term, err := compute()
+	if err != nil {
+		return term, err
+	}
+	if len(c.entries) >= 8 {
+		c.entries = c.entries[1:]
+	}
+	c.entries = append(c.entries, selfEntry[T]{y: slices.Clone(y), logB: slices.Clone(logB), opt: opt, grid: grid, term: term})
+	return term, nil
 }
 
 const stateKey = "sinkhorn"
@@ -201,7 +226,7 @@ func state(c *stdlib.Context, n, m, d int) (*chainState, error) {
 		}
 		s.ws = ot.NewWorkspace(n, m, d)
 		s.ws.SetPath(path)
-		s.cache = nil
+		s.cache = selfCache[*ot.SelfTerm]{}
 	}
 	return s, nil
 }
@@ -246,26 +271,12 @@ func envPath() (ot.Path, error) {
 // it on first use (with the separable path when g is a grid).
 func (s *chainState) selfTerm(y, logB []float64, opt ot.Options, g ot.Grid) (*ot.SelfTerm, error) {
 	onGrid := g.N() > 0
-	for _, e := range s.cache {
-		if e.opt == opt && e.grid == onGrid && slices.Equal(e.y, y) && slices.Equal(e.logB, logB) {
-			return e.term, nil
+	return s.cache.get(y, logB, opt, onGrid, func() (*ot.SelfTerm, error) {
+		if onGrid {
+			return s.ws.GridSelfTerm(g, logB, opt)
 		}
-	}
-	var term *ot.SelfTerm
-	var err error
-	if onGrid {
-		term, err = s.ws.GridSelfTerm(g, logB, opt)
-	} else {
-		term, err = s.ws.SelfTerm(y, logB, opt)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(s.cache) >= 8 {
-		s.cache = s.cache[1:]
-	}
-	s.cache = append(s.cache, selfEntry{y: slices.Clone(y), logB: slices.Clone(logB), opt: opt, grid: onGrid, term: term})
-	return term, nil
+		return s.ws.SelfTerm(y, logB, opt)
+	})
 }
 
 func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (stdlib.Value, error) {
@@ -316,12 +327,9 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 			g, _ = unitGrid(xv)
 		}
 	}
-	var yy *ot.SelfTerm
-	if k == divergence && y.IsConst() && lb.IsConst() {
-		if yy, err = s.selfTerm(t.Val(y), t.Val(lb), opt, g); err != nil {
-			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
-		}
-	}
+	// A y–y term of data is computed once (on the device that takes the
+	// problem).
+	constYY := k == divergence && y.IsConst() && lb.IsConst()
 	p := t.ScalarPartials(x, y, la, lb)
 	grad := &ot.Grad{X: p.D(0), Y: p.D(1), LogA: p.D(2), LogB: p.D(3)}
 	var gp *ot.Grad
@@ -331,15 +339,24 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
 	var value float64
 	used := false
-	value, used, err = onGPU(c, k, backend, d, g, xv, yv, lav, lbv, opt, gp)
-	if !used && gp != nil {
-		// The CPU kernels skip the derivatives that the tape discards.
-		gp.FixedX = s.fixedCoords(t, x, n, d, 0)
-		gp.FixedY = s.fixedCoords(t, y, m, d, 1)
+	value, used, err = onGPU(c, k, backend, d, g, xv, yv, lav, lbv, opt, constYY, gp)
+	if err != nil {
+		return stdlib.Value{}, fmt.Errorf("%s (cuda): %v", fn, err)
+	}
+	var yy *ot.SelfTerm
+	if !used {
+		if gp != nil {
+			// The CPU kernels skip the derivatives that the tape discards.
+			gp.FixedX = s.fixedCoords(t, x, n, d, 0)
+			gp.FixedY = s.fixedCoords(t, y, m, d, 1)
+		}
+		if constYY {
+			if yy, err = s.selfTerm(yv, lbv, opt, g); err != nil {
+				return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+			}
+		}
 	}
 	switch {
-	case err != nil:
-		return stdlib.Value{}, fmt.Errorf("%s (cuda): %v", fn, err)
 	case used:
 	case g.N() > 0 && k == divergence:
 		res, err := s.ws.GridDivergence(g, lav, lbv, opt, yy, gp)

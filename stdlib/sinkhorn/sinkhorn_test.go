@@ -1,6 +1,7 @@
 package sinkhorn
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -481,4 +482,54 @@ func logWeightCall(t *testing.T, impls stdlib.Impls, fn string, p, a, b []float6
 		t.Fatal(err)
 	}
 	return tape.Scalar(v.AD), slices.Clone(tape.Adj(lav)), c.State
+}
+
+// TestSelfCache checks the y–y cache: a term is computed once per set of
+// inputs (points, log-weights, options, path), other inputs compute
+// another, and the last 8 are kept.
+func TestSelfCache(t *testing.T) {
+	var c selfCache[int]
+	computed := 0
+	get := func(y, logB []float64, opt ot.Options, grid bool) int {
+		t.Helper()
+		v, err := c.get(y, logB, opt, grid, func() (int, error) { computed++; return computed, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	y, lb := []float64{0, 1, 2}, []float64{-1, -1, -1}
+	opt := ot.Options{Eps: 0.1, Balanced: true, Iters: 10}
+	first := get(y, lb, opt, false)
+	for _, step := range []struct {
+		name    string
+		y, lb   []float64
+		opt     ot.Options
+		grid    bool
+		another bool
+	}{
+		{"same inputs", []float64{0, 1, 2}, []float64{-1, -1, -1}, opt, false, false},
+		{"other points", []float64{0, 1, 3}, lb, opt, false, true},
+		{"other weights", y, []float64{-1, -1, -2}, opt, false, true},
+		{"other options", y, lb, ot.Options{Eps: 0.1, Balanced: true, Iters: 11}, false, true},
+		{"grid path", y, lb, opt, true, true},
+	} {
+		before := computed
+		v := get(step.y, step.lb, step.opt, step.grid)
+		if step.another != (computed > before) || !step.another && v != first {
+			t.Errorf("%s: got term %d, %d computed before, %d after", step.name, v, before, computed)
+		}
+	}
+	for i := range 8 {
+		get([]float64{float64(10 + i)}, []float64{0}, opt, false)
+	}
+	if before := computed; get(y, lb, opt, false) == first || computed == before {
+		t.Error("the cache keeps more than 8 terms")
+	}
+	if _, err := c.get([]float64{99}, nil, opt, false, func() (int, error) { return 0, errors.New("failed") }); err == nil {
+		t.Error("a failed computation gave no error")
+	}
+	if len(c.entries) != 8 {
+		t.Errorf("%d entries, want 8", len(c.entries))
+	}
 }
