@@ -598,8 +598,8 @@ func (c *checker) namedArgs(e *lang.Call, f *stdlib.Func) []Expr {
 		t := x.Type()
 		switch {
 		case t.IsBad():
-		case !p.Type.AssignableFrom(t):
-			c.errorf(na.Value.Position(), "%s = ... of %s must be %s, got %s", p.Name, f.Name, p.Type, t)
+		case !p.Accepts(t):
+			c.errorf(na.Value.Position(), "%s = ... of %s must be %s, got %s", p.Name, f.Name, p.Describe(), t)
 		case p.Choices != nil:
 			s, ok := x.(*StringLit)
 			if !ok {

@@ -187,22 +187,32 @@ func newTable() *Table {
 
 // addPrimitives registers the paper's primitives and crn.
 func (t *Table) addPrimitives() {
-	otNamed := []NamedParam{
-		{Name: "eps", Type: realT, Data: true, Required: true},
-		{Name: "iters", Type: intT, Data: true, Default: "100"},
-		{Name: "rho", Type: realT, Data: true, Default: "absent (balanced)"},
-		{Name: "log_a", Type: vecT, Default: "uniform, -log n"},
-		{Name: "log_b", Type: vecT, Default: "uniform, -log m"},
-		{Name: "grad", Type: strT, Choices: []string{"unrolled", "envelope"}, Default: "unrolled"},
-		{Name: "backend", Type: strT, Choices: []string{"auto", "cpu", "cuda"}, Default: "auto"},
+	// otNamed are the named parameters of sinkhorn and its companions;
+	// with channels, the log-weights may also be arrays of vectors (one
+	// problem per channel on the same points, the values summed).
+	otNamed := func(channels bool) []NamedParam {
+		var also []lang.Type
+		if channels {
+			also = []lang.Type{lang.ArrayOf(vecT, 1)}
+		}
+		return []NamedParam{
+			{Name: "eps", Type: realT, Data: true, Required: true},
+			{Name: "iters", Type: intT, Data: true, Default: "100"},
+			{Name: "rho", Type: realT, Data: true, Default: "absent (balanced)"},
+			{Name: "log_a", Type: vecT, Also: also, Default: "uniform, -log n"},
+			{Name: "log_b", Type: vecT, Also: also, Default: "uniform, -log m"},
+			{Name: "grad", Type: strT, Choices: []string{"unrolled", "envelope"}, Default: "unrolled"},
+			{Name: "backend", Type: strT, Choices: []string{"auto", "cpu", "cuda"}, Default: "auto"},
+		}
 	}
 	pts := Param{Name: "x", Class: Points}
 	ptsY := Param{Name: "y", Class: Points}
 	for _, p := range []struct {
-		name   string
-		result lang.Type
-	}{{"sinkhorn", realT}, {"sinkhorn_ot", realT}, {"sinkhorn_plan", matT}} {
-		t.add(&Func{Name: p.name, Kind: Primitive, Named: otNamed,
+		name     string
+		result   lang.Type
+		channels bool
+	}{{"sinkhorn", realT, true}, {"sinkhorn_ot", realT, true}, {"sinkhorn_plan", matT, false}} {
+		t.add(&Func{Name: p.name, Kind: Primitive, Named: otNamed(p.channels),
 			Sigs: []Sig{{Params: []Param{pts, ptsY}, Result: fixed(p.result)}}})
 	}
 	t.add(&Func{Name: "resolution", Kind: Primitive, Sigs: []Sig{sig(fixed(realT), pts)}})

@@ -23,6 +23,10 @@ func NewCohort(n int) *Cohort {
 	return c
 }
 
+// Join adds n computing members: goroutines a member starts to share its
+// work (sinkhorn's channels).
+func (c *Cohort) Join(n int) { c.computing.Add(int64(n)) }
+
 // Wait records that a member blocks on shared work.
 func (c *Cohort) Wait() { c.computing.Add(-1) }
 

@@ -104,10 +104,33 @@ type Sig struct {
 type NamedParam struct {
 	Name     string
 	Type     lang.Type
-	Data     bool     // must be data
-	Required bool     // must be given
-	Choices  []string // for string parameters: the accepted values
-	Default  string   // documentation of the default
+	Also     []lang.Type // other types it accepts (sinkhorn's channels)
+	Data     bool        // must be data
+	Required bool        // must be given
+	Choices  []string    // for string parameters: the accepted values
+	Default  string      // documentation of the default
+}
+
+// Accepts reports whether the parameter accepts an argument of type t.
+func (p NamedParam) Accepts(t lang.Type) bool {
+	if p.Type.AssignableFrom(t) {
+		return true
+	}
+	for _, a := range p.Also {
+		if a.AssignableFrom(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Describe renders the types the parameter accepts, for error messages.
+func (p NamedParam) Describe() string {
+	s := p.Type.String()
+	for _, a := range p.Also {
+		s += " or " + a.String()
+	}
+	return s
 }
 
 // Kind says what sort of built-in a function is.

@@ -2,17 +2,15 @@
 
 package sinkhorn
 
-import (
-	"github.com/shmlang/shm/stdlib"
-	"github.com/shmlang/shm/stdlib/ot"
-)
+import "github.com/shmlang/shm/stdlib"
 
 // cudaAvailable reports whether a CUDA backend is compiled in and usable.
 // The default build (without the cuda tag) has none.
 func cudaAvailable() bool { return false }
 
-// onGPU would run a divergence or OT value on the GPU; the default build
-// has no GPU path, so it never does (used is false).
-func onGPU(*stdlib.Context, kind, string, int, ot.Grid, []float64, []float64, []float64, []float64, ot.Options, bool, *ot.Grad) (float64, bool, error) {
-	return 0, false, nil
-}
+// gpuState is a channel's GPU working memory: none in the default build.
+type gpuState struct{}
+
+// onGPU would solve a problem on the GPU; the default build has no GPU
+// path, so it never does (gpu is false).
+func onGPU(*channelState, *stdlib.Cohort, *problem) (gpu bool, err error) { return false, nil }

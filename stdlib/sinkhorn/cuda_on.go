@@ -49,78 +49,74 @@ func autoGPU(n, m, d int, grid bool) bool {
 	return n*m >= autoTermsND
 }
 
-// gpuState is the GPU device, a workspace of one evaluator (a chain or a
-// crn replicate), and its cached y–y terms.
+// gpuState is a channel's GPU working memory: the device, a workspace,
+// and its cached y–y terms.
 type gpuState struct {
 	dev   *cuda.Device
 	ws    *cuda.Workspace
 	cache selfCache[*cuda.SelfTerm]
 }
 
-const gpuKey = "sinkhorn.cuda"
-
-// onGPU runs the divergence (k = divergence) or the raw OT value on the
-// GPU when backend asks for it ("cuda", or "auto" for large problems with
-// a device present: autoGPU): on the grid g when it is not empty (x and y
-// are its points; a grid too large for the GPU's grid path takes its
-// general path with "cuda", package ot's grid path with "auto"). constYY
-// says that y and log_b are data: the general path then computes the y–y
-// term once. used is false when the CPU must do the work.
-func onGPU(c *stdlib.Context, k kind, backend string, d int, g ot.Grid, x, y, logA, logB []float64, opt ot.Options, constYY bool, grad *ot.Grad) (float64, bool, error) {
-	onGrid := g.N() > 0
-	auto := autoGPU(len(logA), len(logB), d, onGrid)
-	if backend != "cuda" && !(backend == "auto" && auto && cuda.Available()) {
-		return 0, false, nil
+// onGPU solves pr on the GPU when its backend asks for it ("cuda", or
+// "auto" for large problems with a device present: autoGPU), on the
+// channel's GPU workspace, as a member of cohort (nil for none): on the
+// grid pr.g when it is not empty (x and y are its points; a grid too large
+// for the GPU's grid path takes its general path with "cuda", package ot's
+// grid path with "auto"), computing a y–y term of data once on the general
+// path. gpu is false when the CPU must do the work.
+func onGPU(cs *channelState, cohort *stdlib.Cohort, pr *problem) (gpu bool, err error) {
+	onGrid := pr.g.N() > 0
+	auto := autoGPU(len(pr.la), len(pr.lb), pr.d, onGrid)
+	if pr.backend != "cuda" && !(pr.backend == "auto" && auto && cuda.Available()) {
+		return false, nil
 	}
-	s, _ := c.State[gpuKey].(*gpuState)
+	s := cs.gpu
 	if s == nil {
 		// One device (one context) per process: the evaluations of every
-		// chain and crn replicate share it, and it batches the concurrent
-		// ones into one launch.
+		// chain, crn replicate and channel share it, and it batches the
+		// concurrent ones into one launch.
 		dev, err := cuda.Default()
 		if err != nil {
-			return 0, true, err
+			return true, err
 		}
 		s = &gpuState{dev: dev}
-		c.State[gpuKey] = s
+		cs.gpu = s
 	}
-	if s.ws == nil || s.ws.Dim() != d {
-		s.ws = s.dev.NewWorkspace(d)
+	if s.ws == nil || s.ws.Dim() != pr.d {
+		s.ws = s.dev.NewWorkspace(pr.d)
 	}
-	if c.Cohort != nil {
-		s.ws.SetCohort(c.Cohort)
+	if cohort != nil {
+		s.ws.SetCohort(cohort)
 	} else {
 		s.ws.SetCohort(nil) // not a nil *stdlib.Cohort in the interface
 	}
 	if onGrid {
-		var v float64
-		var err error
-		if k == divergence {
+		if pr.k == divergence {
 			var res ot.Result
-			res, err = s.ws.GridDivergence(g, logA, logB, opt, grad)
-			v = res.Divergence
+			res, err = s.ws.GridDivergence(pr.g, pr.la, pr.lb, pr.opt, pr.grad)
+			pr.value = res.Divergence
 		} else {
-			v, err = s.ws.GridOT(g, logA, logB, opt, grad)
+			pr.value, err = s.ws.GridOT(pr.g, pr.la, pr.lb, pr.opt, pr.grad)
 		}
 		if !errors.Is(err, cuda.ErrGridTooLarge) {
-			return v, true, err
+			return true, err
 		}
-		if backend != "cuda" {
-			return 0, false, nil
+		if pr.backend != "cuda" {
+			return false, nil
 		}
 		// Too large for the grid path: the GPU's general path, as asked.
 	}
-	if k == divergence {
+	if pr.k == divergence {
 		var yy *cuda.SelfTerm
-		if constYY {
-			var err error
-			if yy, err = s.cache.get(y, logB, opt, false, func() (*cuda.SelfTerm, error) { return s.ws.SelfTerm(y, logB, opt) }); err != nil {
-				return 0, true, err
+		if pr.constYY {
+			if yy, err = s.cache.get(pr.y, pr.lb, pr.opt, false, func() (*cuda.SelfTerm, error) { return s.ws.SelfTerm(pr.y, pr.lb, pr.opt) }); err != nil {
+				return true, err
 			}
 		}
-		res, err := s.ws.Divergence(x, y, logA, logB, opt, yy, grad)
-		return res.Divergence, true, err
+		res, err := s.ws.Divergence(pr.x, pr.y, pr.la, pr.lb, pr.opt, yy, pr.grad)
+		pr.value = res.Divergence
+		return true, err
 	}
-	v, err := s.ws.OT(x, y, logA, logB, opt, grad)
-	return v, true, err
+	pr.value, err = s.ws.OT(pr.x, pr.y, pr.la, pr.lb, pr.opt, pr.grad)
+	return true, err
 }

@@ -45,13 +45,19 @@ func evalBackend(t *testing.T, impls stdlib.Impls, fn string, r *reference, back
 	if err := tape.Gradient(v.AD); err != nil {
 		t.Fatal(err)
 	}
-	_, gpu := c.State[gpuKey]
+	gpu := usedGPU(c.State)
 	return tapeResult{
 		value: tape.Scalar(v.AD),
 		x:     slices.Clone(tape.Adj(x)), y: slices.Clone(tape.Adj(y)),
 		la: slices.Clone(tape.Adj(la)), lb: slices.Clone(tape.Adj(lb)),
 		usedGPUContext: gpu,
 	}
+}
+
+// usedGPU reports whether a chain's built-in state holds a GPU workspace.
+func usedGPU(state map[string]any) bool {
+	s, _ := state[stateKey].(*chainState)
+	return s != nil && slices.ContainsFunc(s.chans, func(cs *channelState) bool { return cs.gpu != nil })
 }
 
 // closeRel reports whether got and want agree to rtol relative to the
@@ -159,8 +165,7 @@ func TestCUDAGridThroughTape(t *testing.T) {
 	}
 	eval := func(fn, backend string, rho float64) (float64, []float64, bool) {
 		v, g, state := logWeightCall(t, impls, fn, pts, la, lb, 1, 64, rho, backend)
-		_, gpu := state[gpuKey]
-		return v, g, gpu
+		return v, g, usedGPU(state)
 	}
 	for _, fn := range []string{"sinkhorn", "sinkhorn_ot"} {
 		vc, gc, _ := eval(fn, "cpu", 10)

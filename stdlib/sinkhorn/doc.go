@@ -11,6 +11,11 @@
 // when y and log_b are constants, is computed once and reused while they
 // do not change.
 //
+// Log-weights given as arrays of vectors are channels: one problem per
+// channel on the same points, solved at once (each on its own goroutine
+// and workspace; on the GPU, as one cohort, in one launch), the values and
+// gradients summed in channel order.
+//
 // On the CPU, problems on scattered points use package ot's scaling path
 // (truncated kernels, up to 2^23 point pairs, 2^19 in 1-D) or its sparse
 // sweeps (beyond), both exact to rounding (see ot's package

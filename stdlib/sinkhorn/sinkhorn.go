@@ -1,11 +1,13 @@
 package sinkhorn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/lang"
@@ -73,20 +75,43 @@ func points(t *autodiff.Tape, v stdlib.Value) (pts autodiff.Value, n, d int, err
 	return pts, 0, 0, fmt.Errorf("points must be a vector, a matrix or an array of vectors, got %s", v.Type)
 }
 
-// logWeights returns the given log-weights (checking their length) or
-// uniform ones, −log n each.
-func logWeights(t *autodiff.Tape, v stdlib.Value, n int, name, fn string) (autodiff.Value, error) {
+// logWeights returns the given log-weights, one tape value per channel
+// (a vector is one channel, an array of vectors one per element; each of
+// length n), or uniform ones, −log n each, as one channel.
+func logWeights(t *autodiff.Tape, v stdlib.Value, n int, name, fn string) ([]autodiff.Value, error) {
 	if v.Type.IsBad() {
 		w := make([]float64, n)
 		for i := range w {
 			w[i] = -math.Log(float64(n))
 		}
-		return t.ConstVec(w), nil
+		return []autodiff.Value{t.ConstVec(w)}, nil
 	}
-	if v.AD.Len() != n {
-		return autodiff.Value{}, fmt.Errorf("%s: %s has %d entries but there are %d points", fn, name, v.AD.Len(), n)
+	if v.Type.Dims == 0 {
+		if v.AD.Len() != n {
+			return nil, fmt.Errorf("%s: %s has %d entries but there are %d points", fn, name, v.AD.Len(), n)
+		}
+		return []autodiff.Value{v.AD}, nil
 	}
-	return v.AD, nil
+	if len(v.Elems) == 0 {
+		return nil, fmt.Errorf("%s: %s is an empty array: give at least one channel", fn, name)
+	}
+	out := make([]autodiff.Value, len(v.Elems))
+	for c, el := range v.Elems {
+		if el.AD.Len() != n {
+			return nil, fmt.Errorf("%s: %s[%d] has %d entries but there are %d points", fn, name, c+1, el.AD.Len(), n)
+		}
+		out[c] = el.AD
+	}
+	return out, nil
+}
+
+// channels returns the number of problems of a call with na and nb
+// channels of log-weights: one channel is shared by all.
+func channels(na, nb int, fn string) (int, error) {
+	if na != nb && na != 1 && nb != 1 {
+		return 0, fmt.Errorf("%s: log_a has %d channels and log_b %d: give as many, or one for all", fn, na, nb)
+	}
+	return max(na, nb), nil
 }
 
 // options reads the named settings, and the backend ("auto", "cpu" or
@@ -136,13 +161,24 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 	return opt, backend, nil
 }
 
-// chainState is a chain's Sinkhorn working memory.
+// chainState is a chain's Sinkhorn working memory: one channelState per
+// channel of its largest call, and the scratch of fixedCoords.
 type chainState struct {
-	ws    *ot.Workspace
-	cache selfCache[*ot.SelfTerm]
-	plan  []float64
+	chans []*channelState
 	elems []bool    // fixedCoords' flags per element
 	fixed [2][]bool // fixedCoords' results for x and y
+}
+
+// channelState is the working memory of one channel's problem: its
+// workspaces (CPU, and GPU when the problem goes there), its cached y–y
+// terms, and its gradient (when a call has several channels).
+type channelState struct {
+	ws    *ot.Workspace
+	cache selfCache[*ot.SelfTerm]
+	gpu   *gpuState
+	plan  []float64
+	grad  ot.Grad
+	buf   [4][]float64
 }
 
 // fixedCoords returns, for the n points pts of dimension d (side 0: x,
@@ -213,20 +249,27 @@ func (c *selfCache[T]) get(y, logB []float64, opt ot.Options, grid bool, compute
 
 const stateKey = "sinkhorn"
 
-func state(c *stdlib.Context, n, m, d int) (*chainState, error) {
+// state returns the chain's Sinkhorn state with channel states for k
+// channels of problems of n and m points in dimension d.
+func state(c *stdlib.Context, k, n, m, d int) (*chainState, error) {
 	s, _ := c.State[stateKey].(*chainState)
 	if s == nil {
 		s = &chainState{}
 		c.State[stateKey] = s
 	}
-	if s.ws == nil || s.ws.Dim() != d {
-		path, err := envPath()
-		if err != nil {
-			return nil, err
+	for len(s.chans) < k {
+		s.chans = append(s.chans, &channelState{})
+	}
+	for _, cs := range s.chans[:k] {
+		if cs.ws == nil || cs.ws.Dim() != d {
+			path, err := envPath()
+			if err != nil {
+				return nil, err
+			}
+			cs.ws = ot.NewWorkspace(n, m, d)
+			cs.ws.SetPath(path)
+			cs.cache = selfCache[*ot.SelfTerm]{}
 		}
-		s.ws = ot.NewWorkspace(n, m, d)
-		s.ws.SetPath(path)
-		s.cache = selfCache[*ot.SelfTerm]{}
 	}
 	return s, nil
 }
@@ -269,14 +312,71 @@ func envPath() (ot.Path, error) {
 
 // selfTerm returns the cached y–y term for constant y and log_b, computing
 // it on first use (with the separable path when g is a grid).
-func (s *chainState) selfTerm(y, logB []float64, opt ot.Options, g ot.Grid) (*ot.SelfTerm, error) {
+func (cs *channelState) selfTerm(y, logB []float64, opt ot.Options, g ot.Grid) (*ot.SelfTerm, error) {
 	onGrid := g.N() > 0
-	return s.cache.get(y, logB, opt, onGrid, func() (*ot.SelfTerm, error) {
+	return cs.cache.get(y, logB, opt, onGrid, func() (*ot.SelfTerm, error) {
 		if onGrid {
-			return s.ws.GridSelfTerm(g, logB, opt)
+			return cs.ws.GridSelfTerm(g, logB, opt)
 		}
-		return s.ws.SelfTerm(y, logB, opt)
+		return cs.ws.SelfTerm(y, logB, opt)
 	})
+}
+
+// problem is one channel's Sinkhorn problem: what to compute (k, backend,
+// grid, options), the values of its inputs, whether its y–y term is data
+// (constYY), where its gradient goes (nil: nowhere), and, once solved, its
+// value.
+type problem struct {
+	k              kind
+	backend        string
+	d              int
+	g              ot.Grid
+	x, y, la, lb   []float64
+	opt            ot.Options
+	constYY        bool
+	grad           *ot.Grad
+	fixedX, fixedY []bool // the CPU kernels skip these coordinates' derivatives
+	value          float64
+}
+
+// solve computes pr on the channel's workspaces, on the GPU when its
+// backend sends it there (onGPU, which reports it in gpu), as a member of
+// cohort (nil for none).
+func (cs *channelState) solve(pr *problem, run context.Context, cohort *stdlib.Cohort) (gpu bool, err error) {
+	cs.ws.SetContext(run)
+	if gpu, err = onGPU(cs, cohort, pr); gpu || err != nil {
+		return gpu, err
+	}
+	return false, cs.solveCPU(pr)
+}
+
+// solveCPU computes pr with package ot.
+func (cs *channelState) solveCPU(pr *problem) error {
+	var err error
+	if pr.grad != nil {
+		pr.grad.FixedX, pr.grad.FixedY = pr.fixedX, pr.fixedY
+	}
+	var yy *ot.SelfTerm
+	if pr.constYY {
+		if yy, err = cs.selfTerm(pr.y, pr.lb, pr.opt, pr.g); err != nil {
+			return err
+		}
+	}
+	switch {
+	case pr.g.N() > 0 && pr.k == divergence:
+		res, err := cs.ws.GridDivergence(pr.g, pr.la, pr.lb, pr.opt, yy, pr.grad)
+		pr.value = res.Divergence
+		return err
+	case pr.g.N() > 0:
+		pr.value, err = cs.ws.GridOT(pr.g, pr.la, pr.lb, pr.opt, pr.grad)
+		return err
+	case pr.k == divergence:
+		res, err := cs.ws.Divergence(pr.x, pr.y, pr.la, pr.lb, pr.opt, yy, pr.grad)
+		pr.value = res.Divergence
+		return err
+	}
+	pr.value, err = cs.ws.OT(pr.x, pr.y, pr.la, pr.lb, pr.opt, pr.grad)
+	return err
 }
 
 func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (stdlib.Value, error) {
@@ -296,26 +396,31 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	if err != nil {
 		return stdlib.Value{}, err
 	}
-	la, err := logWeights(t, named[argLogA], n, "log_a", fn)
+	las, err := logWeights(t, named[argLogA], n, "log_a", fn)
 	if err != nil {
 		return stdlib.Value{}, err
 	}
-	lb, err := logWeights(t, named[argLogB], m, "log_b", fn)
+	lbs, err := logWeights(t, named[argLogB], m, "log_b", fn)
 	if err != nil {
 		return stdlib.Value{}, err
 	}
-	s, err := state(c, n, m, d)
+	nch, err := channels(len(las), len(lbs), fn)
+	if err != nil {
+		return stdlib.Value{}, err
+	}
+	s, err := state(c, nch, n, m, d)
 	if err != nil {
 		return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
 	}
-	s.ws.SetContext(c.Run)
 	if k == plan {
-		xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
-		p, err := s.ws.Plan(xv, yv, lav, lbv, opt, s.plan)
+		// One channel: sinkhorn_plan's signature takes no arrays.
+		cs := s.chans[0]
+		cs.ws.SetContext(c.Run)
+		p, err := cs.ws.Plan(t.Val(x), t.Val(y), t.Val(las[0]), t.Val(lbs[0]), opt, cs.plan)
 		if err != nil {
 			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
 		}
-		s.plan = p
+		cs.plan = p
 		return stdlib.ADValue(t.NewConst(autodiff.MatrixShape(n, m), p)), nil
 	}
 	// Both supports fixed and the same regular grid: the cost separates
@@ -327,60 +432,140 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 			g, _ = unitGrid(xv)
 		}
 	}
-	// A y–y term of data is computed once (on the device that takes the
-	// problem).
-	constYY := k == divergence && y.IsConst() && lb.IsConst()
-	p := t.ScalarPartials(x, y, la, lb)
-	grad := &ot.Grad{X: p.D(0), Y: p.D(1), LogA: p.D(2), LogB: p.D(3)}
-	var gp *ot.Grad
-	if !c.NoGrad && (grad.X != nil || grad.Y != nil || grad.LogA != nil || grad.LogB != nil) {
-		gp = grad
+	// One node for all channels: its inputs are x, y, then the channels'
+	// log-weights.
+	ins := append(append([]autodiff.Value{x, y}, las...), lbs...)
+	node := t.ScalarPartials(ins...)
+	dA, dB := func(c int) []float64 { return node.D(2 + min(c, len(las)-1)) },
+		func(c int) []float64 { return node.D(2 + len(las) + min(c, len(lbs)-1)) }
+	want := !c.NoGrad && slices.ContainsFunc(ins, func(v autodiff.Value) bool { return !v.IsConst() })
+	var fixedX, fixedY []bool
+	if want && node.D(0) != nil {
+		fixedX = s.fixedCoords(t, x, n, d, 0)
 	}
-	xv, yv, lav, lbv := t.Val(x), t.Val(y), t.Val(la), t.Val(lb)
-	var value float64
-	used := false
-	value, used, err = onGPU(c, k, backend, d, g, xv, yv, lav, lbv, opt, constYY, gp)
-	if err != nil {
-		return stdlib.Value{}, fmt.Errorf("%s (cuda): %v", fn, err)
+	if want && node.D(1) != nil {
+		fixedY = s.fixedCoords(t, y, m, d, 1)
 	}
-	var yy *ot.SelfTerm
-	if !used {
-		if gp != nil {
-			// The CPU kernels skip the derivatives that the tape discards.
-			gp.FixedX = s.fixedCoords(t, x, n, d, 0)
-			gp.FixedY = s.fixedCoords(t, y, m, d, 1)
+	probs := make([]problem, nch)
+	for ch := range probs {
+		la, lb := las[min(ch, len(las)-1)], lbs[min(ch, len(lbs)-1)]
+		pr := &probs[ch]
+		*pr = problem{k: k, backend: backend, d: d, g: g, x: t.Val(x), y: t.Val(y), la: t.Val(la), lb: t.Val(lb), opt: opt,
+			constYY: k == divergence && y.IsConst() && lb.IsConst(), fixedX: fixedX, fixedY: fixedY}
+		if !want {
+			continue
 		}
-		if constYY {
-			if yy, err = s.selfTerm(yv, lbv, opt, g); err != nil {
-				return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		if nch == 1 {
+			// The node's partials are the gradient.
+			pr.grad = &ot.Grad{X: node.D(0), Y: node.D(1), LogA: dA(0), LogB: dB(0)}
+			continue
+		}
+		pr.grad = s.chans[ch].gradFor(node.D(0), node.D(1), dA(ch), dB(ch))
+	}
+	if err := solveChannels(fn, s.chans[:nch], probs, c.Run, c.Cohort); err != nil {
+		return stdlib.Value{}, err
+	}
+	// The values and gradients, summed over the channels in order.
+	value := probs[0].value
+	for _, pr := range probs[1:] {
+		value += pr.value
+	}
+	if want && nch > 1 {
+		for i := range ins {
+			if d := node.D(i); d != nil {
+				clear(d)
 			}
 		}
-	}
-	switch {
-	case used:
-	case g.N() > 0 && k == divergence:
-		res, err := s.ws.GridDivergence(g, lav, lbv, opt, yy, gp)
-		if err != nil {
-			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
-		}
-		value = res.Divergence
-	case g.N() > 0:
-		if value, err = s.ws.GridOT(g, lav, lbv, opt, gp); err != nil {
-			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
-		}
-	case k == divergence:
-		res, err := s.ws.Divergence(xv, yv, lav, lbv, opt, yy, gp)
-		if err != nil {
-			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
-		}
-		value = res.Divergence
-	default:
-		if value, err = s.ws.OT(xv, yv, lav, lbv, opt, gp); err != nil {
-			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+		for ch, pr := range probs {
+			add(node.D(0), pr.grad.X)
+			add(node.D(1), pr.grad.Y)
+			add(dA(ch), pr.grad.LogA)
+			add(dB(ch), pr.grad.LogB)
 		}
 	}
-	p.Out()[0] = value
-	return stdlib.RealValue(p.Value()), nil
+	node.Out()[0] = value
+	return stdlib.RealValue(node.Value()), nil
+}
+
+// gradFor returns the channel's gradient buffers for a call whose node
+// wants the partials dx, dy, da and db (nil: not wanted), cleared.
+func (cs *channelState) gradFor(dx, dy, da, db []float64) *ot.Grad {
+	for i, dst := range [4][]float64{dx, dy, da, db} {
+		if dst == nil {
+			cs.buf[i] = cs.buf[i][:0]
+			continue
+		}
+		cs.buf[i] = slices.Grow(cs.buf[i][:0], len(dst))[:len(dst)]
+	}
+	cs.grad = ot.Grad{X: nilIfEmpty(cs.buf[0], dx), Y: nilIfEmpty(cs.buf[1], dy), LogA: nilIfEmpty(cs.buf[2], da), LogB: nilIfEmpty(cs.buf[3], db)}
+	return &cs.grad
+}
+
+func nilIfEmpty(buf, want []float64) []float64 {
+	if want == nil {
+		return nil
+	}
+	return buf
+}
+
+// add adds src to dst elementwise (nothing when either is nil).
+func add(dst, src []float64) {
+	if dst == nil || src == nil {
+		return
+	}
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+// solveChannels solves the problems of a call of fn, problem c on channel
+// state chans[c]: one alone on the calling goroutine; several at once,
+// each on its own goroutine, which join the caller's cohort (or form one
+// with it), so that on the GPU they share a launch. It returns the first
+// error, naming fn and, with several, the channel.
+func solveChannels(fn string, chans []*channelState, probs []problem, run context.Context, cohort *stdlib.Cohort) error {
+	fail := func(ch int, gpu bool, err error) error {
+		where := fn
+		if len(probs) > 1 {
+			where += fmt.Sprintf(": channel %d", ch+1)
+		}
+		if gpu {
+			where += " (cuda)"
+		}
+		return fmt.Errorf("%s: %v", where, err)
+	}
+	if len(probs) == 1 {
+		if gpu, err := chans[0].solve(&probs[0], run, cohort); err != nil {
+			return fail(0, gpu, err)
+		}
+		return nil
+	}
+	if cohort == nil {
+		// The caller and the channels' goroutines: one cohort, which the
+		// caller leaves when it has solved its channel.
+		cohort = stdlib.NewCohort(1)
+		defer cohort.Done()
+	}
+	cohort.Join(len(probs) - 1)
+	gpus := make([]bool, len(probs))
+	errs := make([]error, len(probs))
+	var wg sync.WaitGroup
+	for ch := 1; ch < len(probs); ch++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cohort.Done()
+			gpus[ch], errs[ch] = chans[ch].solve(&probs[ch], run, cohort)
+		}()
+	}
+	gpus[0], errs[0] = chans[0].solve(&probs[0], run, cohort)
+	wg.Wait()
+	for ch, err := range errs {
+		if err != nil {
+			return fail(ch, gpus[ch], err)
+		}
+	}
+	return nil
 }
 
 // unitGrid reports whether the n×2 row-major points pts are a regular

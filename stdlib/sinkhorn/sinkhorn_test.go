@@ -2,6 +2,7 @@ package sinkhorn
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -531,5 +532,201 @@ func TestSelfCache(t *testing.T) {
 	}
 	if len(c.entries) != 8 {
 		t.Errorf("%d entries, want 8", len(c.entries))
+	}
+}
+
+// TestChannels checks calls whose log-weights are arrays of vectors (one
+// problem per channel on the same points, the values summed) against the
+// sum of one call per channel: the same value bit for bit, the same
+// gradients of each channel's own log-weights bit for bit, and those of
+// shared inputs (the points, a vector of log-weights given for every
+// channel) to rounding; on a grid (the separable path) and on scattered
+// points with variable x, balanced and unbalanced, for sinkhorn and
+// sinkhorn_ot.
+func TestChannels(t *testing.T) {
+	impls := stdlib.Impls{}
+	Register(impls)
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, c := range []struct {
+		name       string
+		grid       bool
+		na, nb     int // channels of log_a and log_b (1: a vector for all)
+		rho        float64
+		fn         string
+		varB, varX bool
+	}{
+		{"grid/3x3", true, 3, 3, 0, "sinkhorn", false, false},
+		{"grid/3x1/unbalanced", true, 3, 1, 10, "sinkhorn", true, false},
+		{"grid/ot/2x2", true, 2, 2, 0, "sinkhorn_ot", true, false},
+		{"points/1x3", false, 1, 3, 0, "sinkhorn", true, true},
+		{"points/4x4/unbalanced", false, 4, 4, 0.5, "sinkhorn", false, true},
+		{"points/ot/2x1", false, 2, 1, 0, "sinkhorn_ot", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var pts []float64
+			n, d, eps := 30, 1, 0.05
+			if c.grid {
+				pts, n, d, eps = ot.Grid{H: 5, W: 6}.Points(), 30, 2, 1
+			} else {
+				pts = make([]float64, n)
+				for i := range pts {
+					pts[i] = rng.NormFloat64()
+				}
+			}
+			weights := func(k int) [][]float64 {
+				w := make([][]float64, k)
+				for i := range w {
+					w[i] = make([]float64, n)
+					sum := 0.0
+					for j := range w[i] {
+						w[i][j] = 0.1 + rng.Float64()
+						sum += w[i][j]
+					}
+					for j := range w[i] {
+						w[i][j] = math.Log(w[i][j] / sum)
+					}
+				}
+				return w
+			}
+			as, bs := weights(c.na), weights(c.nb)
+			type outcome struct {
+				value      float64
+				dx         []float64
+				da, db     [][]float64
+				tape       *autodiff.Tape
+				x          autodiff.Value
+				avar, bvar []autodiff.Value
+			}
+			setup := func() *outcome {
+				o := &outcome{tape: autodiff.NewTape()}
+				tp := o.tape
+				shape := autodiff.MatrixShape(n, d)
+				if c.varX {
+					o.x = tp.NewVar(shape, pts)
+				} else {
+					o.x = tp.NewConst(shape, pts)
+				}
+				for _, a := range as {
+					o.avar = append(o.avar, tp.VarVec(a))
+				}
+				for _, b := range bs {
+					if c.varB {
+						o.bvar = append(o.bvar, tp.VarVec(b))
+					} else {
+						o.bvar = append(o.bvar, tp.ConstVec(b))
+					}
+				}
+				return o
+			}
+			weightArg := func(vs []autodiff.Value) stdlib.Value {
+				if len(vs) == 1 {
+					return stdlib.ADValue(vs[0])
+				}
+				v := stdlib.Value{Type: lang.ArrayOf(lang.VectorType, 1), Dims: []int{len(vs)}}
+				for _, e := range vs {
+					v.Elems = append(v.Elems, stdlib.ADValue(e))
+				}
+				return v
+			}
+			call := func(o *outcome, la, lb stdlib.Value) autodiff.Value {
+				nm := make([]stdlib.Value, argBackend+1)
+				nm[argEps] = stdlib.RealValue(o.tape.Const(eps))
+				nm[argIters] = stdlib.IntValue(12)
+				if c.rho > 0 {
+					nm[argRho] = stdlib.RealValue(o.tape.Const(c.rho))
+				}
+				nm[argLogA], nm[argLogB] = la, lb
+				ctx := &stdlib.Context{Tape: o.tape, State: map[string]any{}}
+				v, err := impls[c.fn](ctx, []stdlib.Value{{Type: lang.MatrixType, AD: o.x}, {Type: lang.MatrixType, AD: o.tape.NewConst(autodiff.MatrixShape(n, d), pts)}}, nm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v.AD
+			}
+			finish := func(o *outcome, v autodiff.Value) {
+				if err := o.tape.Gradient(v); err != nil {
+					t.Fatal(err)
+				}
+				o.value = o.tape.Scalar(v)
+				if c.varX {
+					o.dx = slices.Clone(o.tape.Adj(o.x))
+				}
+				for _, a := range o.avar {
+					o.da = append(o.da, slices.Clone(o.tape.Adj(a)))
+				}
+				if c.varB {
+					for _, b := range o.bvar {
+						o.db = append(o.db, slices.Clone(o.tape.Adj(b)))
+					}
+				}
+			}
+			vec := setup()
+			finish(vec, call(vec, weightArg(vec.avar), weightArg(vec.bvar)))
+			loop := setup()
+			var sum autodiff.Value
+			for ch := range max(c.na, c.nb) {
+				s := call(loop, stdlib.ADValue(loop.avar[min(ch, c.na-1)]), stdlib.ADValue(loop.bvar[min(ch, c.nb-1)]))
+				if ch == 0 {
+					sum = s
+				} else {
+					sum = loop.tape.Add(sum, s)
+				}
+			}
+			finish(loop, sum)
+			if vec.value != loop.value {
+				t.Errorf("value %.17g, sum of the channels %.17g", vec.value, loop.value)
+			}
+			near := func(what string, got, want []float64, exact bool) {
+				t.Helper()
+				for i := range want {
+					if exact && got[i] != want[i] || math.Abs(got[i]-want[i]) > 1e-13*math.Max(1e-3, math.Abs(want[i])) {
+						t.Fatalf("%s[%d] = %.17g, one call per channel %.17g", what, i, got[i], want[i])
+					}
+				}
+			}
+			near("d/dx", vec.dx, loop.dx, false)
+			for ch := range vec.da {
+				near(fmt.Sprintf("d/dlog_a[%d]", ch), vec.da[ch], loop.da[ch], c.na > 1)
+			}
+			for ch := range vec.db {
+				near(fmt.Sprintf("d/dlog_b[%d]", ch), vec.db[ch], loop.db[ch], c.nb > 1)
+			}
+		})
+	}
+}
+
+// TestChannelErrors checks the errors of log-weights given per channel.
+func TestChannelErrors(t *testing.T) {
+	impls := stdlib.Impls{}
+	Register(impls)
+	tp := autodiff.NewTape()
+	pts := tp.ConstVec([]float64{0, 1, 2})
+	arr := func(lens ...int) stdlib.Value {
+		v := stdlib.Value{Type: lang.ArrayOf(lang.VectorType, 1), Dims: []int{len(lens)}}
+		for _, l := range lens {
+			w := make([]float64, l)
+			for i := range w {
+				w[i] = -math.Log(float64(l))
+			}
+			v.Elems = append(v.Elems, stdlib.ADValue(tp.ConstVec(w)))
+		}
+		return v
+	}
+	for _, c := range []struct {
+		la, lb stdlib.Value
+		want   string
+	}{
+		{arr(3, 3), arr(3, 3, 3), "log_a has 2 channels and log_b 3"},
+		{arr(3, 2), arr(3, 3), "log_a[2] has 2 entries but there are 3 points"},
+		{arr(), arr(3), "log_a is an empty array"},
+	} {
+		nm := make([]stdlib.Value, argBackend+1)
+		nm[argEps] = stdlib.RealValue(tp.Const(0.1))
+		nm[argLogA], nm[argLogB] = c.la, c.lb
+		ctx := &stdlib.Context{Tape: tp, State: map[string]any{}}
+		_, err := impls["sinkhorn"](ctx, []stdlib.Value{stdlib.ADValue(pts), stdlib.ADValue(pts)}, nm)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
 	}
 }
