@@ -455,8 +455,8 @@ func (e *engine) fusedDownload(l launcher) error {
 }
 
 // fusedScatter writes the gradients of the fused evaluation ev, downloaded
-// into e.host (fusedDownload, combiner.run), and returns the problems' values (without constants)
-// in the order xy, xx, yy. It needs no device.
+// into e.host (fusedDownload, combiner.run), and returns the problems'
+// values (without constants) in the order xy, xx, yy. It needs no device.
 func (e *engine) fusedScatter(ev *evaluation, c consts) (vals [3]float64) {
 	L := &e.fl
 	out := e.host[:L.outLen]
@@ -771,7 +771,8 @@ func (cb *combiner) run(l launcher, jobs []*fusedJob) error {
 			continue
 		}
 		e, L := j.e, &j.e.fl
-		copy(e.host[:L.outLen], host[int(L.out-cb.mem)/8:])
+		e.host = grow(e.host, L.outLen) // the batch's guard gaps may be wider than e's
+		copy(e.host, host[int(L.out-cb.mem)/8:])
 		if e.guard > 0 {
 			j.err = e.checkGuards(l, L.gaps)
 		}
