@@ -83,13 +83,15 @@ func onGPU(cs *channelState, cohort *stdlib.Cohort, pr *problem) (gpu bool, err 
 		cs.gpu = s
 	}
 	if s.ws == nil || s.ws.Dim() != pr.d {
+		if s.ws != nil {
+			// Its device memory and graphs; the device stays open.
+			if err := s.ws.Close(); err != nil {
+				return true, err
+			}
+		}
 		s.ws = s.dev.NewWorkspace(pr.d)
 	}
-	if cohort != nil {
-		s.ws.SetCohort(cohort)
-	} else {
-		s.ws.SetCohort(nil) // not a nil *stdlib.Cohort in the interface
-	}
+	s.ws.SetCohort(cohort)
 	if onGrid {
 		if pr.k == divergence {
 			var res ot.Result

@@ -488,7 +488,8 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 }
 
 // gradFor returns the channel's gradient buffers for a call whose node
-// wants the partials dx, dy, da and db (nil: not wanted), cleared.
+// wants the partials dx, dy, da and db (nil: not wanted), sized like them
+// (a solve overwrites them: ot.Grad).
 func (cs *channelState) gradFor(dx, dy, da, db []float64) *ot.Grad {
 	for i, dst := range [4][]float64{dx, dy, da, db} {
 		if dst == nil {
@@ -559,7 +560,11 @@ func solveChannels(fn string, chans []*channelState, probs []problem, run contex
 		}()
 	}
 	gpus[0], errs[0] = chans[0].solve(&probs[0], run, cohort)
+	// Waiting for the other channels, the caller computes nothing that a
+	// batch could wait for.
+	cohort.Wait()
 	wg.Wait()
+	cohort.Resume()
 	for ch, err := range errs {
 		if err != nil {
 			return fail(ch, gpus[ch], err)

@@ -73,14 +73,15 @@ type engine struct {
 	cohort Cohort
 
 	// The multi-launch path's launches (graph.go): the sequence the last
-	// evaluation recorded, and the graph made of graphSeq. noGraph (tests,
-	// benchmarks, or after a graph could not be made: graphErr) launches
-	// them one by one; graphBuilds counts the graphs made (tests).
-	seq, graphSeq launchSeq
-	graph         graph
-	noGraph       bool
-	graphErr      error
-	graphBuilds   int
+	// evaluation recorded, and the graphs made of the latest sequences
+	// (least recently used first). noGraph (tests, benchmarks, or after a
+	// graph could not be made: graphErr) launches them one by one;
+	// graphBuilds counts the graphs made (tests).
+	seq         launchSeq
+	graphs      []engineGraph
+	noGraph     bool
+	graphErr    error
+	graphBuilds int
 }
 
 // guardBits is the NaN the allocation is filled with in guard mode.
@@ -192,7 +193,15 @@ func (e *engine) reserve(l launcher, n, m, iters int, hist bool) error {
 // ensure makes the device allocation hold at least need float64s. It runs
 // inside exec.
 func (e *engine) ensure(l launcher, need int) error {
-	return growAlloc(l, &e.mem, &e.memLen, need)
+	old := e.mem
+	if err := growAlloc(l, &e.mem, &e.memLen, need); err != nil {
+		return err
+	}
+	if e.mem != old {
+		// The graphs launch into the old allocation.
+		return e.dropGraphs()
+	}
+	return nil
 }
 
 // growAlloc makes the device allocation *p of *n float64s (none when *p
@@ -229,10 +238,10 @@ func (e *engine) fillGuards(l launcher) error {
 	return l.upload(e.mem, e.scratch)
 }
 
-// release frees the device allocation and destroys the graph made of
+// release frees the device allocation and destroys the graphs made of
 // launches into it. It runs inside exec.
 func (e *engine) release(l launcher) error {
-	err := e.dropGraph()
+	err := e.dropGraphs()
 	if e.mem == 0 {
 		return err
 	}

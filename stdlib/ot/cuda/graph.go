@@ -88,19 +88,35 @@ type graph interface {
 	destroy() error
 }
 
+// maxGraphs is the number of graphs an engine keeps: enough for the
+// sequences a chain alternates between (a gradient and a value only, the
+// y–y term, a second call site) without rebuilding one at each call.
+const maxGraphs = 4
+
+// engineGraph is a graph with the sequence it was made of.
+type engineGraph struct {
+	seq launchSeq
+	g   graph
+}
+
 // replay launches the sequence e.seq recorded by an evaluation: as the
-// engine's graph when l makes graphs (built when e.seq is not the graph's
-// sequence), launch by launch otherwise, or when the engine's graphs are
-// off (noGraph) or a graph could not be made (which turns them off and
-// keeps the error in graphErr). It runs inside exec.
+// engine's graph of that sequence when l makes graphs (made when it has
+// none, replacing the least recently used beyond maxGraphs), launch by
+// launch otherwise, or when the engine's graphs are off (noGraph) or a
+// graph could not be made (which turns them off and keeps the error in
+// graphErr). It runs inside exec.
 func (e *engine) replay(l launcher) error {
 	gr, ok := l.(grapher)
 	if !ok || e.noGraph {
 		return e.seq.each(l.launch)
 	}
-	if e.graph == nil || !e.seq.equal(&e.graphSeq) {
-		if err := e.dropGraph(); err != nil {
-			return err
+	i := slices.IndexFunc(e.graphs, func(g engineGraph) bool { return g.seq.equal(&e.seq) })
+	if i < 0 {
+		if len(e.graphs) == maxGraphs {
+			if err := e.graphs[0].g.destroy(); err != nil {
+				return err
+			}
+			e.graphs = slices.Delete(e.graphs, 0, 1)
 		}
 		g, err := gr.makeGraph(&e.seq)
 		if err != nil {
@@ -108,23 +124,30 @@ func (e *engine) replay(l launcher) error {
 			e.noGraph, e.graphErr = true, err
 			return e.seq.each(l.launch)
 		}
-		e.graph = g
-		e.graphSeq.copyFrom(&e.seq)
+		var eg engineGraph
+		eg.seq.copyFrom(&e.seq)
+		eg.g = g
+		e.graphs = append(e.graphs, eg)
 		e.graphBuilds++
+		i = len(e.graphs) - 1
 	}
-	if err := e.graph.launch(); err != nil {
+	// The most recently used last.
+	eg := e.graphs[i]
+	e.graphs = append(slices.Delete(e.graphs, i, i+1), eg)
+	if err := eg.g.launch(); err != nil {
 		return fmt.Errorf("cuda: launching a graph of %d kernels: %w", len(e.seq.recs), err)
 	}
 	return nil
 }
 
-// dropGraph destroys the engine's graph, if any. It runs inside exec.
-func (e *engine) dropGraph() error {
-	if e.graph == nil {
-		return nil
+// dropGraphs destroys the engine's graphs. It runs inside exec.
+func (e *engine) dropGraphs() error {
+	var err error
+	for _, eg := range e.graphs {
+		if derr := eg.g.destroy(); err == nil {
+			err = derr
+		}
 	}
-	err := e.graph.destroy()
-	e.graph = nil
-	e.graphSeq.reset()
+	e.graphs = e.graphs[:0]
 	return err
 }
