@@ -730,3 +730,28 @@ func TestChannelErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelsCohort checks that a call with channels on a goroutine of a
+// cohort (a crn worker) leaves the cohort's count as it found it.
+func TestChannelsCohort(t *testing.T) {
+	impls := stdlib.Impls{}
+	Register(impls)
+	tp := autodiff.NewTape()
+	pts := tp.ConstVec([]float64{0, 1, 2, 3})
+	la := stdlib.Value{Type: lang.ArrayOf(lang.VectorType, 1), Dims: []int{3}}
+	for range 3 {
+		la.Elems = append(la.Elems, stdlib.ADValue(tp.VarVec([]float64{-1.2, -1.5, -1.3, -1.6})))
+	}
+	nm := make([]stdlib.Value, argBackend+1)
+	nm[argEps] = stdlib.RealValue(tp.Const(0.5))
+	nm[argRho] = stdlib.RealValue(tp.Const(1))
+	nm[argLogA] = la
+	cohort := stdlib.NewCohort(1)
+	ctx := &stdlib.Context{Tape: tp, State: map[string]any{}, Cohort: cohort}
+	if _, err := impls["sinkhorn"](ctx, []stdlib.Value{stdlib.ADValue(pts), stdlib.ADValue(pts)}, nm); err != nil {
+		t.Fatal(err)
+	}
+	if n := cohort.Computing(); n != 1 {
+		t.Errorf("%d members computing after the call, want 1", n)
+	}
+}
