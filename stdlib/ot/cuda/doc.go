@@ -37,8 +37,8 @@
 // 32 points whose terms all lie below the truncation threshold. Larger
 // problems take the multi-launch path (engine.go): one kernel per sweep,
 // spread over the whole GPU; an evaluation records its launches and
-// replays them as one CUDA graph, made once and again only when the
-// launches change (graph.go). Problems on a unit grid (GridDivergence,
+// replays them as one CUDA graph, made once per sequence of launches
+// (the engine keeps its last few: graph.go). Problems on a unit grid (GridDivergence,
 // GridOT) take package ot's separable grid path inside the fused kernel.
 // Default returns the process's one Device.
 //
