@@ -8,9 +8,10 @@ import "github.com/shmlang/shm/stdlib"
 // The default build (without the cuda tag) has none.
 func cudaAvailable() bool { return false }
 
-// gpuState is a channel's GPU working memory: none in the default build.
-type gpuState struct{}
+// gpuChannel is a channel's GPU working memory: none in the default
+// build.
+type gpuChannel struct{}
 
 // onGPU would solve a problem on the GPU; the default build has no GPU
 // path, so it never does (gpu is false).
-func onGPU(*channelState, *stdlib.Cohort, *problem) (gpu bool, err error) { return false, nil }
+func (*gpuChannel) onGPU(*stdlib.Cohort, *problem) (gpu bool, err error) { return false, nil }

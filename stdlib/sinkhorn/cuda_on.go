@@ -49,8 +49,11 @@ func autoGPU(n, m, d int, grid bool) bool {
 	return n*m >= autoTermsND
 }
 
-// gpuState is a channel's GPU working memory: the device, a workspace,
-// and its cached y–y terms.
+// gpuChannel is a channel's GPU working memory, made when a problem
+// first goes to the GPU.
+type gpuChannel struct{ gpu *gpuState }
+
+// gpuState is the device, a workspace, and its cached y–y terms.
 type gpuState struct {
 	dev   *cuda.Device
 	ws    *cuda.Workspace
@@ -64,13 +67,13 @@ type gpuState struct {
 // for the GPU's grid path takes its general path with "cuda", package ot's
 // grid path with "auto"), computing a y–y term of data once on the general
 // path. gpu is false when the CPU must do the work.
-func onGPU(cs *channelState, cohort *stdlib.Cohort, pr *problem) (gpu bool, err error) {
+func (gc *gpuChannel) onGPU(cohort *stdlib.Cohort, pr *problem) (gpu bool, err error) {
 	onGrid := pr.g.N() > 0
 	auto := autoGPU(len(pr.la), len(pr.lb), pr.d, onGrid)
 	if pr.backend != "cuda" && !(pr.backend == "auto" && auto && cuda.Available()) {
 		return false, nil
 	}
-	s := cs.gpu
+	s := gc.gpu
 	if s == nil {
 		// One device (one context) per process: the evaluations of every
 		// chain, crn replicate and channel share it, and it batches the
@@ -80,7 +83,7 @@ func onGPU(cs *channelState, cohort *stdlib.Cohort, pr *problem) (gpu bool, err 
 			return true, err
 		}
 		s = &gpuState{dev: dev}
-		cs.gpu = s
+		gc.gpu = s
 	}
 	if s.ws == nil || s.ws.Dim() != pr.d {
 		if s.ws != nil {

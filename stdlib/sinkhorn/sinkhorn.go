@@ -173,9 +173,9 @@ type chainState struct {
 // workspaces (CPU, and GPU when the problem goes there), its cached y–y
 // terms, and its gradient (when a call has several channels).
 type channelState struct {
+	gpuChannel
 	ws    *ot.Workspace
 	cache selfCache[*ot.SelfTerm]
-	gpu   *gpuState
 	plan  []float64
 	grad  ot.Grad
 	buf   [4][]float64
@@ -344,7 +344,7 @@ type problem struct {
 // cohort (nil for none).
 func (cs *channelState) solve(pr *problem, run context.Context, cohort *stdlib.Cohort) (gpu bool, err error) {
 	cs.ws.SetContext(run)
-	if gpu, err = onGPU(cs, cohort, pr); gpu || err != nil {
+	if gpu, err = cs.onGPU(cohort, pr); gpu || err != nil {
 		return gpu, err
 	}
 	return false, cs.solveCPU(pr)
