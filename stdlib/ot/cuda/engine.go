@@ -79,6 +79,7 @@ type engine struct {
 	// graphBuilds counts the graphs made (tests).
 	seq         launchSeq
 	graphs      []engineGraph
+	checked     [2][]float64 // checkGraph's outputs
 	noGraph     bool
 	graphErr    error
 	graphBuilds int
@@ -573,7 +574,7 @@ func (e *engine) evaluate(ev evaluation) (vals [3]float64, err error) {
 		if r.err != nil {
 			return r.err
 		}
-		if err := e.replay(l); err != nil {
+		if err := e.replay(l, L.out, L.outLen); err != nil {
 			return err
 		}
 		if err := l.download(e.host[:L.outLen], L.out); err != nil {

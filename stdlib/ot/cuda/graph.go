@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -99,13 +100,14 @@ type engineGraph struct {
 	g   graph
 }
 
-// replay launches the sequence e.seq recorded by an evaluation: as the
-// engine's graph of that sequence when l makes graphs (made when it has
-// none, replacing the least recently used beyond maxGraphs), launch by
-// launch otherwise, or when the engine's graphs are off (noGraph) or a
-// graph could not be made (which turns them off and keeps the error in
-// graphErr). It runs inside exec.
-func (e *engine) replay(l launcher) error {
+// replay launches the sequence e.seq recorded by an evaluation whose n
+// outputs lie at out: as the engine's graph of that sequence when l makes
+// graphs (made when it has none, and checked against the launches:
+// checkGraph; replacing the least recently used beyond maxGraphs), launch
+// by launch otherwise, or when the engine's graphs are off (noGraph) or a
+// graph could not be made or failed its check (which turns them off and
+// keeps the error in graphErr). It runs inside exec.
+func (e *engine) replay(l launcher, out ptr, n int) error {
 	gr, ok := l.(grapher)
 	if !ok || e.noGraph {
 		return e.seq.each(l.launch)
@@ -119,6 +121,13 @@ func (e *engine) replay(l launcher) error {
 			e.graphs = slices.Delete(e.graphs, 0, 1)
 		}
 		g, err := gr.makeGraph(&e.seq)
+		if err == nil {
+			if err = e.checkGraph(l, g, out, n); err != nil {
+				if derr := g.destroy(); derr != nil {
+					return derr
+				}
+			}
+		}
 		if err != nil {
 			// The same launches, one by one: slower, not different.
 			e.noGraph, e.graphErr = true, err
@@ -136,6 +145,36 @@ func (e *engine) replay(l launcher) error {
 	e.graphs = append(slices.Delete(e.graphs, i, i+1), eg)
 	if err := eg.g.launch(); err != nil {
 		return fmt.Errorf("cuda: launching a graph of %d kernels: %w", len(e.seq.recs), err)
+	}
+	return nil
+}
+
+// checkGraph runs the recorded launches one by one, then the graph g made
+// of them, and reports an error unless the n outputs at out agree bit for
+// bit: an evaluation's launches compute its outputs from its uploaded
+// inputs alone, with reductions in a fixed order, so a graph that does
+// what they do gives the same bits, and one that does not is never used.
+// It runs inside exec.
+func (e *engine) checkGraph(l launcher, g graph, out ptr, n int) error {
+	for k := range e.checked {
+		e.checked[k] = grow(e.checked[k], n)
+	}
+	if err := e.seq.each(l.launch); err != nil {
+		return err
+	}
+	if err := l.download(e.checked[0], out); err != nil {
+		return err
+	}
+	if err := g.launch(); err != nil {
+		return err
+	}
+	if err := l.download(e.checked[1], out); err != nil {
+		return err
+	}
+	for i, v := range e.checked[0] {
+		if w := e.checked[1][i]; math.Float64bits(v) != math.Float64bits(w) {
+			return fmt.Errorf("cuda: a graph's output %d is %v where its launches give %v", i, w, v)
+		}
 	}
 	return nil
 }

@@ -85,3 +85,47 @@ func TestGraphs(t *testing.T) {
 		t.Errorf("%d graphs survive release", len(withGraphs.graphs))
 	}
 }
+
+// TestGraphCheck checks that a graph that does not do what its launches do
+// (here, one that leaves out the last launch) is caught by the engine's
+// check, destroyed, and never used: the evaluation gives the results of
+// the launches one by one, and the engine's graphs are off.
+func TestGraphCheck(t *testing.T) {
+	h := startHostKernels(t, buildHostKernels(t))
+	multi := func(graphs bool) *engine {
+		e := newEngine(h, 2)
+		e.fusedMax, e.noGraph = 0, !graphs
+		return e
+	}
+	rng := rand.New(rand.NewPCG(6, 1))
+	x, y := normalPoints(rng, 2*25, 0, 1), normalPoints(rng, 2*20, 0.3, 1)
+	la, lb := make([]float64, 25), make([]float64, 20)
+	for i := range la {
+		la[i] = -math.Log(25)
+	}
+	for i := range lb {
+		lb[i] = -math.Log(20)
+	}
+	opt := ot.Options{Eps: 0.1, Balanced: true, Iters: 5, Grad: ot.GradUnrolled}
+	eval := func(e *engine) (ot.Result, []float64) {
+		g := &ot.Grad{X: make([]float64, len(x))}
+		res, err := e.divergence(x, y, la, lb, opt, nil, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, g.X
+	}
+	want, wantX := eval(multi(false))
+	h.faultyGraphs = true
+	defer func() { h.faultyGraphs = false }()
+	e := multi(true)
+	for round := range 2 {
+		got, gotX := eval(e)
+		if got != want || !slices.Equal(gotX, wantX) {
+			t.Errorf("round %d: with a faulty graph %+v, launch by launch %+v", round, got, want)
+		}
+	}
+	if !e.noGraph || e.graphErr == nil || len(e.graphs) != 0 || h.graphs != 1 {
+		t.Errorf("faulty graph: noGraph %v, error %v, %d kept, %d made", e.noGraph, e.graphErr, len(e.graphs), h.graphs)
+	}
+}
