@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -33,24 +35,55 @@ type hostKernels struct {
 	faultyGraphs bool
 }
 
-// buildHostKernels compiles kernels/hostkernels.cpp with g++ into a
-// temporary folder and returns the program's path. It skips the test when
-// g++ is not installed.
+// hostBuild is the host kernels' program, compiled once for all the
+// package's tests (buildHostKernels) into dir, which TestMain removes.
+var hostBuild struct {
+	once      sync.Once
+	dir, path string
+	skip      string // why the program cannot be built, when it cannot
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if hostBuild.dir != "" {
+		os.RemoveAll(hostBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// buildHostKernels compiles kernels/hostkernels.cpp with g++, once per
+// test binary, and returns the program's path. It skips the test when g++
+// is not installed.
 func buildHostKernels(t testing.TB) string {
 	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ is not installed: the host-compiled kernels cannot be built")
+	hostBuild.once.Do(func() {
+		gxx, err := exec.LookPath("g++")
+		if err != nil {
+			hostBuild.skip = "g++ is not installed: the host-compiled kernels cannot be built"
+			return
+		}
+		if hostBuild.dir, hostBuild.err = os.MkdirTemp("", "hostkernels"); hostBuild.err != nil {
+			return
+		}
+		bin := filepath.Join(hostBuild.dir, "hostkernels")
+		// -ffp-contract=off: no fused multiply-adds, like Go on amd64,
+		// whatever the architecture.
+		cmd := exec.Command(gxx, "-std=c++17", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror",
+			"-o", bin, filepath.Join("kernels", "hostkernels.cpp"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			hostBuild.err = fmt.Errorf("compiling the host kernels: %v\n%s", err, out)
+			return
+		}
+		hostBuild.path = bin
+	})
+	switch {
+	case hostBuild.skip != "":
+		t.Skip(hostBuild.skip)
+	case hostBuild.err != nil:
+		t.Fatal(hostBuild.err)
 	}
-	bin := filepath.Join(t.TempDir(), "hostkernels")
-	// -ffp-contract=off: no fused multiply-adds, like Go on amd64, whatever
-	// the architecture.
-	cmd := exec.Command(gxx, "-std=c++17", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror",
-		"-o", bin, filepath.Join("kernels", "hostkernels.cpp"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("compiling the host kernels: %v\n%s", err, out)
-	}
-	return bin
+	return hostBuild.path
 }
 
 // startHostKernels starts the program built by buildHostKernels and checks
