@@ -530,16 +530,20 @@ func (e *engine) evaluateFused(ev evaluation) (vals [3]float64, err error) {
 // and one download for all). Before a batch starts, its leader lets the
 // evaluations that could still join it arrive (gather): those of the
 // cohorts of the queued evaluations (the other replicates of a crn call),
-// and, on an idle device, those started with it without a cohort (the
-// other chains). A problem's result does not depend on the problems it is
+// those of the workspaces of the last batch (the other chains), and, on an
+// idle device, those started with it without a cohort. A problem's result does not depend on the problems it is
 // batched with (each runs in its own block with its own thread count), so
 // batching changes timings only.
 type combiner struct {
 	mu    sync.Mutex
 	queue []*fusedJob
 	busy  bool // a batch is running or about to
-	// cohortMax, when positive (tests), replaces gatherCohortMax.
-	cohortMax time.Duration
+	// cohortMax and expectMax, when positive (tests), replace
+	// gatherCohortMax and gatherExpectMax.
+	cohortMax, expectMax time.Duration
+	// last are the engines of the last batch, which the next one expects
+	// (gather).
+	last []*engine
 
 	// Used by the batch's leader only: the device buffer of the batch's
 	// inputs, descriptors and outputs (length in float64s), and its host
@@ -584,6 +588,10 @@ func (cb *combiner) submit(x executor, j *fusedJob) {
 	cb.mu.Lock()
 	batch := cb.queue
 	cb.queue = nil
+	cb.last = cb.last[:0]
+	for _, o := range batch {
+		cb.last = append(cb.last, o.e)
+	}
 	cb.mu.Unlock()
 
 	err := x.exec(func(l launcher) error { return cb.run(l, batch) })
@@ -631,22 +639,33 @@ type Cohort interface {
 // device waits until no job has joined the queue for gatherQuiet, at
 // most gatherMax; a batch waits for the computing members of its jobs'
 // cohorts at most gatherCohortMax, about a launch's time: a batch that
-// leaves a member behind costs that member a launch of its own.
+// leaves a member behind costs that member a launch of its own. It waits
+// for the workspaces of the last batch at most gatherExpectMax: enough for
+// chains that resumed together to submit again, and little for a chain
+// whose successive batches come from different workspaces (a Sinkhorn
+// call outside a crn call after one inside), which waits that long for
+// workspaces that cannot come.
 const (
 	gatherQuiet     = 50 * time.Microsecond
 	gatherMax       = 500 * time.Microsecond
 	gatherCohortMax = 2 * time.Millisecond
+	gatherExpectMax = 100 * time.Microsecond
 )
 
 // gather yields until the queue holds every evaluation that could still
 // join the batch: until no member of the cohort of a queued job computes
-// (at most gatherCohortMax) and, for a batch started on an idle device
-// with a queued job without a cohort, until no job has joined the queue
-// for gatherQuiet (at most gatherMax).
+// (at most gatherCohortMax); until every engine of the last batch has a
+// job queued (at most gatherMax: chains that shared a batch stay together,
+// and one that fell a batch behind catches up with the others); and, for
+// a batch started on an idle device with a queued job without a cohort,
+// until no job has joined the queue for gatherQuiet (at most gatherMax).
 func (cb *combiner) gather(idle bool) {
-	cohortMax := gatherCohortMax
+	cohortMax, expectMax := gatherCohortMax, gatherExpectMax
 	if cb.cohortMax > 0 {
 		cohortMax = cb.cohortMax
+	}
+	if cb.expectMax > 0 {
+		expectMax = cb.expectMax
 	}
 	start := time.Now()
 	last, lastAt := -1, start
@@ -662,13 +681,17 @@ func (cb *combiner) gather(idle bool) {
 				computing = true
 			}
 		}
+		expecting := slices.ContainsFunc(cb.last, func(e *engine) bool {
+			return !slices.ContainsFunc(cb.queue, func(j *fusedJob) bool { return j.e == e })
+		})
 		cb.mu.Unlock()
 		now := time.Now()
 		if n != last {
 			last, lastAt = n, now
 		}
 		quiet := !idle || !plain || now.Sub(lastAt) >= gatherQuiet || now.Sub(start) >= gatherMax
-		if quiet && (!computing || now.Sub(start) >= cohortMax) {
+		expected := !expecting || now.Sub(start) >= expectMax
+		if quiet && expected && (!computing || now.Sub(start) >= cohortMax) {
 			return
 		}
 		runtime.Gosched()

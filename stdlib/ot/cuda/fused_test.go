@@ -236,6 +236,38 @@ func testFusedBatch(t *testing.T, h executor, launches func() int) {
 	})
 }
 
+// TestCombinerExpects checks that a batch waits for the workspaces of the
+// last batch (the other chains): an evaluation of one that arrives 20 ms
+// after another shares its launch.
+func TestCombinerExpects(t *testing.T) {
+	x, y, la, lb, eps := crossoverProblem(t, 40, 1)
+	opt := ot.Options{Eps: eps, Balanced: true, Iters: 5}
+	dev := &nullDevice{next: 1 << 30}
+	cb := &combiner{}
+	es := []*engine{newEngine(dev, 1), newEngine(dev, 1)}
+	for _, e := range es {
+		e.comb = cb
+	}
+	eval := func(e *engine) {
+		if _, err := e.divergence(x, y, la, lb, opt, nil, nil); err != nil {
+			t.Error(err)
+		}
+	}
+	eval(es[0]) // allocations
+	eval(es[1])
+	cb.last = append(cb.last[:0], es...)
+	cb.expectMax = time.Minute
+	before := dev.launches
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); eval(es[0]) }()
+	go func() { defer wg.Done(); time.Sleep(20 * time.Millisecond); eval(es[1]) }()
+	wg.Wait()
+	if n := dev.launches - before; n != 1 {
+		t.Errorf("two expected evaluations took %d launches, want 1", n)
+	}
+}
+
 // stdlib's cohorts are the ones the sinkhorn built-in passes.
 var _ Cohort = (*stdlib.Cohort)(nil)
 
@@ -350,6 +382,10 @@ func crossoverProblem(b testing.TB, n, d int) (x, y, la, lb []float64, eps float
 type nullDevice struct {
 	mu   sync.Mutex
 	next ptr
+	// kernel, when positive, is the time a launch takes (the executor is
+	// held meanwhile, as the GPU's download waits for the kernel).
+	kernel   time.Duration
+	launches int
 }
 
 func (d *nullDevice) exec(f func(l launcher) error) error {
@@ -363,10 +399,16 @@ func (d *nullDevice) alloc(n int) (ptr, error) {
 	return d.next, nil
 }
 
-func (*nullDevice) free(ptr) error                                    { return nil }
-func (*nullDevice) upload(ptr, []float64) error                       { return nil }
-func (*nullDevice) download([]float64, ptr) error                     { return nil }
-func (*nullDevice) launch(kernel, int, int, int, int, []uint64) error { return nil }
+func (*nullDevice) free(ptr) error                { return nil }
+func (*nullDevice) upload(ptr, []float64) error   { return nil }
+func (*nullDevice) download([]float64, ptr) error { return nil }
+func (d *nullDevice) launch(kernel, int, int, int, int, []uint64) error {
+	d.launches++
+	if d.kernel > 0 {
+		time.Sleep(d.kernel)
+	}
+	return nil
+}
 
 // BenchmarkHostBatch measures the host's part of a batch of K concurrent
 // fused evaluations of Experiment A's size (n = m = 120, 1-D, T = 80,
@@ -420,5 +462,79 @@ func BenchmarkHostBatch(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkHostChains simulates chains sharing a device whose fused launch
+// takes 2.7 ms (one gradient of Experiment A on the H100): each chain
+// evaluates rounds of a crn cohort of K = 6 evaluations of A's size, with
+// a little CPU work between rounds, as a cohort or (quiet) gathered by
+// the quiet window. It reports the launches per chain round: 1/chains when
+// every round's batch holds all the chains, 1 when each chain's cohort has
+// a launch of its own.
+func BenchmarkHostChains(b *testing.B) {
+	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
+	opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
+	for _, tc := range []struct {
+		chains int
+		quiet  bool
+	}{{1, false}, {4, false}, {1, true}, {4, true}} {
+		chains := tc.chains
+		name := fmt.Sprintf("cohort/chains=%d", chains)
+		if tc.quiet {
+			name = fmt.Sprintf("quiet/chains=%d", chains)
+		}
+		b.Run(name, func(b *testing.B) {
+			dev := &nullDevice{next: 1 << 30, kernel: 2700 * time.Microsecond}
+			cb := &combiner{}
+			const k = 6
+			engines := make([][]*engine, chains)
+			for c := range engines {
+				for range k {
+					e := newEngine(dev, 1)
+					e.comb = cb
+					engines[c] = append(engines[c], e)
+				}
+			}
+			rounds := 0
+			var mu sync.Mutex
+			chain := func(c, n int) {
+				gs := make([]*ot.Grad, k)
+				for i := range gs {
+					gs[i] = &ot.Grad{X: make([]float64, len(x))}
+				}
+				for range n {
+					cohort := stdlib.NewCohort(k)
+					var wg sync.WaitGroup
+					for i, e := range engines[c] {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							defer cohort.Done()
+							if !tc.quiet {
+								e.cohort = cohort
+							}
+							if _, err := e.divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+								b.Error(err)
+							}
+						}()
+					}
+					wg.Wait()
+					mu.Lock()
+					rounds++
+					mu.Unlock()
+				}
+			}
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for c := range chains {
+				wg.Add(1)
+				go func() { defer wg.Done(); chain(c, b.N) }()
+			}
+			wg.Wait()
+			dev.mu.Lock()
+			b.ReportMetric(float64(dev.launches)/float64(rounds), "launches/round")
+			dev.mu.Unlock()
+		})
 	}
 }
