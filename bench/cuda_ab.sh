@@ -6,9 +6,9 @@
 #   bash bench/cuda_ab.sh run DIR         # on the GPU machine, repo root
 #
 # build compiles, with -tags cuda, the working tree ("new": the binaries
-# of bench/cuda.sh build) and revision REV ("base": cuda.test and
-# models.test, from a temporary git worktree), stripped, and packs them
-# into DIR/bins.txz. DIR must lie in an ignored folder of the repository
+# of bench/cuda.sh build) and revision REV ("base": shm, cuda.test and
+# models.test, from a temporary git worktree), stripped, with each one's
+# models of Experiments A and D, and packs them into DIR/bins.txz. DIR must lie in an ignored folder of the repository
 # that the device call carries (e.g. .dev/ab, carry [".dev"]); so must a
 # copy of ../shared's testdata and cifar10 at .dev/shared, linked as
 # ../shared on the GPU machine when it has none.
@@ -18,9 +18,11 @@
 # 3) rounds of one gradient of Experiment A (ExpAGradientGPU/cuda/
 # workers=6) and six concurrent evaluations of its size (Batch/K=6,
 # cohort/K=6), base and new alternated; one gradient of A on all CPU
-# cores and of D on the GPU (new); Experiment A at the paper's
-# configuration (4 × (500 + 300), backend = "cuda") with new. Logs and a
-# summary go to OUT (default out/cuda_ab); out.tgz packs them.
+# cores and of D on the GPU (new); then, with base and with new,
+# Experiment A at the paper's configuration (4 × (500 + 300),
+# backend = "cuda") and one chain of Experiment D (unbalanced, image 32,
+# 600 + 256, backend = "cuda"). Logs and a summary go to OUT (default
+# out/cuda_ab); out.tgz packs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,9 +48,14 @@ if [ "$mode" = build ]; then
     go test "${flags[@]}" -c -o "$tmp/bins/new/${p#*:}.test" "./${p%:*}"
   done
   git worktree add -q "$tmp/base" "$rev"
-  (cd "$tmp/base" && for p in stdlib/ot/cuda:cuda models:models; do
+  (cd "$tmp/base" && go build "${flags[@]}" -o "$tmp/bins/base/shm" ./cmd/shm && for p in stdlib/ot/cuda:cuda models:models; do
     go test "${flags[@]}" -c -o "$tmp/bins/base/${p#*:}.test" "./${p%:*}"
   done)
+  for v in new base; do
+    src=.
+    [ $v = base ] && src=$tmp/base
+    cp "$src/models/expA.shm" "$src/models/expD/expD_unbalanced.shm" "$tmp/bins/$v/"
+  done
   git -C "$tmp/base" rev-parse HEAD >"$tmp/bins/base/REV"
   { git rev-parse HEAD; git status --short | head -5; } >"$tmp/bins/new/REV"
   tar -C "$tmp/bins" -cJf "$dir/bins.txz" new base
@@ -88,13 +95,22 @@ done
 (cd models/gen && "$b/new/gen.test" -test.run '^$' -test.bench 'ExpDGradientGPU' -test.benchtime 50x) 2>&1 | grep ns/op >"$out/expd.log" || true
 el benchmarks
 
-sed 's/iters = 80)/iters = 80, backend = "cuda")/' models/expA.shm >"$out/expA_cuda.shm"
-s=$(date +%s%N)
-"$b/new/shm" sample "$out/expA_cuda.shm" ../shared/testdata/expA/data.csv --set lambda=1 --chains 4 --warmup 500 \
-  --samples 300 --seed 1 --output "$out/expA_cuda" >"$out/expA_cuda.log" 2>"$out/expA_cuda.err" || echo "Experiment A: exit $?"
-echo "Experiment A, backend = \"cuda\" (new): $((($(date +%s%N) - s) / 1000000)) ms wall" | tee -a "$out/summary.txt"
-grep -E 'took|^mu |^sigma ' "$out/expA_cuda.log" | head -8 | tee -a "$out/summary.txt" || true
-el "Experiment A"
+"$b/new/gen" expD --seed 1 --out "$out/expD_data" --first 32 --count 1 >/dev/null
+for v in base new; do
+  sed 's/iters = 80)/iters = 80, backend = "cuda")/' "$b/$v/expA.shm" >"$out/expA_$v.shm"
+  s=$(date +%s%N)
+  "$b/$v/shm" sample "$out/expA_$v.shm" ../shared/testdata/expA/data.csv --set lambda=1 --chains 4 --warmup 500 \
+    --samples 300 --seed 1 --output "$out/expA_$v" >"$out/expA_$v.log" 2>"$out/expA_$v.err" || echo "Experiment A ($v): exit $?"
+  echo "Experiment A, backend = \"cuda\" ($v): $((($(date +%s%N) - s) / 1000000)) ms wall" | tee -a "$out/summary.txt"
+  grep -E 'took|^mu |^sigma ' "$out/expA_$v.log" | head -8 | tee -a "$out/summary.txt" || true
+  sed 's/iters = 64/iters = 64, backend = "cuda"/' "$b/$v/expD_unbalanced.shm" >"$out/expD_$v.shm"
+  s=$(date +%s%N)
+  "$b/$v/shm" sample "$out/expD_$v.shm" "$out/expD_data/img032.json" --set lambda=0.5 --seed 32 --chains 1 \
+    --warmup 600 --samples 256 --adapt-delta 0.75 --refresh 0 --output "$out/expD_$v" >"$out/expD_$v.log" 2>&1 || echo "Experiment D ($v): exit $?"
+  echo "Experiment D, one chain, backend = \"cuda\" ($v): $((($(date +%s%N) - s) / 1000000)) ms wall" | tee -a "$out/summary.txt"
+  grep -E 'took|^dx |^dy ' "$out/expD_$v.log" | head -6 | tee -a "$out/summary.txt" || true
+  el "Experiments A and D ($v)"
+done
 
 {
   echo "---- one gradient of A (ms)"; awk '{print $1, $2, $4 / 1e6}' "$out/expa.log"
