@@ -11,7 +11,11 @@
 # models of Experiments A and D, and packs them into DIR/bins.txz. DIR must lie in an ignored folder of the repository
 # that the device call carries (e.g. .dev/ab, carry [".dev"]); so must a
 # copy of ../shared's testdata and cifar10 at .dev/shared, linked as
-# ../shared on the GPU machine when it has none.
+# ../shared on the GPU machine when it has none. The device tool's own
+# $OUT brings back at most 8 files, so keep this script's OUT elsewhere
+# and copy the summary and the archive:
+#
+#   R=$OUT; OUT=/tmp/ab bash bench/cuda_ab.sh run .dev/ab; cp /tmp/ab/summary.txt /tmp/ab/out.tgz "$R"/
 #
 # run unpacks the binaries, then: the GPU tests of "new" (bench/cuda.sh's
 # tests step: a count of passes and failures per binary); ROUNDS (default
