@@ -3,7 +3,8 @@ package stdlib
 import "sync/atomic"
 
 // A Cohort counts the members of a group of goroutines started together
-// (the workers of one crn call) that are computing, as opposed to waiting
+// (the workers of one crn call, the channels of a sinkhorn call) that are
+// computing, as opposed to waiting
 // on shared work or done. A built-in that batches the work of concurrent
 // evaluations into one launch (the GPU's fused Sinkhorn path) can then
 // launch a batch as soon as no member that could still join it is
