@@ -4,11 +4,11 @@ import "sync/atomic"
 
 // A Cohort counts the members of a group of goroutines started together
 // (the workers of one crn call, the channels of a sinkhorn call) that are
-// computing, as opposed to waiting
-// on shared work or done. A built-in that batches the work of concurrent
-// evaluations into one launch (the GPU's fused Sinkhorn path) can then
-// launch a batch as soon as no member that could still join it is
-// computing, instead of guessing from the times at which work arrives.
+// computing, as opposed to waiting on shared work or done. A built-in
+// that batches the work of concurrent evaluations into one launch (the
+// GPU's fused Sinkhorn path) can then launch a batch as soon as no member
+// that could still join it is computing, instead of guessing from the
+// times at which work arrives.
 //
 // A member counts as computing from NewCohort until it calls Wait or
 // Done, and again after Resume. The methods are safe for concurrent use;
