@@ -670,10 +670,11 @@ const (
 // and one that fell a batch behind catches up with the others); and, for
 // a batch started on an idle device with a queued job without a cohort,
 // until no job has joined the queue for gatherQuiet (at most gatherMax).
-// It spins for the first gatherSpin, and for the quiet window; jobs
-// awaited longer it waits for on the arrived channel, since their
-// goroutines may need the processor (measured on 2 cores: spinning
-// leaders delayed a third of the rounds of BenchmarkHostChains by 2 ms).
+// It spins for the first gatherSpin, for the quiet window and for the
+// last batch's engines; cohorts' members awaited longer it waits for on
+// the arrived channel, since their goroutines may need the processor
+// (measured on 2 cores: spinning leaders delayed a third of the rounds of
+// BenchmarkHostChains by 2 ms).
 func (cb *combiner) gather(idle bool) {
 	cohortMax, expectMax := gatherCohortMax, gatherExpectMax
 	if cb.cohortMax > 0 {
@@ -710,11 +711,12 @@ func (cb *combiner) gather(idle bool) {
 		if quiet && expected && (!computing || now.Sub(start) >= cohortMax) {
 			return
 		}
-		// Jobs awaited (cohorts' members, the last batch's engines) that
-		// are late past the first microseconds may need the processor
-		// this goroutine holds: wait for an arrival. The quiet window is
-		// a time, which only spinning keeps to the microsecond.
-		awaiting := !expected || computing && now.Sub(start) < cohortMax
+		// Cohorts' members that are late past the first microseconds may
+		// need the processor this goroutine holds: wait for an arrival
+		// (a timer of less than a millisecond takes one). The quiet
+		// window and the last batch's engines are awaited for a time too
+		// short for a timer: spin.
+		awaiting := computing && now.Sub(start) < cohortMax
 		if !awaiting || now.Sub(start) < gatherSpin {
 			runtime.Gosched()
 			continue
