@@ -195,14 +195,14 @@ func (e *engine) reserve(l launcher, n, m, iters int, hist bool) error {
 // inside exec.
 func (e *engine) ensure(l launcher, need int) error {
 	old := e.mem
-	if err := growAlloc(l, &e.mem, &e.memLen, need); err != nil {
-		return err
-	}
+	err := growAlloc(l, &e.mem, &e.memLen, need)
 	if e.mem != old {
 		// The graphs launch into the old allocation.
-		return e.dropGraphs()
+		if derr := e.dropGraphs(); err == nil {
+			err = derr
+		}
 	}
-	return nil
+	return err
 }
 
 // growAlloc makes the device allocation *p of *n float64s (none when *p
