@@ -460,7 +460,7 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 			pr.grad = &ot.Grad{X: node.D(0), Y: node.D(1), LogA: dA(0), LogB: dB(0)}
 			continue
 		}
-		pr.grad = s.chans[ch].gradFor(node.D(0), node.D(1), dA(ch), dB(ch))
+		pr.grad = s.chans[ch].gradFor([4][]float64{node.D(0), node.D(1), dA(ch), dB(ch)})
 	}
 	if err := solveChannels(fn, s.chans[:nch], probs, c.Run, c.Cohort); err != nil {
 		return stdlib.Value{}, err
@@ -488,25 +488,18 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 }
 
 // gradFor returns the channel's gradient buffers for a call whose node
-// wants the partials dx, dy, da and db (nil: not wanted), sized like them
-// (a solve overwrites them: ot.Grad).
-func (cs *channelState) gradFor(dx, dy, da, db []float64) *ot.Grad {
-	for i, dst := range [4][]float64{dx, dy, da, db} {
-		if dst == nil {
-			cs.buf[i] = cs.buf[i][:0]
-			continue
+// wants the partials dst (∂/∂x, ∂/∂y, ∂/∂log_a, ∂/∂log_b; nil: not
+// wanted), sized like them (a solve overwrites them: ot.Grad).
+func (cs *channelState) gradFor(dst [4][]float64) *ot.Grad {
+	var g [4][]float64
+	for i, d := range dst {
+		if d != nil {
+			cs.buf[i] = slices.Grow(cs.buf[i][:0], len(d))[:len(d)]
+			g[i] = cs.buf[i]
 		}
-		cs.buf[i] = slices.Grow(cs.buf[i][:0], len(dst))[:len(dst)]
 	}
-	cs.grad = ot.Grad{X: nilIfEmpty(cs.buf[0], dx), Y: nilIfEmpty(cs.buf[1], dy), LogA: nilIfEmpty(cs.buf[2], da), LogB: nilIfEmpty(cs.buf[3], db)}
+	cs.grad = ot.Grad{X: g[0], Y: g[1], LogA: g[2], LogB: g[3]}
 	return &cs.grad
-}
-
-func nilIfEmpty(buf, want []float64) []float64 {
-	if want == nil {
-		return nil
-	}
-	return buf
 }
 
 // add adds src to dst elementwise (nothing when either is nil).

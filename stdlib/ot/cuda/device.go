@@ -210,13 +210,7 @@ func (d *Device) NewWorkspace(dim int) *Workspace {
 // SetCohort tells the workspace the cohort of the goroutine that uses it
 // (nil for none): a batch of fused evaluations waits for its computing
 // members, which may still join the batch.
-func (w *Workspace) SetCohort(c *stdlib.Cohort) {
-	if c == nil {
-		w.e.cohort = nil // not a nil *stdlib.Cohort in the interface
-		return
-	}
-	w.e.cohort = c
-}
+func (w *Workspace) SetCohort(c *stdlib.Cohort) { w.e.cohort = c }
 
 // Dim returns the dimension of the points.
 func (w *Workspace) Dim() int { return w.e.d }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/shmlang/shm/stdlib"
 	"github.com/shmlang/shm/stdlib/ot"
 )
 
@@ -70,7 +71,7 @@ type engine struct {
 	comb *combiner
 	// cohort is the cohort of the goroutine using the engine, nil for
 	// none (see combiner).
-	cohort Cohort
+	cohort *stdlib.Cohort
 
 	// The multi-launch path's launches (graph.go): the sequence the last
 	// evaluation recorded, and the graphs made of the latest sequences

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shmlang/shm/stdlib"
 	"github.com/shmlang/shm/stdlib/ot"
 )
 
@@ -564,7 +565,7 @@ type fusedJob struct {
 	work int
 	// cohort is the cohort of the job's goroutine, nil for none: the job
 	// counts as waiting in it from its submission to the end of its batch.
-	cohort Cohort
+	cohort *stdlib.Cohort
 	// wake receives false when the job is done, true when it must lead
 	// the next batch.
 	wake chan bool
@@ -628,18 +629,6 @@ func (cb *combiner) submit(x executor, j *fusedJob) {
 			o.wake <- false
 		}
 	}
-}
-
-// A Cohort is a group of goroutines started together whose evaluations
-// should share a batch (stdlib.Cohort: the workers of one crn call); each
-// counts as computing until it waits on the device or is done.
-type Cohort interface {
-	// Wait records that a member waits on the device.
-	Wait()
-	// Resume records that a member that waited computes again.
-	Resume()
-	// Computing returns the number of members computing.
-	Computing() int
 }
 
 // The gathering windows of a batch. A few microseconds of CPU work

@@ -204,20 +204,12 @@ func testFusedBatch(t *testing.T, h executor, launches func() int) {
 				before = launches()
 			}
 			cohort := stdlib.NewCohort(len(cases) + 1)
-			var wg sync.WaitGroup
-			for k, c := range cases {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer cohort.Done()
-					e := newFused(c.d)
-					e.comb, e.cohort = cb, cohort
-					got[k] = eval(e, k)
-				}()
-			}
-			time.Sleep(20 * time.Millisecond)
-			cohort.Done()
-			wg.Wait()
+			go func() { time.Sleep(20 * time.Millisecond); cohort.Done() }()
+			concurrently(len(cases), cohort, func(k int) {
+				e := newFused(cases[k].d)
+				e.comb, e.cohort = cb, cohort
+				got[k] = eval(e, k)
+			})
 			for k := range cases {
 				sameOutcome(t, cases[k].name, got[k], alone[k])
 			}
@@ -267,9 +259,6 @@ func TestCombinerExpects(t *testing.T) {
 		t.Errorf("two expected evaluations took %d launches, want 1", n)
 	}
 }
-
-// stdlib's cohorts are the ones the sinkhorn built-in passes.
-var _ Cohort = (*stdlib.Cohort)(nil)
 
 // cullingCases are problems with the locality the fused kernel's culling
 // exploits (eps about the squared spacing of the points), in 1, 2 and 3
@@ -440,21 +429,12 @@ func BenchmarkHostBatch(b *testing.B) {
 					if cohort {
 						c = stdlib.NewCohort(k)
 					}
-					var wg sync.WaitGroup
-					for i, e := range es {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							if c != nil {
-								e.cohort = c
-								defer c.Done()
-							}
-							if _, err := e.divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
-								b.Error(err)
-							}
-						}()
-					}
-					wg.Wait()
+					concurrently(k, c, func(i int) {
+						es[i].cohort = c
+						if _, err := es[i].divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+							b.Error(err)
+						}
+					})
 				}
 				round()
 				for b.Loop() {
@@ -504,22 +484,17 @@ func BenchmarkHostChains(b *testing.B) {
 					gs[i] = &ot.Grad{X: make([]float64, len(x))}
 				}
 				for range n {
-					cohort := stdlib.NewCohort(k)
-					var wg sync.WaitGroup
-					for i, e := range engines[c] {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							defer cohort.Done()
-							if !tc.quiet {
-								e.cohort = cohort
-							}
-							if _, err := e.divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
-								b.Error(err)
-							}
-						}()
+					var cohort *stdlib.Cohort
+					if !tc.quiet {
+						cohort = stdlib.NewCohort(k)
 					}
-					wg.Wait()
+					concurrently(k, cohort, func(i int) {
+						e := engines[c][i]
+						e.cohort = cohort
+						if _, err := e.divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+							b.Error(err)
+						}
+					})
 					mu.Lock()
 					rounds++
 					mu.Unlock()
@@ -537,4 +512,22 @@ func BenchmarkHostChains(b *testing.B) {
 			dev.mu.Unlock()
 		})
 	}
+}
+
+// concurrently calls f(i) for each i < n, each on its own goroutine, and
+// waits for them; with a cohort c (nil for none) each goroutine is one of
+// its members and leaves it when f returns.
+func concurrently(n int, c *stdlib.Cohort, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c != nil {
+				defer c.Done()
+			}
+			f(i)
+		}()
+	}
+	wg.Wait()
 }

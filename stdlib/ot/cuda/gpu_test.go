@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/shmlang/shm/stdlib"
@@ -352,21 +351,12 @@ func benchConcurrent(b *testing.B, ws []*Workspace, x, y, la, lb []float64, opt 
 		if cohort {
 			c = stdlib.NewCohort(len(ws))
 		}
-		var wg sync.WaitGroup
-		for i := range ws {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if c != nil {
-					ws[i].SetCohort(c)
-					defer c.Done()
-				}
-				if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
-					b.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
+		concurrently(len(ws), c, func(i int) {
+			ws[i].SetCohort(c)
+			if _, err := ws[i].Divergence(x, y, la, lb, opt, nil, gs[i]); err != nil {
+				b.Error(err)
+			}
+		})
 	}
 	round()
 	for b.Loop() {
