@@ -21,7 +21,8 @@
 # tests step: a count of passes and failures per binary); ROUNDS (default
 # 3) rounds of one gradient of Experiment A (ExpAGradientGPU/cuda/
 # workers=6) and six concurrent evaluations of its size (Batch/K=6,
-# cohort/K=6), base and new alternated; one gradient of A on all CPU
+# cohort/K=6), base and new alternated, and new's FusedPair (the backward
+# pass's sweeps paired and unpaired, K = 1 and 6); one gradient of A on all CPU
 # cores and of D on the GPU (new); then, with base and with new,
 # Experiment A at the paper's configuration (4 × (500 + 300),
 # backend = "cuda") and one chain of Experiment D (unbalanced, image 32,
@@ -93,6 +94,8 @@ for round in $(seq "$rounds"); do
     (cd stdlib/ot/cuda && "$b/$v/cuda.test" -test.run '^$' -test.bench 'Batch/(cohort/)?K=6$' -test.benchtime 100x) 2>&1 |
       grep ns/op | sed "s/^/$v /" >>"$out/batch.log" || true
   done
+  (cd stdlib/ot/cuda && "$b/new/cuda.test" -test.run '^$' -test.bench 'FusedPair' -test.benchtime 100x) 2>&1 |
+    grep ns/op | sed "s/^/new /" >>"$out/batch.log" || true
   el "round $round"
 done
 (cd models && "$b/new/models.test" -test.run '^$' -test.bench 'ExpAGradientGPU/cpu' -test.benchtime 100x) 2>&1 | grep ns/op >>"$out/expa.log" || true

@@ -58,14 +58,18 @@ type engine struct {
 	// fusedPlain (tests) keeps the caller's order of the points and turns
 	// the fused kernel's truncation off; fusedCull (tests) overrides the
 	// choice of the problems whose sweeps cull blocks (cullPays).
-	fusedPlain   bool
-	fusedCull    cullMode
-	gridPts      []float64 // the points of gridOf
-	gridOf       ot.Grid
-	fl           fusedLayout
-	permX, permY []int    // the spatial orders of the fused path
-	keys         []uint64 // their scratch space
-	staged       int      // the inputs fusedStage wrote to host
+	fusedPlain bool
+	fusedCull  cullMode
+	// fusedUnpaired (tests, benchmarks) gives every sweep of the fused
+	// kernel's unrolled backward pass its own barrier (FD_PAIR off): the
+	// same results, bit for bit.
+	fusedUnpaired bool
+	gridPts       []float64 // the points of gridOf
+	gridOf        ot.Grid
+	fl            fusedLayout
+	permX, permY  []int    // the spatial orders of the fused path
+	keys          []uint64 // their scratch space
+	staged        int      // the inputs fusedStage wrote to host
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner

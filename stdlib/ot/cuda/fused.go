@@ -54,6 +54,7 @@ const (
 	fdGridH
 	fdGridW
 	fdStage
+	fdPair
 	fdWords
 )
 
@@ -439,6 +440,7 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation) []uint6
 	}
 	desc[fdGridH], desc[fdGridW] = intArg(ev.grid.H), intArg(ev.grid.W)
 	desc[fdStage] = boolArg(pr.stage)
+	desc[fdPair] = boolArg(!e.fusedUnpaired)
 	return append(w, desc[:]...)
 }
 

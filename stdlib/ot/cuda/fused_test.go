@@ -67,7 +67,7 @@ func sameOutcome(t *testing.T, name string, got, want batchOutcome) {
 		t.Fatalf("%s: errors %v and %v", name, got.err, want.err)
 	}
 	if got.res != want.res {
-		t.Errorf("%s: batched %+v, alone %+v", name, got.res, want.res)
+		t.Errorf("%s: %+v, want %+v", name, got.res, want.res)
 	}
 	if (got.grad == nil) != (want.grad == nil) {
 		t.Fatalf("%s: gradients requested differently", name)
@@ -80,7 +80,7 @@ func sameOutcome(t *testing.T, name string, got, want batchOutcome) {
 		if !slices.EqualFunc(p[0], p[1], func(a, b float64) bool {
 			return a == b || (math.IsNaN(a) && math.IsNaN(b))
 		}) {
-			t.Errorf("%s: batched gradient %v, alone %v", name, p[0], p[1])
+			t.Errorf("%s: gradient %v, want %v", name, p[0], p[1])
 		}
 	}
 }
@@ -325,6 +325,56 @@ func TestFusedCulling(t *testing.T) {
 			t.Logf("%d of %d culling blocks skipped (%.0f%%)", skipped, visited+skipped, 100*frac)
 			if want := map[int]float64{1: 0.5, 2: 0.2, 3: 0.05}[c.d]; frac < want {
 				t.Errorf("%.2f of the blocks skipped, want at least %.2f", frac, want)
+			}
+		})
+	}
+}
+
+// TestFusedPair checks that pairing the sweeps of the fused kernel's
+// unrolled backward pass (FD_PAIR: one barrier for the sweeps of a fill,
+// one pass for a symmetric problem's two) changes no bit of any value or
+// gradient, for every subset of gradients, and that the sweeps visit and
+// skip the same culling blocks.
+func TestFusedPair(t *testing.T) {
+	bin := buildHostKernels(t)
+	cases := cullingCases()
+	for _, c := range referenceCases(t) {
+		if c.d <= fusedMaxDim && max(c.n(), c.m()) <= fusedMaxPoints {
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var out [2][]batchOutcome
+			var counts [2][2]uint64
+			grads := append([]*ot.Grad{fullGrad(c.n(), c.m(), c.d)}, partialGrads(c.n(), c.m(), c.d)...)
+			for k, unpaired := range []bool{false, true} {
+				h := startHostKernels(t, bin)
+				e := newEngine(h, c.d)
+				e.guard = 3
+				e.fusedUnpaired = unpaired
+				for _, g := range grads {
+					g = &ot.Grad{X: zerosLike(g.X), Y: zerosLike(g.Y), LogA: zerosLike(g.LogA), LogB: zerosLike(g.LogB)}
+					opt := c.opt
+					opt.Grad = ot.GradUnrolled
+					res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+					out[k] = append(out[k], batchOutcome{res, g, err})
+				}
+				v, s, err := h.cullCounts()
+				if err != nil {
+					t.Fatal(err)
+				}
+				counts[k] = [2]uint64{v, s}
+				if n := h.byKernel[kFused]; n != len(grads) {
+					t.Fatalf("%d fused launches, want %d", n, len(grads))
+				}
+			}
+			for i := range grads {
+				sameOutcome(t, fmt.Sprintf("%s/grads %d", c.name, i), out[0][i], out[1][i])
+			}
+			if counts[0] != counts[1] {
+				t.Errorf("culling blocks (visited, skipped): paired %v, unpaired %v", counts[0], counts[1])
 			}
 		})
 	}

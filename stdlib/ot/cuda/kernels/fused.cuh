@@ -72,6 +72,7 @@ enum : int {
 	FD_GRID_H,   // H of a unit grid (see fusedGridLSE), or 0: scattered points
 	FD_GRID_W,   // W of the grid
 	FD_STAGE,    // 1: the unrolled backward pass stages the history in shared memory
+	FD_PAIR,     // 1: the unrolled backward pass pairs its sweeps (see fusedSweeps)
 	FD_WORDS
 };
 
@@ -738,6 +739,36 @@ __device__ __noinline__ void fusedFill(const blk b, const wjob w, bool rows, boo
 	__syncthreads();
 }
 
+// fusedCombine adds the partial sums of the S segments of a weighted
+// sweep's output (a sum and ND gradient sums), in segment order, into the
+// first segment's (lead) sum and g, through the threads' scratch. All
+// threads of the block call it equally often.
+template <int ND>
+__device__ __forceinline__ void fusedCombine(const blk &b, bool active, bool lead, int S, double *sum, double *g) {
+	if (active) {
+		double *pp = b.scr + FUSED_SCR * b.tid;
+		pp[0] = *sum;
+		for (int k = 0; k < ND; k++) {
+			pp[1 + k] = g[k];
+		}
+	}
+	syncWarp();
+	if (lead) {
+		const double *pp = b.scr + FUSED_SCR * b.tid;
+		*sum = 0;
+		for (int k = 0; k < ND; k++) {
+			g[k] = 0;
+		}
+		for (int c = 0; c < S; c++) {
+			*sum += pp[FUSED_SCR * c];
+			for (int k = 0; k < ND; k++) {
+				g[k] += pp[FUSED_SCR * c + 1 + k];
+			}
+		}
+	}
+	syncWarp();
+}
+
 // fusedWeightedT is wrow_part and row_fin (BYCOL false: for each row r,
 // S_r = Σ_c e_rc and G_r = Σ_c e_rc·(row_r − col_c)) or wcol_part and
 // col_fin (BYCOL true: for each column c, S_c = Σ_r rfac_r·e_rc and
@@ -745,7 +776,7 @@ __device__ __noinline__ void fusedFill(const blk b, const wjob w, bool rows, boo
 // one sweep, the gradient sums only with GRAD. Truncated sweeps
 // skip the culling blocks (of columns, or of rows) whose terms are all
 // below the threshold. fusedFill(w) comes first (the sweeps of one wjob
-// share it); it ends with a barrier.
+// share it); the caller places the barrier after it (fusedWeighted).
 template <int D, bool BYCOL, bool GRAD>
 __device__ __noinline__ void fusedWeightedT(const blk b, const wjob w, const wfin fin) {
 	const int nr = (int)w.R.n, nc = (int)w.C.n, tid = (int)b.tid, nt = (int)b.nt;
@@ -836,28 +867,7 @@ __device__ __noinline__ void fusedWeightedT(const blk b, const wjob w, const wfi
 			}
 		}
 		if (S > 1) {
-			if (active) {
-				double *pp = b.scr + FUSED_SCR * tid;
-				pp[0] = sum;
-				for (int k = 0; k < D; k++) {
-					pp[1 + k] = g[k];
-				}
-			}
-			syncWarp();
-			if (lead) {
-				const double *pp = b.scr + FUSED_SCR * tid;
-				sum = 0;
-				for (int k = 0; k < D; k++) {
-					g[k] = 0;
-				}
-				for (int c = 0; c < S; c++) {
-					sum += pp[FUSED_SCR * c];
-					for (int k = 0; k < D; k++) {
-						g[k] += pp[FUSED_SCR * c + 1 + k];
-					}
-				}
-			}
-			syncWarp();
+			fusedCombine<GRAD ? D : 0>(b, active, lead, S, &sum, g);
 		}
 		if (lead) {
 			if (!BYCOL) {
@@ -885,19 +895,166 @@ __device__ __noinline__ void fusedWeightedT(const blk b, const wjob w, const wfi
 			}
 		}
 	}
-	__syncthreads();
+}
+
+// fusedWeightedSym is fusedWeightedT's sweep over rows with the gradient
+// sums (to rfin) and then its sweep over columns with them (to cfin) on a
+// symmetric problem, whose rows and columns are the same points and whose
+// two sides' gradients are the same arrays (x–x, y–y), in one pass over
+// the terms: row o's sum and column o's sum share the segment's loop, each
+// distance and each culling block's box distance, and no barrier parts the
+// two sweeps. Each sum adds the same terms in the same order as its own
+// sweep would, and the column sweep's gradient adds to the row sweep's
+// result (the same thread writes both), so the results are those of the two
+// sweeps, bit for bit (on the GPU, up to the compiler's contraction of
+// their operations into fused multiply-adds). fusedFill(w) with both
+// block maxima comes first; the caller places the barrier after it.
+template <int D>
+__device__ __noinline__ void fusedWeightedSym(const blk b, const wjob w, const wfin rfin, const wfin cfin) {
+	const int n = (int)w.R.n, tid = (int)b.tid, nt = (int)b.nt;
+	const int lgS = segsLog(n, nt), S = 1 << lgS, per = nt >> lgS;
+	const double thr = w.thr, invEps = w.invEps;
+	const double *const pts = w.R.pts, *const box = w.R.box;
+	const double *const u = b.u, *const sh = b.s, *const rf = b.rf;
+	const bool cull = b.cull && w.normalized;
+	const int nloop = cull ? (int)nblocks(n) : 1;
+	for (int o0 = 0; o0 < n; o0 += per) {
+		const int o = o0 + (tid >> lgS), sg = tid & (S - 1);
+		const bool active = tid < per * S && o < n;
+		const bool lead = active && sg == 0;
+		// Row o's sums (sr, gr) and column o's (sc, gc).
+		double sr = 0, sc = 0, gr[D], gc[D], grOld[D];
+		for (int k = 0; k < D; k++) {
+			gr[k] = 0;
+			gc[k] = 0;
+			grOld[k] = 0;
+		}
+		if (lead && rfin.gradOut) {
+			for (int k = 0; k < D; k++) {
+				grOld[k] = rfin.gradOut[o * D + k];
+			}
+		}
+		if (active) {
+			double x[D];
+			for (int k = 0; k < D; k++) {
+				x[k] = pts[o * D + k];
+			}
+			// Row o's shift and column o's term.
+			const double so = sh[o], uo = u[o];
+			for (int B = 0; B < nloop; B++) {
+				bool cr = false, cc = false;
+				if (cull) {
+					const double dd = boxDist2<D>(x, box, B) * invEps;
+					cr = fusedCut(b.bu[B] + so - dd, -thr, fabs(b.bu[B]) + fabs(so) + dd);
+					cc = fusedCut(b.bs[B] + uo - dd, -thr, fabs(b.bs[B]) + fabs(uo) + dd);
+				}
+				SHM_COUNT(cr ? 1 : 0);
+				SHM_COUNT(cc ? 1 : 0);
+				if (cr && cc) {
+					continue;
+				}
+				const int c0 = cull ? B * FUSED_CB : 0;
+				const int c1 = !cull || n < (B + 1) * FUSED_CB ? n : (B + 1) * FUSED_CB;
+				for (int c = c0 + sg; c < c1; c += S) {
+					const double *q = pts + c * D;
+					const double e = sqdist<D>(x, q, D) * invEps;
+					if (!cr) {
+						const double z = u[c] - e + so;
+						if (!(z < -thr)) {
+							const double re = exp(z);
+							sr += re;
+							for (int k = 0; k < D; k++) {
+								gr[k] += re * (x[k] - q[k]);
+							}
+						}
+					}
+					const double ri = rf[c];
+					if (!cc && ri != 0) {
+						const double z = uo - e + sh[c];
+						if (!(z < -thr)) {
+							const double re = ri * exp(z);
+							sc += re;
+							for (int k = 0; k < D; k++) {
+								gc[k] += re * (q[k] - x[k]);
+							}
+						}
+					}
+				}
+			}
+		}
+		if (S > 1) {
+			fusedCombine<D>(b, active, lead, S, &sr, gr);
+			fusedCombine<D>(b, active, lead, S, &sc, gc);
+		}
+		if (lead) {
+			const double ri = rf[o];
+			if (rfin.sumOut) {
+				rfin.sumOut[o] = sr;
+			}
+			for (int k = 0; k < D; k++) {
+				gr[k] = grOld[k] + rfin.gradScale * (gr[k] * ri);
+				if (rfin.gradOut) {
+					rfin.gradOut[o * D + k] = gr[k];
+				}
+			}
+			if (cfin.a) {
+				cfin.a[o] = cfin.assign ? cfin.aScale * sc : cfin.a[o] + cfin.aScale * sc;
+			}
+			if (cfin.b) {
+				cfin.b[o] += cfin.bScale * sc;
+			}
+			if (cfin.g) {
+				for (int k = 0; k < D; k++) {
+					const double old = cfin.g == rfin.gradOut ? gr[k] : cfin.g[o * D + k];
+					cfin.g[o * D + k] = old + cfin.gScale * gc[k];
+				}
+			}
+		}
+	}
 }
 
 // fusedWeighted runs the sweep of fusedWeightedT for byCol and grad (the
-// grid path's for a grid problem).
+// grid path's for a grid problem), and then a barrier unless bar is false.
 template <int D>
-__device__ __forceinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin) {
+__device__ __forceinline__ void fusedWeighted(const blk &b, const wjob &w, bool byCol, bool grad, const wfin &fin,
+                                              bool bar = true) {
 	if (b.gh > 0) {
 		fusedGridWeighted(b, w, byCol, fin);
-	} else if (byCol) {
+		return;
+	}
+	if (byCol) {
 		grad ? fusedWeightedT<D, true, true>(b, w, fin) : fusedWeightedT<D, true, false>(b, w, fin);
 	} else {
 		grad ? fusedWeightedT<D, false, true>(b, w, fin) : fusedWeightedT<D, false, false>(b, w, fin);
+	}
+	if (bar) {
+		__syncthreads();
+	}
+}
+
+// fusedSweeps runs the plan-weighted sweeps of wjob w of the unrolled
+// backward pass: over rows with the gradient sums (when rows, to rfin),
+// then over columns (when cols, with the gradient sums when colGrad, to
+// cfin), and ends with a barrier when either runs. Unpaired, each sweep
+// ends with a barrier. Paired (FD_PAIR), the sweep over rows is not
+// followed by one: its outputs are not the sweep over columns' inputs
+// (both read the fill's arrays), and where a row's output is also a
+// column's (the gradient of a symmetric problem) the same thread writes
+// both, in order. A symmetric problem's two sweeps then take one pass
+// (fusedWeightedSym).
+template <int D>
+__device__ __forceinline__ void fusedSweeps(const blk &b, const wjob &w, bool rows, bool cols, bool colGrad,
+                                            const wfin &rfin, const wfin &cfin, bool pair, bool sym) {
+	if (pair && sym && rows && cols && colGrad && b.gh == 0) {
+		fusedWeightedSym<D>(b, w, rfin, cfin);
+		__syncthreads();
+		return;
+	}
+	if (rows) {
+		fusedWeighted<D>(b, w, false, true, rfin, !(pair && cols));
+	}
+	if (cols) {
+		fusedWeighted<D>(b, w, true, colGrad, cfin);
 	}
 }
 
@@ -1142,6 +1299,12 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	fusedValue(b, m, LQ, gcur, rho, balanced, SCAL + 1, balanced ? nullptr : SCAL + 2);
 
 	if (mode == FM_UNROLLED) {
+		// With FD_PAIR the sweeps of one fill share a barrier, and a
+		// symmetric problem's (the same points, weights and gradients on
+		// both sides) share their pass (fusedSweeps).
+		const bool pair = w[FD_PAIR] != 0;
+		const bool sym = n == m && w[FD_P] == w[FD_Q] && w[FD_LP] == w[FD_LQ] && w[FD_GP] == w[FD_GQ] &&
+		                 w[FD_GLP] == w[FD_GLQ];
 		fusedBarInit(b, n, LP, fcur, sigma, eps, rho, balanced, false, FBAR, GLP);
 		fusedBarInit(b, m, LQ, gcur, sigma, eps, rho, balanced, true, GBAR, GLQ);
 		const double invTauEps = 1 / (tau * eps);
@@ -1172,27 +1335,34 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are Q.
 			const wjob w1{Qs, Ps, ft, gt, nullptr, invEps, invTauEps, GBAR, true, thrNM};
 			fusedFill<D>(b, w1, GQ != nullptr, true);
-			if (GQ) {
-				fusedWeighted<D>(b, w1, false, true, rowFin(nullptr, GQ, 2 * tau));
-			}
-			fusedWeighted<D>(b, w1, true, GP != nullptr,
-			                 colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)));
+			fusedSweeps<D>(b, w1, GQ != nullptr, true, GP != nullptr, rowFin(nullptr, GQ, 2 * tau),
+			               colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)), pair, sym);
 			// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are P.
 			const wjob w2{Ps, Qs, gprev, ft, nullptr, invEps, invTauEps, FBAR, true, thrNM};
 			const bool needColSum = t > 1 || GLQ;
-			fusedFill<D>(b, w2, GP != nullptr, needColSum || GQ);
-			if (GP) {
-				fusedWeighted<D>(b, w2, false, true, rowFin(nullptr, GP, 2 * tau));
+			const bool rows2 = GP != nullptr, cols2 = needColSum || GQ;
+			fusedFill<D>(b, w2, rows2, cols2);
+			if (pair) {
+				// The fill has taken FBAR: it is zeroed, and the
+				// staged copies waited for, before the sweeps, whose
+				// barrier ends the iteration.
+				fusedZero(b, FBAR, n);
+				if (stage) {
+					stageWait();
+				}
 			}
-			if (needColSum || GQ) {
-				fusedWeighted<D>(b, w2, true, GQ != nullptr,
-				                 colFin(needColSum ? GBAR : nullptr, -tau, true, GLQ, -(tau * eps), GQ, -(2 * tau)));
+			fusedSweeps<D>(b, w2, rows2, cols2, GQ != nullptr, rowFin(nullptr, GP, 2 * tau),
+			               colFin(needColSum ? GBAR : nullptr, -tau, true, GLQ, -(tau * eps), GQ, -(2 * tau)), pair,
+			               sym);
+			if (!pair) {
+				fusedZero(b, FBAR, n);
+				if (stage) {
+					stageWait();
+				}
 			}
-			fusedZero(b, FBAR, n);
-			if (stage) {
-				stageWait();
+			if (!pair || !(rows2 || cols2)) {
+				__syncthreads();
 			}
-			__syncthreads();
 		}
 	} else if (mode == FM_ENVELOPE) {
 		const wjob w{Ps, Qs, gcur, fcur, LP, invEps, invEps, nullptr, false, INFINITY};
