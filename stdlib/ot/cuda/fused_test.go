@@ -305,14 +305,14 @@ func TestFusedCulling(t *testing.T) {
 				e.guard = 3
 				e.fusedCull = mode
 				out[k] = bothModes(e, c)
-				v, s, err := h.cullCounts()
+				cnt, err := h.counters()
 				if err != nil {
 					t.Fatal(err)
 				}
 				if k == 0 {
-					visited, skipped = v, s
-				} else if s != 0 {
-					t.Errorf("%d blocks skipped with culling off", s)
+					visited, skipped = cnt.visited, cnt.skipped
+				} else if cnt.skipped != 0 {
+					t.Errorf("%d blocks skipped with culling off", cnt.skipped)
 				}
 				if n := h.byKernel[kFused]; n != 2 {
 					t.Fatalf("%d fused launches, want 2", n)
@@ -333,8 +333,10 @@ func TestFusedCulling(t *testing.T) {
 // TestFusedPair checks that pairing the sweeps of the fused kernel's
 // unrolled backward pass (FD_PAIR: one barrier for the sweeps of a fill,
 // one pass for a symmetric problem's two) changes no bit of any value or
-// gradient, for every subset of gradients, and that the sweeps visit and
-// skip the same culling blocks.
+// gradient, for every subset of gradients, at the default thread count and
+// at 32 and 64 threads (one thread per row, several passes per sweep), on
+// points and on grids; that the sweeps visit and skip the same culling
+// blocks; and that pairing saves barriers.
 func TestFusedPair(t *testing.T) {
 	bin := buildHostKernels(t)
 	cases := cullingCases()
@@ -344,39 +346,78 @@ func TestFusedPair(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			var out [2][]batchOutcome
-			var counts [2][2]uint64
-			grads := append([]*ot.Grad{fullGrad(c.n(), c.m(), c.d)}, partialGrads(c.n(), c.m(), c.d)...)
-			for k, unpaired := range []bool{false, true} {
-				h := startHostKernels(t, bin)
-				e := newEngine(h, c.d)
-				e.guard = 3
-				e.fusedUnpaired = unpaired
-				for _, g := range grads {
+		for _, nt := range []int{0, 32, 64} {
+			t.Run(fmt.Sprintf("%s/nt=%d", c.name, nt), func(t *testing.T) {
+				t.Parallel()
+				grads := append([]*ot.Grad{fullGrad(c.n(), c.m(), c.d)}, partialGrads(c.n(), c.m(), c.d)...)
+				comparePairing(t, bin, c.d, nt, len(grads), func(e *engine, i int) batchOutcome {
+					g := grads[i]
 					g = &ot.Grad{X: zerosLike(g.X), Y: zerosLike(g.Y), LogA: zerosLike(g.LogA), LogB: zerosLike(g.LogB)}
 					opt := c.opt
 					opt.Grad = ot.GradUnrolled
 					res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
-					out[k] = append(out[k], batchOutcome{res, g, err})
-				}
-				v, s, err := h.cullCounts()
-				if err != nil {
-					t.Fatal(err)
-				}
-				counts[k] = [2]uint64{v, s}
-				if n := h.byKernel[kFused]; n != len(grads) {
-					t.Fatalf("%d fused launches, want %d", n, len(grads))
-				}
-			}
-			for i := range grads {
-				sameOutcome(t, fmt.Sprintf("%s/grads %d", c.name, i), out[0][i], out[1][i])
-			}
-			if counts[0] != counts[1] {
-				t.Errorf("culling blocks (visited, skipped): paired %v, unpaired %v", counts[0], counts[1])
-			}
+					return batchOutcome{res, g, err}
+				})
+			})
+		}
+	}
+	for _, c := range gridCases() {
+		t.Run("grid/"+c.name, func(t *testing.T) {
+			t.Parallel()
+			n := c.g.N()
+			grads := []*ot.Grad{{LogA: make([]float64, n), LogB: make([]float64, n)}, {LogA: make([]float64, n)}}
+			comparePairing(t, bin, 2, 0, len(grads), func(e *engine, i int) batchOutcome {
+				g := &ot.Grad{LogA: zerosLike(grads[i].LogA), LogB: zerosLike(grads[i].LogB)}
+				opt := c.opt
+				opt.Grad = ot.GradUnrolled
+				res, err := e.gridDivergence(c.g, c.la, c.lb, opt, g)
+				return batchOutcome{res, g, err}
+			})
 		})
+	}
+}
+
+// comparePairing runs eval(e, i) for i < runs, each one fused launch, on
+// engines of dimension d and nt threads per problem (0: the default) with
+// the backward pass's sweeps paired and unpaired, and checks that the
+// outcomes are the same bit for bit, that the culling blocks visited and
+// skipped are the same, and that the paired runs passed fewer barriers.
+func comparePairing(t *testing.T, bin string, d, nt, runs int, eval func(e *engine, i int) batchOutcome) {
+	t.Helper()
+	var out [2][]batchOutcome
+	var cnt [2][]shimCounters
+	for k, unpaired := range []bool{false, true} {
+		h := startHostKernels(t, bin)
+		e := newEngine(h, d)
+		e.guard = 3
+		e.fusedNT = nt
+		e.fusedUnpaired = unpaired
+		prev := shimCounters{}
+		for i := range runs {
+			out[k] = append(out[k], eval(e, i))
+			c, err := h.counters()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cnt[k] = append(cnt[k], shimCounters{c.visited - prev.visited, c.skipped - prev.skipped,
+				c.barriers - prev.barriers})
+			prev = c
+		}
+		if n := h.byKernel[kFused]; n != runs {
+			t.Fatalf("%d fused launches, want %d", n, runs)
+		}
+	}
+	for i := range runs {
+		what := fmt.Sprintf("run %d", i)
+		sameOutcome(t, what, out[0][i], out[1][i])
+		p, u := cnt[0][i], cnt[1][i]
+		if p.visited != u.visited || p.skipped != u.skipped {
+			t.Errorf("%s: culling blocks visited, skipped: paired %d, %d; unpaired %d, %d", what, p.visited,
+				p.skipped, u.visited, u.skipped)
+		}
+		if p.barriers >= u.barriers {
+			t.Errorf("%s: %d barriers paired, %d unpaired", what, p.barriers, u.barriers)
+		}
 	}
 }
 

@@ -301,13 +301,19 @@ func (g *hostGraph) destroy() error {
 	return nil
 }
 
-// cullCounts returns the fused kernel's culling blocks visited and skipped
-// so far (host counters, see kernels/shim.h).
-func (h *hostKernels) cullCounts() (visited, skipped uint64, err error) {
+// shimCounters are the host kernels' event counts (kernels/shim.h): the
+// fused kernel's culling blocks visited and skipped, and the barriers its
+// blocks passed.
+type shimCounters struct {
+	visited, skipped, barriers uint64
+}
+
+// counters returns the host kernels' event counts so far.
+func (h *hostKernels) counters() (shimCounters, error) {
 	h.word(7)
-	var w [2]uint64
+	var w [3]uint64
 	if err := h.readWords(w[:]); err != nil {
-		return 0, 0, err
+		return shimCounters{}, err
 	}
-	return w[0], w[1], nil
+	return shimCounters{w[0], w[1], w[2]}, nil
 }

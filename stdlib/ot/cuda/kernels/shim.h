@@ -41,9 +41,10 @@
 #define SHM_HOST_DEVICE static inline
 
 // shm_counters counts events of the host-compiled kernels for the tests
-// (the fused kernel's culling blocks: 0 visited, 1 skipped); SHM_COUNT(k)
+// (the fused kernel's culling blocks: 0 visited, 1 skipped; 2: the
+// barriers that blocks of shm_launch_coop passed); SHM_COUNT(k)
 // increments counter k, and compiles to nothing on the GPU.
-inline uint64_t shm_counters[2];
+inline uint64_t shm_counters[3];
 #define SHM_COUNT(k) (shm_counters[(k)]++)
 
 // shm_dim3 stands for CUDA's dim3/uint3.
@@ -250,6 +251,7 @@ void shm_launch_coop(const char *name, unsigned gridX, unsigned gridY, unsigned 
 				for (unsigned tx = 0; tx < blockX; tx++) {
 					c.state[tx] = shm_ready;
 				}
+				shm_counters[2]++;
 			}
 		}
 	}
