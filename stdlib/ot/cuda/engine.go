@@ -62,7 +62,8 @@ type engine struct {
 	fusedCull  cullMode
 	// fusedUnpaired (tests, benchmarks) gives every sweep of the fused
 	// kernel's unrolled backward pass its own barrier (FD_PAIR off): the
-	// same results, bit for bit.
+	// same results, bit for bit on the host kernels (on the GPU, up to
+	// the compiler's contraction into fused multiply-adds).
 	fusedUnpaired bool
 	gridPts       []float64 // the points of gridOf
 	gridOf        ot.Grid

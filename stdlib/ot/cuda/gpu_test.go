@@ -113,6 +113,44 @@ func TestGPUCulling(t *testing.T) {
 	}
 }
 
+// TestGPUPair checks on the GPU that the fused kernel's paired backward
+// pass (FD_PAIR) gives the same bits every time (repeated evaluations: a
+// race would show as a difference) and agrees with the unpaired pass to
+// 1e-12 relative (bitwise on the host kernels, TestFusedPair; here up to
+// the compiler's contraction into fused multiply-adds).
+func TestGPUPair(t *testing.T) {
+	dev := openDevice(t)
+	for _, c := range cullingCases() {
+		t.Run(c.name, func(t *testing.T) {
+			var paired [3]batchOutcome
+			var unpaired batchOutcome
+			for k := range len(paired) + 1 {
+				w := dev.NewWorkspace(c.d)
+				w.e.fusedUnpaired = k == len(paired)
+				opt := c.opt
+				opt.Grad = ot.GradUnrolled
+				g := fullGrad(c.n(), c.m(), c.d)
+				res, err := w.e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+				w.Close()
+				if k < len(paired) {
+					paired[k] = batchOutcome{res, g, err}
+				} else {
+					unpaired = batchOutcome{res, g, err}
+				}
+			}
+			for k := 1; k < len(paired); k++ {
+				sameOutcome(t, fmt.Sprintf("%s: repeat %d", c.name, k), paired[k], paired[0])
+			}
+			if unpaired.err != nil {
+				t.Fatal(unpaired.err)
+			}
+			p, u := paired[0].res, unpaired.res
+			checkRel(t, "divergence", p.Divergence, u.Divergence, math.Max(math.Abs(u.OTxy), math.Abs(u.OTxx)), 1e-12)
+			checkGradsRel(t, "gradient", paired[0].grad, unpaired.grad, 1e-12)
+		})
+	}
+}
+
 // gpuCase is one case of TestGPU on the workspace w.
 func gpuCase(t *testing.T, c *testCase, w *Workspace) {
 	compareWithCPU(t, c, gpuBackend(w), gpuRtol, true)
