@@ -22,7 +22,9 @@
 # 3) rounds of one gradient of Experiment A (ExpAGradientGPU/cuda/
 # workers=6) and six concurrent evaluations of its size (Batch/K=6,
 # cohort/K=6), base and new alternated, and new's FusedPair (the backward
-# pass's sweeps paired and unpaired, K = 1 and 6); one gradient of A on all CPU
+# pass's sweeps paired and unpaired, K = 1 and 6) and Exec (a round trip
+# to the device on the caller's thread and via the context's thread); one
+# gradient of A on all CPU
 # cores and of D on the GPU (new); then, with base and with new,
 # Experiment A at the paper's configuration (4 × (500 + 300),
 # backend = "cuda") and one chain of Experiment D (unbalanced, image 32,
@@ -94,7 +96,8 @@ for round in $(seq "$rounds"); do
     (cd stdlib/ot/cuda && "$b/$v/cuda.test" -test.run '^$' -test.bench 'Batch/(cohort/)?K=6$' -test.benchtime 100x) 2>&1 |
       grep ns/op | sed "s/^/$v /" >>"$out/batch.log" || true
   done
-  (cd stdlib/ot/cuda && "$b/new/cuda.test" -test.run '^$' -test.bench 'FusedPair' -test.benchtime 100x) 2>&1 |
+  (cd stdlib/ot/cuda && "$b/new/cuda.test" -test.run '^$' -test.bench 'FusedPair' -test.benchtime 100x &&
+    "$b/new/cuda.test" -test.run '^$' -test.bench 'Exec' -test.benchtime 20000x) 2>&1 |
     grep ns/op | sed "s/^/new /" >>"$out/batch.log" || true
   el "round $round"
 done

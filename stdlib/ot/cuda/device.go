@@ -35,14 +35,16 @@ func Available() bool {
 // workspaces.
 var ErrClosed = errors.New("cuda: device closed")
 
-// Device is one GPU with a context and the loaded kernels. The CUDA driver
-// binds a context to an OS thread, so all the device's work runs on one
-// goroutine locked to its thread; the evaluations of the workspaces of one
-// Device are serialized, except that concurrent evaluations on the fused
-// path (small problems) are batched into one launch. A Device is safe for
-// concurrent use.
+// Device is one GPU with a context and the loaded kernels. A goroutine
+// locked to its OS thread creates the context and destroys it; the
+// device's work runs on the goroutine that asks for it, with the context
+// made current on its thread for the call. The evaluations of the
+// workspaces of one Device are serialized, except that concurrent
+// evaluations on the fused path (small problems) are batched into one
+// launch. A Device is safe for concurrent use.
 type Device struct {
 	name string
+	ctx  cu.CUContext
 	fns  [numKernels]cu.Function
 	comb combiner
 
@@ -50,6 +52,9 @@ type Device struct {
 	closed bool
 	work   chan func()
 	done   chan error
+	// viaThread (tests, benchmarks) runs the device's work on the
+	// context's own thread instead, handed over by a channel.
+	viaThread bool
 }
 
 // Open creates a context on the GPU with the given ordinal (0 for the
@@ -65,8 +70,9 @@ func Open(ordinal int) (*Device, error) {
 }
 
 // serve owns the context: it creates it on its locked thread, runs the
-// work sent by exec, and destroys the context when the device is closed.
-// It never unlocks the thread, which therefore exits with the goroutine.
+// work sent by exec (viaThread), and destroys the context when the device
+// is closed. It never unlocks the thread, which therefore exits with the
+// goroutine.
 func (d *Device) serve(ordinal int, ready chan<- error) {
 	runtime.LockOSThread()
 	dev, err := cu.GetDevice(ordinal)
@@ -83,6 +89,7 @@ func (d *Device) serve(ordinal int, ready chan<- error) {
 		ready <- fmt.Errorf("cuda: creating a context on %s: %w", d.name, err)
 		return
 	}
+	d.ctx = ctx
 	mod, err := cu.LoadData(ptxModule)
 	if err != nil {
 		ctx.Destroy()
@@ -138,16 +145,28 @@ func (d *Device) Close() error {
 	return <-d.done
 }
 
-// exec runs f on the device's thread.
+// exec runs f with the device's context current: on the calling
+// goroutine, locked to its OS thread for the call (a context may be
+// current on several threads at once; d.mu serializes the calls), so that
+// no goroutine waits for another thread to wake up. With viaThread it
+// runs f on the context's own thread.
 func (d *Device) exec(f func(l launcher) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return ErrClosed
 	}
-	errc := make(chan error, 1)
-	d.work <- func() { errc <- f(gpu{d}) }
-	return <-errc
+	if d.viaThread {
+		errc := make(chan error, 1)
+		d.work <- func() { errc <- f(gpu{d}) }
+		return <-errc
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		return fmt.Errorf("cuda: making the context current: %w", err)
+	}
+	return f(gpu{d})
 }
 
 // gpu is the launcher of a Device; its methods run on the device's thread.

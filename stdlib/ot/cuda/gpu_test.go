@@ -151,6 +151,41 @@ func TestGPUPair(t *testing.T) {
 	}
 }
 
+// TestGPUExecThread checks that the device's work gives the same bits on
+// the calling goroutine's thread (exec's default) as on the context's own
+// thread (viaThread).
+func TestGPUExecThread(t *testing.T) {
+	dev := openDevice(t)
+	c := cullingCases()[0]
+	var out [2]batchOutcome
+	for k, via := range []bool{false, true} {
+		dev.viaThread = via
+		w := dev.NewWorkspace(c.d)
+		out[k] = bothModes(w.e, c)[0]
+		w.Close()
+	}
+	dev.viaThread = false
+	sameOutcome(t, c.name, out[0], out[1])
+}
+
+// BenchmarkExec measures a round trip of exec with no device work: on the
+// calling goroutine's thread (the context made current for the call), and
+// handed over to the context's own thread (viaThread).
+func BenchmarkExec(b *testing.B) {
+	dev := openDevice(b)
+	for _, via := range []bool{false, true} {
+		b.Run(fmt.Sprintf("viaThread=%v", via), func(b *testing.B) {
+			dev.viaThread = via
+			defer func() { dev.viaThread = false }()
+			for b.Loop() {
+				if err := dev.exec(func(launcher) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // gpuCase is one case of TestGPU on the workspace w.
 func gpuCase(t *testing.T, c *testCase, w *Workspace) {
 	compareWithCPU(t, c, gpuBackend(w), gpuRtol, true)
