@@ -21,8 +21,9 @@
 # tests step: a count of passes and failures per binary); ROUNDS (default
 # 3) rounds of one gradient of Experiment A (ExpAGradientGPU/cuda/
 # workers=6) and six concurrent evaluations of its size (Batch/K=6,
-# cohort/K=6), base and new alternated, and new's FusedPair (the backward
-# pass's sweeps paired and unpaired, K = 1 and 6) and Exec (a round trip
+# cohort/K=6), base and new alternated, and new's FusedVariants (the
+# backward pass's sweeps paired or not, the forward sweeps from a pivot or
+# not, K = 1 and 6) and Exec (a round trip
 # to the device on the caller's thread and via the context's thread); one
 # gradient of A on all CPU
 # cores and of D on the GPU (new); then, with base and with new,
@@ -96,7 +97,7 @@ for round in $(seq "$rounds"); do
     (cd stdlib/ot/cuda && "$b/$v/cuda.test" -test.run '^$' -test.bench 'Batch/(cohort/)?K=6$' -test.benchtime 100x) 2>&1 |
       grep ns/op | sed "s/^/$v /" >>"$out/batch.log" || true
   done
-  (cd stdlib/ot/cuda && "$b/new/cuda.test" -test.run '^$' -test.bench 'FusedPair' -test.benchtime 100x &&
+  (cd stdlib/ot/cuda && "$b/new/cuda.test" -test.run '^$' -test.bench 'FusedVariants' -test.benchtime 100x &&
     "$b/new/cuda.test" -test.run '^$' -test.bench 'Exec' -test.benchtime 20000x) 2>&1 |
     grep ns/op | sed "s/^/new /" >>"$out/batch.log" || true
   el "round $round"

@@ -65,12 +65,16 @@ type engine struct {
 	// same results, bit for bit on the host kernels (on the GPU, up to
 	// the compiler's contraction into fused multiply-adds).
 	fusedUnpaired bool
-	gridPts       []float64 // the points of gridOf
-	gridOf        ot.Grid
-	fl            fusedLayout
-	permX, permY  []int    // the spatial orders of the fused path
-	keys          []uint64 // their scratch space
-	staged        int      // the inputs fusedStage wrote to host
+	// fusedNoPivot (tests, benchmarks) has the fused kernel's forward
+	// sweeps find each row's maximum before they sum (FD_PIVOT off): the
+	// same results up to rounding.
+	fusedNoPivot bool
+	gridPts      []float64 // the points of gridOf
+	gridOf       ot.Grid
+	fl           fusedLayout
+	permX, permY []int    // the spatial orders of the fused path
+	keys         []uint64 // their scratch space
+	staged       int      // the inputs fusedStage wrote to host
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner

@@ -55,6 +55,7 @@ const (
 	fdGridW
 	fdStage
 	fdPair
+	fdPivot
 	fdWords
 )
 
@@ -441,6 +442,7 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation) []uint6
 	desc[fdGridH], desc[fdGridW] = intArg(ev.grid.H), intArg(ev.grid.W)
 	desc[fdStage] = boolArg(pr.stage)
 	desc[fdPair] = boolArg(!e.fusedUnpaired)
+	desc[fdPivot] = boolArg(!e.fusedNoPivot)
 	return append(w, desc[:]...)
 }
 

@@ -399,8 +399,7 @@ func comparePairing(t *testing.T, bin string, d, nt, runs int, eval func(e *engi
 			if err != nil {
 				t.Fatal(err)
 			}
-			cnt[k] = append(cnt[k], shimCounters{c.visited - prev.visited, c.skipped - prev.skipped,
-				c.barriers - prev.barriers})
+			cnt[k] = append(cnt[k], c.minus(prev))
 			prev = c
 		}
 		if n := h.byKernel[kFused]; n != runs {
@@ -418,6 +417,59 @@ func comparePairing(t *testing.T, bin string, d, nt, runs int, eval func(e *engi
 		if p.barriers >= u.barriers {
 			t.Errorf("%s: %d barriers paired, %d unpaired", what, p.barriers, u.barriers)
 		}
+	}
+}
+
+// TestFusedPivot checks that the fused kernel's forward sweeps summed in
+// one pass from a pivot (FD_PIVOT, the default) agree with the two-pass
+// sweeps (a reference at each row's maximum) to 1e-13 relative, values and
+// gradients, that without the pivot no row takes one pass, and that with it
+// nearly every row does on Experiment A's problem (the first sweeps, whose
+// pivots are guesses, take two).
+func TestFusedPivot(t *testing.T) {
+	bin := buildHostKernels(t)
+	x, y, la, lb, eps := crossoverProblem(t, 120, 1)
+	expA := &testCase{name: "expA", d: 1, x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: eps, Balanced: true, Iters: 80}}
+	cases := append(cullingCases(), expA)
+	for _, c := range referenceCases(t) {
+		if c.d <= fusedMaxDim && max(c.n(), c.m()) <= fusedMaxPoints {
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var out [2][2]batchOutcome
+			var cnt [2]shimCounters
+			for k, noPivot := range []bool{false, true} {
+				h := startHostKernels(t, bin)
+				e := newEngine(h, c.d)
+				e.guard = 3
+				e.fusedNoPivot = noPivot
+				out[k] = bothModes(e, c)
+				var err error
+				if cnt[k], err = h.counters(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for mode := range out[0] {
+				p, q := out[0][mode], out[1][mode]
+				if p.err != nil || q.err != nil {
+					t.Fatalf("errors %v and %v", p.err, q.err)
+				}
+				scale := math.Max(math.Abs(q.res.OTxy), math.Max(math.Abs(q.res.OTxx), math.Abs(q.res.OTyy)))
+				checkRel(t, fmt.Sprintf("mode %d: divergence", mode), p.res.Divergence, q.res.Divergence, scale, 1e-13)
+				checkGradsRel(t, fmt.Sprintf("mode %d: gradient", mode), p.grad, q.grad, 1e-12)
+			}
+			if cnt[1].onePass != 0 || cnt[1].twoPass == 0 {
+				t.Errorf("without the pivot: %d rows in one pass, %d in two", cnt[1].onePass, cnt[1].twoPass)
+			}
+			frac := float64(cnt[0].onePass) / float64(cnt[0].onePass+cnt[0].twoPass)
+			t.Logf("%.3f of the rows in one pass", frac)
+			if c == expA && frac < 0.95 {
+				t.Errorf("%.3f of the rows in one pass, want at least 0.95", frac)
+			}
+		})
 	}
 }
 

@@ -46,16 +46,19 @@ func gpuBackend(w *Workspace) backend {
 // TestGPU compares the GPU's values and gradients (both modes) with package
 // ot to 1e-9 relative, and with the reference vectors at their tolerance,
 // on the fused path (where the problem fits it; in spatial order with
-// truncation, plain, and with the backward pass's sweeps unpaired) and on
-// the multi-launch path (as CUDA graphs, and launch by launch).
+// truncation, plain, with the backward pass's sweeps unpaired, and with
+// the forward sweeps' two passes) and on the multi-launch path (as CUDA
+// graphs, and launch by launch).
 func TestGPU(t *testing.T) {
 	dev := openDevice(t)
 	t.Logf("device: %s", dev.Name())
 	for _, c := range append(referenceCases(t), generatedCases()...) {
-		for _, path := range []string{"fused", "fused-plain", "fused-unpaired", "multi-launch", "multi-launch-nograph"} {
+		for _, path := range []string{"fused", "fused-plain", "fused-unpaired", "fused-nopivot", "multi-launch",
+			"multi-launch-nograph"} {
 			w := dev.NewWorkspace(c.d)
 			w.e.fusedPlain = path == "fused-plain"
 			w.e.fusedUnpaired = path == "fused-unpaired"
+			w.e.fusedNoPivot = path == "fused-nopivot"
 			if strings.HasPrefix(path, "multi-launch") {
 				w.e.fusedMax, w.e.noGraph = 0, path == "multi-launch-nograph"
 			} else if !w.e.fusedOK(c.n(), c.m()) {
@@ -383,21 +386,25 @@ func BenchmarkFusedThreads(b *testing.B) {
 	}
 }
 
-// BenchmarkFusedPair measures one evaluation and six concurrent ones (one
-// gradient's launch, as a cohort) of Experiment A's size (n = m = 120,
-// 1-D, T = 80, unrolled gradient of x) with the backward pass's sweeps
-// paired (FD_PAIR, the default) and unpaired.
-func BenchmarkFusedPair(b *testing.B) {
+// BenchmarkFusedVariants measures one evaluation and six concurrent ones
+// (one gradient's launch, as a cohort) of Experiment A's size (n = m =
+// 120, 1-D, T = 80, unrolled gradient of x) with the fused kernel's
+// default (the backward pass's sweeps paired, the forward sweeps in one
+// pass from a pivot) and with either or both turned off.
+func BenchmarkFusedVariants(b *testing.B) {
 	dev := openDevice(b)
 	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
 	opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
 	for _, k := range []int{1, 6} {
-		for _, unpaired := range []bool{false, true} {
-			b.Run(fmt.Sprintf("K=%d/unpaired=%v", k, unpaired), func(b *testing.B) {
+		for _, v := range []struct {
+			name              string
+			unpaired, noPivot bool
+		}{{"default", false, false}, {"unpaired", true, false}, {"nopivot", false, true}, {"neither", true, true}} {
+			b.Run(fmt.Sprintf("K=%d/%s", k, v.name), func(b *testing.B) {
 				ws := make([]*Workspace, k)
 				for i := range ws {
 					ws[i] = dev.NewWorkspace(1)
-					ws[i].e.fusedUnpaired = unpaired
+					ws[i].e.fusedUnpaired, ws[i].e.fusedNoPivot = v.unpaired, v.noPivot
 					defer ws[i].Close()
 				}
 				benchConcurrent(b, ws, x, y, la, lb, opt, true)

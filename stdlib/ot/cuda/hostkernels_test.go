@@ -302,18 +302,25 @@ func (g *hostGraph) destroy() error {
 }
 
 // shimCounters are the host kernels' event counts (kernels/shim.h): the
-// fused kernel's culling blocks visited and skipped, and the barriers its
-// blocks passed.
+// fused kernel's culling blocks visited and skipped, the barriers its
+// blocks passed, and the rows of its forward sweeps summed in one pass
+// and in two.
 type shimCounters struct {
-	visited, skipped, barriers uint64
+	visited, skipped, barriers, onePass, twoPass uint64
 }
 
 // counters returns the host kernels' event counts so far.
 func (h *hostKernels) counters() (shimCounters, error) {
 	h.word(7)
-	var w [3]uint64
+	var w [5]uint64
 	if err := h.readWords(w[:]); err != nil {
 		return shimCounters{}, err
 	}
-	return shimCounters{w[0], w[1], w[2]}, nil
+	return shimCounters{w[0], w[1], w[2], w[3], w[4]}, nil
+}
+
+// minus returns the counts of c since prev.
+func (c shimCounters) minus(prev shimCounters) shimCounters {
+	return shimCounters{c.visited - prev.visited, c.skipped - prev.skipped, c.barriers - prev.barriers,
+		c.onePass - prev.onePass, c.twoPass - prev.twoPass}
 }

@@ -73,6 +73,7 @@ enum : int {
 	FD_GRID_W,   // W of the grid
 	FD_STAGE,    // 1: the unrolled backward pass stages the history in shared memory
 	FD_PAIR,     // 1: the unrolled backward pass pairs its sweeps (see fusedSweeps)
+	FD_PIVOT,    // 1: the forward sweeps sum in one pass from a pivot (see fusedLSE)
 	FD_WORDS
 };
 
@@ -481,20 +482,36 @@ __device__ __noinline__ void fusedFillTerms(const blk b, const fsd C, const doub
 	__syncthreads();
 }
 
+// FUSED_PIVOT_SPAN bounds how far a row's maximum may lie above its pivot
+// for the row's one-pass sum to stand (see fusedLSE): the sum's terms are
+// then at most e^FUSED_PIVOT_SPAN, and its logarithm at most about as large.
+#define FUSED_PIVOT_SPAN 30
+
 // fusedLSE is lse_part and lse_fin of one forward sweep: out[i] =
 // outScale·LSE_j(u_j − C_ij·invEps) for the rows of side R against the
 // columns of side C, with the column terms u_j = cpot_j·invEps + clogw_j
 // prepared by the sweep before (or fusedFillTerms), written to the shared
-// potential out and, when hist is not null, to the global hist. The S
-// segments of a row find their maxima, share them, and sum the
-// exponentials shifted by the row's maximum (skipping the terms below it by
-// more than thr: fusedThr); the first segment adds the S sums in order.
-// Segment s takes the columns j ≡ s (mod S) culling block by culling
-// block, beginning with the block that held the row's maximum in the
-// previous sweep (amx, updated); when bk is not null (FT_BLOCKS) it skips
-// the blocks whose bound (from bk, the keys of the blocks' maxima of u) is
-// below the running maximum (first pass) or below the maximum by more than
-// thr (second pass), which changes no result.
+// potential out and, when hist is not null, to the global hist. Segment s
+// of a row takes the columns j ≡ s (mod S) culling block by culling block,
+// beginning with the block of the column that held the row's maximum in
+// the previous sweep (amx, updated); the first segment combines the S
+// segments' results in order.
+//
+// A log-sum-exp needs a reference at least as large as its terms less a
+// few units, to sum the exponentials shifted by it, and the truncation
+// skips the terms below the reference by more than thr (fusedThr). With
+// pivot, the reference is the row's term of the column amx (the pivot: a
+// term, so at most the maximum), computed alike by every segment, and one
+// pass over the terms both sums their exponentials shifted by it and finds
+// the maximum; the sum stands when the maximum lies at most
+// FUSED_PIVOT_SPAN above the pivot, as it does when the maximum's column
+// moves little from sweep to sweep. Otherwise (and without pivot, or for
+// a pivot of ±∞) a first pass finds the maximum, the segments share it, and
+// a second pass sums the exponentials shifted by it. When bk is not null
+// (FT_BLOCKS) the passes skip the blocks whose bound (from bk, the keys of
+// the blocks' maxima of u) is below the running maximum (a first pass) or
+// below the reference by more than thr: they cannot hold the maximum, and
+// their terms would all be skipped, so culling changes no result.
 //
 // The rows are the next sweep's columns: the first segment of row i also
 // writes that sweep's term uNext_i = out_i·invEps + rlogw_i and, with bk,
@@ -505,7 +522,7 @@ __device__ __noinline__ void fusedFillTerms(const blk b, const fsd C, const doub
 template <int D>
 __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, const double *u, const uint64_t *bk,
                                       double thr, double invEps, double outScale, double *out, double *hist,
-                                      double *amx, double *uNext, uint64_t *bkNext, uint64_t *bkReset) {
+                                      double *amx, double *uNext, uint64_t *bkNext, uint64_t *bkReset, bool pivot) {
 	const int nr = (int)R.n, nc = (int)C.n, nb = (int)nblocks(nc), tid = (int)b.tid, nt = (int)b.nt;
 	double *const scr = b.scr;
 	const double *const cpts = C.pts, *const cbox = C.box;
@@ -524,17 +541,28 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 		// The row's log-weight, for the next sweep's term, read early.
 		const double rlw = active && sg == 0 ? R.logw[i] : 0;
 		double p[D];
-		double mx = -INFINITY, amb = -1;
-		const int b0 = active ? (int)amx[i] : 0;
+		// The row's maximum and its column, and the pivot.
+		double mx = -INFINITY, piv = -INFINITY;
+		int amj = -1;
+		const int jp = active ? (int)amx[i] : 0, b0 = jp / FUSED_CB;
 		if (active) {
 			for (int k = 0; k < D; k++) {
 				p[k] = R.pts[i * D + k];
 			}
+			if (pivot) {
+				piv = u[jp] - sqdist<D>(p, cpts + jp * D, D) * invEps;
+			}
+		}
+		// one: this pass also sums, shifted by the pivot.
+		const bool one = piv > -INFINITY && piv < INFINITY;
+		double sum = 0;
+		if (active) {
 			for (int bi = 0; bi < nb; bi++) {
 				const int B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
 				if (cull) {
 					const double bm = keyMax(bk[B]), dd = boxDist2<D>(p, cbox, B) * invEps;
-					if (fusedCut(bm - dd, mx, fabs(bm) + dd + fabs(mx))) {
+					const double ref = one ? piv : mx;
+					if (fusedCut(bm - dd, one ? piv - thr : mx, fabs(bm) + dd + fabs(ref))) {
 						SHM_COUNT(1);
 						continue;
 					}
@@ -545,16 +573,22 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 					const double v = u[j] - sqdist<D>(p, cpts + j * D, D) * invEps;
 					if (v > mx) {
 						mx = v;
-						amb = (double)B;
+						amj = j;
+					}
+					if (one) {
+						const double z = v - piv;
+						if (!(z < -thr)) {
+							sum += exp(z);
+						}
 					}
 				}
 			}
 		}
 		if (S > 1) {
-			// The row's maximum, and the block that holds it.
+			// The row's maximum, and the column that holds it.
 			if (active) {
 				scr[FUSED_SCR * tid] = mx;
-				scr[FUSED_SCR * tid + 1] = amb;
+				scr[FUSED_SCR * tid + 1] = (double)amj;
 			}
 			syncWarp();
 			if (active) {
@@ -562,13 +596,21 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 				for (int c = 0; c < S; c++) {
 					if (pp[FUSED_SCR * c] > mx) {
 						mx = pp[FUSED_SCR * c];
-						amb = pp[FUSED_SCR * c + 1];
+						amj = (int)pp[FUSED_SCR * c + 1];
 					}
 				}
 			}
 		}
-		double sum = 0;
-		if (active && mx > -INFINITY && mx < INFINITY) {
+		// The row's segments agree on keep: they share the pivot and the
+		// maximum.
+		const bool keep = one && mx < INFINITY && mx - piv <= FUSED_PIVOT_SPAN;
+		if (active) {
+			SHM_COUNT(keep ? 3 : 4);
+		}
+		if (!keep) {
+			sum = 0;
+		}
+		if (active && !keep && mx > -INFINITY && mx < INFINITY) {
 			for (int bi = 0; bi < nb; bi++) {
 				const int B = b0 + bi < nb ? b0 + bi : b0 + bi - nb;
 				if (cull) {
@@ -603,13 +645,13 @@ __device__ __noinline__ void fusedLSE(const blk b, const fsd R, const fsd C, con
 		}
 		double un = -INFINITY;
 		if (active && sg == 0) {
-			const double v = lseOut(mx, sum, outScale);
+			const double v = lseOut(keep ? piv : mx, sum, outScale);
 			out[i] = v;
 			if (hist) {
 				hist[i] = v;
 			}
-			if (amb >= 0) {
-				amx[i] = amb;
+			if (amj >= 0) {
+				amx[i] = (double)amj;
 			}
 			un = v * invEps + rlw;
 			uNext[i] = un;
@@ -1147,9 +1189,10 @@ __device__ void fusedZero(const blk &b, double *x, int64_t n) {
 
 // fusedSetup copies the n points of pts (D coordinates each) into the
 // shared array sp, computes the bounding boxes of their culling blocks
-// into box, and sets amx[i], the culling block where a sweep over these
-// rows begins, to the block of the same rank among the nc columns. It ends
-// with a barrier.
+// into box, and sets amx[i], the column whose block a sweep over these
+// rows begins with (and its pivot, see fusedLSE), to the first column of
+// the block of the same rank among the nc columns. It ends with a
+// barrier.
 template <int D>
 __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t nc, double *sp, double *box,
                            double *amx) {
@@ -1157,7 +1200,7 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 		sp[i] = pts[i];
 	}
 	for (int64_t i = b.tid; i < n; i += b.nt) {
-		amx[i] = (double)((i * nblocks(nc)) / n);
+		amx[i] = (double)((i * nblocks(nc)) / n * FUSED_CB);
 	}
 	__syncthreads();
 	for (int64_t B = b.tid; B < nblocks(n); B += b.nt) {
@@ -1183,7 +1226,7 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // Its shared memory (fusedShared in fused.go, in this order): the points of
 // both sides (n·D, m·D), the current potentials f and g (n, m), the column
 // terms, row shifts and row factors of a sweep (k = max(n, m) each), the
-// first culling block of the rows of the f and g sweeps (n, m), three
+// column of each row's maximum in the f and g sweeps (n, m), three
 // arrays of block maxima (of the column terms and row shifts of a weighted
 // sweep, and the forward sweeps' keys: nblocks(k) each), the boxes of
 // both sides (2·D·nblocks(n), 2·D·nblocks(m)), the adjoints of f and g
@@ -1215,8 +1258,8 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	// The adjoints of the potentials (or the envelope gradient's row and
 	// column sums), and, when the unrolled backward pass stages the
 	// history (FD_STAGE), one more f and two more g. A grid problem,
-	// whose sweeps need no culling, keeps the adjoints in the place of the
-	// rows' first culling blocks.
+	// whose sweeps need neither culling nor pivots, keeps the adjoints in
+	// the place of the columns of the rows' maxima.
 	const int64_t gh = (int64_t)w[FD_GRID_H], gw = (int64_t)w[FD_GRID_W];
 	double *FBAR = boxQ + 2 * D * nblocks(m), *GBAR = FBAR + n, *hF = GBAR + m, *hG1 = hF, *hG2 = hF;
 	if (gh > 0) {
@@ -1273,6 +1316,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		// Sweep k reads the column terms U[k % 2] and their blocks' keys
 		// K[k % 3], and prepares U[(k + 1) % 2] and K[(k + 1) % 3] for the
 		// next (see fusedLSE).
+		const bool pivot = w[FD_PIVOT] != 0;
 		double *U[2] = {u, s};
 		uint64_t *K[3] = {(uint64_t *)bu, (uint64_t *)bs, (uint64_t *)bx};
 		if (cull) {
@@ -1288,10 +1332,10 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 				gcur = G + t * m;
 			}
 			fusedLSE<D>(b, Ps, Qs, U[sw % 2], cull ? K[sw % 3] : nullptr, thrM, invEps, scale, fS, fcur, amxF,
-			            U[(sw + 1) % 2], K[(sw + 1) % 3], K[(sw + 2) % 3]);
+			            U[(sw + 1) % 2], K[(sw + 1) % 3], K[(sw + 2) % 3], pivot);
 			sw++;
 			fusedLSE<D>(b, Qs, Ps, U[sw % 2], cull ? K[sw % 3] : nullptr, thrN, invEps, scale, gS, gcur, amxG,
-			            U[(sw + 1) % 2], K[(sw + 1) % 3], K[(sw + 2) % 3]);
+			            U[(sw + 1) % 2], K[(sw + 1) % 3], K[(sw + 2) % 3], pivot);
 			sw++;
 		}
 	}

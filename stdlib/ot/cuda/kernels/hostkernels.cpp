@@ -21,7 +21,7 @@
 //	5 LAUNCH k gx gy bx smem nargs a…  (kernel index k in the table order,
 //	  smem the bytes of dynamic shared memory per block)
 //	6 QUIT
-//	7 COUNTERS           → reply: the three words of shm_counters (shim.h)
+//	7 COUNTERS           → reply: the five words of shm_counters (shim.h)
 //
 // Launches do not reply (like asynchronous CUDA launches); an invalid
 // request (a pointer argument outside every allocation, a wrong argument
@@ -221,7 +221,7 @@ int main() {
 		case 6:
 			return 0;
 		case 7:
-			writeWords(shm_counters, 3);
+			writeWords(shm_counters, 5);
 			fflush(stdout);
 			break;
 		default:

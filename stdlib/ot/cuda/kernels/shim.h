@@ -42,9 +42,10 @@
 
 // shm_counters counts events of the host-compiled kernels for the tests
 // (the fused kernel's culling blocks: 0 visited, 1 skipped; 2: the
-// barriers that blocks of shm_launch_coop passed); SHM_COUNT(k)
-// increments counter k, and compiles to nothing on the GPU.
-inline uint64_t shm_counters[3];
+// barriers that blocks of shm_launch_coop passed; the rows of the fused
+// kernel's forward sweeps summed in one pass, 3, and in two, 4);
+// SHM_COUNT(k) increments counter k, and compiles to nothing on the GPU.
+inline uint64_t shm_counters[5];
 #define SHM_COUNT(k) (shm_counters[(k)]++)
 
 // shm_dim3 stands for CUDA's dim3/uint3.
