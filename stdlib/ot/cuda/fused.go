@@ -111,7 +111,7 @@ func fusedThreads(k int) int {
 // fusedShared is the number of doubles of dynamic shared memory of a
 // problem with n and m points in dimension d and nt threads (the layout of
 // fusedBody): the points of both sides, the current potentials, the
-// first culling block of each row, three sweep arrays of max(n, m), three
+// column of each row's maximum, three sweep arrays of max(n, m), three
 // arrays of block maxima, the culling blocks' boxes, the adjoints of
 // the potentials (except on a grid), the staged history (stage: one f and
 // two g) and the threads' scratch.

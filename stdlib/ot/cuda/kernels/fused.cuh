@@ -30,7 +30,7 @@
 // of at most N terms total less than 2^−54 of it, half an ulp; with
 // FT_BLOCKS they also skip the culling blocks whose every term would be
 // skipped (fusedCut), which changes no result. The log-sum-exps use the
-// row's maximum as the reference;
+// row's maximum as the reference, or a term of the row (see fusedLSE);
 // the sweeps of the unrolled backward pass use 1, the sum of each row's
 // normalized terms (e_rc = exp(u_c − C_rc/ε + s_r) with s_r = −LSE_c(u_c −
 // C_rc/ε)); the column sums of those sweeps, Σ_r rfac_r·e_rc, then carry an
@@ -105,8 +105,8 @@ enum : int { FT_TERMS = 1, FT_BLOCKS = 2 };
 #define FUSED_IDLE_TID 0x1fffffff
 
 // FUSED_SCR is the number of doubles of scratch per thread: a segment's
-// partial results (a maximum, a sum and an argmax block, or a sum and D ≤ 3
-// gradient sums).
+// partial results (a maximum, a sum and an argmax column, or a sum and
+// D ≤ 3 gradient sums).
 #define FUSED_SCR 4
 
 // asDouble reinterprets a descriptor word as a double.
@@ -497,12 +497,16 @@ __device__ __noinline__ void fusedFillTerms(const blk b, const fsd C, const doub
 // the previous sweep (amx, updated); the first segment combines the S
 // segments' results in order.
 //
-// A log-sum-exp needs a reference at least as large as its terms less a
-// few units, to sum the exponentials shifted by it, and the truncation
-// skips the terms below the reference by more than thr (fusedThr). With
-// pivot, the reference is the row's term of the column amx (the pivot: a
-// term, so at most the maximum), computed alike by every segment, and one
-// pass over the terms both sums their exponentials shifted by it and finds
+// A log-sum-exp sums the exponentials of its terms shifted by a
+// reference, and the truncation skips the terms below the reference by
+// more than thr (fusedThr): a reference not above the maximum keeps the
+// truncation's bound (the sum is then at least 1), and one not far below
+// it keeps the exponentials finite. With pivot, the reference is the
+// row's term of the column amx (the pivot: a term, so not above the
+// maximum; on the GPU, up to the compiler's contraction of its two
+// computations into fused multiply-adds, an ulp), computed alike by every
+// segment, and one pass over the terms both sums their exponentials
+// shifted by it and finds
 // the maximum; the sum stands when the maximum lies at most
 // FUSED_PIVOT_SPAN above the pivot, as it does when the maximum's column
 // moves little from sweep to sweep. Otherwise (and without pivot, or for
