@@ -506,12 +506,12 @@ __device__ __noinline__ void fusedFillTerms(const blk b, const fsd C, const doub
 // maximum; on the GPU, up to the compiler's contraction of its two
 // computations into fused multiply-adds, an ulp), computed alike by every
 // segment, and one pass over the terms both sums their exponentials
-// shifted by it and finds
-// the maximum; the sum stands when the maximum lies at most
-// FUSED_PIVOT_SPAN above the pivot, as it does when the maximum's column
-// moves little from sweep to sweep. Otherwise (and without pivot, or for
-// a pivot of ±∞) a first pass finds the maximum, the segments share it, and
-// a second pass sums the exponentials shifted by it. When bk is not null
+// shifted by it and finds the maximum; the sum stands when the maximum
+// lies at most FUSED_PIVOT_SPAN above the pivot, as it does when the
+// maximum's column moves little from sweep to sweep. Otherwise (and
+// without pivot, or for a pivot of ±∞) a first pass finds the maximum, the
+// segments share it, and a second pass sums the exponentials shifted by
+// it. When bk is not null
 // (FT_BLOCKS) the passes skip the blocks whose bound (from bk, the keys of
 // the blocks' maxima of u) is below the running maximum (a first pass) or
 // below the reference by more than thr: they cannot hold the maximum, and
