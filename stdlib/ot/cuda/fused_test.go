@@ -310,11 +310,7 @@ func testFusedCulling(t *testing.T, bin string, c *testCase, noPivot bool) {
 	var out [2][2]batchOutcome
 	var visited, skipped uint64
 	for k, mode := range []cullMode{cullAlways, cullNever} {
-		h := startHostKernels(t, bin)
-		e := newEngine(h, c.d)
-		e.guard = 3
-		e.fusedCull = mode
-		e.fusedNoPivot = noPivot
+		e, h := guardedEngine(t, bin, c.d, func(e *engine) { e.fusedCull, e.fusedNoPivot = mode, noPivot })
 		out[k] = bothModes(e, c)
 		cnt, err := h.counters()
 		if err != nil {
@@ -339,6 +335,28 @@ func testFusedCulling(t *testing.T, bin string, c *testCase, noPivot bool) {
 	}
 }
 
+// guardedEngine starts the host kernels bin and returns an engine of
+// dimension d on them, with guard gaps, configured by set.
+func guardedEngine(t *testing.T, bin string, d int, set func(e *engine)) (*engine, *hostKernels) {
+	h := startHostKernels(t, bin)
+	e := newEngine(h, d)
+	e.guard = 3
+	set(e)
+	return e, h
+}
+
+// fusedCases are the culling cases and the reference vectors that take the
+// fused path.
+func fusedCases(t *testing.T) []*testCase {
+	cases := cullingCases()
+	for _, c := range referenceCases(t) {
+		if c.d <= fusedMaxDim && max(c.n(), c.m()) <= fusedMaxPoints {
+			cases = append(cases, c)
+		}
+	}
+	return cases
+}
+
 // TestFusedPair checks that pairing the sweeps of the fused kernel's
 // unrolled backward pass (FD_PAIR: one barrier for the sweeps of a fill,
 // one pass for a symmetric problem's two) changes no bit of any value or
@@ -348,13 +366,7 @@ func testFusedCulling(t *testing.T, bin string, c *testCase, noPivot bool) {
 // blocks; and that pairing saves barriers.
 func TestFusedPair(t *testing.T) {
 	bin := buildHostKernels(t)
-	cases := cullingCases()
-	for _, c := range referenceCases(t) {
-		if c.d <= fusedMaxDim && max(c.n(), c.m()) <= fusedMaxPoints {
-			cases = append(cases, c)
-		}
-	}
-	for _, c := range cases {
+	for _, c := range fusedCases(t) {
 		for _, nt := range []int{0, 32, 64} {
 			t.Run(fmt.Sprintf("%s/nt=%d", c.name, nt), func(t *testing.T) {
 				t.Parallel()
@@ -396,11 +408,7 @@ func comparePairing(t *testing.T, bin string, d, nt, runs int, eval func(e *engi
 	var out [2][]batchOutcome
 	var cnt [2][]shimCounters
 	for k, unpaired := range []bool{false, true} {
-		h := startHostKernels(t, bin)
-		e := newEngine(h, d)
-		e.guard = 3
-		e.fusedNT = nt
-		e.fusedUnpaired = unpaired
+		e, h := guardedEngine(t, bin, d, func(e *engine) { e.fusedNT, e.fusedUnpaired = nt, unpaired })
 		prev := shimCounters{}
 		for i := range runs {
 			out[k] = append(out[k], eval(e, i))
@@ -439,13 +447,7 @@ func TestFusedPivot(t *testing.T) {
 	bin := buildHostKernels(t)
 	x, y, la, lb, eps := crossoverProblem(t, 120, 1)
 	expA := &testCase{name: "expA", d: 1, x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: eps, Balanced: true, Iters: 80}}
-	cases := append(cullingCases(), expA)
-	for _, c := range referenceCases(t) {
-		if c.d <= fusedMaxDim && max(c.n(), c.m()) <= fusedMaxPoints {
-			cases = append(cases, c)
-		}
-	}
-	for _, c := range cases {
+	for _, c := range append(fusedCases(t), expA) {
 		for _, nt := range []int{0, 32, 64} {
 			t.Run(fmt.Sprintf("%s/nt=%d", c.name, nt), func(t *testing.T) {
 				t.Parallel()
@@ -462,11 +464,7 @@ func testFusedPivot(t *testing.T, bin string, c *testCase, nt int, most bool) {
 	var out [2][2]batchOutcome
 	var cnt [2]shimCounters
 	for k, noPivot := range []bool{false, true} {
-		h := startHostKernels(t, bin)
-		e := newEngine(h, c.d)
-		e.guard = 3
-		e.fusedNT = nt
-		e.fusedNoPivot = noPivot
+		e, h := guardedEngine(t, bin, c.d, func(e *engine) { e.fusedNT, e.fusedNoPivot = nt, noPivot })
 		out[k] = bothModes(e, c)
 		var err error
 		if cnt[k], err = h.counters(); err != nil {
