@@ -169,7 +169,8 @@ func (d *Device) exec(f func(l launcher) error) error {
 	return f(gpu{d})
 }
 
-// gpu is the launcher of a Device; its methods run on the device's thread.
+// gpu is the launcher of a Device; its methods run inside exec, with the
+// device's context current.
 type gpu struct{ d *Device }
 
 func (g gpu) alloc(n int) (ptr, error) {
