@@ -22,9 +22,10 @@
 # 3) rounds of one gradient of Experiment A (ExpAGradientGPU/cuda/
 # workers=6) and six concurrent evaluations of its size (Batch/K=6,
 # cohort/K=6), base and new alternated, and new's FusedVariants (the
-# backward pass's sweeps paired or not, the forward sweeps from a pivot or
-# not, K = 1 and 6) and Exec (a round trip to the device on the caller's
-# thread and via the context's thread); one gradient of A on all CPU
+# backward pass's sweeps paired or not, its fills beside them or not, the
+# forward sweeps from a pivot or not, K = 1 and 6) and Exec (a round trip
+# to the device on the caller's thread and via the context's thread); one
+# gradient of A on all CPU
 # cores and of D on the GPU (new); then, with base and with new,
 # Experiment A at the paper's configuration (4 × (500 + 300),
 # backend = "cuda") and one chain of Experiment D (unbalanced, image 32,

@@ -69,12 +69,16 @@ type engine struct {
 	// sweeps find each row's maximum before they sum (FD_PIVOT off): the
 	// same results up to rounding.
 	fusedNoPivot bool
-	gridPts      []float64 // the points of gridOf
-	gridOf       ot.Grid
-	fl           fusedLayout
-	permX, permY []int    // the spatial orders of the fused path
-	keys         []uint64 // their scratch space
-	staged       int      // the inputs fusedStage wrote to host
+	// fusedNoPrefill (tests, benchmarks) has the fills of the fused
+	// kernel's backward pass run in phases of their own (FD_PREFILL
+	// off): the same results, bit for bit.
+	fusedNoPrefill bool
+	gridPts        []float64 // the points of gridOf
+	gridOf         ot.Grid
+	fl             fusedLayout
+	permX, permY   []int    // the spatial orders of the fused path
+	keys           []uint64 // their scratch space
+	staged         int      // the inputs fusedStage wrote to host
 	// comb, when not nil, batches the fused evaluations of the engines of
 	// one device.
 	comb *combiner

@@ -56,6 +56,7 @@ const (
 	fdStage
 	fdPair
 	fdPivot
+	fdPrefill
 	fdWords
 )
 
@@ -113,18 +114,20 @@ func fusedThreads(k int) int {
 // fusedBody): the points of both sides, the current potentials, the
 // column of each row's maximum, three sweep arrays of max(n, m), three
 // arrays of block maxima, the culling blocks' boxes, the adjoints of
-// the potentials (except on a grid), the staged history (stage: one f and
-// two g) and the threads' scratch.
+// the potentials (except on a grid), the staged history and the second
+// set of a weighted sweep's arrays (stage) and the threads' scratch.
 func fusedShared(n, m, d, nt int, grid, stage bool) int {
 	k := max(n, m)
 	s := (n+m)*(d+2) + 3*k + 3*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
 	if !grid {
-		// On a grid the adjoints take the place of the first culling
-		// blocks.
+		// On a grid the adjoints take the place of the columns of the
+		// rows' maxima.
 		s += n + m
 	}
 	if stage {
-		s += n + 2*m
+		// One more f and two more g, and the second set of a weighted
+		// sweep's arrays (FD_PREFILL).
+		s += n + 2*m + 3*k + 2*cullBlocks(k)
 	}
 	if grid {
 		// fusedGridWeighted's and fusedGridPass's arrays, and the kernel
@@ -443,6 +446,7 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation) []uint6
 	desc[fdStage] = boolArg(pr.stage)
 	desc[fdPair] = boolArg(!e.fusedUnpaired)
 	desc[fdPivot] = boolArg(!e.fusedNoPivot)
+	desc[fdPrefill] = boolArg(!e.fusedNoPrefill)
 	return append(w, desc[:]...)
 }
 

@@ -359,56 +359,84 @@ func fusedCases(t *testing.T) []*testCase {
 
 // TestFusedPair checks that pairing the sweeps of the fused kernel's
 // unrolled backward pass (FD_PAIR: one barrier for the sweeps of a fill,
-// one pass for a symmetric problem's two) changes no bit of any value or
-// gradient, for every subset of gradients, at the default thread count and
-// at 32 and 64 threads (one thread per row, several passes per sweep), on
-// points and on grids; that the sweeps visit and skip the same culling
-// blocks; and that pairing saves barriers.
+// one pass for a symmetric problem's two), and running its fills beside
+// the sweeps before them (FD_PREFILL, where the history is staged), change
+// no bit of any value or gradient, for every subset of gradients, at the
+// default thread count and at 32 and 64 threads (one thread per row,
+// several passes per sweep), on points and on grids; that the sweeps visit
+// and skip the same culling blocks; and that each saves barriers.
 func TestFusedPair(t *testing.T) {
 	bin := buildHostKernels(t)
 	for _, c := range fusedCases(t) {
 		for _, nt := range []int{0, 32, 64} {
-			t.Run(fmt.Sprintf("%s/nt=%d", c.name, nt), func(t *testing.T) {
+			for _, v := range fusedBackwardVariants {
+				t.Run(fmt.Sprintf("%s/nt=%d/%s", c.name, nt, v.name), func(t *testing.T) {
+					t.Parallel()
+					grads := append([]*ot.Grad{fullGrad(c.n(), c.m(), c.d)}, partialGrads(c.n(), c.m(), c.d)...)
+					threads := nt
+					if threads == 0 {
+						threads = fusedThreads(max(c.n(), c.m()))
+					}
+					// Prefilling needs the staged history.
+					fewer := v.name == "pair" || fusedShared(c.n(), c.m(), c.d, threads, false, true) <= fusedMaxShared
+					compareVariant(t, bin, c.d, nt, v.off, fewer, len(grads), func(e *engine, i int) batchOutcome {
+						g := grads[i]
+						g = &ot.Grad{X: zerosLike(g.X), Y: zerosLike(g.Y), LogA: zerosLike(g.LogA), LogB: zerosLike(g.LogB)}
+						opt := c.opt
+						opt.Grad = ot.GradUnrolled
+						res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+						return batchOutcome{res, g, err}
+					})
+				})
+			}
+		}
+	}
+	for _, c := range gridCases() {
+		for _, v := range fusedBackwardVariants {
+			t.Run("grid/"+c.name+"/"+v.name, func(t *testing.T) {
 				t.Parallel()
-				grads := append([]*ot.Grad{fullGrad(c.n(), c.m(), c.d)}, partialGrads(c.n(), c.m(), c.d)...)
-				comparePairing(t, bin, c.d, nt, len(grads), func(e *engine, i int) batchOutcome {
-					g := grads[i]
-					g = &ot.Grad{X: zerosLike(g.X), Y: zerosLike(g.Y), LogA: zerosLike(g.LogA), LogB: zerosLike(g.LogB)}
+				n := c.g.N()
+				grads := []*ot.Grad{{LogA: make([]float64, n), LogB: make([]float64, n)}, {LogA: make([]float64, n)}}
+				// A grid problem's history is not staged.
+				compareVariant(t, bin, 2, 0, v.off, v.name == "pair", len(grads), func(e *engine, i int) batchOutcome {
+					g := &ot.Grad{LogA: zerosLike(grads[i].LogA), LogB: zerosLike(grads[i].LogB)}
 					opt := c.opt
 					opt.Grad = ot.GradUnrolled
-					res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+					res, err := e.gridDivergence(c.g, c.la, c.lb, opt, g)
 					return batchOutcome{res, g, err}
 				})
 			})
 		}
 	}
-	for _, c := range gridCases() {
-		t.Run("grid/"+c.name, func(t *testing.T) {
-			t.Parallel()
-			n := c.g.N()
-			grads := []*ot.Grad{{LogA: make([]float64, n), LogB: make([]float64, n)}, {LogA: make([]float64, n)}}
-			comparePairing(t, bin, 2, 0, len(grads), func(e *engine, i int) batchOutcome {
-				g := &ot.Grad{LogA: zerosLike(grads[i].LogA), LogB: zerosLike(grads[i].LogB)}
-				opt := c.opt
-				opt.Grad = ot.GradUnrolled
-				res, err := e.gridDivergence(c.g, c.la, c.lb, opt, g)
-				return batchOutcome{res, g, err}
-			})
-		})
-	}
 }
 
-// comparePairing runs eval(e, i) for i < runs, each one fused launch, on
-// engines of dimension d and nt threads per problem (0: the default) with
-// the backward pass's sweeps paired and unpaired, and checks that the
-// outcomes are the same bit for bit, that the culling blocks visited and
-// skipped are the same, and that the paired runs passed fewer barriers.
-func comparePairing(t *testing.T, bin string, d, nt, runs int, eval func(e *engine, i int) batchOutcome) {
+// fusedBackwardVariants are the options of the fused kernel's unrolled
+// backward pass that change no result: off turns one off on an engine.
+var fusedBackwardVariants = []struct {
+	name string
+	off  func(e *engine)
+}{
+	{"pair", func(e *engine) { e.fusedUnpaired = true }},
+	{"prefill", func(e *engine) { e.fusedNoPrefill = true }},
+}
+
+// compareVariant runs eval(e, i) for i < runs, each one fused launch, on
+// engines of dimension d and nt threads per problem (0: the default), as
+// they are and with off applied, and checks that the outcomes are the same
+// bit for bit, that the culling blocks visited and skipped are the same,
+// and that the engine as it is passed fewer barriers (fewer) or as many.
+func compareVariant(t *testing.T, bin string, d, nt int, off func(e *engine), fewer bool, runs int,
+	eval func(e *engine, i int) batchOutcome) {
 	t.Helper()
 	var out [2][]batchOutcome
 	var cnt [2][]shimCounters
-	for k, unpaired := range []bool{false, true} {
-		e, h := guardedEngine(t, bin, d, func(e *engine) { e.fusedNT, e.fusedUnpaired = nt, unpaired })
+	for k := range 2 {
+		e, h := guardedEngine(t, bin, d, func(e *engine) {
+			e.fusedNT = nt
+			if k == 1 {
+				off(e)
+			}
+		})
 		prev := shimCounters{}
 		for i := range runs {
 			out[k] = append(out[k], eval(e, i))
@@ -426,13 +454,13 @@ func comparePairing(t *testing.T, bin string, d, nt, runs int, eval func(e *engi
 	for i := range runs {
 		what := fmt.Sprintf("run %d", i)
 		sameOutcome(t, what, out[0][i], out[1][i])
-		p, u := cnt[0][i], cnt[1][i]
-		if p.visited != u.visited || p.skipped != u.skipped {
-			t.Errorf("%s: culling blocks visited, skipped: paired %d, %d; unpaired %d, %d", what, p.visited,
-				p.skipped, u.visited, u.skipped)
+		on, u := cnt[0][i], cnt[1][i]
+		if on.visited != u.visited || on.skipped != u.skipped {
+			t.Errorf("%s: culling blocks visited, skipped: %d, %d; turned off %d, %d", what, on.visited,
+				on.skipped, u.visited, u.skipped)
 		}
-		if p.barriers >= u.barriers {
-			t.Errorf("%s: %d barriers paired, %d unpaired", what, p.barriers, u.barriers)
+		if fewer && on.barriers >= u.barriers || !fewer && on.barriers != u.barriers {
+			t.Errorf("%s: %d barriers, %d turned off (fewer: %v)", what, on.barriers, u.barriers, fewer)
 		}
 	}
 }

@@ -46,18 +46,19 @@ func gpuBackend(w *Workspace) backend {
 // TestGPU compares the GPU's values and gradients (both modes) with package
 // ot to 1e-9 relative, and with the reference vectors at their tolerance,
 // on the fused path (where the problem fits it; in spatial order with
-// truncation, plain, with the backward pass's sweeps unpaired, and with
-// the forward sweeps' two passes) and on the multi-launch path (as CUDA
-// graphs, and launch by launch).
+// truncation, plain, with the backward pass's sweeps unpaired, with its
+// fills in phases of their own, and with the forward sweeps' two passes)
+// and on the multi-launch path (as CUDA graphs, and launch by launch).
 func TestGPU(t *testing.T) {
 	dev := openDevice(t)
 	t.Logf("device: %s", dev.Name())
 	for _, c := range append(referenceCases(t), generatedCases()...) {
-		for _, path := range []string{"fused", "fused-plain", "fused-unpaired", "fused-nopivot", "multi-launch",
-			"multi-launch-nograph"} {
+		for _, path := range []string{"fused", "fused-plain", "fused-unpaired", "fused-noprefill", "fused-nopivot",
+			"multi-launch", "multi-launch-nograph"} {
 			w := dev.NewWorkspace(c.d)
 			w.e.fusedPlain = path == "fused-plain"
 			w.e.fusedUnpaired = path == "fused-unpaired"
+			w.e.fusedNoPrefill = path == "fused-noprefill"
 			w.e.fusedNoPivot = path == "fused-nopivot"
 			if strings.HasPrefix(path, "multi-launch") {
 				w.e.fusedMax, w.e.noGraph = 0, path == "multi-launch-nograph"
@@ -116,40 +117,41 @@ func TestGPUCulling(t *testing.T) {
 	}
 }
 
-// TestGPUPair checks on the GPU that the fused kernel's paired backward
-// pass (FD_PAIR) gives the same bits every time (repeated evaluations: a
-// race would show as a difference) and agrees with the unpaired pass to
-// 1e-12 relative (bitwise on the host kernels, TestFusedPair; here up to
-// the compiler's contraction into fused multiply-adds).
+// TestGPUPair checks on the GPU that the fused kernel's backward pass
+// with its sweeps paired (FD_PAIR) and its fills beside the sweeps
+// (FD_PREFILL) gives the same bits every time (repeated evaluations: a
+// race would show as a difference) and agrees with the pass without each
+// to 1e-12 relative (bitwise on the host kernels, TestFusedPair; here up
+// to the compiler's contraction into fused multiply-adds).
 func TestGPUPair(t *testing.T) {
 	dev := openDevice(t)
+	eval := func(c *testCase, off func(e *engine)) batchOutcome {
+		w := dev.NewWorkspace(c.d)
+		defer w.Close()
+		if off != nil {
+			off(w.e)
+		}
+		opt := c.opt
+		opt.Grad = ot.GradUnrolled
+		g := fullGrad(c.n(), c.m(), c.d)
+		res, err := w.e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+		return batchOutcome{res, g, err}
+	}
 	for _, c := range cullingCases() {
 		t.Run(c.name, func(t *testing.T) {
-			var paired [3]batchOutcome
-			var unpaired batchOutcome
-			for k := range len(paired) + 1 {
-				w := dev.NewWorkspace(c.d)
-				w.e.fusedUnpaired = k == len(paired)
-				opt := c.opt
-				opt.Grad = ot.GradUnrolled
-				g := fullGrad(c.n(), c.m(), c.d)
-				res, err := w.e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
-				w.Close()
-				if k < len(paired) {
-					paired[k] = batchOutcome{res, g, err}
-				} else {
-					unpaired = batchOutcome{res, g, err}
+			want := eval(c, nil)
+			for k := 1; k < 3; k++ {
+				sameOutcome(t, fmt.Sprintf("%s: repeat %d", c.name, k), eval(c, nil), want)
+			}
+			for _, v := range fusedBackwardVariants {
+				got := eval(c, v.off)
+				if got.err != nil || want.err != nil {
+					t.Fatalf("errors %v and %v", got.err, want.err)
 				}
+				scale := math.Max(math.Abs(want.res.OTxy), math.Abs(want.res.OTxx))
+				checkRel(t, v.name+" off: divergence", got.res.Divergence, want.res.Divergence, scale, 1e-12)
+				checkGradsRel(t, v.name+" off: gradient", got.grad, want.grad, 1e-12)
 			}
-			for k := 1; k < len(paired); k++ {
-				sameOutcome(t, fmt.Sprintf("%s: repeat %d", c.name, k), paired[k], paired[0])
-			}
-			if unpaired.err != nil {
-				t.Fatal(unpaired.err)
-			}
-			p, u := paired[0].res, unpaired.res
-			checkRel(t, "divergence", p.Divergence, u.Divergence, math.Max(math.Abs(u.OTxy), math.Abs(u.OTxx)), 1e-12)
-			checkGradsRel(t, "gradient", paired[0].grad, unpaired.grad, 1e-12)
 		})
 	}
 }
@@ -389,22 +391,29 @@ func BenchmarkFusedThreads(b *testing.B) {
 // BenchmarkFusedVariants measures one evaluation and six concurrent ones
 // (one gradient's launch, as a cohort) of Experiment A's size (n = m =
 // 120, 1-D, T = 80, unrolled gradient of x) with the fused kernel's
-// default (the backward pass's sweeps paired, the forward sweeps in one
-// pass from a pivot) and with either or both turned off.
+// default (the backward pass's sweeps paired and its fills beside them,
+// the forward sweeps in one pass from a pivot), with each of these turned
+// off in turn, and with all of them off.
 func BenchmarkFusedVariants(b *testing.B) {
 	dev := openDevice(b)
 	x, y, la, lb, eps := crossoverProblem(b, 120, 1)
 	opt := ot.Options{Eps: eps, Balanced: true, Iters: 80}
 	for _, k := range []int{1, 6} {
 		for _, v := range []struct {
-			name              string
-			unpaired, noPivot bool
-		}{{"default", false, false}, {"unpaired", true, false}, {"nopivot", false, true}, {"neither", true, true}} {
+			name string
+			set  func(e *engine)
+		}{
+			{"default", func(*engine) {}},
+			{"noprefill", func(e *engine) { e.fusedNoPrefill = true }},
+			{"unpaired", func(e *engine) { e.fusedUnpaired = true }},
+			{"nopivot", func(e *engine) { e.fusedNoPivot = true }},
+			{"none", func(e *engine) { e.fusedUnpaired, e.fusedNoPivot = true, true }},
+		} {
 			b.Run(fmt.Sprintf("K=%d/%s", k, v.name), func(b *testing.B) {
 				ws := make([]*Workspace, k)
 				for i := range ws {
 					ws[i] = dev.NewWorkspace(1)
-					ws[i].e.fusedUnpaired, ws[i].e.fusedNoPivot = v.unpaired, v.noPivot
+					v.set(ws[i].e)
 					defer ws[i].Close()
 				}
 				benchConcurrent(b, ws, x, y, la, lb, opt, true)

@@ -74,6 +74,7 @@ enum : int {
 	FD_STAGE,    // 1: the unrolled backward pass stages the history in shared memory
 	FD_PAIR,     // 1: the unrolled backward pass pairs its sweeps (see fusedSweeps)
 	FD_PIVOT,    // 1: the forward sweeps sum in one pass from a pivot (see fusedLSE)
+	FD_PREFILL,  // 1: with FD_PAIR and FD_STAGE, the backward pass's fills run beside sweeps
 	FD_WORDS
 };
 
@@ -686,6 +687,7 @@ struct wjob {
 // wfin says where the sums of a weighted sweep go. Over rows (row_fin):
 // sumOut[r] = S_r and gradOut[r·d+k] += gradScale·(G_rk·rfac_r). Over
 // columns (col_fin): a[c] = aScale·S_c (assign) or a[c] + aScale·S_c,
+// also copied to aCopy[c] (the next fill's row factors, see fusedBody),
 // b[c] += bScale·S_c and g[c·d+k] += gScale·G_ck. Null arrays are skipped.
 struct wfin {
 	double *sumOut, *gradOut;
@@ -697,17 +699,18 @@ struct wfin {
 	double bScale;
 	double *g;
 	double gScale;
+	double *aCopy;
 };
 
 
 // rowFin and colFin make the wfin of a sweep over rows and over columns.
 __device__ __forceinline__ wfin rowFin(double *sumOut, double *gradOut, double gradScale) {
-	return wfin{sumOut, gradOut, gradScale, nullptr, 0, false, nullptr, 0, nullptr, 0};
+	return wfin{sumOut, gradOut, gradScale, nullptr, 0, false, nullptr, 0, nullptr, 0, nullptr};
 }
 
 __device__ __forceinline__ wfin colFin(double *a, double aScale, bool assign, double *b, double bScale, double *g,
-                                       double gScale) {
-	return wfin{nullptr, nullptr, 0, a, aScale, assign, b, bScale, g, gScale};
+                                       double gScale, double *aCopy = nullptr) {
+	return wfin{nullptr, nullptr, 0, a, aScale, assign, b, bScale, g, gScale, aCopy};
 }
 
 // fusedGridWeighted is gridSweep of package ot for a weighted sweep on the
@@ -750,12 +753,13 @@ __device__ void fusedGridWeighted(const blk &b, const wjob &w, bool byCol, const
 }
 
 // fusedFill prepares the plan-weighted sweeps of w: the column terms u,
-// the row shifts s and the row factors rf, and the block maxima the
-// culling of a truncated sweep bounds with: of u for a sweep over rows
-// (rows), of s for a sweep over columns (cols). The sweeps of one wjob
-// share it. It ends with a barrier.
+// the row shifts s and (with setRf) the row factors rf, and the block
+// maxima the culling of a truncated sweep bounds with: of u for a sweep
+// over rows (rows), of s for a sweep over columns (cols). The sweeps of
+// one wjob share it. It ends with a barrier when bar is set.
 template <int D>
-__device__ __noinline__ void fusedFill(const blk b, const wjob w, bool rows, bool cols) {
+__device__ __noinline__ void fusedFill(const blk b, const wjob w, bool rows, bool cols, bool setRf = true,
+                                       bool bar = true) {
 	const int nr = (int)w.R.n, nc = (int)w.C.n, tid = (int)b.tid, nt = (int)b.nt;
 	const bool cull = b.cull && w.normalized && b.gh == 0;
 	for (int j0 = 0; j0 < nc; j0 += nt) {
@@ -776,13 +780,17 @@ __device__ __noinline__ void fusedFill(const blk b, const wjob w, bool rows, boo
 			const double s = w.rpot[i] * w.sScale;
 			v = w.rlogw ? w.rlogw[i] + s : s;
 			b.s[i] = v;
-			b.rf[i] = w.rfac ? w.rfac[i] : 1.0;
+			if (setRf) {
+				b.rf[i] = w.rfac ? w.rfac[i] : 1.0;
+			}
 		}
 		if (cull && cols) {
 			warpBlockMax(b, v, b.s, i, nr, b.bs);
 		}
 	}
-	__syncthreads();
+	if (bar) {
+		__syncthreads();
+	}
 }
 
 // fusedCombine adds the partial sums of the S segments of a weighted
@@ -928,7 +936,11 @@ __device__ __noinline__ void fusedWeightedT(const blk b, const wjob w, const wfi
 				}
 			} else {
 				if (fin.a) {
-					fin.a[o] = fin.assign ? fin.aScale * sum : fin.a[o] + fin.aScale * sum;
+					const double a = fin.assign ? fin.aScale * sum : fin.a[o] + fin.aScale * sum;
+					fin.a[o] = a;
+					if (fin.aCopy) {
+						fin.aCopy[o] = a;
+					}
 				}
 				if (fin.b) {
 					fin.b[o] = bOld + fin.bScale * sum;
@@ -1044,7 +1056,11 @@ __device__ __noinline__ void fusedWeightedSym(const blk b, const wjob w, const w
 				}
 			}
 			if (cfin.a) {
-				cfin.a[o] = cfin.assign ? cfin.aScale * sc : cfin.a[o] + cfin.aScale * sc;
+				const double a = cfin.assign ? cfin.aScale * sc : cfin.a[o] + cfin.aScale * sc;
+				cfin.a[o] = a;
+				if (cfin.aCopy) {
+					cfin.aCopy[o] = a;
+				}
 			}
 			if (cfin.b) {
 				cfin.b[o] += cfin.bScale * sc;
@@ -1235,8 +1251,10 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // sweep, and the forward sweeps' keys: nblocks(k) each), the boxes of
 // both sides (2·D·nblocks(n), 2·D·nblocks(m)), the adjoints of f and g
 // (n, m; none on a grid), with FD_STAGE one more f and two more g (n, m,
-// m), FUSED_SCR doubles per thread and, for a grid problem, its scratch
-// (7·n and the kernel table of max(gh, gw)).
+// m) and a second set of a weighted sweep's arrays (the column terms, row
+// shifts and row factors, k each, and two arrays of block maxima,
+// nblocks(k) each), FUSED_SCR doubles per thread and, for a grid problem,
+// its scratch (7·n and the kernel table of max(gh, gw)).
 template <int D>
 __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double *P = asPtr(w[FD_P]), *Q = asPtr(w[FD_Q]), *LP = asPtr(w[FD_LP]), *LQ = asPtr(w[FD_LQ]);
@@ -1261,7 +1279,8 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	       *boxQ = boxP + 2 * D * nblocks(n);
 	// The adjoints of the potentials (or the envelope gradient's row and
 	// column sums), and, when the unrolled backward pass stages the
-	// history (FD_STAGE), one more f and two more g. A grid problem,
+	// history (FD_STAGE), one more f and two more g and the second set of
+	// a weighted sweep's arrays (see the backward pass). A grid problem,
 	// whose sweeps need neither culling nor pivots, keeps the adjoints in
 	// the place of the columns of the rows' maxima.
 	const int64_t gh = (int64_t)w[FD_GRID_H], gw = (int64_t)w[FD_GRID_W];
@@ -1272,11 +1291,18 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		hF = boxQ + 2 * D * nblocks(m);
 	}
 	const bool stage = keep && w[FD_STAGE] != 0;
+	double *u2 = hF, *s2 = hF, *rf2 = hF, *bu2 = hF, *bs2 = hF, *scr = hF;
 	if (stage) {
 		hG1 = hF + n;
 		hG2 = hG1 + m;
+		u2 = hG2 + m;
+		s2 = u2 + k;
+		rf2 = s2 + k;
+		bu2 = rf2 + k;
+		bs2 = bu2 + nblocks(k);
+		scr = bs2 + nblocks(k);
 	}
-	double *scr = stage ? hG2 + m : hF, *gs = scr + FUSED_SCR * nt;
+	double *gs = scr + FUSED_SCR * nt;
 	const bool trunc = (w[FD_TRUNC] & FT_TERMS) != 0, cull = trunc && (w[FD_TRUNC] & FT_BLOCKS) != 0;
 	const blk b{tid, nt, (int)(threadIdx.x % 32), u, s, rf, bu, bs, scr, trunc, cull, gh, gw, gs};
 	const fsd Ps{sP, LP, boxP, n}, Qs{sQ, LQ, boxQ, m};
@@ -1368,6 +1394,22 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			}
 			__syncthreads();
 		}
+		// With FD_PREFILL (paired and staged), the fills alternate between
+		// two sets of arrays, b1's for the sweeps of w1 and b2's for w2's,
+		// and each fill runs beside the sweeps before it: w2's beside
+		// w1's sweeps, the next iteration's w1 beside w2's. A fill's row
+		// factors are the adjoint that those sweeps complete (FBAR, GBAR),
+		// so the column sweep's first segments copy it there (aCopy). An
+		// iteration then has two barriers.
+		const bool prefill = pair && stage && w[FD_PREFILL] != 0;
+		blk b1 = b, b2 = b;
+		if (prefill) {
+			b2.u = u2;
+			b2.s = s2;
+			b2.rf = rf2;
+			b2.bu = bu2;
+			b2.bs = bs2;
+		}
 		for (int64_t t = T; t >= 1; t--) {
 			const double *ft = F + (t - 1) * n, *gt = G + t * m, *gprev = G + (t - 1) * m;
 			if (stage) {
@@ -1382,13 +1424,37 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			}
 			// g^t_j = −τε·LSE_i(f^t_i/ε − C_ij/ε + log p_i): rows are Q.
 			const wjob w1{Qs, Ps, ft, gt, nullptr, invEps, invTauEps, GBAR, true, thrNM};
-			fusedFill<D>(b, w1, GQ != nullptr, true);
-			fusedSweeps<D>(b, w1, GQ != nullptr, true, GP != nullptr, rowFin(nullptr, GQ, 2 * tau),
-			               colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)), pair, sym);
 			// f^t_i = −τε·LSE_j(g^{t−1}_j/ε − C_ij/ε + log q_j): rows are P.
 			const wjob w2{Ps, Qs, gprev, ft, nullptr, invEps, invTauEps, FBAR, true, thrNM};
 			const bool needColSum = t > 1 || GLQ;
 			const bool rows2 = GP != nullptr, cols2 = needColSum || GQ;
+			if (prefill) {
+				if (t == T) {
+					fusedFill<D>(b1, w1, GQ != nullptr, true);
+				}
+				fusedFill<D>(b2, w2, rows2, cols2, false, false);
+				fusedSweeps<D>(b1, w1, GQ != nullptr, true, GP != nullptr, rowFin(nullptr, GQ, 2 * tau),
+				               colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau), b2.rf), pair, sym);
+				fusedZero(b, FBAR, n);
+				stageWait();
+				if (t > 1) {
+					// The next iteration's w1: f^{t−1} (staged by this
+					// iteration, by the same threads) and g^{t−1}.
+					const wjob w1n{Qs, Ps, fb[(T - t + 1) % 2], gprev, nullptr, invEps, invTauEps, GBAR, true, thrNM};
+					fusedFill<D>(b1, w1n, GQ != nullptr, true, false, false);
+				}
+				fusedSweeps<D>(b2, w2, rows2, cols2, GQ != nullptr, rowFin(nullptr, GP, 2 * tau),
+				               colFin(needColSum ? GBAR : nullptr, -tau, true, GLQ, -(tau * eps), GQ, -(2 * tau),
+				                      t > 1 ? b1.rf : nullptr),
+				               pair, sym);
+				if (!(rows2 || cols2)) {
+					__syncthreads();
+				}
+				continue;
+			}
+			fusedFill<D>(b, w1, GQ != nullptr, true);
+			fusedSweeps<D>(b, w1, GQ != nullptr, true, GP != nullptr, rowFin(nullptr, GQ, 2 * tau),
+			               colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau)), pair, sym);
 			fusedFill<D>(b, w2, rows2, cols2);
 			if (pair) {
 				// The fill has taken FBAR: it is zeroed, and the
