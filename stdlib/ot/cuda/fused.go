@@ -114,9 +114,10 @@ func fusedThreads(k int) int {
 // fusedBody): the points of both sides, the current potentials, the
 // column of each row's maximum, three sweep arrays of max(n, m), three
 // arrays of block maxima, the culling blocks' boxes, the adjoints of
-// the potentials (except on a grid), the staged history and the second
-// set of a weighted sweep's arrays (stage) and the threads' scratch.
-func fusedShared(n, m, d, nt int, grid, stage bool) int {
+// the potentials (except on a grid), the staged history (stage: one f
+// and two g), the second set of a weighted sweep's arrays (prefill) and
+// the threads' scratch.
+func fusedShared(n, m, d, nt int, grid, stage, prefill bool) int {
 	k := max(n, m)
 	s := (n+m)*(d+2) + 3*k + 3*cullBlocks(k) + 2*d*(cullBlocks(n)+cullBlocks(m)) + fusedScratch*nt
 	if !grid {
@@ -125,9 +126,12 @@ func fusedShared(n, m, d, nt int, grid, stage bool) int {
 		s += n + m
 	}
 	if stage {
-		// One more f and two more g, and the second set of a weighted
-		// sweep's arrays (FD_PREFILL).
-		s += n + 2*m + 3*k + 2*cullBlocks(k)
+		s += n + 2*m
+	}
+	if prefill {
+		// The column terms, row shifts and row factors, and two arrays
+		// of block maxima (FD_PREFILL).
+		s += 3*k + 2*cullBlocks(k)
 	}
 	if grid {
 		// fusedGridWeighted's and fusedGridPass's arrays, and the kernel
@@ -147,7 +151,7 @@ var ErrGridTooLarge = errors.New("cuda: grid too large for the GPU's grid path")
 // dimension 2: gridPoints checks it) fits the fused kernel.
 func (e *engine) fusedGridOK(g ot.Grid) bool {
 	n := g.N()
-	return fusedShared(n, n, 2, e.gridThreads(n), true, false) <= fusedMaxShared
+	return fusedShared(n, n, 2, e.gridThreads(n), true, false, false) <= fusedMaxShared
 }
 
 // gridThreads is the thread count of a grid problem of n points: one per
@@ -172,7 +176,7 @@ func (e *engine) fusedOK(n, m int) bool {
 	if e.fusedMax <= 0 || e.d > fusedMaxDim || k > e.fusedMax {
 		return false
 	}
-	return fusedShared(n, m, e.d, e.threadsFor(k), false, false) <= fusedMaxShared
+	return fusedShared(n, m, e.d, e.threadsFor(k), false, false, false) <= fusedMaxShared
 }
 
 func (e *engine) threadsFor(k int) int {
@@ -202,15 +206,26 @@ const (
 // lie beyond a row's reach.
 func cullPays(d, n, m int) bool { return d == 1 && max(n, m) > 2*fusedCullBlock }
 
+// prefills reports whether the fused kernel runs the fills of the
+// unrolled backward pass (mode) of a problem with np and nq points and nt
+// threads beside its sweeps (FD_PREFILL): the problem must fit shared
+// memory with a second set of a weighted sweep's arrays, and the pass must
+// pair its sweeps (FD_PAIR). A grid problem's sweeps take the grid path.
+func (e *engine) prefills(np, nq, nt, mode int, grid bool) bool {
+	return mode == fmUnrolled && !grid && !e.fusedNoPrefill && !e.fusedUnpaired &&
+		fusedShared(np, nq, e.d, nt, grid, false, true) <= fusedMaxShared
+}
+
 // fusedProblem is one problem of a fused evaluation.
 type fusedProblem struct {
-	kind  int // 0: x–y, 1: x–x, 2: y–y
-	p, q  side
-	sym   bool // q is p: the q-side gradients are the p-side ones
-	sigma float64
-	mode  int
-	nt    int
-	stage bool // the unrolled backward pass stages the history in shared memory
+	kind    int // 0: x–y, 1: x–x, 2: y–y
+	p, q    side
+	sym     bool // q is p: the q-side gradients are the p-side ones
+	sigma   float64
+	mode    int
+	nt      int
+	stage   bool // the unrolled backward pass stages the history in shared memory
+	prefill bool // the unrolled backward pass runs its fills beside its sweeps (FD_PREFILL)
 	// The gradients it contributes to: destination slices (nil when not
 	// wanted) and their device arrays in the problem's output.
 	dst  [4][]float64 // ∂/∂P, ∂/∂Q, ∂/∂LP, ∂/∂LQ
@@ -266,11 +281,14 @@ func (e *engine) fusedPlan(in, work, out *arena, ev *evaluation, L *fusedLayout,
 		} else {
 			pr.nt = e.threadsFor(max(np, nq))
 		}
-		// Staging the history in shared memory hides the latency of its
-		// reads where the problem still fits with it.
-		pr.stage = pr.mode == fmUnrolled && !grid && fusedShared(np, nq, d, pr.nt, grid, true) <= fusedMaxShared
+		// Running the unrolled backward pass's fills beside its sweeps
+		// saves two barriers per iteration, and staging the history in
+		// shared memory hides the latency of its reads, where the problem
+		// still fits with them (in this order of preference).
+		pr.prefill = e.prefills(np, nq, pr.nt, pr.mode, grid)
+		pr.stage = pr.mode == fmUnrolled && !grid && fusedShared(np, nq, d, pr.nt, grid, true, pr.prefill) <= fusedMaxShared
 		L.threads = max(L.threads, pr.nt)
-		L.shared = max(L.shared, fusedShared(np, nq, d, pr.nt, grid, pr.stage))
+		L.shared = max(L.shared, fusedShared(np, nq, d, pr.nt, grid, pr.stage, pr.prefill))
 		L.probs = append(L.probs, pr)
 	}
 	if ev.xy {
@@ -446,7 +464,7 @@ func (e *engine) fusedDesc(w []uint64, pr *fusedProblem, ev *evaluation) []uint6
 	desc[fdStage] = boolArg(pr.stage)
 	desc[fdPair] = boolArg(!e.fusedUnpaired)
 	desc[fdPivot] = boolArg(!e.fusedNoPivot)
-	desc[fdPrefill] = boolArg(!e.fusedNoPrefill)
+	desc[fdPrefill] = boolArg(pr.prefill)
 	return append(w, desc[:]...)
 }
 

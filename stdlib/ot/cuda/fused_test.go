@@ -345,10 +345,18 @@ func guardedEngine(t *testing.T, bin string, d int, set func(e *engine)) (*engin
 	return e, h
 }
 
-// fusedCases are the culling cases and the reference vectors that take the
-// fused path.
+// fusedCases are the culling cases, the reference vectors that take the
+// fused path, and a problem of the fused path's largest size in 1-D, whose
+// backward pass runs its fills beside its sweeps but cannot stage its
+// history (too little shared memory for both).
 func fusedCases(t *testing.T) []*testCase {
-	cases := cullingCases()
+	x, y, la, lb, eps := crossoverProblem(t, fusedMaxPoints, 1)
+	big := &testCase{name: "d1_largest", d: 1, x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: eps, Rho: 0.5, Iters: 6}}
+	n, nt := fusedMaxPoints, fusedThreads(fusedMaxPoints)
+	if fusedShared(n, n, 1, nt, false, false, true) > fusedMaxShared || fusedShared(n, n, 1, nt, false, true, true) <= fusedMaxShared {
+		t.Fatalf("%s: no longer fits shared memory with a second set of sweep arrays but not with the history too", big.name)
+	}
+	cases := append(cullingCases(), big)
 	for _, c := range referenceCases(t) {
 		if c.d <= fusedMaxDim && max(c.n(), c.m()) <= fusedMaxPoints {
 			cases = append(cases, c)
@@ -377,8 +385,9 @@ func TestFusedPair(t *testing.T) {
 					if threads == 0 {
 						threads = fusedThreads(max(c.n(), c.m()))
 					}
-					// Prefilling needs the staged history.
-					fewer := v.name == "pair" || fusedShared(c.n(), c.m(), c.d, threads, false, true) <= fusedMaxShared
+					// Prefilling needs room in shared memory.
+					fewer := v.name == "pair" ||
+						fusedShared(c.n(), c.m(), c.d, threads, false, false, true) <= fusedMaxShared
 					compareVariant(t, bin, c.d, nt, v.off, fewer, len(grads), func(e *engine, i int) batchOutcome {
 						g := grads[i]
 						g = &ot.Grad{X: zerosLike(g.X), Y: zerosLike(g.Y), LogA: zerosLike(g.LogA), LogB: zerosLike(g.LogB)}
@@ -397,7 +406,7 @@ func TestFusedPair(t *testing.T) {
 				t.Parallel()
 				n := c.g.N()
 				grads := []*ot.Grad{{LogA: make([]float64, n), LogB: make([]float64, n)}, {LogA: make([]float64, n)}}
-				// A grid problem's history is not staged.
+				// A grid problem's fills do not run beside sweeps.
 				compareVariant(t, bin, 2, 0, v.off, v.name == "pair", len(grads), func(e *engine, i int) batchOutcome {
 					g := &ot.Grad{LogA: zerosLike(grads[i].LogA), LogB: zerosLike(grads[i].LogB)}
 					opt := c.opt

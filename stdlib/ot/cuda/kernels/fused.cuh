@@ -74,7 +74,7 @@ enum : int {
 	FD_STAGE,    // 1: the unrolled backward pass stages the history in shared memory
 	FD_PAIR,     // 1: the unrolled backward pass pairs its sweeps (see fusedSweeps)
 	FD_PIVOT,    // 1: the forward sweeps sum in one pass from a pivot (see fusedLSE)
-	FD_PREFILL,  // 1: with FD_PAIR and FD_STAGE, the backward pass's fills run beside sweeps
+	FD_PREFILL,  // 1: with FD_PAIR, the unrolled backward pass's fills run beside sweeps
 	FD_WORDS
 };
 
@@ -1251,10 +1251,10 @@ __device__ void fusedSetup(const blk &b, const double *pts, int64_t n, int64_t n
 // sweep, and the forward sweeps' keys: nblocks(k) each), the boxes of
 // both sides (2·D·nblocks(n), 2·D·nblocks(m)), the adjoints of f and g
 // (n, m; none on a grid), with FD_STAGE one more f and two more g (n, m,
-// m) and a second set of a weighted sweep's arrays (the column terms, row
-// shifts and row factors, k each, and two arrays of block maxima,
-// nblocks(k) each), FUSED_SCR doubles per thread and, for a grid problem,
-// its scratch (7·n and the kernel table of max(gh, gw)).
+// m), with FD_PREFILL a second set of a weighted sweep's arrays (the
+// column terms, row shifts and row factors, k each, and two arrays of
+// block maxima, nblocks(k) each), FUSED_SCR doubles per thread and, for a
+// grid problem, its scratch (7·n and the kernel table of max(gh, gw)).
 template <int D>
 __device__ void fusedBody(const uint64_t *w, double *smem) {
 	const double *P = asPtr(w[FD_P]), *Q = asPtr(w[FD_Q]), *LP = asPtr(w[FD_LP]), *LQ = asPtr(w[FD_LQ]);
@@ -1279,8 +1279,8 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 	       *boxQ = boxP + 2 * D * nblocks(n);
 	// The adjoints of the potentials (or the envelope gradient's row and
 	// column sums), and, when the unrolled backward pass stages the
-	// history (FD_STAGE), one more f and two more g and the second set of
-	// a weighted sweep's arrays (see the backward pass). A grid problem,
+	// history (FD_STAGE), one more f and two more g, and with FD_PREFILL
+	// the second set of a weighted sweep's arrays. A grid problem,
 	// whose sweeps need neither culling nor pivots, keeps the adjoints in
 	// the place of the columns of the rows' maxima.
 	const int64_t gh = (int64_t)w[FD_GRID_H], gw = (int64_t)w[FD_GRID_W];
@@ -1290,12 +1290,15 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		GBAR = amxG;
 		hF = boxQ + 2 * D * nblocks(m);
 	}
-	const bool stage = keep && w[FD_STAGE] != 0;
-	double *u2 = hF, *s2 = hF, *rf2 = hF, *bu2 = hF, *bs2 = hF, *scr = hF;
+	const bool stage = keep && w[FD_STAGE] != 0, prefill = keep && w[FD_PREFILL] != 0;
+	double *u2 = hF;
 	if (stage) {
 		hG1 = hF + n;
 		hG2 = hG1 + m;
 		u2 = hG2 + m;
+	}
+	double *s2 = u2, *rf2 = u2, *bu2 = u2, *bs2 = u2, *scr = u2;
+	if (prefill) {
 		s2 = u2 + k;
 		rf2 = s2 + k;
 		bu2 = rf2 + k;
@@ -1394,16 +1397,16 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			}
 			__syncthreads();
 		}
-		// With FD_PREFILL (paired and staged), the fills alternate between
-		// two sets of arrays, b1's for the sweeps of w1 and b2's for w2's,
-		// and each fill runs beside the sweeps before it: w2's beside
-		// w1's sweeps, the next iteration's w1 beside w2's. A fill's row
+		// With FD_PREFILL (and paired), the fills alternate between two
+		// sets of arrays, b1's for the sweeps of w1 and b2's for w2's, and
+		// each fill runs beside the sweeps before it: w2's beside w1's
+		// sweeps, the next iteration's w1 beside w2's. A fill's row
 		// factors are the adjoint that those sweeps complete (FBAR, GBAR),
 		// so the column sweep's first segments copy it there (aCopy). An
 		// iteration then has two barriers.
-		const bool prefill = pair && stage && w[FD_PREFILL] != 0;
+		const bool fill2 = pair && prefill;
 		blk b1 = b, b2 = b;
-		if (prefill) {
+		if (fill2) {
 			b2.u = u2;
 			b2.s = s2;
 			b2.rf = rf2;
@@ -1428,7 +1431,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 			const wjob w2{Ps, Qs, gprev, ft, nullptr, invEps, invTauEps, FBAR, true, thrNM};
 			const bool needColSum = t > 1 || GLQ;
 			const bool rows2 = GP != nullptr, cols2 = needColSum || GQ;
-			if (prefill) {
+			if (fill2) {
 				if (t == T) {
 					fusedFill<D>(b1, w1, GQ != nullptr, true);
 				}
@@ -1436,11 +1439,14 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 				fusedSweeps<D>(b1, w1, GQ != nullptr, true, GP != nullptr, rowFin(nullptr, GQ, 2 * tau),
 				               colFin(FBAR, -tau, false, GLP, -(tau * eps), GP, -(2 * tau), b2.rf), pair, sym);
 				fusedZero(b, FBAR, n);
-				stageWait();
+				if (stage) {
+					stageWait();
+				}
 				if (t > 1) {
 					// The next iteration's w1: f^{t−1} (staged by this
 					// iteration, by the same threads) and g^{t−1}.
-					const wjob w1n{Qs, Ps, fb[(T - t + 1) % 2], gprev, nullptr, invEps, invTauEps, GBAR, true, thrNM};
+					const double *fn = stage ? fb[(T - t + 1) % 2] : F + (t - 2) * n;
+					const wjob w1n{Qs, Ps, fn, gprev, nullptr, invEps, invTauEps, GBAR, true, thrNM};
 					fusedFill<D>(b1, w1n, GQ != nullptr, true, false, false);
 				}
 				fusedSweeps<D>(b2, w2, rows2, cols2, GQ != nullptr, rowFin(nullptr, GP, 2 * tau),
@@ -1498,8 +1504,8 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 
 // fused solves problem blockIdx.x of the nprob problems described by desc
 // (FD_WORDS words each) in one block of at least FD_THREADS threads, with
-// fusedShared(n, m, d, FD_THREADS, grid, FD_STAGE) doubles of dynamic
-// shared memory.
+// fusedShared(n, m, d, FD_THREADS, grid, FD_STAGE, FD_PREFILL) doubles of
+// dynamic shared memory.
 extern "C" __global__ void __launch_bounds__(FUSED_MAX_THREADS) fused(const uint64_t *desc, int64_t nprob) {
 	SHM_SHARED_DOUBLES(smem);
 	const int64_t p = blockIdx.x;
