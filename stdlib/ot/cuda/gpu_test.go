@@ -137,7 +137,7 @@ func TestGPUPair(t *testing.T) {
 		res, err := w.e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
 		return batchOutcome{res, g, err}
 	}
-	for _, c := range cullingCases() {
+	for _, c := range fusedCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			want := eval(c, nil)
 			for k := 1; k < 3; k++ {

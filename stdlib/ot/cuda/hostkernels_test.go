@@ -90,7 +90,17 @@ func buildHostKernels(t testing.TB) string {
 // that its kernel table matches this package's (names and arities).
 func startHostKernels(t testing.TB, bin string) *hostKernels {
 	t.Helper()
+	return startHostKernelsOrder(t, bin, 0)
+}
+
+// startHostKernelsOrder is startHostKernels with the simulated threads of
+// a block resumed in the given order between barriers (shm_order in
+// kernels/shim.h: 0 by index, 1 in reverse, more a random order from that
+// seed).
+func startHostKernelsOrder(t testing.TB, bin string, order uint64) *hostKernels {
+	t.Helper()
 	h := &hostKernels{cmd: exec.Command(bin)}
+	h.cmd.Env = append(os.Environ(), fmt.Sprintf("SHM_SHIM_ORDER=%d", order))
 	h.cmd.Stderr = &h.stderr
 	var err error
 	if h.stdin, err = h.cmd.StdinPipe(); err != nil {

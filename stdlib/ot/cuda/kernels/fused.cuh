@@ -147,8 +147,8 @@ __device__ __forceinline__ void syncWarp() {
 
 // stageCommit closes the thread's copies started by stageCopy since the
 // last, and stageWait waits for all of them (a barrier must follow before
-// other threads read their destination). The host shim's copies are done
-// at once.
+// other threads read their destination). The host shim's copies land at
+// the wait (shm_async_copy).
 __device__ __forceinline__ void stageCommit() {
 #ifdef __CUDACC__
 	asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -157,6 +157,8 @@ __device__ __forceinline__ void stageCommit() {
 __device__ __forceinline__ void stageWait() {
 #ifdef __CUDACC__
 	asm volatile("cp.async.wait_all;\n" ::: "memory");
+#else
+	shm_async_wait();
 #endif
 }
 
@@ -206,7 +208,7 @@ __device__ __forceinline__ void stageCopy(double *dst, const double *src, int64_
 		const unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
 		asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src + i) : "memory");
 #else
-		dst[i] = src[i];
+		shm_async_copy(dst + i, src + i);
 #endif
 	}
 }
@@ -1404,7 +1406,7 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 		// factors are the adjoint that those sweeps complete (FBAR, GBAR),
 		// so the column sweep's first segments copy it there (aCopy). An
 		// iteration then has two barriers.
-		const bool fill2 = pair && prefill;
+		const bool fill2 = pair && prefill && gh == 0;
 		blk b1 = b, b2 = b;
 		if (fill2) {
 			b2.u = u2;

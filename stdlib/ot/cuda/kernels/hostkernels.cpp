@@ -23,6 +23,9 @@
 //	6 QUIT
 //	7 COUNTERS           → reply: the five words of shm_counters (shim.h)
 //
+// The environment variable SHM_SHIM_ORDER sets the order of the simulated
+// threads between barriers (shm_order in shim.h; default 0, by index).
+//
 // Launches do not reply (like asynchronous CUDA launches); an invalid
 // request (a pointer argument outside every allocation, a wrong argument
 // count, an invalid launch configuration) makes the server print a message
@@ -134,6 +137,10 @@ bool inside(uint64_t addr, uint64_t n) {
 } // namespace
 
 int main() {
+	// SHM_SHIM_ORDER: the order of the threads between barriers (shm_order).
+	if (const char *o = getenv("SHM_SHIM_ORDER")) {
+		shm_order = strtoull(o, nullptr, 10);
+	}
 	static char inbuf[1 << 16], outbuf[1 << 16];
 	setvbuf(stdin, inbuf, _IOFBF, sizeof inbuf);
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);

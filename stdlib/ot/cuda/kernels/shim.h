@@ -90,7 +90,17 @@ void shm_launch(const char *name, unsigned gridX, unsigned gridY, unsigned block
 // disagree on the barriers (some finished while others wait) is an error,
 // as it is undefined on a GPU. The shared memory is filled with NaN before
 // each block, so a read of shared memory not written first shows in the
-// results.
+// results, and it is followed by guard words, checked after each block.
+//
+// shm_order sets the order in which the scheduler resumes the threads
+// between two barriers: 0 by index, 1 in reverse, larger values a
+// pseudo-random order drawn anew at every barrier from that seed. A
+// correct kernel gives the same results in every order (its threads only
+// read what others wrote before a barrier); a read that races with
+// another thread's write gives different results in some order. The
+// asynchronous copies (shm_async_copy) land at the copying thread's
+// shm_async_wait, the latest a GPU may complete them.
+inline uint64_t shm_order;
 //
 // The coroutines switch with shm_switch on x86-64 (the callee-saved
 // registers and the stack pointer: no system call, unlike swapcontext,
@@ -149,6 +159,11 @@ static inline void shm_ctx_make(shm_ctx *c, char *stack, size_t size, void (*ent
 }
 #endif
 
+struct shm_copy {
+	double *dst;
+	double v;
+};
+
 struct shm_coop_state {
 	bool active;
 	unsigned cur;
@@ -157,6 +172,9 @@ struct shm_coop_state {
 	std::vector<int> state; // shm_ready, shm_waiting or shm_done
 	std::vector<char> stacks;
 	std::vector<double> shared;
+	std::vector<unsigned> order;               // the resumption order of the threads
+	std::vector<std::vector<shm_copy>> copies; // each thread's copies in flight
+	uint64_t rng;                              // the state of the random orders
 	const std::function<void()> *body;
 };
 enum { shm_ready, shm_waiting, shm_done };
@@ -174,6 +192,42 @@ static inline void __syncthreads() {
 	shm_coop.state[shm_coop.cur] = shm_waiting;
 	shm_ctx_swap(&shm_coop.ctx[shm_coop.cur], &shm_coop.sched);
 }
+
+// shm_async_copy starts copying *src to *dst for the current thread, and
+// shm_async_wait completes the thread's copies (see shm_order).
+static inline void shm_async_copy(double *dst, const double *src) {
+	shm_coop.copies[shm_coop.cur].push_back(shm_copy{dst, *src});
+}
+
+static inline void shm_async_wait() {
+	for (const shm_copy &c : shm_coop.copies[shm_coop.cur]) {
+		*c.dst = c.v;
+	}
+	shm_coop.copies[shm_coop.cur].clear();
+}
+
+// shm_next_order sets c.order for the next round of resumptions.
+static inline void shm_next_order(shm_coop_state &c) {
+	const unsigned n = (unsigned)c.order.size();
+	for (unsigned i = 0; i < n; i++) {
+		c.order[i] = shm_order == 1 ? n - 1 - i : i;
+	}
+	if (shm_order > 1) {
+		// Fisher–Yates with a 64-bit linear congruential generator.
+		for (unsigned i = n - 1; i > 0; i--) {
+			c.rng = c.rng * 6364136223846793005ull + 1442695040888963407ull;
+			const unsigned j = (unsigned)((c.rng >> 33) % (i + 1));
+			const unsigned t = c.order[i];
+			c.order[i] = c.order[j];
+			c.order[j] = t;
+		}
+	}
+}
+
+// shm_guard is the number of guard words after a block's shared memory,
+// and shm_guard_bits their bits (a NaN no computation makes).
+constexpr size_t shm_guard = 64;
+constexpr uint64_t shm_guard_bits = 0x7ff4dead0000beefull;
 
 // shm_resume runs thread tx of the block until it waits at a barrier or
 // finishes. (Kept out of line: with ucontext the switch returns twice,
@@ -217,22 +271,30 @@ void shm_launch_coop(const char *name, unsigned gridX, unsigned gridY, unsigned 
 	c.ctx.resize(blockX);
 	c.state.resize(blockX);
 	c.stacks.resize(blockX * shm_stack);
-	c.shared.resize(sharedBytes / sizeof(double) + 1);
+	const size_t nshared = sharedBytes / sizeof(double) + 1;
+	c.shared.resize(nshared + shm_guard);
+	c.order.resize(blockX);
+	c.copies.resize(blockX);
+	c.rng = shm_order;
 	gridDim = shm_dim3{gridX, gridY, 1};
 	blockDim = shm_dim3{blockX, 1, 1};
 	c.active = true;
 	for (unsigned by = 0; by < gridY; by++) {
 		for (unsigned bx = 0; bx < gridX; bx++) {
 			blockIdx = shm_dim3{bx, by, 0};
-			for (double &v : c.shared) {
-				v = NAN;
+			for (size_t i = 0; i < c.shared.size(); i++) {
+				c.shared[i] = NAN;
+				if (i >= nshared) {
+					memcpy(&c.shared[i], &shm_guard_bits, sizeof(double));
+				}
 			}
 			shm_shared = c.shared.data();
 			for (unsigned tx = 0; tx < blockX; tx++) {
 				shm_start(tx);
 			}
 			for (;;) {
-				for (unsigned tx = 0; tx < blockX; tx++) {
+				shm_next_order(c);
+				for (unsigned tx : c.order) {
 					if (c.state[tx] == shm_ready) {
 						shm_resume(tx);
 					}
@@ -253,6 +315,22 @@ void shm_launch_coop(const char *name, unsigned gridX, unsigned gridY, unsigned 
 					c.state[tx] = shm_ready;
 				}
 				shm_counters[2]++;
+			}
+			for (size_t i = nshared; i < c.shared.size(); i++) {
+				uint64_t w;
+				memcpy(&w, &c.shared[i], sizeof w);
+				if (w != shm_guard_bits) {
+					fprintf(stderr, "shim: kernel %s: block %u wrote past its %zu bytes of shared memory\n", name, bx,
+					        sharedBytes);
+					exit(3);
+				}
+			}
+			for (const std::vector<shm_copy> &q : c.copies) {
+				if (!q.empty()) {
+					fprintf(stderr, "shim: kernel %s: block %u: a thread ended with asynchronous copies not waited for\n",
+					        name, bx);
+					exit(3);
+				}
 			}
 		}
 	}
