@@ -54,5 +54,7 @@
 // meet at its barriers; kernels/hostkernels.cpp serves them to a Go process),
 // and the package's default tests drive them with the orchestration code
 // that drives the GPU, comparing every value and gradient with package ot
-// on the reference vectors. They need g++.
+// on the reference vectors, and the fused kernel's results with its
+// threads resumed between barriers in several orders (kernels/shim.h's
+// shm_order). They need g++.
 package cuda
