@@ -715,6 +715,19 @@ __device__ __forceinline__ wfin colFin(double *a, double aScale, bool assign, do
 	return wfin{nullptr, nullptr, 0, a, aScale, assign, b, bScale, g, gScale, aCopy};
 }
 
+// colFinA sets fin.a[o] (when not null) from column o's sum S_o: aScale·S_o
+// (assign) or a[o] + aScale·S_o, also copied to fin.aCopy[o].
+__device__ __forceinline__ void colFinA(const wfin &fin, int o, double sum) {
+	if (!fin.a) {
+		return;
+	}
+	const double a = fin.assign ? fin.aScale * sum : fin.a[o] + fin.aScale * sum;
+	fin.a[o] = a;
+	if (fin.aCopy) {
+		fin.aCopy[o] = a;
+	}
+}
+
 // fusedGridWeighted is gridSweep of package ot for a weighted sweep on the
 // grid (no point gradients: the support is fixed), after fusedWeighted has
 // filled u, s and rf. Over rows, S_r = exp(s_r + LSE_c(u_c − C_rc·invEps)).
@@ -937,13 +950,7 @@ __device__ __noinline__ void fusedWeightedT(const blk b, const wjob w, const wfi
 					}
 				}
 			} else {
-				if (fin.a) {
-					const double a = fin.assign ? fin.aScale * sum : fin.a[o] + fin.aScale * sum;
-					fin.a[o] = a;
-					if (fin.aCopy) {
-						fin.aCopy[o] = a;
-					}
-				}
+				colFinA(fin, o, sum);
 				if (fin.b) {
 					fin.b[o] = bOld + fin.bScale * sum;
 				}
@@ -1057,13 +1064,7 @@ __device__ __noinline__ void fusedWeightedSym(const blk b, const wjob w, const w
 					rfin.gradOut[o * D + k] = gr[k];
 				}
 			}
-			if (cfin.a) {
-				const double a = cfin.assign ? cfin.aScale * sc : cfin.a[o] + cfin.aScale * sc;
-				cfin.a[o] = a;
-				if (cfin.aCopy) {
-					cfin.aCopy[o] = a;
-				}
-			}
+			colFinA(cfin, o, sc);
 			if (cfin.b) {
 				cfin.b[o] += cfin.bScale * sc;
 			}
