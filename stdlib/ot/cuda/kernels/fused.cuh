@@ -74,7 +74,7 @@ enum : int {
 	FD_STAGE,    // 1: the unrolled backward pass stages the history in shared memory
 	FD_PAIR,     // 1: the unrolled backward pass pairs its sweeps (see fusedSweeps)
 	FD_PIVOT,    // 1: the forward sweeps sum in one pass from a pivot (see fusedLSE)
-	FD_PREFILL,  // 1: with FD_PAIR, the unrolled backward pass's fills run beside sweeps
+	FD_PREFILL,  // 1: a second set of sweep arrays; with FD_PAIR, the backward pass's fills run beside sweeps
 	FD_WORDS
 };
 
@@ -1446,8 +1446,9 @@ __device__ void fusedBody(const uint64_t *w, double *smem) {
 					stageWait();
 				}
 				if (t > 1) {
-					// The next iteration's w1: f^{t−1} (staged by this
-					// iteration, by the same threads) and g^{t−1}.
+					// The next iteration's w1: f^{t−1} (with FD_STAGE,
+					// copied in by this iteration and by the same
+					// threads) and g^{t−1}.
 					const double *fn = stage ? fb[(T - t + 1) % 2] : F + (t - 2) * n;
 					const wjob w1n{Qs, Ps, fn, gprev, nullptr, invEps, invTauEps, GBAR, true, thrNM};
 					fusedFill<D>(b1, w1n, GQ != nullptr, true, false, false);
