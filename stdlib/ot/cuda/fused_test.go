@@ -381,20 +381,13 @@ func TestFusedPair(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/nt=%d/%s", c.name, nt, v.name), func(t *testing.T) {
 					t.Parallel()
 					grads := append([]*ot.Grad{fullGrad(c.n(), c.m(), c.d)}, partialGrads(c.n(), c.m(), c.d)...)
-					threads := nt
-					if threads == 0 {
-						threads = fusedThreads(max(c.n(), c.m()))
-					}
 					// Prefilling needs room in shared memory.
-					fewer := v.name == "pair" ||
-						fusedShared(c.n(), c.m(), c.d, threads, false, false, true) <= fusedMaxShared
+					e := &engine{d: c.d, fusedNT: nt}
+					fewer := v.name == "pair" || e.prefills(c.n(), c.m(), e.threadsFor(max(c.n(), c.m())), fmUnrolled, false)
 					compareVariant(t, bin, c.d, nt, v.off, fewer, len(grads), func(e *engine, i int) batchOutcome {
 						g := grads[i]
-						g = &ot.Grad{X: zerosLike(g.X), Y: zerosLike(g.Y), LogA: zerosLike(g.LogA), LogB: zerosLike(g.LogB)}
-						opt := c.opt
-						opt.Grad = ot.GradUnrolled
-						res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
-						return batchOutcome{res, g, err}
+						return unrolledOutcome(e, c, &ot.Grad{X: zerosLike(g.X), Y: zerosLike(g.Y), LogA: zerosLike(g.LogA),
+							LogB: zerosLike(g.LogB)})
 					})
 				})
 			}
@@ -408,15 +401,29 @@ func TestFusedPair(t *testing.T) {
 				grads := []*ot.Grad{{LogA: make([]float64, n), LogB: make([]float64, n)}, {LogA: make([]float64, n)}}
 				// A grid problem's fills do not run beside sweeps.
 				compareVariant(t, bin, 2, 0, v.off, v.name == "pair", len(grads), func(e *engine, i int) batchOutcome {
-					g := &ot.Grad{LogA: zerosLike(grads[i].LogA), LogB: zerosLike(grads[i].LogB)}
-					opt := c.opt
-					opt.Grad = ot.GradUnrolled
-					res, err := e.gridDivergence(c.g, c.la, c.lb, opt, g)
-					return batchOutcome{res, g, err}
+					return gridUnrolledOutcome(e, c, &ot.Grad{LogA: zerosLike(grads[i].LogA), LogB: zerosLike(grads[i].LogB)})
 				})
 			})
 		}
 	}
+}
+
+// unrolledOutcome evaluates the divergence of c on e with the unrolled
+// gradient into g.
+func unrolledOutcome(e *engine, c *testCase, g *ot.Grad) batchOutcome {
+	opt := c.opt
+	opt.Grad = ot.GradUnrolled
+	res, err := e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
+	return batchOutcome{res, g, err}
+}
+
+// gridUnrolledOutcome evaluates the grid divergence of c on e with the
+// unrolled gradient into g.
+func gridUnrolledOutcome(e *engine, c gridCase, g *ot.Grad) batchOutcome {
+	opt := c.opt
+	opt.Grad = ot.GradUnrolled
+	res, err := e.gridDivergence(c.g, c.la, c.lb, opt, g)
+	return batchOutcome{res, g, err}
 }
 
 // fusedBackwardVariants are the options of the fused kernel's unrolled
@@ -501,11 +508,7 @@ func TestFusedThreadOrders(t *testing.T) {
 			t.Parallel()
 			eval := func(h *hostKernels) batchOutcome {
 				n := c.g.N()
-				g := &ot.Grad{LogA: make([]float64, n), LogB: make([]float64, n)}
-				opt := c.opt
-				opt.Grad = ot.GradUnrolled
-				res, err := newEngine(h, 2).gridDivergence(c.g, c.la, c.lb, opt, g)
-				return batchOutcome{res, g, err}
+				return gridUnrolledOutcome(newEngine(h, 2), c, &ot.Grad{LogA: make([]float64, n), LogB: make([]float64, n)})
 			}
 			want := eval(startHostKernels(t, bin))
 			for _, order := range orders {

@@ -131,11 +131,7 @@ func TestGPUPair(t *testing.T) {
 		if off != nil {
 			off(w.e)
 		}
-		opt := c.opt
-		opt.Grad = ot.GradUnrolled
-		g := fullGrad(c.n(), c.m(), c.d)
-		res, err := w.e.divergence(c.x, c.y, c.la, c.lb, opt, nil, g)
-		return batchOutcome{res, g, err}
+		return unrolledOutcome(w.e, c, fullGrad(c.n(), c.m(), c.d))
 	}
 	for _, c := range fusedCases(t) {
 		t.Run(c.name, func(t *testing.T) {
