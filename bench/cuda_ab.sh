@@ -12,10 +12,15 @@
 # that the device call carries (e.g. .dev/ab, carry [".dev"]); so must a
 # copy of ../shared's testdata and cifar10 at .dev/shared, linked as
 # ../shared on the GPU machine when it has none. The device tool's own
-# $OUT brings back at most 8 files, so keep this script's OUT elsewhere
-# and copy the summary and the archive:
+# $OUT brings back at most 8 files, so keep this script's OUT elsewhere,
+# give the script a limit below the device call's, and pack what it
+# wrote either way:
 #
-#   R=$OUT; OUT=/tmp/ab bash bench/cuda_ab.sh run .dev/ab; cp /tmp/ab/summary.txt /tmp/ab/out.tgz "$R"/
+#   R=$OUT; OUT=/tmp/ab timeout 520 bash bench/cuda_ab.sh run .dev/ab; tar -C /tmp -czf "$R"/out.tgz ab; cp /tmp/ab/summary.txt "$R"/
+#
+# Every result line also goes to stdout as it comes, so that the device
+# call's output shows what was measured even when the files do not come
+# back.
 #
 # run unpacks the binaries, then: the GPU tests of "new" (bench/cuda.sh's
 # tests step: a count of passes and failures per binary); ROUNDS (default
@@ -30,7 +35,7 @@
 # Experiment A at the paper's configuration (4 × (500 + 300),
 # backend = "cuda") and one chain of Experiment D (unbalanced, image 32,
 # 600 + 256, backend = "cuda"). Logs and a summary go to OUT (default
-# out/cuda_ab); out.tgz packs them.
+# out/cuda_ab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,7 +85,7 @@ tar -C "$b" -xJf "$dir/bins.txz"
 [ -e ../shared ] || ln -s "$PWD/.dev/shared" ../shared
 t0=$(date +%s)
 el() { echo "[$(($(date +%s) - t0)) s] $*"; }
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; grep -m1 'model name' /proc/cpuinfo; nproc; date -u; cat "$b/base/REV" "$b/new/REV"; } | tee "$out/machine.txt"
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || echo "no nvidia-smi"; grep -m1 'model name' /proc/cpuinfo; nproc; date -u; cat "$b/base/REV" "$b/new/REV"; } | tee "$out/machine.txt"
 
 # bench/cuda.sh's tests step wants its binaries in one folder.
 OUT=$out/tests STEPS=tests bash bench/cuda.sh run "$b/new" >/dev/null 2>&1 || echo "tests step: exit $?"
@@ -93,17 +98,19 @@ el tests
 for round in $(seq "$rounds"); do
   for v in base new; do
     (cd models && "$b/$v/models.test" -test.run '^$' -test.bench 'ExpAGradientGPU/cuda/workers=6' -test.benchtime 300x) 2>&1 |
-      grep ns/op | sed "s/^/$v /" >>"$out/expa.log" || true
+      grep ns/op | sed "s/^/$v /" | tee -a "$out/expa.log" || true
     (cd stdlib/ot/cuda && "$b/$v/cuda.test" -test.run '^$' -test.bench 'Batch/(cohort/)?K=6$' -test.benchtime 100x) 2>&1 |
-      grep ns/op | sed "s/^/$v /" >>"$out/batch.log" || true
+      grep ns/op | sed "s/^/$v /" | tee -a "$out/batch.log" || true
   done
   (cd stdlib/ot/cuda && "$b/new/cuda.test" -test.run '^$' -test.bench 'FusedVariants' -test.benchtime 100x &&
     "$b/new/cuda.test" -test.run '^$' -test.bench 'Exec' -test.benchtime 20000x) 2>&1 |
-    grep ns/op | sed "s/^/new /" >>"$out/batch.log" || true
+    grep ns/op | sed "s/^/new /" | tee -a "$out/batch.log" || true
   el "round $round"
 done
-(cd models && "$b/new/models.test" -test.run '^$' -test.bench 'ExpAGradientGPU/cpu' -test.benchtime 100x) 2>&1 | grep ns/op >>"$out/expa.log" || true
-(cd models/gen && "$b/new/gen.test" -test.run '^$' -test.bench 'ExpDGradientGPU' -test.benchtime 50x) 2>&1 | grep ns/op >"$out/expd.log" || true
+(cd models && "$b/new/models.test" -test.run '^$' -test.bench 'ExpAGradientGPU/cpu' -test.benchtime 100x) 2>&1 | grep ns/op |
+  tee -a "$out/expa.log" || true
+(cd models/gen && "$b/new/gen.test" -test.run '^$' -test.bench 'ExpDGradientGPU' -test.benchtime 50x) 2>&1 | grep ns/op |
+  tee "$out/expd.log" || true
 el benchmarks
 
 "$b/new/gen" expD --seed 1 --out "$out/expD_data" --first 32 --count 1 >/dev/null
@@ -128,4 +135,3 @@ done
   echo "---- Batch (ms)"; awk '{print $1, $2, $4 / 1e6}' "$out/batch.log"
   echo "---- D"; awk '{print $1, $3 / 1e6}' "$out/expd.log"
 } | tee -a "$out/summary.txt"
-(cd "$(dirname "$out")" && tar -czf "$out/out.tgz" --exclude=out.tgz "$(basename "$out")")
