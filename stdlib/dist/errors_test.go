@@ -167,8 +167,8 @@ func TestOtherErrors(t *testing.T) {
 			"multi_normal_cholesky_lpdf: Cholesky factor L[2,1] = +Inf must be finite"},
 		{"multi_normal_rng", []stdlib.Value{v2, matV(c, 2, 1, 2, 2, 1)}, "multi_normal_rng: covariance matrix Sigma is not positive definite"},
 		{"multi_normal_rng", []stdlib.Value{v2, matV(c, 2, 1, 0.5, 0.4, 1)},
-			"multi_normal_rng: covariance matrix Sigma is not symmetric: Sigma[2,1] = 0.4 but Sigma[1,2] = 0.5"},
-		{"multi_normal_rng", []stdlib.Value{v2, matV(c, 2, 1, math.NaN(), math.NaN(), 1)}, "multi_normal_rng: Sigma[1,2] = NaN must be finite"},
+			"multi_normal_rng: covariance matrix Sigma is not symmetric: Sigma[1,2] = 0.5 but Sigma[2,1] = 0.4"},
+		{"multi_normal_rng", []stdlib.Value{v2, matV(c, 2, 1, math.NaN(), math.NaN(), 1)}, "multi_normal_rng: covariance matrix Sigma[1,2] = NaN must be finite"},
 		{"multi_normal_cholesky_rng", []stdlib.Value{v2, matV(c, 2, 1, 0, 0, math.Inf(-1))}, "multi_normal_cholesky_rng: L[2,2] = -Inf must be finite"},
 		{"multi_normal_cholesky_rng", []stdlib.Value{v3, id2}, "multi_normal_cholesky_rng: size mismatch: mu has 3 elements but L is 2×2"},
 

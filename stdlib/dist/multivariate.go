@@ -153,30 +153,8 @@ func multiNormal(c *stdlib.Context, fn string, args []stdlib.Value, propto, chol
 				return stdlib.Value{}, errorf(fn, "Cholesky factor L[%d,%d] = %s must be positive", i+1, i+1, fmtNum(lf[i*k+i]))
 			}
 		}
-	} else {
-		for i := 0; i < k; i++ {
-			for j := 0; j < k; j++ {
-				a, b := sv[i*k+j], sv[j*k+i]
-				if math.IsNaN(a) || math.IsInf(a, 0) {
-					return stdlib.Value{}, errorf(fn, "covariance matrix Sigma[%d,%d] = %s must be finite", i+1, j+1, fmtNum(a))
-				}
-				if math.Abs(a-b) > symmetryTol*math.Max(1, math.Abs(a)) {
-					return stdlib.Value{}, errorf(fn, "covariance matrix Sigma is not symmetric: Sigma[%d,%d] = %s but Sigma[%d,%d] = %s",
-						i+1, j+1, fmtNum(a), j+1, i+1, fmtNum(b))
-				}
-			}
-		}
-		var ch mat.Cholesky
-		if ok := ch.Factorize(mat.NewSymDense(k, append([]float64(nil), sv...))); !ok {
-			return stdlib.Value{}, errorf(fn, "covariance matrix Sigma is not positive definite")
-		}
-		var l mat.TriDense
-		ch.LTo(&l)
-		for i := 0; i < k; i++ {
-			for j := 0; j <= i; j++ {
-				lf[i*k+j] = l.At(i, j)
-			}
-		}
+	} else if err := covarianceCholesky(fn, sv, k, lf); err != nil {
+		return stdlib.Value{}, err
 	}
 	var in inputs
 	ySlot := make([]int, len(ys))
@@ -556,37 +534,21 @@ func multiNormalRng(c *stdlib.Context, fn string, args []stdlib.Value, cholesky 
 		return multiNormalReparam(c, fn, mus, single, sm, cholesky)
 	}
 	sv := t.Val(sm)
-	for i, x := range sv {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return stdlib.Value{}, errorf(fn, "%s[%d,%d] = %s must be finite", matName, i/k+1, i%k+1, fmtNum(x))
-		}
-	}
 	lf := make([]float64, k*k)
 	if cholesky {
+		for i, x := range sv {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return stdlib.Value{}, errorf(fn, "%s[%d,%d] = %s must be finite", matName, i/k+1, i%k+1, fmtNum(x))
+			}
+		}
 		for i := 0; i < k; i++ {
 			for j := 0; j <= i; j++ {
 				lf[i*k+j] = sv[i*k+j]
 			}
 		}
 	} else if k > 0 {
-		for i := 0; i < k; i++ {
-			for j := 0; j < i; j++ {
-				if a, b := sv[i*k+j], sv[j*k+i]; math.Abs(a-b) > symmetryTol*math.Max(1, math.Abs(a)) {
-					return stdlib.Value{}, errorf(fn, "covariance matrix Sigma is not symmetric: Sigma[%d,%d] = %s but Sigma[%d,%d] = %s",
-						i+1, j+1, fmtNum(a), j+1, i+1, fmtNum(b))
-				}
-			}
-		}
-		var ch mat.Cholesky
-		if ok := ch.Factorize(mat.NewSymDense(k, append([]float64(nil), sv...))); !ok {
-			return stdlib.Value{}, errorf(fn, "covariance matrix Sigma is not positive definite")
-		}
-		var l mat.TriDense
-		ch.LTo(&l)
-		for i := 0; i < k; i++ {
-			for j := 0; j <= i; j++ {
-				lf[i*k+j] = l.At(i, j)
-			}
+		if err := covarianceCholesky(fn, sv, k, lf); err != nil {
+			return stdlib.Value{}, err
 		}
 	}
 	draw := func(mu []float64) autodiff.Value {
@@ -768,4 +730,35 @@ func lkjCorrLpdf(c *stdlib.Context, fn string, args []stdlib.Value, propto bool)
 	}
 	p.Out()[0] = lp
 	return stdlib.RealValue(p.Value()), nil
+}
+
+// covarianceCholesky writes into lf the lower-triangular Cholesky factor
+// of the k×k covariance matrix sv (row-major, Σ = lf·lf'), after checking
+// that its entries are finite and that it is symmetric (to symmetryTol)
+// and positive definite; the errors name fn and the matrix Sigma.
+func covarianceCholesky(fn string, sv []float64, k int, lf []float64) error {
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			a, b := sv[i*k+j], sv[j*k+i]
+			if math.IsNaN(a) || math.IsInf(a, 0) {
+				return errorf(fn, "covariance matrix Sigma[%d,%d] = %s must be finite", i+1, j+1, fmtNum(a))
+			}
+			if math.Abs(a-b) > symmetryTol*math.Max(1, math.Abs(a)) {
+				return errorf(fn, "covariance matrix Sigma is not symmetric: Sigma[%d,%d] = %s but Sigma[%d,%d] = %s",
+					i+1, j+1, fmtNum(a), j+1, i+1, fmtNum(b))
+			}
+		}
+	}
+	var ch mat.Cholesky
+	if ok := ch.Factorize(mat.NewSymDense(k, append([]float64(nil), sv...))); !ok {
+		return errorf(fn, "covariance matrix Sigma is not positive definite")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	for i := 0; i < k; i++ {
+		for j := 0; j <= i; j++ {
+			lf[i*k+j] = l.At(i, j)
+		}
+	}
+	return nil
 }
