@@ -11,7 +11,8 @@ fuzztime=${FUZZTIME:-10m}
 logdir=${LOGDIR:-$(mktemp -d)}
 mkdir -p "$logdir"
 echo "logs in $logdir"
-targets=(./parser:FuzzParse ./parser:FuzzLexer ./ir:FuzzCheck ./runtime/data:FuzzReadCSV ./runtime/data:FuzzReadJSON ./runtime/data:FuzzParseSet)
+targets=(./parser:FuzzParse ./parser:FuzzLexer ./ir:FuzzCheck ./runtime:FuzzDensity ./runtime/data:FuzzReadCSV ./runtime/data:FuzzReadJSON
+  ./runtime/data:FuzzParseSet)
 if [ $# -gt 0 ]; then
   targets=("$@")
 fi
