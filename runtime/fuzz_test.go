@@ -22,8 +22,9 @@ import (
 )
 
 // FuzzDensity checks that no program and no point makes the runtime
-// panic, and that the compiled plans (the default) and the interpreter
-// agree: the same log density and gradient bit for bit, or the same error.
+// panic, and that the compiled plans and the interpreter agree: the same
+// log density and gradient bit for bit, or the same error; and the
+// default evaluation (plans, lifted and hoisted loops) too, to 1e-9.
 // Each accepted program gets data made up from its declarations
 // (fuzzData) and a point on the unconstrained scale drawn from seed; an
 // evaluation that runs out of time or memory ends the case. The seeds are
@@ -56,17 +57,17 @@ func FuzzDensity(f *testing.F) {
 		for i := range theta {
 			theta[i] = 4*rng.Float64() - 2
 		}
-		var lp [2]float64
-		var grad [2][]float64
-		var evalErrs [2]error
-		for k, noPlans := range []bool{false, true} {
+		// Plans, the interpreter, and the default (plans with lifted and
+		// hoisted loops, which sum in another order: TestLiftedLoops).
+		var lp [3]float64
+		var grad [3][]float64
+		var evalErrs [3]error
+		for k, noPlans := range []bool{false, true, false} {
 			d, err := bm.NewDensity()
 			if err != nil {
 				return
 			}
-			// Lifted and hoisted loops sum in another order
-			// (TestLiftedLoops): compare the rest bitwise.
-			d.ev.noPlans, d.ev.noLift = noPlans, true
+			d.ev.noPlans, d.ev.noLift = noPlans, k < 2
 			grad[k] = make([]float64, len(theta))
 			lp[k], evalErrs[k] = d.LogDensityGrad(theta, grad[k])
 		}
@@ -76,9 +77,11 @@ func FuzzDensity(f *testing.F) {
 				return
 			}
 		}
-		if (evalErrs[0] == nil) != (evalErrs[1] == nil) ||
-			evalErrs[0] != nil && evalErrs[0].Error() != evalErrs[1].Error() {
-			t.Fatalf("errors: planned %v, interpreted %v", evalErrs[0], evalErrs[1])
+		for _, k := range []int{0, 2} {
+			if (evalErrs[k] == nil) != (evalErrs[1] == nil) ||
+				evalErrs[k] != nil && evalErrs[k].Error() != evalErrs[1].Error() {
+				t.Fatalf("errors: %s %v, interpreted %v", fuzzPaths[k], evalErrs[k], evalErrs[1])
+			}
 		}
 		if evalErrs[0] != nil {
 			return
@@ -86,9 +89,15 @@ func FuzzDensity(f *testing.F) {
 		if !sameBits(lp[0], lp[1]) {
 			t.Errorf("log density: planned %.17g, interpreted %.17g", lp[0], lp[1])
 		}
+		if !near(lp[2], lp[1]) {
+			t.Errorf("log density: default %.17g, interpreted %.17g", lp[2], lp[1])
+		}
 		for i := range grad[0] {
 			if !sameBits(grad[0][i], grad[1][i]) {
 				t.Errorf("gradient %d: planned %.17g, interpreted %.17g", i, grad[0][i], grad[1][i])
+			}
+			if !near(grad[2][i], grad[1][i]) {
+				t.Errorf("gradient %d: default %.17g, interpreted %.17g", i, grad[2][i], grad[1][i])
 			}
 		}
 	})
@@ -118,6 +127,15 @@ func testSources(t testing.TB) []string {
 		})
 	}
 	return out
+}
+
+// fuzzPaths names FuzzDensity's three evaluations.
+var fuzzPaths = [3]string{"planned", "interpreted", "default"}
+
+// near reports whether a and b agree to 1e-9 relative to max(1, |b|), or
+// are the same infinity, or both NaN.
+func near(a, b float64) bool {
+	return sameBits(a, b) || math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
 }
 
 // sameBits reports whether a and b are the same double, any NaN matching
