@@ -67,12 +67,12 @@ func (f *File) complete() error {
 	if !ok1 || !ok2 || thin < 1 {
 		return nil
 	}
-	if got, want := len(f.SamplingDraws()), (ns+thin-1)/thin; got != want {
+	if got, want := len(f.SamplingDraws()), thinned(ns, thin); got != want {
 		return fmt.Errorf("%d draws after warmup, but its header declares num_samples = %d, thin = %d (%d draws): the file is incomplete or was edited", got, ns, thin, want)
 	}
 	if sw, _ := f.Int("save_warmup"); sw == 1 {
 		if nw, ok := f.Int("num_warmup"); ok {
-			if want := (nw + thin - 1) / thin; f.NumWarmupRows != want {
+			if want := thinned(nw, thin); f.NumWarmupRows != want {
 				return fmt.Errorf("%d warmup draws, but its header declares num_warmup = %d, thin = %d (%d draws): the file is incomplete or was edited", f.NumWarmupRows, nw, thin, want)
 			}
 		}

@@ -173,14 +173,27 @@ func Read(r io.Reader) (*File, error) {
 		if adaptAt >= 0 {
 			f.NumWarmupRows = adaptAt
 		} else if nw, ok := f.Int("num_warmup"); ok {
+			if nw < 0 {
+				return nil, fmt.Errorf("stancsv: the header's num_warmup = %d is negative", nw)
+			}
 			thin, ok := f.Int("thin")
 			if !ok || thin < 1 {
 				thin = 1
 			}
-			f.NumWarmupRows = min((nw+thin-1)/thin, len(f.Draws))
+			f.NumWarmupRows = min(thinned(nw, thin), len(f.Draws))
 		}
 	}
 	return f, nil
+}
+
+// thinned is the number of draws that n iterations thinned by thin ≥ 1
+// keep, ⌈n/thin⌉ (without overflow).
+func thinned(n, thin int) int {
+	k := n / thin
+	if n%thin > 0 {
+		k++
+	}
+	return k
 }
 
 // parseConfigLine records one header comment (text after '#').
