@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -61,6 +62,15 @@ func (s *Session) Names() []string { return s.check.Names() }
 func (s *Session) Eval(line string) (string, error) {
 	s.line++
 	return s.EvalAt(fmt.Sprintf("<line %d>", s.line), line)
+}
+
+// EvalContext is EvalAt, stopped when ctx is done: the line's loops
+// check ctx, and the line then fails with an "interrupted" error (what it
+// assigned before stays assigned).
+func (s *Session) EvalContext(ctx context.Context, file, line string) (string, error) {
+	s.ev.setContext(ctx)
+	defer s.ev.setContext(nil)
+	return s.EvalAt(file, line)
 }
 
 // EvalAt is Eval with the name error positions use for the line, such as

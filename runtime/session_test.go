@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSession(t *testing.T) {
@@ -50,5 +52,21 @@ model { }`, setFromJSON(t, `{"y": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}`))
 	s2 := NewSession(nil, Builtins(), 1, &out)
 	if got, err := s2.Eval("exp(0) + 1"); err != nil || got != "2" {
 		t.Errorf("no model: %q %v", got, err)
+	}
+}
+
+// TestSessionInterrupt checks that EvalContext stops a line whose loop
+// does not end once its context is done, with an "interrupted" error,
+// and that the session goes on.
+func TestSessionInterrupt(t *testing.T) {
+	s := NewSession(nil, Builtins(), 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := s.EvalContext(ctx, "<line 1>", "real s = 0; while (1) { s += 1; }")
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("error %v, want an interruption", err)
+	}
+	if got, err := s.Eval("s > 0"); err != nil || got != "1" {
+		t.Errorf("after the interruption: %q %v", got, err)
 	}
 }

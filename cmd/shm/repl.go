@@ -149,7 +149,7 @@ func (r *repl) script(in io.Reader) bool {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for n := 1; sc.Scan(); n++ {
-		err := r.exec(sc.Text())
+		err := r.exec(context.Background(), sc.Text())
 		if errors.Is(err, errQuit) {
 			return ok
 		}
@@ -201,7 +201,11 @@ func (r *repl) interactive(tty *os.File) error {
 		if err != nil {
 			return err
 		}
-		err = r.exec(line)
+		// Ctrl-C stops the line's evaluation (its loops check ctx) and
+		// returns to the prompt; in a script it ends the program.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		err = r.exec(ctx, line)
+		stop()
 		if errors.Is(err, errQuit) {
 			return nil
 		}
@@ -211,8 +215,9 @@ func (r *repl) interactive(tty *os.File) error {
 	}
 }
 
-// exec runs one input line.
-func (r *repl) exec(line string) error {
+// exec runs one input line; ctx stops the evaluation of an expression or
+// statement.
+func (r *repl) exec(ctx context.Context, line string) error {
 	defer r.updateCompletions()
 	r.input++
 	text := strings.TrimSpace(line)
@@ -220,7 +225,7 @@ func (r *repl) exec(line string) error {
 		return nil
 	}
 	if !strings.HasPrefix(text, ":") {
-		out, err := r.session.EvalAt(fmt.Sprintf("<line %d>", r.input), line)
+		out, err := r.session.EvalContext(ctx, fmt.Sprintf("<line %d>", r.input), line)
 		if out != "" {
 			fmt.Fprintln(r.stdout, out)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -314,7 +315,7 @@ func TestCompletion(t *testing.T) {
 	if err := r.load(model, []string{filepath.Join(dir, "nm.json")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.exec("yy_mean = mean(y)"); err != nil {
+	if err := r.exec(context.Background(), "yy_mean = mean(y)"); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -64,7 +64,8 @@ func lastLine(screen string) string {
 }
 
 // TestReplTerminal drives the real program in a terminal under tmux:
-// completion, history recall and Ctrl-C during :sample.
+// completion, history recall, and Ctrl-C during :sample and during a
+// line that does not end.
 func TestReplTerminal(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
@@ -130,6 +131,18 @@ func TestReplTerminal(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, "*.csv")); len(left) > 0 {
 		t.Errorf("files left behind: %v", left)
 	}
+	// Ctrl-C during a line that does not end stops it and keeps the
+	// session.
+	s.keys("real s = 0; while (1) { s += 1; }", "Enter")
+	time.Sleep(300 * time.Millisecond)
+	s.keys("C-c")
+	s.waitFor("the line's interruption", wait, func(sc string) bool {
+		return strings.Contains(sc, "interrupted") && prompt(sc)
+	})
+	s.keys("(s > 0) * 42", "Enter")
+	s.waitFor("the session after the line's interruption", wait, func(sc string) bool {
+		return strings.Count(sc, "\n42\n") == 4 && prompt(sc)
+	})
 	s.keys(":quit", "Enter")
 	deadline := time.Now().Add(wait)
 	for {
