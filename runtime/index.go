@@ -229,6 +229,13 @@ func (ev *evaluator) read(v *ir.Var, p lang.Pos) (stdlib.Value, error) {
 	if !s.set {
 		return stdlib.Value{}, ev.errorf(p, "%s is used before it has a value", v.Name)
 	}
+	ev.pack(s)
+	return s.v, nil
+}
+
+// pack makes the whole value of a container assigned element by element
+// (dirty) current: its cells joined into one tape value.
+func (ev *evaluator) pack(s *slot) {
 	if s.dirty {
 		shape := autodiff.VectorShape(len(s.cells)) // a real array's flat storage
 		if s.v.Type.Dims == 0 {
@@ -237,7 +244,6 @@ func (ev *evaluator) read(v *ir.Var, p lang.Pos) (stdlib.Value, error) {
 		s.v.AD = ev.tape().Concat(shape, s.cells...)
 		s.dirty = false
 	}
-	return s.v, nil
 }
 
 // declare creates a variable with its declared sizes and initial value

@@ -26,6 +26,8 @@ type Session struct {
 	check *ir.Session
 	ev    *evaluator
 	line  int
+	// live is the size of the tape after its last renewal (renew).
+	live int
 }
 
 // NewSession starts a session over m's data (m may be nil). Random draws
@@ -39,6 +41,7 @@ func NewSession(m *Model, impls stdlib.Impls, seed uint64, out io.Writer) *Sessi
 	}
 	s := &Session{check: ir.NewSession(irm)}
 	ev := newEvaluator(file, irm, impls, tape, out)
+	tape.SetLimit(ev.maxValues)
 	ev.ctx.RNG = rand.New(rand.NewPCG(seed, 0x5e55))
 	ev.crn.runSeed = seed
 	if m != nil {
@@ -49,7 +52,31 @@ func NewSession(m *Model, impls stdlib.Impls, seed uint64, out io.Writer) *Sessi
 		}
 	}
 	s.ev = ev
+	s.live = tape.Size()
 	return s
+}
+
+// renew moves the session's variables onto a fresh tape. A session never
+// resets its tape, which keeps every value each line records and, after an
+// operation that failed, its error, which every later line would report:
+// EvalAt renews the tape after a line that failed, and after one that left
+// it more than twice as large as the variables (and 2^20 values more).
+func (s *Session) renew() {
+	old := s.ev.tape()
+	t := autodiff.NewTape()
+	t.SetLimit(s.ev.maxValues)
+	for i := range s.ev.frame {
+		sl := &s.ev.frame[i]
+		if !sl.set {
+			continue
+		}
+		s.ev.pack(sl)
+		sl.v = copyValue(t, old, sl.v)
+		sl.cells = nil
+	}
+	s.ev.ctx.Tape = t
+	s.ev.cellMem.reset()
+	s.live = t.Size()
 }
 
 // Names returns the variables in scope.
@@ -75,7 +102,16 @@ func (s *Session) EvalContext(ctx context.Context, file, line string) (string, e
 
 // EvalAt is Eval with the name error positions use for the line, such as
 // "session.txt:12" for line 12 of a script.
-func (s *Session) EvalAt(file, line string) (string, error) {
+func (s *Session) EvalAt(file, line string) (out string, err error) {
+	defer func() {
+		if err != nil || s.ev.tape().Size() > 2*s.live+1<<20 {
+			s.renew()
+		}
+	}()
+	// A line whose values would overflow the tape's arena fails at its
+	// statement.
+	var at lang.Pos
+	defer s.ev.recoverArena(&at, &err)
 	if s.parse == nil {
 		p, err := parser.New()
 		if err != nil {
@@ -94,6 +130,7 @@ func (s *Session) EvalAt(file, line string) (string, error) {
 		if len(errs) > 0 {
 			return "", errs
 		}
+		at = x.Position()
 		s.grow()
 		v, err := s.ev.expr(x)
 		if err != nil {
@@ -116,19 +153,20 @@ func (s *Session) EvalAt(file, line string) (string, error) {
 		return "", errs
 	}
 	s.grow()
-	var out []string
+	var lines []string
 	for _, st := range checked {
+		at = st.Position()
 		if _, err := s.ev.exec(st); err != nil {
-			return strings.Join(out, "\n"), err
+			return strings.Join(lines, "\n"), err
 		}
 		if d, ok := st.(*ir.DeclStmt); ok && d.Decl.Init != nil {
 			v, err := s.ev.read(d.Decl.Var, d.Decl.Pos)
 			if err == nil {
-				out = append(out, d.Decl.Var.Name+" = "+s.ev.formatCompact(v))
+				lines = append(lines, d.Decl.Var.Name+" = "+s.ev.formatCompact(v))
 			}
 		}
 	}
-	return strings.Join(out, "\n"), s.ev.tape().Err()
+	return strings.Join(lines, "\n"), s.ev.tape().Err()
 }
 
 // grow extends the frame to the session's variables.

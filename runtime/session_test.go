@@ -70,3 +70,57 @@ func TestSessionInterrupt(t *testing.T) {
 		t.Errorf("after the interruption: %q %v", got, err)
 	}
 }
+
+// TestSessionArenaFull checks that a line whose values would overflow the
+// tape's arena fails with an error naming the limit, expression and
+// statement lines alike, and that the session goes on. The limit is
+// lowered here; a REPL meets it on a machine of more than 32 GiB, whose
+// half is more than the arena's 2^31 − 1 values.
+func TestSessionArenaFull(t *testing.T) {
+	s := NewSession(nil, Builtins(), 1, nil)
+	s.ev.maxValues = 1000
+	s.ev.tape().SetLimit(1000)
+	for _, line := range []string{"rep_vector(0, 100000)", "vector[100000] v = rep_vector(1, 100000);",
+		"real z = 0; for (i in 1:100000) { z += i; }"} {
+		_, err := s.Eval(line)
+		if err == nil || !strings.Contains(err.Error(), "one evaluation may hold") {
+			t.Errorf("%q: error %v, want the arena's limit", line, err)
+		}
+	}
+	if got, err := s.Eval("sum(rep_vector(1, 3))"); err != nil || got != "3" {
+		t.Errorf("after the errors: %q %v", got, err)
+	}
+}
+
+// TestSessionRenew checks that a line that failed in a tape operation
+// leaves no error behind for the lines after it, and that a line that
+// leaves many intermediate values on the tape has them dropped, with the
+// session's variables kept.
+func TestSessionRenew(t *testing.T) {
+	s := NewSession(nil, Builtins(), 1, nil)
+	steps := []struct{ line, want, err string }{
+		{"vector[3] a = [1, 2, 3]';", "a = vector[3] [1, 2, 3]", ""},
+		{"rep_vector(1, 3) + rep_vector(1, 2)", "", "operands have shapes vector[3] and vector[2]"},
+		{"1 + 1", "2", ""},
+		{"real z = 0; for (i in 1:1500000) { z += i; }", "z = 0", ""},
+		{"z", "1.125e+12", ""},
+		{"a[2] = 5;", "", ""},
+		{"a[4]", "", "index 4 out of range"},
+		{"sum(a)", "9", ""},
+	}
+	for _, st := range steps {
+		got, err := s.Eval(st.line)
+		if st.err != "" {
+			if err == nil || !strings.Contains(err.Error(), st.err) {
+				t.Errorf("%q: error %v, want %q", st.line, err, st.err)
+			}
+			continue
+		}
+		if err != nil || got != st.want {
+			t.Errorf("%q: %q %v, want %q", st.line, got, err, st.want)
+		}
+		if n := s.ev.tape().Size(); n > 1<<21 {
+			t.Errorf("%q: the tape holds %d values", st.line, n)
+		}
+	}
+}
