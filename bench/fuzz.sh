@@ -11,7 +11,7 @@ fuzztime=${FUZZTIME:-10m}
 logdir=${LOGDIR:-$(mktemp -d)}
 mkdir -p "$logdir"
 echo "logs in $logdir"
-targets=(./parser:FuzzParse ./parser:FuzzLexer ./ir:FuzzCheck ./runtime:FuzzDensity ./runtime/data:FuzzReadCSV ./runtime/data:FuzzReadJSON
+targets=(./parser:FuzzParse ./parser:FuzzLexer ./ir:FuzzCheck ./runtime:FuzzDensity ./runtime:FuzzSession ./runtime/data:FuzzReadCSV ./runtime/data:FuzzReadJSON
   ./runtime/data:FuzzParseSet ./runtime/stancsv:FuzzRead)
 if [ $# -gt 0 ]; then
   targets=("$@")

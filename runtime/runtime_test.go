@@ -37,7 +37,7 @@ func toTapeValue(t *autodiff.Tape, v stdlib.Value) autodiff.Value {
 	return v.AD
 }
 
-func bindSource(t *testing.T, src string, set *data.Set) *Model {
+func bindSource(t testing.TB, src string, set *data.Set) *Model {
 	t.Helper()
 	m, errs := ir.CheckSource("t.shm", src)
 	if len(errs) > 0 {
@@ -88,7 +88,7 @@ func newDensity(t testing.TB, file, src string, set *data.Set, opts Options) *De
 	return d
 }
 
-func setFromJSON(t *testing.T, js string) *data.Set {
+func setFromJSON(t testing.TB, js string) *data.Set {
 	t.Helper()
 	vals, err := data.ReadJSON("data.json", strings.NewReader(js))
 	if err != nil {

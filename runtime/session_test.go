@@ -2,17 +2,25 @@ package runtime
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestSession(t *testing.T) {
-	bm := bindSource(t, `functions { real twice(real x) { return 2 * x; } }
+// sessionModel and sessionData are the model and data of the session
+// tests.
+const (
+	sessionModel = `functions { real twice(real x) { return 2 * x; } }
 data { int N; vector[N] y; }
 transformed data { real s = sum(y); }
 parameters { real mu; }
-model { }`, setFromJSON(t, `{"y": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}`))
+model { }`
+	sessionData = `{"y": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}`
+)
+
+func TestSession(t *testing.T) {
+	bm := bindSource(t, sessionModel, setFromJSON(t, sessionData))
 	var out strings.Builder
 	s := NewSession(bm, Builtins(), 1, &out)
 	steps := []struct{ line, want string }{
@@ -123,4 +131,35 @@ func TestSessionRenew(t *testing.T) {
 			t.Errorf("%q: the tape holds %d values", st.line, n)
 		}
 	}
+}
+
+// FuzzSession checks that no lines make a REPL session panic, and that
+// after any lines (errors, interruptions, lines that fill the tape) the
+// session still evaluates an expression. Each line gets half a second,
+// and the tape 2^22 values.
+func FuzzSession(f *testing.F) {
+	bm := bindSource(f, sessionModel, setFromJSON(f, sessionData))
+	for _, script := range []string{
+		"s\nN * 2\ny\nx = mean(y)\nx + 1\nvector[3] v = [1, 2, 3]';\nv .* v\nprint(\"x is \", x);\nresolution(y)\ntwice(s)",
+		"nromal(1)\nmu + 1\nx = \ny[20]\nx * 2",
+		"rep_vector(1, 3) + rep_vector(1, 2)\n1 + 1\nvector[3] a = [1, 2, 3]';\na[2] = 5;\na[4]\nsum(a)",
+		"real z = 0; while (1) { z += 1; }\nz > 0\nfor (i in 1:3) { print(i); }\nreal w = normal_rng(0, 1);\nw",
+		"matrix[2, 2] m = [[1, 2], [3, 4]];\nm * m'\ninverse(m)\ncrn(4, normal_rng(0, 1))\nsort_asc(y)[1:3]",
+	} {
+		f.Add(script)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		s := NewSession(bm, Builtins(), 1, io.Discard)
+		s.ev.maxValues = 1 << 22
+		s.ev.tape().SetLimit(1 << 22)
+		lines := strings.Split(script, "\n")
+		for _, line := range lines[:min(len(lines), 16)] {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			s.EvalContext(ctx, "<fuzz>", line)
+			cancel()
+		}
+		if got, err := s.Eval("1 + 1"); err != nil || got != "2" {
+			t.Fatalf("1 + 1 after the lines: %q %v", got, err)
+		}
+	})
 }
