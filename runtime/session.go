@@ -95,8 +95,9 @@ func (s *Session) Eval(line string) (string, error) {
 // check ctx, and the line then fails with an "interrupted" error (what it
 // assigned before stays assigned).
 func (s *Session) EvalContext(ctx context.Context, file, line string) (string, error) {
+	prev := s.ev.ctx0
 	s.ev.setContext(ctx)
-	defer s.ev.setContext(nil)
+	defer s.ev.setContext(prev)
 	return s.EvalAt(file, line)
 }
 
