@@ -245,5 +245,16 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 		p.Legend.Top = true
 		p.Legend.TextStyle.Font.Size = vg.Points(8)
 	}
+	// gonum's tick labelling never ends on an axis whose span overflows
+	// (an axis without data has the range +Inf to −Inf, which it draws).
+	for _, ax := range []struct {
+		name     string
+		min, max float64
+	}{{"x", p.X.Min, p.X.Max}, {"y", p.Y.Min, p.Y.Max}} {
+		if !math.IsInf(ax.min, 0) && !math.IsInf(ax.max, 0) && math.IsInf(ax.max-ax.min, 0) {
+			return nil, fmt.Errorf("plots: panel %q: its %s values, from %g to %g, span more than the largest double: too wide to draw",
+				pn.Title, ax.name, ax.min, ax.max)
+		}
+	}
 	return p, nil
 }

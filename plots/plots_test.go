@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -230,6 +231,56 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := Render(&Figure{Panels: []*Panel{{}}}, &bytes.Buffer{}, "gif", vg.Inch, vg.Inch); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+// TestDegenerateDraws draws every kind from two chains of draws that are
+// constant, hold NaN or ±Inf, number one or none, or are huge or
+// subnormal: a figure or an error, never a panic, and draws spanning more
+// than the largest double (which gonum's tick labelling never finishes)
+// are an error naming the panel.
+func TestDegenerateDraws(t *testing.T) {
+	cols := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__", "a", "b"}
+	row := func(a, b float64) []float64 { return []float64{-1, 0.9, 0.5, 2, 3, 0, 1, a, b} }
+	cases := []struct {
+		name  string
+		draws [][]float64
+		err   string // the error of trace and pairs, which draw the values, or "" for none
+	}{
+		{"constant", [][]float64{row(1, 1), row(1, 1), row(1, 1)}, ""},
+		{"nan", [][]float64{row(math.NaN(), 1), row(2, math.NaN()), row(3, 4)}, ""},
+		{"inf", [][]float64{row(math.Inf(1), 1), row(2, math.Inf(-1)), row(3, 4)}, ""},
+		{"one draw", [][]float64{row(1, 2)}, ""},
+		{"no draws", nil, ""},
+		{"huge", [][]float64{row(1e300, -1e300), row(-1e300, 1e300), row(1, 2)}, ""},
+		{"subnormal", [][]float64{row(1e-320, 0), row(0, 1e-320), row(1, 2)}, ""},
+		{"overflowing span", [][]float64{row(1.7e308, -1.7e308), row(-1.7e308, 1.7e308), row(1, 2)}, "too wide to draw"},
+	}
+	for _, c := range cases {
+		r := &Run{Label: "x", Fit: &diag.Fit{Columns: cols, Chains: []diag.Chain{{Draws: c.draws}, {Draws: c.draws}}}}
+		kinds := []struct {
+			name string
+			make func() (*Figure, error)
+		}{
+			{"trace", func() (*Figure, error) { return Trace(r, nil, false) }},
+			{"rank", func() (*Figure, error) { return Rank(r, nil) }},
+			{"dens", func() (*Figure, error) { return Dens([]*Run{r}, nil) }},
+			{"pairs", func() (*Figure, error) { return Pairs(r, nil) }},
+			{"energy", func() (*Figure, error) { return Energy(r) }},
+		}
+		for _, k := range kinds {
+			f, err := k.make()
+			if err == nil {
+				err = Render(f, io.Discard, "png", 4*vg.Inch, 3*vg.Inch)
+			}
+			if c.err != "" && (k.name == "trace" || k.name == "pairs") {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("%s/%s: error %v, want %q", c.name, k.name, err, c.err)
+				}
+			} else if err != nil {
+				t.Logf("%s/%s: %v", c.name, k.name, err)
+			}
+		}
 	}
 }
 
