@@ -245,15 +245,25 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 		p.Legend.Top = true
 		p.Legend.TextStyle.Font.Size = vg.Points(8)
 	}
-	// gonum's tick labelling never ends on an axis whose span overflows
-	// (an axis without data has the range +Inf to −Inf, which it draws).
 	for _, ax := range []struct {
-		name     string
-		min, max float64
-	}{{"x", p.X.Min, p.X.Max}, {"y", p.Y.Min, p.Y.Max}} {
-		if !math.IsInf(ax.min, 0) && !math.IsInf(ax.max, 0) && math.IsInf(ax.max-ax.min, 0) {
+		name string
+		a    *plot.Axis
+	}{{"x", &p.X}, {"y", &p.Y}} {
+		lo, hi := ax.a.Min, ax.a.Max
+		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			continue // no data: gonum draws the axis as it is
+		}
+		// gonum widens an empty range by ±1, which changes nothing beyond
+		// 2^53 and leaves a range its ticks refuse: widen it relatively.
+		if lo == hi {
+			pad := max(1, math.Abs(lo)*1e-9)
+			ax.a.Min, ax.a.Max = lo-pad, hi+pad
+		}
+		// gonum's tick labelling never ends on an axis whose span
+		// overflows.
+		if math.IsInf(ax.a.Max-ax.a.Min, 0) {
 			return nil, fmt.Errorf("plots: panel %q: its %s values, from %g to %g, span more than the largest double: too wide to draw",
-				pn.Title, ax.name, ax.min, ax.max)
+				pn.Title, ax.name, lo, hi)
 		}
 	}
 	return p, nil

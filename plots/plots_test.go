@@ -235,7 +235,8 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestDegenerateDraws draws every kind from two chains of draws that are
-// constant, hold NaN or ±Inf, number one or none, or are huge or
+// constant (small or huge: gonum's padding of an empty range does nothing
+// beyond 2^53), hold NaN or ±Inf, number one or none, or are huge or
 // subnormal: a figure or an error, never a panic, and draws spanning more
 // than the largest double (which gonum's tick labelling never finishes)
 // are an error naming the panel.
@@ -248,6 +249,7 @@ func TestDegenerateDraws(t *testing.T) {
 		err   string // the error of trace and pairs, which draw the values, or "" for none
 	}{
 		{"constant", [][]float64{row(1, 1), row(1, 1), row(1, 1)}, ""},
+		{"constant huge", [][]float64{row(1e20, -3e300), row(1e20, -3e300)}, ""},
 		{"nan", [][]float64{row(math.NaN(), 1), row(2, math.NaN()), row(3, 4)}, ""},
 		{"inf", [][]float64{row(math.Inf(1), 1), row(2, math.Inf(-1)), row(3, 4)}, ""},
 		{"one draw", [][]float64{row(1, 2)}, ""},
@@ -255,6 +257,7 @@ func TestDegenerateDraws(t *testing.T) {
 		{"huge", [][]float64{row(1e300, -1e300), row(-1e300, 1e300), row(1, 2)}, ""},
 		{"subnormal", [][]float64{row(1e-320, 0), row(0, 1e-320), row(1, 2)}, ""},
 		{"overflowing span", [][]float64{row(1.7e308, -1.7e308), row(-1.7e308, 1.7e308), row(1, 2)}, "too wide to draw"},
+		{"constant at the largest double", [][]float64{row(math.MaxFloat64, 1), row(math.MaxFloat64, 2)}, "too wide to draw"},
 	}
 	for _, c := range cases {
 		r := &Run{Label: "x", Fit: &diag.Fit{Columns: cols, Chains: []diag.Chain{{Draws: c.draws}, {Draws: c.draws}}}}

@@ -194,8 +194,12 @@ type replicate struct {
 }
 
 // replicates returns the pool's first k sub-evaluators, creating missing
-// ones.
+// ones, with the evaluator's context of the moment (a REPL session's
+// changes from line to line).
 func (ev *evaluator) replicates(k int) []*replicate {
+	for _, r := range ev.crn.reps[:min(k, len(ev.crn.reps))] {
+		r.ev.setContext(ev.ctx0)
+	}
 	for len(ev.crn.reps) < k {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
 		sub.setContext(ev.ctx0)

@@ -237,13 +237,18 @@ func (ev *evaluator) read(v *ir.Var, p lang.Pos) (stdlib.Value, error) {
 // (dirty) current: its cells joined into one tape value.
 func (ev *evaluator) pack(s *slot) {
 	if s.dirty {
-		shape := autodiff.VectorShape(len(s.cells)) // a real array's flat storage
-		if s.v.Type.Dims == 0 {
-			shape = s.v.AD.Shape()
-		}
-		s.v.AD = ev.tape().Concat(shape, s.cells...)
+		s.v.AD = ev.tape().Concat(s.packedShape(), s.cells...)
 		s.dirty = false
 	}
+}
+
+// packedShape is the shape of the whole value of a container assigned
+// element by element.
+func (s *slot) packedShape() autodiff.Shape {
+	if s.v.Type.Dims == 0 {
+		return s.v.AD.Shape()
+	}
+	return autodiff.VectorShape(len(s.cells)) // a real array's flat storage
 }
 
 // declare creates a variable with its declared sizes and initial value

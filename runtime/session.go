@@ -60,7 +60,8 @@ func NewSession(m *Model, impls stdlib.Impls, seed uint64, out io.Writer) *Sessi
 // resets its tape, which keeps every value each line records and, after an
 // operation that failed, its error, which every later line would report:
 // EvalAt renews the tape after a line that failed, and after one that left
-// it more than twice as large as the variables (and 2^20 values more).
+// it more than twice as large as the variables (and 2^20 values more); a
+// line that failed before it recorded anything leaves the tape as it was.
 func (s *Session) renew() {
 	old := s.ev.tape()
 	t := autodiff.NewTape()
@@ -70,8 +71,17 @@ func (s *Session) renew() {
 		if !sl.set {
 			continue
 		}
-		s.ev.pack(sl)
-		sl.v = copyValue(t, old, sl.v)
+		if sl.dirty {
+			// Packed straight onto the new tape: the old one may be full.
+			vals := make([]float64, len(sl.cells))
+			for k, c := range sl.cells {
+				vals[k] = old.Scalar(c)
+			}
+			sl.v.AD = t.NewConst(sl.packedShape(), vals)
+			sl.dirty = false
+		} else {
+			sl.v = copyValue(t, old, sl.v)
+		}
 		sl.cells = nil
 	}
 	s.ev.ctx.Tape = t
@@ -104,8 +114,9 @@ func (s *Session) EvalContext(ctx context.Context, file, line string) (string, e
 // EvalAt is Eval with the name error positions use for the line, such as
 // "session.txt:12" for line 12 of a script.
 func (s *Session) EvalAt(file, line string) (out string, err error) {
+	start := s.ev.tape().Size()
 	defer func() {
-		if err != nil || s.ev.tape().Size() > 2*s.live+1<<20 {
+		if t := s.ev.tape(); t.Err() != nil || err != nil && t.Size() > start || t.Size() > 2*s.live+1<<20 {
 			s.renew()
 		}
 	}()

@@ -163,3 +163,49 @@ func FuzzSession(f *testing.F) {
 		}
 	})
 }
+
+// TestSessionRenewFullTape checks that a line that fills the tape while a
+// variable has elements assigned one by one (its cells not yet packed)
+// fails with an error and keeps that variable: the renewal packs it onto
+// the new tape, as the old one has no room left.
+func TestSessionRenewFullTape(t *testing.T) {
+	s := NewSession(nil, Builtins(), 1, nil)
+	s.ev.maxValues = 100000
+	s.ev.tape().SetLimit(100000)
+	for _, line := range []string{"vector[2000] v = rep_vector(0, 2000);", "v[1] = 1;"} {
+		if _, err := s.Eval(line); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+	}
+	if _, err := s.Eval("real z = 0; for (i in 1:200000) { z += i; }"); err == nil {
+		t.Fatal("a line that fills the tape: no error")
+	}
+	if got, err := s.Eval("sum(v)"); err != nil || got != "1" {
+		t.Errorf("sum(v) after the full tape: %q %v", got, err)
+	}
+}
+
+// TestSessionCRNContext checks that the replicates of a crn call evaluated
+// in parallel take each line's context: a line after one whose context
+// ended (as the REPL's does when the line is done) is not interrupted.
+func TestSessionCRNContext(t *testing.T) {
+	bm := bindSource(t, `functions {
+  real loopsum(real x) {
+    real s = 0;
+    for (i in 1:2000) {
+      s += x;
+    }
+    return s;
+  }
+}
+model { }`, nil)
+	s := NewSession(bm, Builtins(), 1, nil)
+	s.Workers = 2
+	for k := range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		if _, err := s.EvalContext(ctx, "<line>", "crn(4, loopsum(normal_rng(0, 1)))"); err != nil {
+			t.Errorf("line %d: %v", k+1, err)
+		}
+		cancel()
+	}
+}
