@@ -194,11 +194,12 @@ type replicate struct {
 }
 
 // replicates returns the pool's first k sub-evaluators, creating missing
-// ones, with the evaluator's context of the moment (a REPL session's
-// changes from line to line).
+// ones, with the evaluator's context and file name of the moment (a REPL
+// session's change from line to line).
 func (ev *evaluator) replicates(k int) []*replicate {
 	for _, r := range ev.crn.reps[:min(k, len(ev.crn.reps))] {
 		r.ev.setContext(ev.ctx0)
+		r.ev.file = ev.file
 	}
 	for len(ev.crn.reps) < k {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)

@@ -114,6 +114,10 @@ func (s *Session) EvalContext(ctx context.Context, file, line string) (string, e
 // EvalAt is Eval with the name error positions use for the line, such as
 // "session.txt:12" for line 12 of a script.
 func (s *Session) EvalAt(file, line string) (out string, err error) {
+	// Runtime errors name the line as the checker's do.
+	prevFile := s.ev.file
+	s.ev.file = file
+	defer func() { s.ev.file = prevFile }()
 	start := s.ev.tape().Size()
 	defer func() {
 		if t := s.ev.tape(); t.Err() != nil || err != nil && t.Size() > start || t.Size() > 2*s.live+1<<20 {

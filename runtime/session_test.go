@@ -177,8 +177,8 @@ func TestSessionRenewFullTape(t *testing.T) {
 			t.Fatalf("%q: %v", line, err)
 		}
 	}
-	if _, err := s.Eval("real z = 0; for (i in 1:200000) { z += i; }"); err == nil {
-		t.Fatal("a line that fills the tape: no error")
+	if _, err := s.Eval("real z = 0; for (i in 1:200000) { z += i; }"); err == nil || !strings.HasPrefix(err.Error(), "<line 3>:") {
+		t.Fatalf("a line that fills the tape: error %v, want one at <line 3>", err)
 	}
 	if got, err := s.Eval("sum(v)"); err != nil || got != "1" {
 		t.Errorf("sum(v) after the full tape: %q %v", got, err)
