@@ -24,7 +24,8 @@ import (
 // FuzzDensity checks that no program and no point makes the runtime
 // panic, and that the compiled plans and the interpreter agree: the same
 // log density and gradient bit for bit, or the same error; and the
-// default evaluation (plans, lifted and hoisted loops) too, to 1e-9.
+// default evaluation (plans, lifted and hoisted loops) too: bit for bit
+// where it lifted or hoisted no loop, else to 1e-8.
 // Each accepted program gets data made up from its declarations
 // (fuzzData) and a point on the unconstrained scale drawn from seed; an
 // evaluation that runs out of time or memory ends the case. The seeds are
@@ -62,6 +63,7 @@ func FuzzDensity(f *testing.F) {
 		var lp [3]float64
 		var grad [3][]float64
 		var evalErrs [3]error
+		reordered := false // the default evaluation lifted or hoisted a loop
 		for k, noPlans := range []bool{false, true, false} {
 			d, err := bm.NewDensity()
 			if err != nil {
@@ -70,6 +72,7 @@ func FuzzDensity(f *testing.F) {
 			d.ev.noPlans, d.ev.noLift = noPlans, k < 2
 			grad[k] = make([]float64, len(theta))
 			lp[k], evalErrs[k] = d.LogDensityGrad(theta, grad[k])
+			reordered = k == 2 && d.ev.lifted+d.ev.hoisted > 0
 		}
 		for _, err := range evalErrs {
 			if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
@@ -89,15 +92,21 @@ func FuzzDensity(f *testing.F) {
 		if !sameBits(lp[0], lp[1]) {
 			t.Errorf("log density: planned %.17g, interpreted %.17g", lp[0], lp[1])
 		}
-		if !near(lp[2], lp[1]) {
-			t.Errorf("log density: default %.17g, interpreted %.17g", lp[2], lp[1])
+		// Without a lifted or hoisted loop the default evaluation is the
+		// planned one.
+		agree := sameBits
+		if reordered {
+			agree = near
+		}
+		if !agree(lp[2], lp[1]) {
+			t.Errorf("log density: default %.17g, interpreted %.17g (reordered: %v)", lp[2], lp[1], reordered)
 		}
 		for i := range grad[0] {
 			if !sameBits(grad[0][i], grad[1][i]) {
 				t.Errorf("gradient %d: planned %.17g, interpreted %.17g", i, grad[0][i], grad[1][i])
 			}
-			if !near(grad[2][i], grad[1][i]) {
-				t.Errorf("gradient %d: default %.17g, interpreted %.17g", i, grad[2][i], grad[1][i])
+			if !agree(grad[2][i], grad[1][i]) {
+				t.Errorf("gradient %d: default %.17g, interpreted %.17g (reordered: %v)", i, grad[2][i], grad[1][i], reordered)
 			}
 		}
 	})
@@ -132,10 +141,12 @@ func testSources(t testing.TB) []string {
 // fuzzPaths names FuzzDensity's three evaluations.
 var fuzzPaths = [3]string{"planned", "interpreted", "default"}
 
-// near reports whether a and b agree to 1e-9 relative to max(1, |b|), or
-// are the same infinity, or both NaN.
+// near reports whether a and b agree to 1e-8 relative to max(1, |b|), or
+// are the same infinity, or both NaN: sums of the same terms in two orders
+// (a sum that cancels terms many orders larger than itself could differ
+// more; a failure here is to be read with that in mind).
 func near(a, b float64) bool {
-	return sameBits(a, b) || math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
+	return sameBits(a, b) || math.Abs(a-b) <= 1e-8*math.Max(1, math.Abs(b))
 }
 
 // sameBits reports whether a and b are the same double, any NaN matching
