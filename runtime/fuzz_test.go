@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,10 +177,7 @@ func fuzzData(m *ir.Model, seed uint64) (set *data.Set, ok bool) {
 			}
 			dims = append(dims, int(n))
 		}
-		size := 1
-		for _, n := range dims {
-			size *= n
-		}
+		size := product(dims)
 		if total += size; total > 2000 {
 			return nil, false
 		}
@@ -187,10 +185,7 @@ func fuzzData(m *ir.Model, seed uint64) (set *data.Set, ok bool) {
 		hi, hasHi := fuzzReal(d.Upper, ints)
 		isInt := d.Var.Type.Base == lang.Int
 		flat := make([]any, size)
-		per := 1
-		for _, n := range dims[len(d.ArraySizes):] {
-			per *= n
-		}
+		per := product(dims[len(d.ArraySizes):]) // the entries of one vector or matrix
 		for i := range flat {
 			switch {
 			case d.Special != lang.NoSpecial:
@@ -229,7 +224,7 @@ func fuzzData(m *ir.Model, seed uint64) (set *data.Set, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	vals, err := data.ReadJSON("fuzz.json", strings.NewReader(string(js)))
+	vals, err := data.ReadJSON("fuzz.json", bytes.NewReader(js))
 	if err != nil {
 		return nil, false
 	}

@@ -86,8 +86,7 @@ func TestSessionInterrupt(t *testing.T) {
 // half is more than the arena's 2^31 − 1 values.
 func TestSessionArenaFull(t *testing.T) {
 	s := NewSession(nil, Builtins(), 1, nil)
-	s.ev.maxValues = 1000
-	s.ev.tape().SetLimit(1000)
+	limitValues(s, 1000)
 	for _, line := range []string{"rep_vector(0, 100000)", "vector[100000] v = rep_vector(1, 100000);",
 		"real z = 0; for (i in 1:100000) { z += i; }"} {
 		_, err := s.Eval(line)
@@ -150,8 +149,7 @@ func FuzzSession(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, script string) {
 		s := NewSession(bm, Builtins(), 1, io.Discard)
-		s.ev.maxValues = 1 << 22
-		s.ev.tape().SetLimit(1 << 22)
+		limitValues(s, 1<<22)
 		lines := strings.Split(script, "\n")
 		for _, line := range lines[:min(len(lines), 16)] {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -170,8 +168,7 @@ func FuzzSession(f *testing.F) {
 // the new tape, as the old one has no room left.
 func TestSessionRenewFullTape(t *testing.T) {
 	s := NewSession(nil, Builtins(), 1, nil)
-	s.ev.maxValues = 100000
-	s.ev.tape().SetLimit(100000)
+	limitValues(s, 100000)
 	for _, line := range []string{"vector[2000] v = rep_vector(0, 2000);", "v[1] = 1;"} {
 		if _, err := s.Eval(line); err != nil {
 			t.Fatalf("%q: %v", line, err)
@@ -208,4 +205,11 @@ model { }`, nil)
 		}
 		cancel()
 	}
+}
+
+// limitValues lowers the values one line of s may hold to n, the memory
+// guard of its loops and its tape's arena alike (renew keeps it).
+func limitValues(s *Session, n int64) {
+	s.ev.maxValues = n
+	s.ev.tape().SetLimit(n)
 }

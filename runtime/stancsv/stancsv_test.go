@@ -21,6 +21,16 @@ func testConfig() *Config {
 	}
 }
 
+// testRows are five rows of sampler columns, theta and x.1.2, two of
+// warmup for testConfig.
+var testRows = [][]float64{
+	{-7.5, 0.9, 1.2, 2, 3, 0, 8.1, 0.25, 1e-5},
+	{-7.25, 1, 1.2, 1, 1, 0, 7.9, 0.3, math.NaN()},
+	{-6.9, 0.75, 0.93, 2, 3, 1, 7.3, 0.123456789, math.Inf(-1)},
+	{-7.0, 0.8, 0.93, 3, 7, 0, 7.5, 0.2, 123456789},
+	{-8.0, 0.95, 0.93, 1, 1, 0, 8.5, 0.1, 0},
+}
+
 func TestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out-2.csv")
@@ -29,13 +39,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := [][]float64{
-		{-7.5, 0.9, 1.2, 2, 3, 0, 8.1, 0.25, 1e-5},
-		{-7.25, 1, 1.2, 1, 1, 0, 7.9, 0.3, math.NaN()},
-		{-6.9, 0.75, 0.93, 2, 3, 1, 7.3, 0.123456789, math.Inf(-1)},
-		{-7.0, 0.8, 0.93, 3, 7, 0, 7.5, 0.2, 123456789},
-		{-8.0, 0.95, 0.93, 1, 1, 0, 8.5, 0.1, 0},
-	}
+	rows := testRows
 	for i, r := range rows {
 		if i == 2 {
 			if err := w.WriteAdaptation(0.932037, false, 2, []float64{0.591014, 2.5}); err != nil {
