@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -726,5 +727,36 @@ func TestRejectedMessages(t *testing.T) {
 	}
 	if nan == 0 || domain == 0 {
 		t.Errorf("%d NaN and %d domain messages, want both", nan, domain)
+	}
+}
+
+// TestFixedMetric is a warm start: the metric of an earlier run is kept
+// through a short warmup that adapts the step size only, from the earlier
+// run's step size and last point, and the draws have the target's moments.
+func TestFixedMetric(t *testing.T) {
+	const d = 4
+	scales := []float64{0.1, 1, 3, 30}
+	target := &gaussian{d: d, scales: scales}
+	cfg := nuts.DefaultConfig()
+	cfg.NumWarmup, cfg.NumSamples = 500, 500
+	pilot, err := nuts.Sample(context.Background(), target, cfg, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm := nuts.DefaultConfig()
+	warm.NumWarmup, warm.NumSamples, warm.FixedMetric = 100, 2000, true
+	warm.InvMetric = pilot.Adaptation.InvMetric
+	// A step size far off: the warmup must adapt it.
+	warm.StepSize = pilot.Adaptation.StepSize * 8
+	warm.Init = pilot.Draws[len(pilot.Draws)-1].Theta
+	draws, res := runChains(t, target, warm, 4, 2)
+	checkMoments(t, draws, make([]float64, d), scales, 4)
+	for _, r := range res {
+		if !slices.Equal(r.Adaptation.InvMetric, pilot.Adaptation.InvMetric) {
+			t.Errorf("inverse metric %v, want the pilot's %v", r.Adaptation.InvMetric, pilot.Adaptation.InvMetric)
+		}
+		if ratio := r.Adaptation.StepSize / pilot.Adaptation.StepSize; ratio < 0.5 || ratio > 2 {
+			t.Errorf("step size %.3g after warmup, the pilot's %.3g: not adapted", r.Adaptation.StepSize, pilot.Adaptation.StepSize)
+		}
 	}
 }

@@ -34,10 +34,12 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 		est *metricEstimator
 	)
 	if adapt {
-		var reduced bool
-		win, reduced = newWindows(cfg.NumWarmup, cfg.InitBuffer, cfg.TermBuffer, cfg.BaseWindow)
-		c.adaptation.ReducedWindows = reduced
-		est = newMetricEstimator(c.metric.kind, c.d)
+		if !cfg.FixedMetric {
+			var reduced bool
+			win, reduced = newWindows(cfg.NumWarmup, cfg.InitBuffer, cfg.TermBuffer, cfg.BaseWindow)
+			c.adaptation.ReducedWindows = reduced
+			est = newMetricEstimator(c.metric.kind, c.d)
+		}
 		// Stan sets mu from the user's step size before the heuristic runs.
 		da = dualAveraging{delta: cfg.Delta, gamma: cfg.Gamma, kappa: cfg.Kappa, t0: cfg.T0, mu: math.Log(10 * cfg.StepSize)}
 		if err := c.initStepSize(); err != nil {
@@ -68,6 +70,8 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 		draw.Warmup = true
 		if adapt {
 			c.eps = da.learn(draw.AcceptStat)
+		}
+		if est != nil {
 			if win.inWindow() {
 				est.add(c.z.q)
 			}

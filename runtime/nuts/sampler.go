@@ -17,6 +17,10 @@ type Config struct {
 	SaveWarmup bool // also deliver warmup draws to the callback
 
 	NoAdapt bool // run warmup without adaptation (Stan's adapt engaged=0)
+	// FixedMetric makes warmup adapt the step size only: the metric stays
+	// InvMetric throughout (a warm start from an earlier run's adaptation,
+	// whose metric is kept and whose step size is refined).
+	FixedMetric bool
 
 	MaxDepth   int     // maximum tree depth (10)
 	MaxDeltaH  float64 // energy error beyond which a step is divergent (1000)
