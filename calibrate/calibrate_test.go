@@ -1,10 +1,12 @@
 package calibrate
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/shmlang/shm/runtime/data"
@@ -236,7 +238,7 @@ func TestPlanFolder(t *testing.T) {
 	if r, err := dir.ReadResult(task); r != nil || err != nil {
 		t.Errorf("unfinished task: %v, %v", r, err)
 	}
-	if err := dir.WriteResult(&Result{Task: task, HPDCovered: true}); err != nil {
+	if err := dir.WriteResult(&Result{Task: task, HPDCovered: true, HPDTruth: -1, HPDThreshold: -2, Draws: 10, EllipseDist2: 5, EllipseRadius2: 4}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := dir.ReadResult(task)
@@ -270,5 +272,44 @@ func TestMedianRhat(t *testing.T) {
 	}
 	if rhat[0] > 1.01 || !(rhat[1] > 1.5) {
 		t.Errorf("R-hat %v, want at most 1.01 for identical chains and above 1.5 for separated ones", rhat)
+	}
+}
+
+// TestReadResultRejects: a result file that is not the task's finished
+// result is an error naming the file, not a result counted.
+func TestReadResultRejects(t *testing.T) {
+	dir := Dir(t.TempDir())
+	task := Task{Lambda: 2, Dataset: 3}
+	good := Result{Task: task, Draws: 10, HPDTruth: -1, HPDThreshold: -2, HPDCovered: true, EllipseDist2: 1, EllipseRadius2: 4, EllipseCovered: true,
+		Columns: []string{"mu"}, Mean: []float64{0}, SD: []float64{1}}
+	for name, edit := range map[string]func(r *Result){
+		"another task's":        func(r *Result) { r.Dataset = 4 },
+		"another scale's":       func(r *Result) { r.Lambda = 3 },
+		"no draws":              func(r *Result) { r.Draws = 0 },
+		"HPD contradicted":      func(r *Result) { r.HPDCovered = false },
+		"ellipse contradicted":  func(r *Result) { r.EllipseCovered = false },
+		"columns without means": func(r *Result) { r.Mean = nil },
+		"an unknown source":     func(r *Result) { r.Source = "guess" },
+	} {
+		r := good
+		edit(&r)
+		b, _ := json.Marshal(&r)
+		if err := writeAtomic(dir.ResultPath(task), b); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := dir.ReadResult(task); err == nil || !strings.Contains(err.Error(), dir.ResultPath(task)) {
+			t.Errorf("%s: %+v, %v; want an error naming the file", name, got, err)
+		}
+	}
+	if err := writeAtomic(dir.ResultPath(task), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dir.ReadResult(task); err == nil {
+		t.Errorf("{}: read as %+v", got)
+	}
+	b, _ := json.Marshal(&good)
+	writeAtomic(dir.ResultPath(task), b)
+	if got, err := dir.ReadResult(task); err != nil || got == nil {
+		t.Errorf("a good result: %v, %v", got, err)
 	}
 }

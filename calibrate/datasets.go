@@ -98,15 +98,16 @@ func Bootstrap(dir Dir, set *data.Set, names []string, n int, seed uint64) error
 // Estimate returns the paper's estimate for a bootstrap calibration: the
 // draw of a posterior run (at the default loss scale, on the data as
 // given) with the highest log density without Jacobian, by parameter
-// column.
-func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, progress func(nuts.Progress)) (map[string]float64, error) {
-	post, err := p.Sample(ctx, bm, p.Seed, progress)
+// column, and the run's draws (whose adaptation is a pilot for the
+// calibration's runs: Dir.WritePilot).
+func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, progress func(nuts.Progress)) (map[string]float64, *Posterior, error) {
+	post, err := p.Sample(ctx, bm, p.Seed, nil, progress)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lp, err := LogDensities(bm, post.Theta...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	best := 0
 	for i, x := range lp {
@@ -122,5 +123,5 @@ func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, progress func(nu
 			j++
 		}
 	}
-	return est, nil
+	return est, post, nil
 }

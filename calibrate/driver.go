@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"text/tabwriter"
@@ -108,6 +109,10 @@ type Calibration struct {
 	Region string // "hpd" or "ellipse"
 	Runner Runner
 	Log    io.Writer // progress; nil for none
+	// Bind and Workers serve the reweighting of runs (Plan.Reuse), which
+	// the calibration does itself, on Workers goroutines.
+	Bind    Binder
+	Workers int
 }
 
 // Outcome is the result of a calibration.
@@ -115,36 +120,32 @@ type Outcome struct {
 	Lambda  float64 // lambda*
 	Evals   []Eval
 	Seconds map[float64]float64 // summed run time per lambda
-	Results []*Result
+	// Reweighted counts the datasets decided by reweighting, per lambda.
+	Reweighted map[float64]int
+	Results    []*Result
 }
 
 // Run evaluates the loss scales the search asks for, running the tasks
 // that have no result yet, and returns lambda* with every evaluation.
+// With Plan.Reuse, the scales of one step are evaluated one at a time,
+// from the lowest, so that each can reweight the runs of the scales
+// before it.
 func (c *Calibration) Run(ctx context.Context) (*Outcome, error) {
-	out := &Outcome{Seconds: map[float64]float64{}}
+	out := &Outcome{Seconds: map[float64]float64{}, Reweighted: map[float64]int{}}
 	for {
 		lambdas := c.Search.Next()
 		if len(lambdas) == 0 {
 			break
 		}
-		var todo []Task
-		for _, l := range lambdas {
-			for i := 0; i < c.Plan.Datasets; i++ {
-				t := Task{Lambda: l, Dataset: i}
-				r, err := c.Dir.ReadResult(t)
-				if err != nil {
-					return nil, err
-				}
-				if r == nil {
-					todo = append(todo, t)
-				}
+		rounds := [][]float64{lambdas}
+		if c.Plan.Reuse != nil {
+			rounds = nil
+			for _, l := range slices.Sorted(slices.Values(lambdas)) {
+				rounds = append(rounds, []float64{l})
 			}
 		}
-		if len(todo) > 0 {
-			if c.Log != nil {
-				fmt.Fprintf(c.Log, "running %d task(s): lambda %s\n", len(todo), lambdaList(lambdas))
-			}
-			if err := c.Runner.Run(ctx, todo); err != nil {
+		for _, round := range rounds {
+			if err := c.runRound(ctx, round); err != nil {
 				return nil, err
 			}
 		}
@@ -161,6 +162,9 @@ func (c *Calibration) Run(ctx context.Context) (*Outcome, error) {
 				cov.Runs++
 				if r.Covered(c.Region) {
 					cov.Covered++
+				}
+				if !r.IsRun() {
+					out.Reweighted[l]++
 				}
 				out.Seconds[l] += r.Seconds
 				out.Results = append(out.Results, r)
@@ -180,6 +184,145 @@ func (c *Calibration) Run(ctx context.Context) (*Outcome, error) {
 	return out, nil
 }
 
+// runRound decides the tasks of the given scales that have no result:
+// with Plan.Reuse, by reweighting where the weights can be trusted, then
+// by runs, the pilot first where the others' warm starts need it.
+func (c *Calibration) runRound(ctx context.Context, lambdas []float64) error {
+	var todo []Task
+	for _, l := range lambdas {
+		for i := 0; i < c.Plan.Datasets; i++ {
+			t := Task{Lambda: l, Dataset: i}
+			r, err := c.Dir.ReadResult(t)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				todo = append(todo, t)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if c.Plan.Reuse != nil {
+		var err error
+		if todo, err = c.reweight(ctx, todo); err != nil {
+			return err
+		}
+		if len(todo) == 0 {
+			return nil
+		}
+		pilot, err := c.needsPilot(todo)
+		if err != nil {
+			return err
+		}
+		if pilot {
+			if c.Log != nil {
+				fmt.Fprintf(c.Log, "running the pilot: lambda %s, dataset 1 (the other datasets' runs start warm from it)\n", lambdaText(todo[0].Lambda))
+			}
+			if err := c.Runner.Run(ctx, todo[:1]); err != nil {
+				return err
+			}
+			todo = todo[1:]
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, "running %d task(s): lambda %s\n", len(todo), lambdaList(lambdas))
+	}
+	return c.Runner.Run(ctx, todo)
+}
+
+// needsPilot reports whether todo's first task must run alone before the
+// others: the datasets share a truth, so that their runs can start warm
+// from one of them, and no run is there yet to start from.
+func (c *Calibration) needsPilot(todo []Task) (bool, error) {
+	if c.Plan.DatasetTruth != nil || len(todo) < 2 || todo[0].Dataset != 0 {
+		return false, nil
+	}
+	pilot, err := c.Dir.ReadPilot()
+	if err != nil || pilot != nil {
+		return false, err
+	}
+	runs, err := c.Dir.runsOf(0)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range runs {
+		if len(r.Chains) > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// reweight decides the tasks it can by reweighting, on c.Workers
+// goroutines, writes their results, and returns the others.
+func (c *Calibration) reweight(ctx context.Context, todo []Task) ([]Task, error) {
+	results := make([]*Result, len(todo))
+	errs := make([]error, len(todo))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(c.Workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r, err := Reweight(ctx, c.Dir, c.Plan, todo[i], c.Bind)
+				if err == nil && r != nil {
+					err = c.Dir.WriteResult(r)
+				}
+				if err != nil {
+					err = fmt.Errorf("lambda %s, dataset %d: reweighting: %w", lambdaText(todo[i].Lambda), todo[i].Dataset+1, err)
+				}
+				results[i], errs[i] = r, err
+			}
+		}()
+	}
+	for i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var left []Task
+	kMax, essMin, done := math.Inf(-1), math.Inf(1), 0
+	for i, r := range results {
+		if r == nil {
+			left = append(left, todo[i])
+			continue
+		}
+		done++
+		kMax, essMin = max(kMax, r.ParetoK), min(essMin, r.ESS)
+	}
+	if c.Log != nil && done > 0 {
+		fmt.Fprintf(c.Log, "lambda %s: %d of %d task(s) decided by reweighting runs at other scales (Pareto k at most %.2f, ESS at least %.0f); %d to run\n",
+			lambdaList(uniqueLambdas(todo)), done, len(todo), kMax, essMin, len(left))
+	}
+	return left, nil
+}
+
+// uniqueLambdas returns the distinct loss scales of the tasks, in order.
+func uniqueLambdas(tasks []Task) []float64 {
+	var out []float64
+	for _, t := range tasks {
+		if !slices.Contains(out, t.Lambda) {
+			out = append(out, t.Lambda)
+		}
+	}
+	return out
+}
+
 func lambdaList(ls []float64) string {
 	s := ""
 	for i, l := range ls {
@@ -194,9 +337,9 @@ func lambdaList(ls []float64) string {
 // WriteTable prints the coverage table and lambda*.
 func (o *Outcome) WriteTable(w io.Writer, target float64) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "lambda\tcoverage\ts.e.\truns\ttime (s)\t")
+	fmt.Fprintln(tw, "lambda\tcoverage\ts.e.\truns\treweighted\ttime (s)\t")
 	for _, e := range o.Evals {
-		fmt.Fprintf(tw, "%.6g\t%.3f\t%.3f\t%d\t%.1f\t\n", e.Lambda, e.Rate(), e.SE(), e.Runs, o.Seconds[e.Lambda])
+		fmt.Fprintf(tw, "%.6g\t%.3f\t%.3f\t%d\t%d\t%.1f\t\n", e.Lambda, e.Rate(), e.SE(), e.Runs, o.Reweighted[e.Lambda], o.Seconds[e.Lambda])
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -211,10 +354,10 @@ func (o *Outcome) WriteTable(w io.Writer, target float64) error {
 // WriteCSV writes the coverage table (coverage.csv) and every run's
 // summary (runs.csv) into the folder.
 func (o *Outcome) WriteCSV(dir Dir) error {
-	cov := [][]string{{"lambda", "covered", "runs", "coverage", "se", "seconds"}}
+	cov := [][]string{{"lambda", "covered", "runs", "coverage", "se", "reweighted", "seconds"}}
 	for _, e := range o.Evals {
 		cov = append(cov, []string{lambdaText(e.Lambda), strconv.Itoa(e.Covered), strconv.Itoa(e.Runs),
-			num(e.Rate()), num(e.SE()), num(o.Seconds[e.Lambda])})
+			num(e.Rate()), num(e.SE()), strconv.Itoa(o.Reweighted[e.Lambda]), num(o.Seconds[e.Lambda])})
 	}
 	if err := writeCSV(dir.path("coverage.csv"), cov); err != nil {
 		return err
@@ -223,7 +366,8 @@ func (o *Outcome) WriteCSV(dir Dir) error {
 		return nil
 	}
 	head := []string{"lambda", "dataset", "seed", "hpd_covered", "hpd_truth", "hpd_threshold",
-		"ellipse_covered", "ellipse_dist2", "ellipse_radius2", "draws", "divergent", "seconds"}
+		"ellipse_covered", "ellipse_dist2", "ellipse_radius2", "draws", "divergent",
+		"source", "from_lambda", "pareto_k", "ess", "warmup", "warm_from", "redone", "seconds"}
 	for _, c := range o.Results[0].Columns {
 		head = append(head, "mean_"+c, "sd_"+c, "median_"+c, "rhat_"+c)
 	}
@@ -232,7 +376,22 @@ func (o *Outcome) WriteCSV(dir Dir) error {
 		row := []string{lambdaText(r.Lambda), strconv.Itoa(r.Dataset + 1), strconv.FormatUint(r.Seed, 10),
 			strconv.FormatBool(r.HPDCovered), num(r.HPDTruth), num(r.HPDThreshold),
 			strconv.FormatBool(r.EllipseCovered), num(r.EllipseDist2), num(r.EllipseRadius2),
-			strconv.Itoa(r.Draws), strconv.Itoa(r.Divergent), strconv.FormatFloat(r.Seconds, 'f', 2, 64)}
+			strconv.Itoa(r.Draws), strconv.Itoa(r.Divergent)}
+		source, from, k, warmFrom := r.Source, "", "", ""
+		if source == "" {
+			source = SourceRun
+		}
+		if r.Source == SourceReweighted {
+			from, k = lambdaText(r.FromLambda), num(r.ParetoK)
+		}
+		switch {
+		case r.WarmFrom != nil && r.WarmFrom.Dataset < 0:
+			warmFrom = "pilot"
+		case r.WarmFrom != nil:
+			warmFrom = fmt.Sprintf("lambda %s, dataset %d", lambdaText(r.WarmFrom.Lambda), r.WarmFrom.Dataset+1)
+		}
+		row = append(row, source, from, k, num(r.ESS), strconv.Itoa(r.Warmup), warmFrom, strconv.FormatBool(r.Redone),
+			strconv.FormatFloat(r.Seconds, 'f', 2, 64))
 		for j := range r.Columns {
 			row = append(row, num(r.Mean[j]), num(r.SD[j]), num(orNaN(r.Median, j)), num(orNaN(r.Rhat, j)))
 		}

@@ -45,6 +45,52 @@ type Result struct {
 	Draws     int       `json:"draws"`
 	Divergent int       `json:"divergent"`
 	Seconds   float64   `json:"seconds"`
+
+	// Source says how the result was obtained: SourceRun, SourceWarm or
+	// SourceReweighted (results of earlier versions have none: runs).
+	Source string `json:"source,omitempty"`
+	// A warm-started run: the run whose adaptation and last points
+	// started it, its warmup iterations, and whether the warm start failed
+	// its checks so that the run was redone with full adaptation (Source
+	// is then SourceRun).
+	WarmFrom *Task `json:"warm_from,omitempty"`
+	Warmup   int   `json:"warmup,omitempty"`
+	Redone   bool  `json:"redone,omitempty"`
+	// A reweighted result: the loss scale of the run whose draws were
+	// reweighted, and the Pareto k̂ of the weights.
+	FromLambda float64 `json:"from_lambda,omitempty"`
+	ParetoK    float64 `json:"pareto_k,omitempty"`
+	// ESS: of a run, the smallest bulk effective sample size of its
+	// parameter columns; of a reweighted result, the effective sample
+	// size of the weighted draws (PSIS's, with the run's relative
+	// efficiency).
+	ESS float64 `json:"ess,omitempty"`
+	// Chains holds each chain's adaptation and last point (runs only):
+	// what a warm start of another run takes.
+	Chains []ChainState `json:"chains,omitempty"`
+
+	// draws are the run's draws, written beside the result by
+	// Dir.WriteResult (runs of a calibration that reuses them).
+	draws *Draws
+}
+
+// The sources of a result.
+const (
+	SourceRun        = "run"        // a run with full adaptation
+	SourceWarm       = "warm"       // a run warm-started from another run's adaptation
+	SourceReweighted = "reweighted" // another run's draws, importance-reweighted
+)
+
+// IsRun reports whether the result comes from a run of its own (not
+// reweighted).
+func (r *Result) IsRun() bool { return r.Source != SourceReweighted }
+
+// ChainState is a chain's adaptation at the end of a run and its last
+// point on the unconstrained scale.
+type ChainState struct {
+	StepSize  float64   `json:"step_size"`
+	InvMetric []float64 `json:"inv_metric"` // diagonal
+	Last      []float64 `json:"last"`
 }
 
 // Covered reports whether the task's region ("hpd" or "ellipse") covers
@@ -76,12 +122,23 @@ type Posterior struct {
 	Theta, Params [][]float64
 	Chains        int
 	Divergent     int
+	// States holds each chain's adaptation and last point.
+	States []ChainState
 }
 
-// Sample runs the plan's chains on bm with the given seed and returns the
-// post-warmup draws; progress, when not nil, receives the chains'
-// iterations.
-func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, progress func(nuts.Progress)) (*Posterior, error) {
+// WarmStart starts a run from another run's chains: each chain takes the
+// step size, inverse metric and last point of the other run's chain of
+// the same number (cycling when it had fewer), and its warmup adapts the
+// step size only, for Warmup iterations.
+type WarmStart struct {
+	States []ChainState
+	Warmup int
+}
+
+// Sample runs the plan's chains on bm with the given seed, from warm
+// when not nil, and returns the post-warmup draws; progress, when not
+// nil, receives the chains' iterations.
+func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, warm *WarmStart, progress func(nuts.Progress)) (*Posterior, error) {
 	cfg := nuts.DefaultConfig()
 	cfg.Progress = progress
 	cfg.NumWarmup, cfg.NumSamples = p.Warmup, p.Samples
@@ -103,15 +160,26 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, progr
 		if err != nil {
 			return nil, err
 		}
-		c, err := nuts.NewChain(d, cfg, seed, chain)
+		ccfg := cfg
+		if warm != nil && len(warm.States) > 0 {
+			st := warm.States[(chain-1)%len(warm.States)]
+			if len(st.Last) != d.Dim() || len(st.InvMetric) != d.Dim() || !(st.StepSize > 0) {
+				return nil, fmt.Errorf("warm start: a chain state of dimension %d for a model of dimension %d", len(st.Last), d.Dim())
+			}
+			ccfg.NumWarmup, ccfg.FixedMetric = warm.Warmup, true
+			ccfg.StepSize, ccfg.InvMetric, ccfg.Init = st.StepSize, st.InvMetric, st.Last
+		}
+		c, err := nuts.NewChain(d, ccfg, seed, chain)
 		if err != nil {
 			return nil, fmt.Errorf("chain %d: %w", chain, err)
 		}
+		var last []float64
 		err = c.Run(ctx, nuts.Callbacks{Draw: func(dr *nuts.Draw) error {
 			if dr.Divergent {
 				post.Divergent++
 			}
-			post.Theta = append(post.Theta, append([]float64(nil), dr.Theta...))
+			last = append([]float64(nil), dr.Theta...)
+			post.Theta = append(post.Theta, last)
 			var err error
 			if row, err = d.Draw(row[:0], dr.Theta, gq); err != nil {
 				return err
@@ -122,6 +190,8 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, progr
 		if err != nil {
 			return nil, fmt.Errorf("chain %d: %w", chain, err)
 		}
+		a := c.Adaptation()
+		post.States = append(post.States, ChainState{StepSize: a.StepSize, InvMetric: a.InvMetric, Last: last})
 	}
 	if len(post.Theta) == 0 {
 		return nil, fmt.Errorf("no draws: --samples is 0")
@@ -150,21 +220,42 @@ func LogDensities(bm *runtime.Model, thetas ...[]float64) ([]float64, error) {
 
 // RunTask runs one task: the posterior of dataset t.Dataset at loss scale
 // t.Lambda, and whether the regions of credibility p.Level cover p.Truth.
+// With p.Reuse, the run starts warm from the nearest run of the same
+// dataset (or the pilot) and is redone with full adaptation when it fails
+// the checks; it keeps its draws for reweighting to other scales.
 func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, progress func(nuts.Progress)) (*Result, error) {
 	start := time.Now()
-	extra, err := readDataset(dir, p, t.Dataset)
+	bm, err := p.bindTask(ctx, dir, t, t.Lambda, bind)
 	if err != nil {
 		return nil, err
 	}
-	extra = append(extra, &data.Value{Name: p.Param, Data: []float64{t.Lambda}})
 	seed := p.taskSeed(t.Dataset)
-	bm, err := bind(ctx, extra, seed)
-	if err != nil {
-		return nil, err
+	r := &Result{Task: t, Seed: seed, Source: SourceRun, Warmup: p.Warmup}
+	var post *Posterior
+	if p.Reuse != nil {
+		from, err := dir.warmSource(p, t)
+		if err != nil {
+			return nil, err
+		}
+		if from != nil {
+			post, err = p.Sample(ctx, bm, seed, &WarmStart{States: from.Chains, Warmup: p.Reuse.WarmWarmup}, progress)
+			switch {
+			case ctx.Err() != nil:
+				return nil, ctx.Err()
+			case err == nil && p.Reuse.accepts(post):
+				ft := from.Task
+				r.Source, r.WarmFrom, r.Warmup = SourceWarm, &ft, p.Reuse.WarmWarmup
+			default:
+				// The warm start failed (an error, or R-hat or ESS off):
+				// the run is redone from nothing.
+				post, r.Redone = nil, true
+			}
+		}
 	}
-	post, err := p.Sample(ctx, bm, seed, progress)
-	if err != nil {
-		return nil, err
+	if post == nil {
+		if post, err = p.Sample(ctx, bm, seed, nil, progress); err != nil {
+			return nil, err
+		}
 	}
 	truthColumns := p.TruthOf(t.Dataset)
 	truth, err := bm.UnconstrainColumns(truthColumns)
@@ -175,12 +266,7 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, progres
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Task: t, Seed: seed, Draws: len(post.Theta), Divergent: post.Divergent}
-	r.HPDTruth = lp[len(lp)-1]
-	if r.HPDThreshold, err = HPDThreshold(lp[:len(lp)-1], p.Level); err != nil {
-		return nil, err
-	}
-	r.HPDCovered = r.HPDTruth >= r.HPDThreshold
+	r.Draws, r.Divergent, r.Chains = len(post.Theta), post.Divergent, post.States
 	for _, e := range bm.Layout.Entries {
 		r.Columns = append(r.Columns, e.Columns...)
 	}
@@ -188,14 +274,48 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, progres
 	for j, c := range r.Columns {
 		point[j] = truthColumns[c]
 	}
-	if r.EllipseDist2, r.EllipseRadius2, err = EllipseDistance(point, post.Params, p.Level); err != nil {
+	if err := r.decide(lp[len(lp)-1], lp[:len(lp)-1], nil, point, post.Params, p.Level); err != nil {
 		return nil, err
 	}
-	r.EllipseCovered = r.EllipseDist2 <= r.EllipseRadius2
 	r.Mean, r.SD = meanSD(post.Params)
 	r.Median, r.Rhat = medianRhat(post)
+	r.ESS = minESS(post)
+	if p.Reuse != nil {
+		r.draws = &Draws{Theta: post.Theta, Params: post.Params, LP: lp[:len(lp)-1]}
+		if err := p.affineTerms(ctx, dir, t, bind, r.draws, truth, lp[len(lp)-1]); err != nil {
+			return nil, err
+		}
+	}
 	r.Seconds = time.Since(start).Seconds()
 	return r, nil
+}
+
+// bindTask binds the model to task t's dataset at the loss scale lambda.
+func (p *Plan) bindTask(ctx context.Context, dir Dir, t Task, lambda float64, bind Binder) (*runtime.Model, error) {
+	extra, err := readDataset(dir, p, t.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	extra = append(extra, &data.Value{Name: p.Param, Data: []float64{lambda}})
+	return bind(ctx, extra, p.taskSeed(t.Dataset))
+}
+
+// decide sets the regions' thresholds and whether they cover the truth,
+// from the log densities (without Jacobian) of the truth and the draws,
+// the truth's parameter columns and the draws', and the draws' weights
+// (nil for equal weights).
+func (r *Result) decide(truthLP float64, lp, weights, truth []float64, params [][]float64, level float64) error {
+	var err error
+	r.HPDTruth = truthLP
+	if r.HPDThreshold, err = WeightedHPDThreshold(lp, weights, level); err != nil {
+		return err
+	}
+	r.HPDCovered = r.HPDTruth >= r.HPDThreshold
+	if r.EllipseDist2, r.EllipseRadius2, err = WeightedEllipseDistance(truth, params, weights, level); err != nil {
+		return err
+	}
+	r.EllipseCovered = r.EllipseDist2 <= r.EllipseRadius2
+	return nil
 }
 
 // readDataset returns the values of dataset i (none for i < 0: the data

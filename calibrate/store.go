@@ -46,6 +46,9 @@ type Plan struct {
 	MaxDepth int     `json:"max_depth"`
 	Delta    float64 `json:"adapt_delta"`
 	Seed     uint64  `json:"seed"`
+	// Reuse, when set, lets the calibration reuse its runs (reweighting
+	// and warm starts); nil is --exact: every task a run from nothing.
+	Reuse *Reuse `json:"reuse,omitempty"`
 }
 
 // HeldValue is a transformed data variable's value.
@@ -126,9 +129,24 @@ func (d Dir) ReadPlan() (*Plan, error) {
 	return &p, nil
 }
 
+// DrawsPath is the file of a run's draws (beside its result).
+func (d Dir) DrawsPath(t Task) string {
+	return d.path("results", "lambda="+lambdaText(t.Lambda), fmt.Sprintf("d%03d.draws", t.Dataset))
+}
+
+// PilotPath is the file of the pilot run's adaptation: the run that
+// estimated the truth of a bootstrap calibration.
+func (d Dir) PilotPath() string { return d.path("pilot.json") }
+
 // WriteResult stores a task's result (through a temporary file renamed
-// when complete: a killed task leaves no result).
+// when complete: a killed task leaves no result), after the run's draws
+// when it kept them.
 func (d Dir) WriteResult(r *Result) error {
+	if r.draws != nil {
+		if err := d.WriteDraws(r.Task, r.draws); err != nil {
+			return err
+		}
+	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -137,7 +155,8 @@ func (d Dir) WriteResult(r *Result) error {
 }
 
 // ReadResult returns a task's result, or nil when the task has not
-// finished.
+// finished. A file that is not a result of this task (another task's,
+// or missing its fields) is an error.
 func (d Dir) ReadResult(t Task) (*Result, error) {
 	b, err := os.ReadFile(d.ResultPath(t))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -150,7 +169,30 @@ func (d Dir) ReadResult(t Task) (*Result, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", d.ResultPath(t), err)
 	}
+	if err := r.check(t); err != nil {
+		return nil, fmt.Errorf("%s: %w (remove it to run the task again)", d.ResultPath(t), err)
+	}
 	return &r, nil
+}
+
+// check reports a result that is not task t's, or is incomplete.
+func (r *Result) check(t Task) error {
+	switch {
+	case r.Lambda != t.Lambda || r.Dataset != t.Dataset:
+		return fmt.Errorf("holds the result of lambda %s, dataset %d, not of lambda %s, dataset %d",
+			lambdaText(r.Lambda), r.Dataset+1, lambdaText(t.Lambda), t.Dataset+1)
+	case r.Draws < 1:
+		return errors.New("not a finished result: no draws")
+	case r.Source != "" && r.Source != SourceRun && r.Source != SourceWarm && r.Source != SourceReweighted:
+		return fmt.Errorf("unknown source %q", r.Source)
+	case len(r.Mean) != len(r.Columns) || len(r.SD) != len(r.Columns):
+		return fmt.Errorf("%d columns with %d means and %d standard deviations", len(r.Columns), len(r.Mean), len(r.SD))
+	case r.HPDCovered != (r.HPDTruth >= r.HPDThreshold):
+		return errors.New("its HPD coverage contradicts its threshold")
+	case r.EllipseCovered != (r.EllipseDist2 <= r.EllipseRadius2):
+		return errors.New("its ellipse coverage contradicts its distance")
+	}
+	return nil
 }
 
 // writeAtomic writes b to path through a temporary file in its folder.

@@ -14,10 +14,12 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/shmlang/shm/calibrate"
+	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/nuts"
@@ -36,7 +38,7 @@ const calibrateUsage = `usage:
       the variance of the crn-averaged loss and the time per replicate for each K
   shm calibrate eps data... --y NAME [--noise SIGMA] [--alpha 1]
       the data resolution h by the paper's three rules, and eps = (alpha h)^2
-  shm calibrate task DIR ROUND.json --index I   (one task of a Slurm job array)
+  shm calibrate task DIR ROUND.json --index I   (one array task of a Slurm job array: its runs)
 `
 
 // cmdCalibrate implements "shm calibrate".
@@ -67,10 +69,10 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 type lambdaFlags struct {
 	dir, param, truth, replicate, datasets, resample, region, lambdas, sbatch, hold string
 	generate, bootstrap, chains, warmup, samples, maxDepth, maxTemps, workers       int
-	maxRunning, refresh                                                             int
+	maxRunning, refresh, runsPerTask, warmWarmup                                    int
 	seed                                                                            uint64
 	level, target, start, factor, tol, delta, lambda0                               float64
-	slurm, collect                                                                  bool
+	slurm, collect, exact                                                           bool
 	sets                                                                            stringList
 }
 
@@ -104,7 +106,10 @@ func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.slurm, "slurm", false, "run the tasks as Slurm job arrays (sbatch --wait), one round per step of the search")
 	fs.StringVar(&f.sbatch, "sbatch", "", "with --slurm: extra sbatch options, e.g. \"--partition=long --time=2:00:00\"")
 	fs.IntVar(&f.maxRunning, "max-running", 0, "with --slurm: most array tasks running at once")
+	fs.IntVar(&f.runsPerTask, "runs-per-task", 0, "with --slurm: runs per array task (default: about a minute of work, from the measured cost of the runs so far)")
 	fs.BoolVar(&f.collect, "collect", false, "run nothing: the table from the results already in --dir")
+	fs.BoolVar(&f.exact, "exact", false, "reuse nothing: every (lambda, dataset) a run with full adaptation (the reference for the default fast path, which reweights runs to other scales and warm-starts runs)")
+	fs.IntVar(&f.warmWarmup, "warm-warmup", calibrate.DefaultReuse().WarmWarmup, "warmup iterations of a warm-started run (not with --exact)")
 	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
 }
 
@@ -131,6 +136,10 @@ func (f *lambdaFlags) validate() error {
 		return errors.New("--start and --lambda0 must be positive, --factor above 1, --tol positive, --max-temps at least 1")
 	case f.generate > 100000 || f.bootstrap > 100000:
 		return errors.New("at most 100000 datasets")
+	case f.runsPerTask < 0:
+		return errors.New("--runs-per-task must be at least 1 (or 0: the default)")
+	case f.warmWarmup < 1:
+		return errors.New("--warm-warmup must be at least 1")
 	}
 	return nil
 }
@@ -253,8 +262,15 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 					fmt.Fprintf(stderr, "estimate: chain %d iteration %d / %d\n", p.Chain, p.Iteration, p.Total)
 				}
 			}
-			if plan.Truth, err = plan.Estimate(ctx, bm, progress); err != nil {
+			var post *calibrate.Posterior
+			if plan.Truth, post, err = plan.Estimate(ctx, bm, progress); err != nil {
 				return nil, fmt.Errorf("estimating the truth: %w", err)
+			}
+			if plan.Reuse != nil {
+				// Its adaptation starts the first scale's runs.
+				if err := dir.WritePilot(f.lambda0, post); err != nil {
+					return nil, err
+				}
 			}
 			fmt.Fprintf(stderr, "estimate (the draw with the highest log density, %.1f s): %s\n", time.Since(start).Seconds(), columnsText(bm, plan.Truth))
 		}
@@ -280,9 +296,11 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 		if err != nil {
 			return nil, err
 		}
-		runner = &calibrate.Slurm{Dir: calibrate.Dir(absDir), Exe: exe, Options: strings.Fields(f.sbatch), MaxRunning: f.maxRunning, Log: stderr}
+		runner = &calibrate.Slurm{Dir: calibrate.Dir(absDir), Exe: exe, Options: strings.Fields(f.sbatch), MaxRunning: f.maxRunning,
+			RunsPerTask: f.runsPerTask, Log: stderr}
 	}
-	c := &calibrate.Calibration{Dir: dir, Plan: plan, Search: search, Region: f.region, Runner: runner, Log: stderr}
+	c := &calibrate.Calibration{Dir: dir, Plan: plan, Search: search, Region: f.region, Runner: runner, Log: stderr,
+		Bind: bind, Workers: f.workers}
 	return c.Run(ctx)
 }
 
@@ -295,6 +313,10 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 	}
 	plan := &calibrate.Plan{Model: m, Sets: f.sets, Param: f.param, Level: f.level, Chains: f.chains,
 		Warmup: f.warmup, Samples: f.samples, MaxDepth: f.maxDepth, Delta: f.delta, Seed: f.seed}
+	if !f.exact {
+		plan.Reuse = calibrate.DefaultReuse()
+		plan.Reuse.WarmWarmup = f.warmWarmup
+	}
 	for _, file := range files {
 		a, err := abs(file)
 		if err != nil {
@@ -313,10 +335,24 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 	return plan, nil
 }
 
-// planBinder binds the plan's model to its data with extra values.
+// planBinder binds the plan's model to its data with extra values. The
+// model is read and checked once, by the first bind, for every bind of
+// the process.
 func planBinder(plan *calibrate.Plan) calibrate.Binder {
+	var (
+		mu      sync.Mutex
+		checked *ir.Model
+	)
 	return func(ctx context.Context, extra []*data.Value, seed uint64) (*runtime.Model, error) {
-		m, err := checkModelContext(ctx, plan.Model)
+		mu.Lock()
+		m := checked
+		var err error
+		if m == nil {
+			if m, err = checkModelContext(ctx, plan.Model); err == nil {
+				checked = m
+			}
+		}
+		mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
@@ -513,7 +549,7 @@ func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f
 // cmdCalibrateTask runs one task of a Slurm job array.
 func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := newFlagSet("calibrate task", stderr)
-	index := fs.Int("index", -1, "task index within the round file ($SLURM_ARRAY_TASK_ID)")
+	index := fs.Int("index", -1, "array task index within the round file ($SLURM_ARRAY_TASK_ID plus the array's offset)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
@@ -527,16 +563,23 @@ func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int 
 	if err != nil {
 		return report(stderr, err)
 	}
-	t, err := calibrate.ReadRound(pos[1], *index)
+	tasks, err := calibrate.ReadRound(pos[1], *index)
 	if err != nil {
 		return report(stderr, err)
 	}
-	if r, err := dir.ReadResult(t); err == nil && r != nil {
-		fmt.Fprintf(stderr, "lambda %g, dataset %d: already done\n", t.Lambda, t.Dataset+1)
+	var todo []calibrate.Task
+	for _, t := range tasks {
+		if r, err := dir.ReadResult(t); err == nil && r != nil {
+			fmt.Fprintf(stderr, "lambda %g, dataset %d: already done\n", t.Lambda, t.Dataset+1)
+			continue
+		}
+		todo = append(todo, t)
+	}
+	if len(todo) == 0 {
 		return 0
 	}
 	pool := &calibrate.Pool{Dir: dir, Plan: plan, Bind: planBinder(plan), Workers: 1, Log: stderr, Refresh: 100}
-	if err := pool.Run(ctx, []calibrate.Task{t}); err != nil {
+	if err := pool.Run(ctx, todo); err != nil {
 		return report(stderr, err)
 	}
 	return 0
