@@ -6,7 +6,7 @@
 #  2. creates a munge key if absent and starts munged as the munge user;
 #  3. writes /etc/slurm/slurm.conf for one node (this host, 127.0.0.1, all
 #     of nproc's CPUs, 90% of the memory), partition "debug", no cgroups,
-#     no accounting;
+#     no accounting, MaxArraySize 8;
 #  4. starts slurmctld and slurmd (as daemons, no systemd needed) and waits
 #     up to 30 s for the node to be idle, then prints "slurm ready".
 # Rerun when the cluster is up, it only checks that and exits 0.
@@ -16,6 +16,42 @@ conf=/etc/slurm/slurm.conf
 logdir=/var/log/slurm
 spool=/var/spool/slurm
 node=$(hostname -s)
+
+# The configuration this script writes (for this host).
+conf_text() {
+  local mem
+  mem=$(awk '/^MemTotal:/ { print int($2 / 1024 * 0.9) }' /proc/meminfo)
+  cat <<EOF
+# Written by .ci/slurm.sh: a single-node cluster for CI tests.
+ClusterName=ci
+SlurmctldHost=$node(127.0.0.1)
+SlurmUser=root
+AuthType=auth/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+# A job whose dependency can never be met is cancelled, not left pending
+# forever (an "sbatch --wait" on it would hang).
+DependencyParameters=kill_invalid_depend
+# Small, so that the calibration's test splits its job arrays at it.
+MaxArraySize=8
+MailProg=/bin/true
+SlurmdParameters=config_overrides
+StateSaveLocation=$spool/ctld
+SlurmdSpoolDir=$spool/d
+SlurmctldPidFile=/run/slurm/slurmctld.pid
+SlurmdPidFile=/run/slurm/slurmd.pid
+SlurmctldLogFile=$logdir/slurmctld.log
+SlurmdLogFile=$logdir/slurmd.log
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem State=UNKNOWN
+PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
+EOF
+}
 
 # The three daemons run and the node can take jobs: the cluster is up.
 # (The controller notices a dead slurmd only minutes later, hence pgrep.)
@@ -33,7 +69,7 @@ fail() {
   exit 1
 }
 
-if ready; then
+if ready && [ "$(cat "$conf" 2>/dev/null)" = "$(conf_text)" ]; then
   echo "slurm ready"
   exit 0
 fi
@@ -71,37 +107,7 @@ munge -n | unmunge >/dev/null || fail "munge does not work"
 # 3. The configuration (rewritten only when it changes; a running daemon
 # started by this script is then stopped, to restart with the new one).
 install -d -m 0755 /etc/slurm "$logdir" /run/slurm "$spool/ctld" "$spool/d"
-mem=$(awk '/^MemTotal:/ { print int($2 / 1024 * 0.9) }' /proc/meminfo)
-new=$(
-  cat <<EOF
-# Written by .ci/slurm.sh: a single-node cluster for CI tests.
-ClusterName=ci
-SlurmctldHost=$node(127.0.0.1)
-SlurmUser=root
-AuthType=auth/munge
-MpiDefault=none
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-ReturnToService=2
-# A job whose dependency can never be met is cancelled, not left pending
-# forever (an "sbatch --wait" on it would hang).
-DependencyParameters=kill_invalid_depend
-MailProg=/bin/true
-SlurmdParameters=config_overrides
-StateSaveLocation=$spool/ctld
-SlurmdSpoolDir=$spool/d
-SlurmctldPidFile=/run/slurm/slurmctld.pid
-SlurmdPidFile=/run/slurm/slurmd.pid
-SlurmctldLogFile=$logdir/slurmctld.log
-SlurmdLogFile=$logdir/slurmd.log
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
-EOF
-)
+new=$(conf_text)
 if [ ! -f "$conf" ] || [ "$(cat "$conf")" != "$new" ]; then
   printf '%s\n' "$new" >"$conf"
   for d in slurmd slurmctld; do

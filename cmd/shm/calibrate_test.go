@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,10 +199,10 @@ func withoutTimes(s string) string {
 	return strings.Join(out, "\n")
 }
 
-// TestCalibrateSlurm runs a small calibration through Slurm (a cluster on
-// localhost: .ci/slurm.sh) and checks that it gives what the local run
-// gives. Without sbatch it skips, unless SHM_REQUIRE_SLURM=1 (CI).
-func TestCalibrateSlurm(t *testing.T) {
+// requireSlurm skips the test when no Slurm cluster answers, or fails it
+// when SHM_REQUIRE_SLURM=1 (CI, where .ci/slurm.sh starts one).
+func requireSlurm(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("sbatch"); err != nil {
 		if os.Getenv("SHM_REQUIRE_SLURM") == "1" {
 			t.Fatal("SHM_REQUIRE_SLURM=1 but sbatch is not on PATH")
@@ -218,40 +219,187 @@ func TestCalibrateSlurm(t *testing.T) {
 		}
 		t.Skipf("Slurm is installed but its controller does not answer (start it with .ci/slurm.sh): %v", err)
 	}
+}
+
+// sameResults reports the first difference between two calibration
+// folders' results: every result file but for its run time, and every
+// run's draws, bit for bit.
+func sameResults(t *testing.T, a, b string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(a, "results", "*", "*"))
+	others, _ := filepath.Glob(filepath.Join(b, "results", "*", "*"))
+	if len(files) == 0 || len(files) != len(others) {
+		t.Fatalf("%d result files in %s, %d in %s", len(files), a, len(others), b)
+	}
+	seconds := regexp.MustCompile(`"seconds": [^,\n]*`)
+	for _, f := range files {
+		rel, _ := filepath.Rel(a, f)
+		x, err1 := os.ReadFile(f)
+		y, err2 := os.ReadFile(filepath.Join(b, rel))
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v, %v", rel, err1, err2)
+		}
+		if !bytes.Equal(seconds.ReplaceAll(x, nil), seconds.ReplaceAll(y, nil)) {
+			t.Fatalf("%s differs:\n%s\nwant:\n%s", rel, y, x)
+		}
+	}
+}
+
+// TestCalibrateSlurm runs calibrations through Slurm (a cluster on
+// localhost: .ci/slurm.sh) and checks that they give, bit for bit, what
+// the local runs give: 2 000 runs (--exact) with the default grouping of
+// runs into array tasks, within three times the local wall time; the same
+// with 20 runs per array task, more array tasks than the cluster's
+// MaxArraySize (64 on the CI cluster) allows in one array; and a search
+// on the fast path. Without sbatch it skips, unless SHM_REQUIRE_SLURM=1
+// (CI).
+func TestCalibrateSlurm(t *testing.T) {
+	requireSlurm(t)
 	model, y := calibrationFiles(t)
 	base := t.TempDir()
-	local, viaSlurm := filepath.Join(base, "local"), filepath.Join(base, "slurm")
-	// A grid: one job array (each step of a search is one more array, and
-	// sbatch --wait polls every few seconds).
-	args := func(dir string) []string { return append(calibrationArgs(model, y, dir), "--lambdas", "0.5,2") }
-	var stdout, stderr bytes.Buffer
-	if code := run(args(local), &stdout, &stderr); code != 0 {
-		t.Fatalf("local: exit %d: %s", code, stderr.String())
+	exact := func(dir string) []string {
+		return []string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", "400",
+			"--replicate", "y=y_rep", "--lambdas", "0.25,0.5,1,2,4", "--warmup", "100", "--samples", "100",
+			"--seed", "9", "--refresh", "0", "--exact"}
 	}
-	wantTable := stdout.String()
-	// The array tasks run this test binary as shm (SHM_TEST_MAIN=1 is
-	// passed on by sbatch's default --export=ALL).
-	t.Setenv("SHM_TEST_MAIN", "1")
-	stdout.Reset()
-	stderr.Reset()
-	if code := runWithInput(append(args(viaSlurm), "--slurm"), nil, &stdout, &stderr); code != 0 {
-		t.Fatalf("slurm: exit %d: %s", code, stderr.String())
+	fast := func(dir string) []string { return calibrationArgs(model, y, dir) }
+	for _, tc := range []struct {
+		name  string
+		args  func(dir string) []string
+		extra []string
+		timed bool // within three times the local wall time
+	}{
+		{"2000 runs", exact, nil, true},
+		{"2000 runs, 100 per array task", exact, []string{"--runs-per-task", "100"}, false},
+		{"fast search", fast, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			local, viaSlurm := filepath.Join(base, tc.name, "local"), filepath.Join(base, tc.name, "slurm")
+			var stdout, stderr bytes.Buffer
+			start := time.Now()
+			if code := run(tc.args(local), &stdout, &stderr); code != 0 {
+				t.Fatalf("local: exit %d: %s", code, stderr.String())
+			}
+			localTime := time.Since(start)
+			wantTable := stdout.String()
+			// The array tasks run this test binary as shm (SHM_TEST_MAIN=1
+			// is passed on by sbatch's default --export=ALL).
+			t.Setenv("SHM_TEST_MAIN", "1")
+			stdout.Reset()
+			stderr.Reset()
+			start = time.Now()
+			if code := runWithInput(append(append(tc.args(viaSlurm), "--slurm"), tc.extra...), nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("slurm: exit %d: %s", code, stderr.String())
+			}
+			slurmTime := time.Since(start)
+			t.Logf("local %.1f s, through Slurm %.1f s (%.2f×); %d sbatch submission(s)", localTime.Seconds(), slurmTime.Seconds(),
+				slurmTime.Seconds()/localTime.Seconds(), strings.Count(stderr.String(), "sbatch "))
+			if got := withoutTimes(stdout.String()); got != withoutTimes(wantTable) {
+				t.Errorf("through Slurm:\n%s\nlocally:\n%s", stdout.String(), wantTable)
+			}
+			sameResults(t, local, viaSlurm)
+			if tc.timed && slurmTime > 3*localTime {
+				t.Errorf("through Slurm %.1f s, more than three times the local %.1f s", slurmTime.Seconds(), localTime.Seconds())
+			}
+			if len(tc.extra) > 0 {
+				// 2 000 runs, 100 per array task: 20 array tasks, in arrays
+				// of at most MaxArraySize.
+				size := maxArraySize(t)
+				if want := (20 + size - 1) / size; strings.Count(stderr.String(), "sbatch ") != want {
+					t.Errorf("%d submissions for 20 array tasks with MaxArraySize %d, want %d:\n%s",
+						strings.Count(stderr.String(), "sbatch "), size, want, stderr.String())
+				}
+			}
+		})
 	}
-	if !strings.Contains(stderr.String(), "sbatch ") {
-		t.Errorf("no sbatch submission in the log:\n%s", stderr.String())
+}
+
+// maxArraySize returns the cluster's MaxArraySize.
+func maxArraySize(t *testing.T) int {
+	out, err := exec.Command("scontrol", "show", "config").Output()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := withoutTimes(stdout.String()); got != withoutTimes(wantTable) {
-		t.Errorf("through Slurm:\n%s\nlocally:\n%s", stdout.String(), wantTable)
-	}
-	for _, name := range []string{"coverage.csv", "runs.csv"} {
-		a, _ := os.ReadFile(filepath.Join(local, name))
-		b, _ := os.ReadFile(filepath.Join(viaSlurm, name))
-		if name == "runs.csv" {
-			a, b = []byte(dropColumn(string(a), "seconds")), []byte(dropColumn(string(b), "seconds"))
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "MaxArraySize" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
 		}
-		if withoutTimes(string(a)) != withoutTimes(string(b)) {
-			t.Errorf("%s differs between Slurm and the local run", name)
-		}
+	}
+	t.Fatal("no MaxArraySize in scontrol show config")
+	return 0
+}
+
+// TestCalibrateSlurmCancel stops a calibration by SIGINT and by SIGTERM
+// while its job array runs: it must exit and leave no job of its array in
+// squeue (which would go on starting tasks against its folder).
+func TestCalibrateSlurmCancel(t *testing.T) {
+	requireSlurm(t)
+	model, y := calibrationFiles(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cal")
+			// Runs long enough to be stopped in the middle: 6 array tasks
+			// of one run each, on a cluster of a few CPUs.
+			cmd := exec.Command(os.Args[0], "calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", "6",
+				"--replicate", "y=y_rep", "--lambdas", "1", "--warmup", "100", "--samples", "50000000", "--seed", "9",
+				"--refresh", "0", "--exact", "--slurm", "--runs-per-task", "1")
+			cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until an array task runs.
+			var jobs string
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) {
+				b, _ := os.ReadFile(filepath.Join(dir, "slurm", "round01.jobs"))
+				if jobs = strings.TrimSpace(string(b)); jobs != "" {
+					out, _ := exec.Command("squeue", "-h", "-j", jobs, "-t", "R", "-o", "%i").Output()
+					if strings.TrimSpace(string(out)) != "" {
+						break
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if jobs == "" {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("no job array submitted within 60 s:\n%s", stderr.String())
+			}
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 30 s after %v", sig)
+			}
+			if cmd.ProcessState.ExitCode() == 0 {
+				t.Errorf("exit status 0 after %v", sig)
+			}
+			// scancel returns before the jobs leave the queue.
+			var left string
+			for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+				out, err := exec.Command("squeue", "-h", "-j", jobs, "-o", "%i %T").CombinedOutput()
+				if left = strings.TrimSpace(string(out)); left == "" || (err != nil && strings.Contains(left, "Invalid job id")) {
+					left = ""
+					break
+				}
+			}
+			if left != "" {
+				exec.Command("scancel", jobs).Run()
+				t.Errorf("jobs left in squeue after %v:\n%s\n%s", sig, left, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "cancelled slurm job(s) "+jobs) {
+				t.Errorf("no cancellation reported:\n%s", stderr.String())
+			}
+		})
 	}
 }
 

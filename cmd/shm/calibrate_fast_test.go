@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// conjugateModel is a normal mean with a normal(0, 0.5) prior whose
+// likelihood (known scale 1) is tempered by lambda: the posterior is
+// normal with precision P = lambda N + 4 and mean lambda N ȳ / P, so that
+// the 90% region's coverage of a truth mu0 has a closed form
+// (conjugateCoverage).
+const conjugateModel = `data {
+  int<lower=1> N;
+  vector[N] y;
+  real<lower=0> lambda;
+}
+parameters {
+  real mu;
+}
+model {
+  mu ~ normal(0, 0.5);
+  target += lambda * normal_lpdf(y | mu, 1);
+}
+generated quantities {
+  vector[N] y_rep;
+  for (n in 1:N) y_rep[n] = normal_rng(mu, 1);
+}
+`
+
+// conjugateCoverage is the probability that the 90% credible interval of
+// conjugateModel covers mu0 over datasets of n draws from normal(mu0, 1):
+// m − mu0 is normal with mean −4 mu0 / P and standard deviation
+// lambda √n / P, and the interval is m ± z/√P.
+func conjugateCoverage(lambda, mu0 float64, n int) float64 {
+	p := lambda*float64(n) + 4
+	z := distuv.UnitNormal.Quantile(0.95)
+	b, v := -4*mu0/p, lambda*math.Sqrt(float64(n))/p
+	return distuv.UnitNormal.CDF((z/math.Sqrt(p)-b)/v) - distuv.UnitNormal.CDF((-z/math.Sqrt(p)-b)/v)
+}
+
+// temperedCoverage is calibrationModel's: 2Φ(z/√lambda) − 1 (its prior
+// is nearly flat).
+func temperedCoverage(lambda, _ float64, _ int) float64 {
+	return 2*distuv.UnitNormal.CDF(distuv.UnitNormal.Quantile(0.95)/math.Sqrt(lambda)) - 1
+}
+
+// coverageRow is one row of coverage.csv.
+type coverageRow struct {
+	covered, runs, reweighted int
+}
+
+func (c coverageRow) rate() float64 { return float64(c.covered) / float64(c.runs) }
+
+// readCoverageRows reads coverage.csv by lambda.
+func readCoverageRows(t *testing.T, dir string) map[float64]coverageRow {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "coverage.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[float64]coverageRow{}
+	for _, r := range rows[1:] {
+		l, _ := strconv.ParseFloat(r[0], 64)
+		c, _ := strconv.Atoi(r[1])
+		n, _ := strconv.Atoi(r[2])
+		w, _ := strconv.Atoi(r[5])
+		out[l] = coverageRow{c, n, w}
+	}
+	return out
+}
+
+// lambdaStar reads lambda* from the table on stdout.
+func lambdaStar(t *testing.T, stdout string) float64 {
+	t.Helper()
+	_, rest, ok := strings.Cut(stdout, "lambda* = ")
+	if !ok {
+		t.Fatalf("no lambda* in:\n%s", stdout)
+	}
+	x, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// runSources counts runs.csv's rows by source.
+func runSources(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for j, h := range rows[0] {
+		if h == "source" {
+			col = j
+		}
+	}
+	out := map[string]int{}
+	for _, r := range rows[1:] {
+		out[r[col]]++
+	}
+	return out
+}
+
+// TestCalibrateFastMatchesExact: on two models whose coverage at every
+// loss scale has a closed form, the fast path (reweighting and warm
+// starts) gives, on the same datasets, the coverage of --exact within one
+// standard error at every evaluated scale, both are within three of the
+// closed form, and the searches agree on lambda* within the search's
+// tolerance.
+func TestCalibrateFastMatchesExact(t *testing.T) {
+	const datasets = 200
+	for _, tc := range []struct {
+		name     string
+		model    string
+		coverage func(lambda, mu0 float64, n int) float64
+	}{
+		{"tempered normal", calibrationModel, temperedCoverage},
+		{"conjugate normal", conjugateModel, conjugateCoverage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model, y := calibrationFiles(t)
+			model = writeFile(t, filepath.Dir(model), "model.shm", tc.model)
+			base := t.TempDir()
+			for _, mode := range []struct {
+				name string
+				args []string
+			}{
+				{"grid", []string{"--lambdas", "0.25,0.5,1,2,4"}},
+				{"search", []string{"--start", "1", "--target", "0.8", "--factor", "4", "--tol", "0.1"}},
+			} {
+				var tables [2]string
+				var covs [2]map[float64]coverageRow
+				for k, exact := range []bool{false, true} {
+					dir := filepath.Join(base, mode.name+strconv.FormatBool(exact))
+					args := append([]string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5",
+						"--generate", strconv.Itoa(datasets), "--replicate", "y=y_rep", "--warmup", "150", "--samples", "400",
+						"--seed", "5", "--refresh", "0"}, mode.args...)
+					if exact {
+						args = append(args, "--exact")
+					}
+					var stdout, stderr bytes.Buffer
+					if code := run(args, &stdout, &stderr); code != 0 {
+						t.Fatalf("%s, exact %v: exit %d: %s", mode.name, exact, code, stderr.String())
+					}
+					tables[k], covs[k] = stdout.String(), readCoverageRows(t, dir)
+					sources := runSources(t, dir)
+					if exact && sources["run"] != len(covs[k])*datasets {
+						t.Errorf("%s --exact: sources %v, want every task a run", mode.name, sources)
+					}
+					if !exact && (sources["reweighted"] == 0 || sources["warm"] == 0) {
+						t.Errorf("%s fast: sources %v, want reweighted and warm-started tasks", mode.name, sources)
+					}
+				}
+				fast, exact := covs[0], covs[1]
+				for l, e := range exact {
+					f, ok := fast[l]
+					if !ok {
+						if mode.name == "grid" {
+							t.Errorf("%s: lambda %g evaluated by --exact only", mode.name, l)
+						}
+						continue
+					}
+					// One standard error of the exact coverage (at least
+					// that of one dataset in either direction when it is
+					// 0 or 1).
+					c := min(max(e.rate(), 1.0/datasets), 1-1.0/datasets)
+					se := math.Sqrt(c * (1 - c) / datasets)
+					if math.Abs(f.rate()-e.rate()) > se {
+						t.Errorf("%s, lambda %g: fast coverage %.3f, exact %.3f (s.e. %.3f)", mode.name, l, f.rate(), e.rate(), se)
+					}
+					want := tc.coverage(l, 0.5, 20)
+					seWant := math.Sqrt(want * (1 - want) / datasets)
+					for name, got := range map[string]float64{"fast": f.rate(), "exact": e.rate()} {
+						if math.Abs(got-want) > 3*seWant+1.0/datasets {
+							t.Errorf("%s, lambda %g: %s coverage %.3f, closed form %.3f (s.e. %.3f)", mode.name, l, name, got, want, seWant)
+						}
+					}
+				}
+				if mode.name == "search" {
+					lf, le := lambdaStar(t, tables[0]), lambdaStar(t, tables[1])
+					if math.Abs(math.Log(lf/le)) > math.Log(1.1) {
+						t.Errorf("lambda*: fast %g, exact %g: further apart than the search's tolerance 0.1\nfast:\n%s\nexact:\n%s", lf, le, tables[0], tables[1])
+					}
+				}
+			}
+		})
+	}
+}
