@@ -403,30 +403,6 @@ func TestCalibrateSlurmCancel(t *testing.T) {
 	}
 }
 
-// dropColumn removes a named column from CSV text.
-func dropColumn(text, name string) string {
-	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
-	if err != nil || len(rows) == 0 {
-		return text
-	}
-	k := -1
-	for j, h := range rows[0] {
-		if h == name {
-			k = j
-		}
-	}
-	var b strings.Builder
-	w := csv.NewWriter(&b)
-	for _, r := range rows {
-		if k >= 0 {
-			r = append(r[:k:k], r[k+1:]...)
-		}
-		w.Write(r)
-	}
-	w.Flush()
-	return b.String()
-}
-
 // TestCalibrateBootstrap runs the unknown-truth case: the estimate is a
 // draw of the run at lambda0, the datasets resample y, and --hold keeps
 // transformed data's h at its value on the data as given in every run.
