@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"time"
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/nuts"
+	"github.com/shmlang/shm/stdlib/sinkhorn"
 )
 
 // Binder binds the plan's model to its data, with extra values replacing
@@ -160,6 +162,10 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, warm 
 		if err != nil {
 			return nil, err
 		}
+		// As in shm sample: the replicates of crn calls may use every
+		// core, which fills the cores while a run is alone (the pilot, a
+		// round's last runs); the draws do not depend on it.
+		d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0))
 		ccfg := cfg
 		if warm != nil && len(warm.States) > 0 {
 			st := warm.States[(chain-1)%len(warm.States)]

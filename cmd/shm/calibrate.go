@@ -578,6 +578,7 @@ func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int 
 	if len(todo) == 0 {
 		return 0
 	}
+	fmt.Fprintf(stderr, "array task %d: %d run(s), from lambda %g, dataset %d\n", *index, len(todo), todo[0].Lambda, todo[0].Dataset+1)
 	pool := &calibrate.Pool{Dir: dir, Plan: plan, Bind: planBinder(plan), Workers: 1, Log: stderr, Refresh: 100}
 	if err := pool.Run(ctx, todo); err != nil {
 		return report(stderr, err)

@@ -164,14 +164,21 @@ func TestCalibrateResume(t *testing.T) {
 	if code := run(calibrationArgs(model, y, dir), &stdout, &stderr); code != 0 {
 		t.Fatalf("rerun: exit %d: %s", code, stderr.String())
 	}
-	ran := 0 // finished runs: "lambda L, dataset D: hpd covered, ... in 0.1 s"
+	// Tasks decided by the rerun: finished runs ("lambda L, dataset D:
+	// hpd covered, ... in 0.1 s") and reweighted ones ("lambda L: N of M
+	// task(s) decided by reweighting ...").
+	ran := 0
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		if strings.Contains(line, ", dataset ") && strings.HasSuffix(line, " s") {
 			ran++
 		}
+		if _, rest, ok := strings.Cut(line, ": "); ok && strings.Contains(rest, "decided by reweighting") {
+			n, _ := strconv.Atoi(strings.Fields(rest)[0])
+			ran += n
+		}
 	}
 	if ran != total-len(done) {
-		t.Errorf("the rerun ran %d tasks, want %d (%d of %d were done)", ran, total-len(done), len(done), total)
+		t.Errorf("the rerun decided %d tasks, want %d (%d of %d were done)", ran, total-len(done), len(done), total)
 	}
 	if got := withoutTimes(stdout.String()); got != withoutTimes(wantTable) {
 		t.Errorf("resumed outcome:\n%s\nwant:\n%s", stdout.String(), wantTable)
@@ -353,23 +360,28 @@ func TestCalibrateSlurmCancel(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			// Wait until an array task runs.
+			// Wait until an array task runs its first run (its log says
+			// so): the middle of the array.
 			var jobs string
 			deadline := time.Now().Add(60 * time.Second)
 			for time.Now().Before(deadline) {
 				b, _ := os.ReadFile(filepath.Join(dir, "slurm", "round01.jobs"))
-				if jobs = strings.TrimSpace(string(b)); jobs != "" {
-					out, _ := exec.Command("squeue", "-h", "-j", jobs, "-t", "R", "-o", "%i").Output()
-					if strings.TrimSpace(string(out)) != "" {
-						break
-					}
+				jobs = strings.TrimSpace(string(b))
+				logs, _ := filepath.Glob(filepath.Join(dir, "slurm", "round01_*.log"))
+				started := false
+				for _, l := range logs {
+					text, _ := os.ReadFile(l)
+					started = started || strings.Contains(string(text), "array task ")
+				}
+				if jobs != "" && started {
+					break
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
 			if jobs == "" {
 				cmd.Process.Kill()
 				cmd.Wait()
-				t.Fatalf("no job array submitted within 60 s:\n%s", stderr.String())
+				t.Fatalf("no job array started within 60 s:\n%s", stderr.String())
 			}
 			cmd.Process.Signal(sig)
 			done := make(chan error, 1)
@@ -383,9 +395,10 @@ func TestCalibrateSlurmCancel(t *testing.T) {
 			if cmd.ProcessState.ExitCode() == 0 {
 				t.Errorf("exit status 0 after %v", sig)
 			}
-			// scancel returns before the jobs leave the queue.
+			// scancel returns before the jobs leave the queue (the array
+			// tasks end on the SIGTERM Slurm sends them).
 			var left string
-			for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+			for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
 				out, err := exec.Command("squeue", "-h", "-j", jobs, "-o", "%i %T").CombinedOutput()
 				if left = strings.TrimSpace(string(out)); left == "" || (err != nil && strings.Contains(left, "Invalid job id")) {
 					left = ""
