@@ -101,7 +101,7 @@ func Bootstrap(dir Dir, set *data.Set, names []string, n int, seed uint64) error
 // column, and the run's draws (whose adaptation is a pilot for the
 // calibration's runs: Dir.WritePilot).
 func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, progress func(nuts.Progress)) (map[string]float64, *Posterior, error) {
-	post, err := p.Sample(ctx, bm, p.Seed, nil, progress)
+	post, err := p.Sample(ctx, bm, p.Seed, SampleOptions{Progress: progress})
 	if err != nil {
 		return nil, nil, err
 	}

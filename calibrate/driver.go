@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -38,6 +39,9 @@ type Pool struct {
 // joined. Finished tasks keep their results whatever happens to others.
 func (p *Pool) Run(ctx context.Context, tasks []Task) error {
 	sem := make(chan struct{}, max(p.Workers, 1))
+	// Runs side by side evaluate their crn replicates on the cores left
+	// to each (one run alone: all of them).
+	replicates := max(1, goruntime.GOMAXPROCS(0)/min(max(p.Workers, 1), len(tasks)))
 	errs := make([]error, len(tasks))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -62,7 +66,7 @@ func (p *Pool) Run(ctx context.Context, tasks []Task) error {
 					mu.Unlock()
 				}
 			}
-			r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, progress)
+			r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, SampleOptions{Progress: progress, Replicates: replicates})
 			if err == nil {
 				err = p.Dir.WriteResult(r)
 			}
@@ -345,10 +349,26 @@ func (o *Outcome) WriteTable(w io.Writer, target float64) error {
 		return err
 	}
 	if o.Lambda > 0 {
-		_, err := fmt.Fprintf(w, "lambda* = %.6g (the highest evaluated loss scale with coverage >= %g)\n", o.Lambda, target)
-		return err
+		if _, err := fmt.Fprintf(w, "lambda* = %.6g (the highest evaluated loss scale with coverage >= %g)\n", o.Lambda, target); err != nil {
+			return err
+		}
+		if !o.Bracketed(target) {
+			_, err := fmt.Fprintf(w, "warning: lambda* is the highest scale evaluated, and every scale reaches the target: the target was not crossed, so lambda* is a lower bound (evaluate higher scales: a higher --lambdas grid, or a search with a larger --start or --max-temps)\n")
+			return err
+		}
 	}
 	return nil
+}
+
+// Bracketed reports whether a scale above lambda* was evaluated whose
+// coverage falls below the target: whether the target was crossed.
+func (o *Outcome) Bracketed(target float64) bool {
+	for _, e := range o.Evals {
+		if e.Lambda > o.Lambda && e.Rate() < target {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteCSV writes the coverage table (coverage.csv) and every run's
@@ -367,7 +387,7 @@ func (o *Outcome) WriteCSV(dir Dir) error {
 	}
 	head := []string{"lambda", "dataset", "seed", "hpd_covered", "hpd_truth", "hpd_threshold",
 		"ellipse_covered", "ellipse_dist2", "ellipse_radius2", "draws", "divergent",
-		"source", "from_lambda", "pareto_k", "ess", "warmup", "warm_from", "redone", "seconds"}
+		"source", "from_lambda", "pareto_k", "ess", "warmup", "warm_from", "redone", "redone_why", "seconds"}
 	for _, c := range o.Results[0].Columns {
 		head = append(head, "mean_"+c, "sd_"+c, "median_"+c, "rhat_"+c)
 	}
@@ -390,7 +410,7 @@ func (o *Outcome) WriteCSV(dir Dir) error {
 		case r.WarmFrom != nil:
 			warmFrom = fmt.Sprintf("lambda %s, dataset %d", lambdaText(r.WarmFrom.Lambda), r.WarmFrom.Dataset+1)
 		}
-		row = append(row, source, from, k, num(r.ESS), strconv.Itoa(r.Warmup), warmFrom, strconv.FormatBool(r.Redone),
+		row = append(row, source, from, k, num(r.ESS), strconv.Itoa(r.Warmup), warmFrom, strconv.FormatBool(r.Redone), r.RedoneWhy,
 			strconv.FormatFloat(r.Seconds, 'f', 2, 64))
 		for j := range r.Columns {
 			row = append(row, num(r.Mean[j]), num(r.SD[j]), num(orNaN(r.Median, j)), num(orNaN(r.Rhat, j)))

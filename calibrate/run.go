@@ -58,6 +58,9 @@ type Result struct {
 	WarmFrom *Task `json:"warm_from,omitempty"`
 	Warmup   int   `json:"warmup,omitempty"`
 	Redone   bool  `json:"redone,omitempty"`
+	// Why a warm start was redone: its error, or its largest R-hat and
+	// smallest bulk ESS.
+	RedoneWhy string `json:"redone_why,omitempty"`
 	// A reweighted result: the loss scale of the run whose draws were
 	// reweighted, and the Pareto k̂ of the weights.
 	FromLambda float64 `json:"from_lambda,omitempty"`
@@ -91,7 +94,7 @@ func (r *Result) IsRun() bool { return r.Source != SourceReweighted }
 // point on the unconstrained scale.
 type ChainState struct {
 	StepSize  float64   `json:"step_size"`
-	InvMetric []float64 `json:"inv_metric"` // diagonal
+	InvMetric []float64 `json:"inv_metric"` // diagonal, or dense (row-major)
 	Last      []float64 `json:"last"`
 }
 
@@ -137,18 +140,37 @@ type WarmStart struct {
 	Warmup int
 }
 
-// Sample runs the plan's chains on bm with the given seed, from warm
-// when not nil, and returns the post-warmup draws; progress, when not
-// nil, receives the chains' iterations.
-func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, warm *WarmStart, progress func(nuts.Progress)) (*Posterior, error) {
+// SampleOptions are the settings of a run that do not change its draws.
+type SampleOptions struct {
+	// Warm, when not nil, starts the run from another run's chains.
+	Warm *WarmStart
+	// Progress, when not nil, receives the chains' iterations.
+	Progress func(nuts.Progress)
+	// Replicates is the number of goroutines that evaluate the
+	// replicates of a crn call (0: GOMAXPROCS, which fills the cores
+	// while a run is alone; runs side by side are faster with 1 each).
+	Replicates int
+}
+
+// Sample runs the plan's chains on bm with the given seed and returns the
+// post-warmup draws.
+func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, opts SampleOptions) (*Posterior, error) {
+	warm := opts.Warm
 	cfg := nuts.DefaultConfig()
-	cfg.Progress = progress
+	cfg.Progress = opts.Progress
 	cfg.NumWarmup, cfg.NumSamples = p.Warmup, p.Samples
 	if p.MaxDepth > 0 {
 		cfg.MaxDepth = p.MaxDepth
 	}
 	if p.Delta > 0 {
 		cfg.Delta = p.Delta
+	}
+	switch p.Metric {
+	case "", "diag":
+	case "dense":
+		cfg.Metric = nuts.Dense
+	default:
+		return nil, fmt.Errorf("metric %q: want diag or dense", p.Metric)
 	}
 	nParams := 0
 	for _, e := range bm.Layout.Entries {
@@ -162,15 +184,20 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, warm 
 		if err != nil {
 			return nil, err
 		}
-		// As in shm sample: the replicates of crn calls may use every
-		// core, which fills the cores while a run is alone (the pilot, a
-		// round's last runs); the draws do not depend on it.
-		d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0))
+		// The draws do not depend on the replicates' workers.
+		d.Workers = opts.Replicates
+		if d.Workers <= 0 {
+			d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0))
+		}
 		ccfg := cfg
 		if warm != nil && len(warm.States) > 0 {
 			st := warm.States[(chain-1)%len(warm.States)]
-			if len(st.Last) != d.Dim() || len(st.InvMetric) != d.Dim() || !(st.StepSize > 0) {
-				return nil, fmt.Errorf("warm start: a chain state of dimension %d for a model of dimension %d", len(st.Last), d.Dim())
+			metricLen := d.Dim()
+			if cfg.Metric == nuts.Dense {
+				metricLen *= d.Dim()
+			}
+			if len(st.Last) != d.Dim() || len(st.InvMetric) != metricLen || !(st.StepSize > 0) {
+				return nil, fmt.Errorf("warm start: a chain state of dimension %d (metric of %d entries) for a model of dimension %d", len(st.Last), len(st.InvMetric), d.Dim())
 			}
 			ccfg.NumWarmup, ccfg.FixedMetric = warm.Warmup, true
 			ccfg.StepSize, ccfg.InvMetric, ccfg.Init = st.StepSize, st.InvMetric, st.Last
@@ -229,7 +256,8 @@ func LogDensities(bm *runtime.Model, thetas ...[]float64) ([]float64, error) {
 // With p.Reuse, the run starts warm from the nearest run of the same
 // dataset (or the pilot) and is redone with full adaptation when it fails
 // the checks; it keeps its draws for reweighting to other scales.
-func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, progress func(nuts.Progress)) (*Result, error) {
+// opts.Warm is ignored: the warm start is the task's own.
+func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, opts SampleOptions) (*Result, error) {
 	start := time.Now()
 	bm, err := p.bindTask(ctx, dir, t, t.Lambda, bind)
 	if err != nil {
@@ -244,22 +272,31 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, progres
 			return nil, err
 		}
 		if from != nil {
-			post, err = p.Sample(ctx, bm, seed, &WarmStart{States: from.Chains, Warmup: p.Reuse.WarmWarmup}, progress)
+			warm := opts
+			warm.Warm = &WarmStart{States: from.Chains, Warmup: p.Reuse.WarmWarmup}
+			post, err = p.Sample(ctx, bm, seed, warm)
+			var why string
 			switch {
 			case ctx.Err() != nil:
 				return nil, ctx.Err()
-			case err == nil && p.Reuse.accepts(post):
+			case err != nil:
+				why = err.Error()
+			default:
+				why = p.Reuse.check(post)
+			}
+			if why == "" {
 				ft := from.Task
 				r.Source, r.WarmFrom, r.Warmup = SourceWarm, &ft, p.Reuse.WarmWarmup
-			default:
+			} else {
 				// The warm start failed (an error, or R-hat or ESS off):
 				// the run is redone from nothing.
-				post, r.Redone = nil, true
+				post, r.Redone, r.RedoneWhy = nil, true, why
 			}
 		}
 	}
 	if post == nil {
-		if post, err = p.Sample(ctx, bm, seed, nil, progress); err != nil {
+		opts.Warm = nil
+		if post, err = p.Sample(ctx, bm, seed, opts); err != nil {
 			return nil, err
 		}
 	}

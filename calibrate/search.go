@@ -135,7 +135,7 @@ func (s *Search) Best() (float64, error) {
 		}
 	}
 	if best == 0 {
-		return 0, fmt.Errorf("no evaluated loss scale reaches coverage %g: try a smaller starting lambda", s.Target)
+		return 0, fmt.Errorf("no evaluated loss scale reaches coverage %g: evaluate lower scales (a smaller --start or --lambdas)", s.Target)
 	}
 	return best, nil
 }

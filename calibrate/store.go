@@ -2,12 +2,16 @@ package calibrate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,10 +49,57 @@ type Plan struct {
 	Samples  int     `json:"samples"`
 	MaxDepth int     `json:"max_depth"`
 	Delta    float64 `json:"adapt_delta"`
-	Seed     uint64  `json:"seed"`
+	// Metric is the sampler's metric: "diag" (the default when empty) or
+	// "dense".
+	Metric string `json:"metric,omitempty"`
+	Seed   uint64 `json:"seed"`
 	// Reuse, when set, lets the calibration reuse its runs (reweighting
 	// and warm starts); nil is --exact: every task a run from nothing.
 	Reuse *Reuse `json:"reuse,omitempty"`
+	// Files are the contents (hashes) of the model and data files when
+	// the calibration started: a rerun or an array task on files edited
+	// since is refused, not resumed with the old results.
+	Files []FileHash `json:"files,omitempty"`
+}
+
+// FileHash is the SHA-256 of a file's contents.
+type FileHash struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// HashFiles returns the hashes of the files' contents.
+func HashFiles(paths ...string) ([]FileHash, error) {
+	var out []FileHash
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, FileHash{Path: p, SHA256: hex.EncodeToString(h.Sum(nil))})
+	}
+	return out, nil
+}
+
+// CheckFiles reports a model or data file of the plan whose contents
+// differ from those the calibration started with.
+func (p *Plan) CheckFiles() error {
+	for _, f := range p.Files {
+		now, err := HashFiles(f.Path)
+		if err != nil {
+			return fmt.Errorf("a file of the calibration: %w", err)
+		}
+		if now[0].SHA256 != f.SHA256 {
+			return fmt.Errorf("%s was edited since the calibration started (its contents differ from the plan's): its results would mix two versions; use another --dir, or remove it", f.Path)
+		}
+	}
+	return nil
 }
 
 // HeldValue is a transformed data variable's value.
@@ -107,6 +158,12 @@ func (d Dir) WritePlan(p *Plan) error {
 	old, err := os.ReadFile(d.path("plan.json"))
 	switch {
 	case err == nil && !bytes.Equal(old, b):
+		var was Plan
+		if json.Unmarshal(old, &was) == nil {
+			if err := was.CheckFiles(); err != nil && was.Model == p.Model && slices.Equal(was.Data, p.Data) {
+				return fmt.Errorf("%s: %w", d, err)
+			}
+		}
 		return fmt.Errorf("%s holds a calibration with other settings (its plan.json differs): use another --dir, or remove it", d)
 	case err == nil:
 		return nil

@@ -68,6 +68,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 // lambdaFlags are the options of "shm calibrate lambda".
 type lambdaFlags struct {
 	dir, param, truth, replicate, datasets, resample, region, lambdas, sbatch, hold string
+	metric                                                                          string
 	generate, bootstrap, chains, warmup, samples, maxDepth, maxTemps, workers       int
 	maxRunning, refresh, runsPerTask, warmWarmup                                    int
 	seed                                                                            uint64
@@ -100,6 +101,7 @@ func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.samples, "samples", 300, "sampling iterations per chain")
 	fs.IntVar(&f.maxDepth, "max-depth", 10, "maximum tree depth")
 	fs.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic")
+	fs.StringVar(&f.metric, "metric", "diag", "metric: diag or dense")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed: datasets, runs and the search depend only on it")
 	fs.IntVar(&f.workers, "workers", goruntime.NumCPU(), "runs at once on this machine")
 	fs.IntVar(&f.refresh, "refresh", 100, "progress of every run's chains every refresh iterations (0: a line per finished run only)")
@@ -126,6 +128,8 @@ func (f *lambdaFlags) validate() error {
 		return errors.New("--generate needs --replicate data=generated, e.g. y=y_rep")
 	case f.bootstrap > 0 && f.resample == "":
 		return errors.New("--bootstrap needs --resample: the data values whose rows are resampled")
+	case f.metric != "diag" && f.metric != "dense":
+		return fmt.Errorf("--metric must be diag or dense, got %q", f.metric)
 	case f.region != "hpd" && f.region != "ellipse":
 		return fmt.Errorf("--region must be hpd or ellipse, got %q", f.region)
 	case !(f.level > 0 && f.level < 1) || !(f.target > 0 && f.target <= 1):
@@ -313,6 +317,9 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 	}
 	plan := &calibrate.Plan{Model: m, Sets: f.sets, Param: f.param, Level: f.level, Chains: f.chains,
 		Warmup: f.warmup, Samples: f.samples, MaxDepth: f.maxDepth, Delta: f.delta, Seed: f.seed}
+	if f.metric == "dense" {
+		plan.Metric = "dense" // (diag stays empty: the plans of earlier versions)
+	}
 	if !f.exact {
 		plan.Reuse = calibrate.DefaultReuse()
 		plan.Reuse.WarmWarmup = f.warmWarmup
@@ -323,6 +330,9 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 			return nil, err
 		}
 		plan.Data = append(plan.Data, a)
+	}
+	if plan.Files, err = calibrate.HashFiles(append([]string{plan.Model}, plan.Data...)...); err != nil {
+		return nil, err
 	}
 	switch {
 	case f.generate > 0:
@@ -561,6 +571,9 @@ func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int 
 	dir := calibrate.Dir(pos[0])
 	plan, err := dir.ReadPlan()
 	if err != nil {
+		return report(stderr, err)
+	}
+	if err := plan.CheckFiles(); err != nil {
 		return report(stderr, err)
 	}
 	tasks, err := calibrate.ReadRound(pos[1], *index)

@@ -207,3 +207,67 @@ func TestCalibrateFastMatchesExact(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrateEdges: a grid whose every scale reaches the target says
+// that lambda* is only a lower bound; one whose every scale falls short
+// says so and exits non-zero; a grid that crosses the target says
+// neither.
+func TestCalibrateEdges(t *testing.T) {
+	model, y := calibrationFiles(t)
+	for _, tc := range []struct {
+		grid, want string
+		code       int
+	}{
+		{"0.01,0.02", "lambda* is a lower bound", 0},
+		{"50,100", "no evaluated loss scale reaches coverage 0.9", 1},
+		{"0.25,4", "", 0},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"calibrate", "lambda", model, y, "--dir", filepath.Join(t.TempDir(), "cal"), "--truth", "mu=0.5",
+			"--generate", "40", "--replicate", "y=y_rep", "--lambdas", tc.grid, "--warmup", "100", "--samples", "200",
+			"--seed", "3", "--refresh", "0"}, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code != tc.code || (tc.want != "" && !strings.Contains(out, tc.want)) {
+			t.Errorf("--lambdas %s: exit %d, want %d and %q:\n%s", tc.grid, code, tc.code, tc.want, out)
+		}
+		if tc.want == "" && (strings.Contains(out, "lower bound") || strings.Contains(out, "no evaluated")) {
+			t.Errorf("--lambdas %s: a warning where the target is crossed:\n%s", tc.grid, out)
+		}
+	}
+}
+
+// TestCalibrateEditedFiles: a calibration rerun into its folder after its
+// model or data file was edited in place is refused, naming the file,
+// where it would have reused every old result; the unedited rerun
+// resumes.
+func TestCalibrateEditedFiles(t *testing.T) {
+	model, y := calibrationFiles(t)
+	dir := filepath.Join(t.TempDir(), "cal")
+	args := []string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", "10",
+		"--replicate", "y=y_rep", "--lambdas", "1", "--warmup", "100", "--samples", "100", "--seed", "3", "--refresh", "0"}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("the unedited rerun: exit %d: %s", code, stderr.String())
+	}
+	for _, file := range []string{model, y} {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edited := strings.Replace(string(text), "normal(0, 100)", "normal(0, 10)", 1)
+		if file == y {
+			edited = strings.Replace(string(text), "\n", "\n3\n", 1)
+		}
+		if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stderr.Reset()
+		if code := run(args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), file+" was edited") {
+			t.Errorf("rerun after editing %s: exit %d: %s", filepath.Base(file), code, stderr.String())
+		}
+		os.WriteFile(file, text, 0o644)
+	}
+}
