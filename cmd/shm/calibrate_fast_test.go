@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/calibrate"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -269,5 +270,74 @@ func TestCalibrateEditedFiles(t *testing.T) {
 			t.Errorf("rerun after editing %s: exit %d: %s", filepath.Base(file), code, stderr.String())
 		}
 		os.WriteFile(file, text, 0o644)
+	}
+}
+
+// sqrtModel tempers the likelihood by sqrt(lambda): its log density is
+// not affine in lambda, so reweighting evaluates the model at each new
+// scale instead of combining a draw's prior and loss terms. The posterior
+// is N(ȳ, 1/(sqrt(lambda) N)) for its nearly flat prior: the 90% region
+// covers the truth with probability 2Φ(1.645 lambda^(-1/4)) − 1.
+const sqrtModel = `data {
+  int<lower=1> N;
+  vector[N] y;
+  real<lower=0> lambda;
+}
+parameters {
+  real mu;
+}
+model {
+  mu ~ normal(0, 100);
+  target += sqrt(lambda) * normal_lpdf(y | mu, 1);
+}
+generated quantities {
+  vector[N] y_rep;
+  for (n in 1:N) y_rep[n] = normal_rng(mu, 1);
+}
+`
+
+// TestCalibrateNotAffine: the fast path on a model whose log density is
+// not affine in lambda keeps no prior and loss terms, reweights by
+// evaluating the model, and agrees with --exact and the closed form.
+func TestCalibrateNotAffine(t *testing.T) {
+	const datasets = 100
+	_, y := calibrationFiles(t)
+	model := writeFile(t, t.TempDir(), "sqrt.shm", sqrtModel)
+	base := t.TempDir()
+	var covs [2]map[float64]coverageRow
+	for k, exact := range []bool{false, true} {
+		dir := filepath.Join(base, strconv.FormatBool(exact))
+		args := []string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", strconv.Itoa(datasets),
+			"--replicate", "y=y_rep", "--lambdas", "0.25,1,4,16", "--warmup", "150", "--samples", "400", "--seed", "2", "--refresh", "0"}
+		if exact {
+			args = append(args, "--exact")
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("exact %v: exit %d: %s", exact, code, stderr.String())
+		}
+		covs[k] = readCoverageRows(t, dir)
+		if !exact {
+			dr, err := calibrate.Dir(dir).ReadDraws(calibrate.Task{Lambda: 0.25, Dataset: 0})
+			if err != nil || dr == nil || dr.Affine() {
+				t.Errorf("the run's draws: %v, %v; want draws without prior and loss terms", dr, err)
+			}
+			if covs[k][4].reweighted == 0 {
+				t.Errorf("no task reweighted: %+v", covs[k])
+			}
+		}
+	}
+	for l, e := range covs[1] {
+		f := covs[0][l]
+		c := min(max(e.rate(), 1.0/datasets), 1-1.0/datasets)
+		se := math.Sqrt(c * (1 - c) / datasets)
+		if math.Abs(f.rate()-e.rate()) > se {
+			t.Errorf("lambda %g: fast coverage %.3f, exact %.3f (s.e. %.3f)", l, f.rate(), e.rate(), se)
+		}
+		want := 2*distuv.UnitNormal.CDF(distuv.UnitNormal.Quantile(0.95)*math.Pow(l, -0.25)) - 1
+		seWant := math.Sqrt(want * (1 - want) / datasets)
+		if math.Abs(e.rate()-want) > 3*seWant+1.0/datasets {
+			t.Errorf("lambda %g: exact coverage %.3f, closed form %.3f", l, e.rate(), want)
+		}
 	}
 }
