@@ -3,6 +3,7 @@ package calibrate
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -311,5 +312,65 @@ func TestReadResultRejects(t *testing.T) {
 	writeAtomic(dir.ResultPath(task), b)
 	if got, err := dir.ReadResult(task); err != nil || got == nil {
 		t.Errorf("a good result: %v, %v", got, err)
+	}
+}
+
+// TestWeightedRegions: with equal weights the weighted regions are the
+// unweighted ones, bit for bit; zero weights drop draws; and normal draws
+// weighted by the ratio of a narrower normal's density give that
+// normal's regions (analytic: the variance 1/r, the 90% HPD threshold
+// log φ at the quantile).
+func TestWeightedRegions(t *testing.T) {
+	lp := []float64{5, 1, 4, 2, 3, 9, 8, 7, 6, 10}
+	ones := make([]float64, len(lp))
+	for i := range ones {
+		ones[i] = 0.1
+	}
+	for _, level := range []float64{0.5, 0.9, 0.95} {
+		a, _ := HPDThreshold(lp, level)
+		b, err := WeightedHPDThreshold(lp, ones, level)
+		if err != nil || a != b {
+			t.Errorf("level %g: equal weights give %v (%v), unweighted %v", level, b, err, a)
+		}
+	}
+	// Weight only on the draws 1..5: the 80% region of those keeps 2..5.
+	w := []float64{1, 1, 1, 1, 1, 0, 0, 0, 0, 0}
+	if got, _ := WeightedHPDThreshold(lp, w, 0.8); got != 2 {
+		t.Errorf("zero weights on the top five: threshold %v, want 2", got)
+	}
+	for _, bad := range [][]float64{{1}, {-1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, make([]float64, 10)} {
+		if _, err := WeightedHPDThreshold(lp, bad, 0.9); err == nil {
+			t.Errorf("weights %v: no error", bad)
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, r = 40000, 3.0
+	draws := make([][]float64, n)
+	logp := make([]float64, n)
+	weights := make([]float64, n)
+	for i := range draws {
+		x, y := rng.NormFloat64(), rng.NormFloat64()
+		draws[i] = []float64{x, y}
+		// The target N(0, I/r): its log density, and its ratio to N(0, I).
+		logp[i] = -r * (x*x + y*y) / 2
+		weights[i] = math.Exp(-(r - 1) * (x*x + y*y) / 2)
+	}
+	// The target's 90% HPD region is the disc of radius² χ²₂(0.9)/r =
+	// −2 ln(0.1)/r, its threshold −r·radius²/2 = ln 0.1.
+	got, err := WeightedHPDThreshold(logp, weights, 0.9)
+	if err != nil || math.Abs(got-math.Log(0.1)) > 0.05 {
+		t.Errorf("weighted HPD threshold %v (%v), want ln 0.1 = %.4f", got, err, math.Log(0.1))
+	}
+	// A point at squared distance 1 from the mean has Mahalanobis
+	// distance² r under the target's covariance I/r.
+	d2, rad2, err := WeightedEllipseDistance([]float64{1, 0}, draws, weights, 0.9)
+	if err != nil || math.Abs(d2-r) > 0.1 || math.Abs(rad2-(-2*math.Log(0.1))) > 1e-9 {
+		t.Errorf("weighted ellipse: distance² %v, radius² %v (%v); want %v and %v", d2, rad2, err, r, -2*math.Log(0.1))
+	}
+	a, b, _ := EllipseDistance([]float64{1, 0}, draws, 0.9)
+	c, e, _ := WeightedEllipseDistance([]float64{1, 0}, draws, nil, 0.9)
+	if a != c || b != e {
+		t.Errorf("nil weights: %v, %v; unweighted %v, %v", c, e, a, b)
 	}
 }
