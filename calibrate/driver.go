@@ -35,54 +35,72 @@ type Pool struct {
 	Refresh int
 }
 
-// Run runs the tasks, at most p.Workers at once, and returns their errors
-// joined. Finished tasks keep their results whatever happens to others.
+// Run runs the tasks, at most p.Workers at once, in their order, and
+// returns their errors joined. Finished tasks keep their results whatever
+// happens to others.
 func (p *Pool) Run(ctx context.Context, tasks []Task) error {
-	sem := make(chan struct{}, max(p.Workers, 1))
+	workers := min(max(p.Workers, 1), len(tasks))
 	// Runs side by side evaluate their crn replicates on the cores left
 	// to each (one run alone: all of them).
-	replicates := max(1, goruntime.GOMAXPROCS(0)/min(max(p.Workers, 1), len(tasks)))
+	replicates := max(1, goruntime.GOMAXPROCS(0)/max(workers, 1))
 	errs := make([]error, len(tasks))
 	var mu sync.Mutex
+	forEach(ctx, len(tasks), workers, func(i int) {
+		t := tasks[i]
+		var progress func(nuts.Progress)
+		if p.Log != nil && p.Refresh > 0 {
+			progress = func(pr nuts.Progress) {
+				if pr.Iteration%p.Refresh != 0 && pr.Iteration != pr.Total {
+					return
+				}
+				mu.Lock()
+				fmt.Fprintf(p.Log, "lambda %s, dataset %d: chain %d iteration %d / %d\n", lambdaText(t.Lambda), t.Dataset+1, pr.Chain, pr.Iteration, pr.Total)
+				mu.Unlock()
+			}
+		}
+		r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, SampleOptions{Progress: progress, Replicates: replicates})
+		if err == nil {
+			err = p.Dir.WriteResult(r)
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("lambda %s, dataset %d: %w", lambdaText(t.Lambda), t.Dataset+1, err)
+			return
+		}
+		if p.Log != nil {
+			mu.Lock()
+			fmt.Fprintf(p.Log, "lambda %s, dataset %d: %s in %.1f s\n", lambdaText(t.Lambda), t.Dataset+1, coveredText(r), r.Seconds)
+			mu.Unlock()
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// forEach calls f(i) for i = 0 … n−1 in order on the given number of
+// goroutines, and returns when every call has returned; once ctx is done
+// it starts no more.
+func forEach(ctx context.Context, n, workers int, f func(i int)) {
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for i, t := range tasks {
+	for range max(workers, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				errs[i] = ctx.Err()
-				return
-			}
-			var progress func(nuts.Progress)
-			if p.Log != nil && p.Refresh > 0 {
-				progress = func(pr nuts.Progress) {
-					if pr.Iteration%p.Refresh != 0 && pr.Iteration != pr.Total {
-						return
-					}
-					mu.Lock()
-					fmt.Fprintf(p.Log, "lambda %s, dataset %d: chain %d iteration %d / %d\n", lambdaText(t.Lambda), t.Dataset+1, pr.Chain, pr.Iteration, pr.Total)
-					mu.Unlock()
-				}
-			}
-			r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, SampleOptions{Progress: progress, Replicates: replicates})
-			if err == nil {
-				err = p.Dir.WriteResult(r)
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("lambda %s, dataset %d: %w", lambdaText(t.Lambda), t.Dataset+1, err)
-				return
-			}
-			if p.Log != nil {
-				mu.Lock()
-				fmt.Fprintf(p.Log, "lambda %s, dataset %d: %s in %.1f s\n", lambdaText(t.Lambda), t.Dataset+1, coveredText(r), r.Seconds)
-				mu.Unlock()
+			for i := range next {
+				f(i)
 			}
 		}()
 	}
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
 	wg.Wait()
-	return errors.Join(errs...)
 }
 
 func coveredText(r *Result) string {
@@ -267,32 +285,16 @@ func (c *Calibration) needsPilot(todo []Task) (bool, error) {
 func (c *Calibration) reweight(ctx context.Context, todo []Task) ([]Task, error) {
 	results := make([]*Result, len(todo))
 	errs := make([]error, len(todo))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(c.Workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				r, err := Reweight(ctx, c.Dir, c.Plan, todo[i], c.Bind)
-				if err == nil && r != nil {
-					err = c.Dir.WriteResult(r)
-				}
-				if err != nil {
-					err = fmt.Errorf("lambda %s, dataset %d: reweighting: %w", lambdaText(todo[i].Lambda), todo[i].Dataset+1, err)
-				}
-				results[i], errs[i] = r, err
-			}
-		}()
-	}
-	for i := range todo {
-		if ctx.Err() != nil {
-			break
+	forEach(ctx, len(todo), c.Workers, func(i int) {
+		r, err := Reweight(ctx, c.Dir, c.Plan, todo[i], c.Bind)
+		if err == nil && r != nil {
+			err = c.Dir.WriteResult(r)
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+		if err != nil {
+			err = fmt.Errorf("lambda %s, dataset %d: reweighting: %w", lambdaText(todo[i].Lambda), todo[i].Dataset+1, err)
+		}
+		results[i], errs[i] = r, err
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
