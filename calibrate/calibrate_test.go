@@ -1,7 +1,9 @@
 package calibrate
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -372,5 +374,55 @@ func TestWeightedRegions(t *testing.T) {
 	c, e, _ := WeightedEllipseDistance([]float64{1, 0}, draws, nil, 0.9)
 	if a != c || b != e {
 		t.Errorf("nil weights: %v, %v; unweighted %v, %v", c, e, a, b)
+	}
+}
+
+// TestDraws: a run's draws read back bit for bit, affine terms included,
+// and a damaged or hostile file is an error naming it, never a panic or a
+// huge allocation (counts whose product wraps around included).
+func TestDraws(t *testing.T) {
+	dir := Dir(t.TempDir())
+	task := Task{Lambda: 0.5, Dataset: 2}
+	dr := &Draws{Theta: [][]float64{{1, -2}, {math.Inf(-1), 5e-324}, {3, 4}}, Params: [][]float64{{0.1}, {0.2}, {0.3}},
+		LP: []float64{-1, -2, math.NaN()}, Prior: []float64{1, 2, 3}, Loss: []float64{-4, -5, -6}, TruthPrior: 7, TruthLoss: -8}
+	for _, affine := range []bool{true, false} {
+		want := *dr
+		if !affine {
+			want.Prior, want.Loss, want.TruthPrior, want.TruthLoss = nil, nil, 0, 0
+		}
+		if err := dir.WriteDraws(task, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := dir.ReadDraws(task)
+		if err != nil || got.Affine() != affine || fmt.Sprint(got) != fmt.Sprint(&want) {
+			t.Errorf("affine %v: read back %+v, %v; want %+v", affine, got, err, &want)
+		}
+	}
+	good, _ := os.ReadFile(dir.DrawsPath(task))
+	header := func(s, dim, cols, affine uint32, values int) []byte {
+		b := []byte(drawsMagic)
+		for _, x := range []uint32{drawsVersion, s, dim, cols, affine} {
+			b = binary.LittleEndian.AppendUint32(b, x)
+		}
+		return append(b, make([]byte, 8*values)...)
+	}
+	for name, b := range map[string][]byte{
+		"empty":              {},
+		"truncated":          good[:len(good)-3],
+		"one value short":    good[:len(good)-8],
+		"another magic":      append([]byte("SHMDRAWZ"), good[8:]...),
+		"wrapping counts":    header(1<<31, 1<<32-1, 1<<32-2, 1, 2),
+		"huge draw count":    header(1<<32-1, 0, 0, 0, 1),
+		"affine flag 7":      header(1, 1, 1, 7, 3),
+		"no draws":           header(0, 1, 1, 0, 0),
+		"version 2":          append(append([]byte(drawsMagic), 2, 0, 0, 0), good[12:]...),
+		"counts beyond size": header(10, 10, 10, 0, 5),
+	} {
+		if err := os.WriteFile(dir.DrawsPath(task), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := dir.ReadDraws(task); err == nil || !strings.Contains(err.Error(), dir.DrawsPath(task)) {
+			t.Errorf("%s: %v, %v; want an error naming the file", name, got, err)
+		}
 	}
 }

@@ -123,20 +123,24 @@ func decodeDraws(b []byte) (*Draws, error) {
 	if len(b) > maxDrawsFile {
 		return nil, fmt.Errorf("draws file of %d bytes", len(b))
 	}
-	u := func(i int) int { return int(binary.LittleEndian.Uint32(b[len(drawsMagic)+4*i:])) }
+	pos := head
+	u := func(i int) uint64 { return uint64(binary.LittleEndian.Uint32(b[len(drawsMagic)+4*i:])) }
 	if v := u(0); v != drawsVersion {
 		return nil, fmt.Errorf("draws file version %d, this shm reads %d", v, drawsVersion)
 	}
 	s, dim, cols, affine := u(1), u(2), u(3), u(4)
-	want := s * (dim + cols + 1)
+	// The counts are checked against the file's size in uint64, where
+	// their products cannot wrap (each is below 2^32, the size below 2^31).
+	values := uint64(len(b)-head) / 8
+	perDraw := dim + cols + 1
 	if affine == 1 {
-		want += 2*s + 2
+		perDraw += 2
 	}
-	if s < 1 || affine > 1 || (len(b)-head)%8 != 0 || (len(b)-head)/8 != want {
+	if s < 1 || affine > 1 || (len(b)-head)%8 != 0 || s > values || perDraw > values/s+1 ||
+		s*perDraw+2*affine != values {
 		return nil, fmt.Errorf("draws file of %d bytes does not hold %d draws of %d values and %d columns", len(b), s, dim, cols)
 	}
-	pos := head
-	next := func(n int) []float64 {
+	next := func(n uint64) []float64 {
 		out := make([]float64, n)
 		for i := range out {
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[pos:]))

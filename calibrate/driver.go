@@ -226,7 +226,7 @@ func (c *Calibration) runRound(ctx context.Context, lambdas []float64) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	if c.Plan.Reuse != nil {
+	if _, collect := c.Runner.(Collector); c.Plan.Reuse != nil && !collect {
 		var err error
 		if todo, err = c.reweight(ctx, todo); err != nil {
 			return err

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,9 +25,9 @@ import (
 //     is decided from that run's draws, importance-reweighted to the
 //     task's scale (the posteriors of one dataset at two scales differ by
 //     a factor of the loss alone), when Pareto-smoothed importance
-//     sampling trusts the weights: k̂ at most MaxParetoK and an effective
-//     sample size at least MinEfficiency of the run's own. The nearest
-//     run is tried first.
+//     sampling trusts the weights: k̂ at most MaxParetoK (and at most
+//     1 − 1/log10 S for S draws) and an effective sample size at least
+//     MinEfficiency of the run's own. The nearest run is tried first.
 //   - Warm starts. A run starts from the nearest run of its dataset at
 //     another scale (or, for datasets that share a truth, from the pilot),
 //     taking its step size, metric and last point, with WarmWarmup
@@ -55,15 +54,24 @@ func DefaultReuse() *Reuse {
 	return &Reuse{WarmWarmup: 150, MaxRhat: 1.1, MinESS: 0.05, MaxParetoK: 0.7, MinEfficiency: 0.25}
 }
 
+// maxParetoK is the largest k̂ trusted for s draws: MaxParetoK, and no
+// more than Vehtari et al.'s sample-size bound 1 − 1/log10(s) (0.60 for
+// 300 draws).
+func (u *Reuse) maxParetoK(s int) float64 {
+	return min(u.MaxParetoK, 1-1/math.Log10(float64(s)))
+}
+
 // check returns why a warm-started run fails the checks, "" when it
 // passes.
 func (u *Reuse) check(post *Posterior) string {
 	_, rhat := medianRhat(post)
 	worst := 0.0
 	for _, r := range rhat {
-		if !(r <= worst) {
-			worst = r // NaN stays
+		if math.IsNaN(r) {
+			worst = r
+			break
 		}
+		worst = max(worst, r)
 	}
 	ess := minESS(post)
 	if !(worst <= u.MaxRhat) || !(ess >= u.MinESS*float64(len(post.Params))) {
@@ -101,17 +109,12 @@ func minESS(post *Posterior) float64 {
 // runsOf returns the results of dataset i that are runs of their own, by
 // increasing loss scale.
 func (d Dir) runsOf(i int) ([]*Result, error) {
-	paths, err := filepath.Glob(d.path("results", "lambda=*", fmt.Sprintf("d%03d.json", i)))
+	scales, err := d.scales()
 	if err != nil {
 		return nil, err
 	}
 	var out []*Result
-	for _, path := range paths {
-		text, ok := strings.CutPrefix(filepath.Base(filepath.Dir(path)), "lambda=")
-		lambda, err := strconv.ParseFloat(text, 64)
-		if !ok || err != nil || !(lambda > 0) {
-			continue // not a folder of this calibration's
-		}
+	for _, lambda := range scales {
 		r, err := d.ReadResult(Task{Lambda: lambda, Dataset: i})
 		if err != nil {
 			return nil, err
@@ -120,7 +123,29 @@ func (d Dir) runsOf(i int) ([]*Result, error) {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b *Result) int { return cmp.Compare(a.Lambda, b.Lambda) })
+	return out, nil
+}
+
+// scales returns the loss scales that have a folder of results, in
+// increasing order. (The folder's name is not a glob pattern: it may
+// hold any character.)
+func (d Dir) scales() ([]float64, error) {
+	entries, err := os.ReadDir(d.path("results"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, e := range entries {
+		text, ok := strings.CutPrefix(e.Name(), "lambda=")
+		lambda, err := strconv.ParseFloat(text, 64)
+		if e.IsDir() && ok && err == nil && lambda > 0 && lambdaText(lambda) == text {
+			out = append(out, lambda)
+		}
+	}
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -310,20 +335,40 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 		var truthLP float64
 		if dr.Affine() {
 			lp, truthLP = dr.LogDensityAt(t.Lambda)
-		} else {
-			if bm == nil {
-				if bm, err = p.bindTask(ctx, dir, t, t.Lambda, bind); err != nil {
-					return nil, err
-				}
-				if truth, err = bm.UnconstrainColumns(truthColumns); err != nil {
-					return nil, fmt.Errorf("truth: %w", err)
+		}
+		if bm == nil {
+			// The model at the task's scale: for runs whose draws are not
+			// affine in λ, and to check those that are at this scale (they
+			// were checked between λ/2 and 2λ of their own).
+			if bm, err = p.bindTask(ctx, dir, t, t.Lambda, bind); err != nil {
+				return nil, err
+			}
+			if truth, err = bm.UnconstrainColumns(truthColumns); err != nil {
+				return nil, fmt.Errorf("truth: %w", err)
+			}
+		}
+		if dr.Affine() {
+			mid := len(dr.Theta) / 2
+			direct, err := logDensitiesOrZero(bm, truth, dr.Theta[0], dr.Theta[mid])
+			if err != nil {
+				return nil, err
+			}
+			for j, pred := range []float64{truthLP, lp[0], lp[mid]} {
+				if !(math.Abs(pred-direct[j]) <= affineRelTol*(1+math.Abs(pred)+math.Abs(direct[j]))) {
+					lp = nil // not affine this far from the run's scale
+					break
 				}
 			}
-			all, err := LogDensities(bm, append(slices.Clone(dr.Theta), truth)...)
+		}
+		if lp == nil {
+			all, err := logDensitiesOrZero(bm, append(slices.Clone(dr.Theta), truth)...)
 			if err != nil {
 				return nil, err
 			}
 			lp, truthLP = all[:len(all)-1], all[len(all)-1]
+		}
+		if math.IsNaN(truthLP) || math.IsInf(truthLP, 0) {
+			return nil, fmt.Errorf("the truth's log density at lambda %s is %g", lambdaText(t.Lambda), truthLP)
 		}
 		logRatios := make([]float64, len(lp))
 		for s := range lp {
@@ -344,7 +389,7 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 			sq += w[s] * w[s]
 		}
 		efficiency := 1 / sq / float64(len(w))
-		if !(ps.K <= p.Reuse.MaxParetoK) || !(efficiency >= p.Reuse.MinEfficiency) {
+		if !(ps.K <= p.Reuse.maxParetoK(len(w))) || !(efficiency >= p.Reuse.MinEfficiency) {
 			continue
 		}
 		r := &Result{Task: t, Seed: run.Seed, Source: SourceReweighted, FromLambda: run.Lambda, ParetoK: ps.K,
@@ -361,6 +406,29 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 		return r, nil
 	}
 	return nil, nil
+}
+
+// logDensitiesOrZero is LogDensities where a point the model rejects (a
+// domain error, reject()) has zero density: log density −Inf, a weight of
+// zero.
+func logDensitiesOrZero(bm *runtime.Model, thetas ...[]float64) ([]float64, error) {
+	d, err := bm.NewDensity()
+	if err != nil {
+		return nil, err
+	}
+	d.Jacobian = false
+	out := make([]float64, len(thetas))
+	for i, th := range thetas {
+		out[i], err = d.LogDensity(th)
+		var r interface{ Reject() bool }
+		switch {
+		case err != nil && errors.As(err, &r) && r.Reject():
+			out[i] = math.Inf(-1)
+		case err != nil:
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // weightedSummary returns each column's weighted mean, standard deviation

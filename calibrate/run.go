@@ -140,7 +140,8 @@ type WarmStart struct {
 	Warmup int
 }
 
-// SampleOptions are the settings of a run that do not change its draws.
+// SampleOptions are a run's settings beyond the plan: a warm start, and
+// what does not change its draws.
 type SampleOptions struct {
 	// Warm, when not nil, starts the run from another run's chains.
 	Warm *WarmStart

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -93,20 +92,23 @@ func (s *Slurm) Run(ctx context.Context, tasks []Task) error {
 
 // measuredCost returns the mean time of the runs in the folder so far.
 func (s *Slurm) measuredCost() (float64, bool, error) {
-	paths, err := filepath.Glob(s.Dir.path("results", "lambda=*", "d*.json"))
+	scales, err := s.Dir.scales()
 	if err != nil {
 		return 0, false, err
 	}
 	sum, n := 0.0, 0
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
+	for _, l := range scales {
+		entries, err := os.ReadDir(s.Dir.path("results", "lambda="+lambdaText(l)))
 		if err != nil {
-			continue
+			return 0, false, err
 		}
-		var r Result
-		if json.Unmarshal(b, &r) == nil && r.IsRun() && r.Seconds > 0 {
-			sum += r.Seconds
-			n++
+		for _, e := range entries {
+			b, err := os.ReadFile(s.Dir.path("results", "lambda="+lambdaText(l), e.Name()))
+			var r Result
+			if err == nil && strings.HasSuffix(e.Name(), ".json") && json.Unmarshal(b, &r) == nil && r.IsRun() && r.Seconds > 0 {
+				sum += r.Seconds
+				n++
+			}
 		}
 	}
 	if n == 0 {
@@ -213,9 +215,13 @@ func (s *Slurm) submit(ctx context.Context, tasks []Task, per int) error {
 			fmt.Fprintf(s.Log, "sbatch %s\n", strings.Join(args, " "))
 		}
 		var out, errOut strings.Builder
-		cmd := exec.CommandContext(ctx, "sbatch", args...)
+		// Not ctx: an sbatch stopped midway may have submitted a job
+		// whose id it did not print.
+		sctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(sctx, "sbatch", args...)
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		err := cmd.Run()
+		stop()
 		id, _, _ := strings.Cut(strings.TrimSpace(out.String()), ";")
 		if err != nil || id == "" {
 			cancel()
@@ -233,6 +239,11 @@ func (s *Slurm) submit(ctx context.Context, tasks []Task, per int) error {
 		if err := writeAtomic(jobsPath, []byte(strings.Join(jobs, "\n")+"\n")); err != nil {
 			cancel()
 			return err
+		}
+		if ctx.Err() != nil {
+			cancel()
+			os.Remove(jobsPath)
+			return ctx.Err()
 		}
 	}
 	if err := s.wait(ctx, jobs); err != nil {
@@ -293,8 +304,12 @@ func (s *Slurm) wait(ctx context.Context, jobs []string) error {
 // folder submitted and did not see finish (it was killed): they would go
 // on writing results behind this one's back.
 func (s *Slurm) cancelLeftovers() {
-	paths, _ := filepath.Glob(s.Dir.path("slurm", "round*.jobs"))
-	for _, p := range paths {
+	entries, _ := os.ReadDir(s.Dir.path("slurm"))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "round") || !strings.HasSuffix(e.Name(), ".jobs") {
+			continue
+		}
+		p := s.Dir.path("slurm", e.Name())
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue

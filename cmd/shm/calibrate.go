@@ -240,6 +240,7 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			plan.Hold = append(plan.Hold, calibrate.HeldValue{Name: v.Name, Dims: v.Dims, Data: v.Data, IsInt: v.IsInt})
 		}
 	}
+	var pilot *calibrate.Posterior // the estimate's run
 	switch {
 	case strings.HasSuffix(strings.ToLower(f.truth), ".csv"):
 		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles); err != nil {
@@ -266,21 +267,20 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 					fmt.Fprintf(stderr, "estimate: chain %d iteration %d / %d\n", p.Chain, p.Iteration, p.Total)
 				}
 			}
-			var post *calibrate.Posterior
-			if plan.Truth, post, err = plan.Estimate(ctx, bm, progress); err != nil {
+			if plan.Truth, pilot, err = plan.Estimate(ctx, bm, progress); err != nil {
 				return nil, fmt.Errorf("estimating the truth: %w", err)
-			}
-			if plan.Reuse != nil {
-				// Its adaptation starts the first scale's runs.
-				if err := dir.WritePilot(f.lambda0, post); err != nil {
-					return nil, err
-				}
 			}
 			fmt.Fprintf(stderr, "estimate (the draw with the highest log density, %.1f s): %s\n", time.Since(start).Seconds(), columnsText(bm, plan.Truth))
 		}
 	}
 	if err := dir.WritePlan(plan); err != nil {
 		return nil, err
+	}
+	if pilot != nil && plan.Reuse != nil {
+		// The estimate's adaptation starts the first scale's runs.
+		if err := dir.WritePilot(f.lambda0, pilot); err != nil {
+			return nil, err
+		}
 	}
 	if !f.collect {
 		if err := writeDatasets(dir, plan, bm, f); err != nil {
