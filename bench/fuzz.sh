@@ -12,7 +12,7 @@ logdir=${LOGDIR:-$(mktemp -d)}
 mkdir -p "$logdir"
 echo "logs in $logdir"
 targets=(./parser:FuzzParse ./parser:FuzzLexer ./ir:FuzzCheck ./runtime:FuzzDensity ./runtime:FuzzSession ./runtime/data:FuzzReadCSV ./runtime/data:FuzzReadJSON
-  ./runtime/data:FuzzParseSet ./runtime/stancsv:FuzzRead)
+  ./runtime/data:FuzzParseSet ./runtime/stancsv:FuzzRead ./calibrate:FuzzDraws)
 if [ $# -gt 0 ]; then
   targets=("$@")
 fi
