@@ -105,7 +105,7 @@ func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed: datasets, runs and the search depend only on it")
 	fs.IntVar(&f.workers, "workers", goruntime.NumCPU(), "runs at once on this machine")
 	fs.IntVar(&f.refresh, "refresh", 100, "progress of every run's chains every refresh iterations (0: a line per finished run only)")
-	fs.BoolVar(&f.slurm, "slurm", false, "run the tasks as Slurm job arrays (sbatch --wait), one round per step of the search")
+	fs.BoolVar(&f.slurm, "slurm", false, "run the tasks as Slurm job arrays (several runs per array task, arrays within MaxArraySize, cancelled when the calibration stops), one round per step of the search")
 	fs.StringVar(&f.sbatch, "sbatch", "", "with --slurm: extra sbatch options, e.g. \"--partition=long --time=2:00:00\"")
 	fs.IntVar(&f.maxRunning, "max-running", 0, "with --slurm: most array tasks running at once")
 	fs.IntVar(&f.runsPerTask, "runs-per-task", 0, "with --slurm: runs per array task (default: about a minute of work, from the measured cost of the runs so far)")
