@@ -409,6 +409,9 @@ func (c *checker) call(e *lang.Call) Expr {
 	}
 	out.typ = t
 	c.primitiveRules(e, f, args)
+	if f.NamedParam("iters") != nil && !data && (c.fn != nil || c.block_ == lang.TransformedParametersBlock || c.block_ == lang.ModelBlock) {
+		c.model.Iterative = append(c.model.Iterative, out)
+	}
 	return out
 }
 

@@ -22,6 +22,12 @@ type Model struct {
 	Generated         []Stmt
 	// CRNs lists every crn(...) call; CRN.ID indexes it.
 	CRNs []*CRN
+	// Iterative lists the calls of built-ins with an iteration budget
+	// (sinkhorn and its companions: an iters = ... argument) whose value
+	// can enter the log density: those of functions, transformed
+	// parameters and the model block that depend on parameters, in
+	// source order. The post-sampling report checks their budgets.
+	Iterative []*Call
 	// Functions are the user-defined functions (functions block).
 	Functions []*Function
 	// Source is the checked syntax tree.

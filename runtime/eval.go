@@ -94,7 +94,7 @@ func (ev *evaluator) configure(opts Options) {
 	if opts.MaxValues > 0 {
 		ev.maxValues = opts.MaxValues
 	}
-	ev.ctx.Iters, ev.crn.k = opts.SinkhornIters, opts.CRNReplicates
+	ev.ctx.Iters, ev.ctx.ItersScale, ev.crn.k = opts.SinkhornIters, opts.ItersScale, opts.CRNReplicates
 	ev.tape().SetLimit(ev.maxValues)
 }
 
@@ -502,7 +502,7 @@ func (ev *evaluator) callBound(p lang.Pos, name string, f stdlib.Impl, args, nam
 		return stdlib.Value{}, ev.errorf(p, "%s is not implemented yet", name)
 	}
 	saved := ev.ctx.Propto
-	ev.ctx.Propto = propto
+	ev.ctx.Propto, ev.ctx.Pos = propto, p
 	v, err := f(&ev.ctx, args, named)
 	ev.ctx.Propto = saved
 	if err != nil {

@@ -102,6 +102,11 @@ type Context struct {
 	// iterative built-ins give (sinkhorn's iters = ...): the run asked
 	// for another budget (shm calibrate iters compares them).
 	Iters int
+	// Pos is the position of the call being evaluated, and ItersScale,
+	// when it holds that position, multiplies the call's iteration count
+	// (after Iters): the run evaluates one call with another budget.
+	Pos        lang.Pos
+	ItersScale map[lang.Pos]int
 	// NoGrad says that the evaluation's gradient will not be computed:
 	// built-ins may leave their partial derivatives at zero instead of
 	// computing them (sinkhorn then solves without its unrolled

@@ -127,15 +127,16 @@ type evaluation struct {
 }
 
 // evaluate returns the log density and gradient at every point and the
-// time per gradient (the median of three passes over the points).
-func evaluate(bm *runtime.Model, points [][]float64) ([]evaluation, time.Duration, error) {
+// time per gradient (the median of the given number of passes over the
+// points).
+func evaluate(bm *runtime.Model, points [][]float64, passes int) ([]evaluation, time.Duration, error) {
 	d, err := bm.NewDensity()
 	if err != nil {
 		return nil, 0, err
 	}
 	out := make([]evaluation, len(points))
 	var times []time.Duration
-	for pass := 0; pass < 3; pass++ {
+	for range max(passes, 1) {
 		start := time.Now()
 		for i, th := range points {
 			g := make([]float64, len(th))
@@ -148,7 +149,22 @@ func evaluate(bm *runtime.Model, points [][]float64) ([]evaluation, time.Duratio
 		times = append(times, time.Since(start)/time.Duration(len(points)))
 	}
 	slices.Sort(times)
-	return out, times[1], nil
+	return out, times[len(times)/2], nil
+}
+
+// deltas returns the paper's Δ_S and Δ_∇ on the log density at each
+// point: |lp − lp_ref| and ‖∇lp − ∇lp_ref‖ / max(1, ‖∇lp_ref‖).
+func deltas(got, want []evaluation) (dlp, dgr []float64) {
+	for i := range got {
+		dlp = append(dlp, math.Abs(got[i].lp-want[i].lp))
+		diff, norm := 0.0, 0.0
+		for j := range got[i].grad {
+			diff += (got[i].grad[j] - want[i].grad[j]) * (got[i].grad[j] - want[i].grad[j])
+			norm += want[i].grad[j] * want[i].grad[j]
+		}
+		dgr = append(dgr, math.Sqrt(diff)/math.Max(1, math.Sqrt(norm)))
+	}
+	return dlp, dgr
 }
 
 // itersRow compares the iteration budget T with the reference: the
@@ -171,7 +187,7 @@ func itersTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, err
 	if err != nil {
 		return nil, err
 	}
-	want, _, err := evaluate(bmRef, pts)
+	want, _, err := evaluate(bmRef, pts, 1)
 	if err != nil {
 		return nil, fmt.Errorf("at the reference budget T = %d: %w", ref, err)
 	}
@@ -181,20 +197,12 @@ func itersTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, err
 		if err != nil {
 			return nil, err
 		}
-		got, per, err := evaluate(bm, pts)
+		got, per, err := evaluate(bm, pts, 3)
 		if err != nil {
 			return nil, fmt.Errorf("with iters = %d: %w", T, err)
 		}
 		r := itersRow{T: T, PerGradient: per}
-		for i := range pts {
-			r.DeltaLP = append(r.DeltaLP, math.Abs(got[i].lp-want[i].lp))
-			diff, norm := 0.0, 0.0
-			for j := range got[i].grad {
-				diff += (got[i].grad[j] - want[i].grad[j]) * (got[i].grad[j] - want[i].grad[j])
-				norm += want[i].grad[j] * want[i].grad[j]
-			}
-			r.DeltaGr = append(r.DeltaGr, math.Sqrt(diff)/math.Max(1, math.Sqrt(norm)))
-		}
+		r.DeltaLP, r.DeltaGr = deltas(got, want)
 		rows = append(rows, r)
 	}
 	return rows, nil
@@ -225,7 +233,7 @@ func crnTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, error
 				return nil, err
 			}
 		}
-		_, per, err := evaluate(bm, pts)
+		_, per, err := evaluate(bm, pts, 3)
 		if err != nil {
 			return nil, fmt.Errorf("with crn K = %d: %w", k, err)
 		}

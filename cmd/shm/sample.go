@@ -96,6 +96,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	if err := crnReport(stdout, pos[0], pos[1:], &f, fit); err != nil {
 		return report(stderr, err)
 	}
+	if err := sinkhornReport(ctx, stdout, pos[0], pos[1:], &f, fit); err != nil {
+		return report(stderr, err)
+	}
 	return 0
 }
 

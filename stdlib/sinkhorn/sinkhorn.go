@@ -142,6 +142,9 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 	if c.Iters > 0 {
 		opt.Iters = c.Iters
 	}
+	if k, ok := c.ItersScale[c.Pos]; ok && k > 0 {
+		opt.Iters *= k
+	}
 	if v := named[argRho]; !v.Type.IsBad() {
 		opt.Rho = scalar(v)
 		opt.Balanced = false

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/diag"
+)
+
+// The post-sampling report's reference budget is refFactor times a call's
+// own, and a call is flagged when its budget moves the log density by
+// more than maxDeltaLP or its gradient by more than maxDeltaGrad relative
+// (issue 48: enough to move the posterior).
+const (
+	refFactor    = 5
+	maxDeltaLP   = 1
+	maxDeltaGrad = 0.1
+	reportDraws  = 4 // draws besides the posterior mean
+)
+
+// itersCall is the post-sampling report of one iterative call: the
+// paper's monitors of its budget against refFactor times it, at each
+// point (itersRow's definitions).
+type itersCall struct {
+	Call             *ir.Call
+	Budget           string // the call's iters: a number, or its expression's text
+	DeltaLP, DeltaGr []float64
+}
+
+// sinkhornReport binds the model again (with the run's seed and data)
+// and writes the report of its iterative calls (ir.Model.Iterative) at
+// the posterior mean and a few draws of fit.
+func sinkhornReport(ctx context.Context, w io.Writer, model string, files []string, f *sampleFlags, fit *diag.Fit) error {
+	bind := newBudgetBinder(ctx, model, files, &budgetFlags{sets: f.sets, seed: f.seed})
+	bm, err := bind(runtime.Options{})
+	if err != nil {
+		return err
+	}
+	if len(bm.IR.Iterative) == 0 {
+		return nil
+	}
+	points, err := reportPoints(bm, fit, reportDraws)
+	if err != nil {
+		return err
+	}
+	calls, err := itersCalls(bind, bm, points)
+	if err != nil {
+		return err
+	}
+	return writeItersReport(w, bm.IR.File, calls, len(points))
+}
+
+// reportPoints returns the unconstrained posterior mean of fit and n of
+// its draws, evenly spaced over the pooled chains.
+func reportPoints(bm *runtime.Model, fit *diag.Fit, n int) ([][]float64, error) {
+	var rows [][]float64
+	for _, c := range fit.Chains {
+		rows = append(rows, c.Draws...)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no draws to evaluate the Sinkhorn budgets at")
+	}
+	mean := make(map[string]float64, len(fit.Columns))
+	for j, col := range fit.Columns {
+		s := 0.0
+		for _, r := range rows {
+			s += r[j]
+		}
+		mean[col] = s / float64(len(rows))
+	}
+	theta, err := bm.UnconstrainColumns(mean)
+	if err != nil {
+		return nil, fmt.Errorf("the posterior mean: %w", err)
+	}
+	out := [][]float64{theta}
+	n = min(n, len(rows))
+	for i := range n {
+		byCol := make(map[string]float64, len(fit.Columns))
+		for j, col := range fit.Columns {
+			byCol[col] = rows[i*len(rows)/n][j]
+		}
+		theta, err := bm.UnconstrainColumns(byCol)
+		if err != nil {
+			return nil, fmt.Errorf("draw %d: %w", i*len(rows)/n+1, err)
+		}
+		out = append(out, theta)
+	}
+	return out, nil
+}
+
+// itersCalls evaluates the model as sampled (bm) and, for each iterative
+// call in turn, with that call's budget times refFactor.
+func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]itersCall, error) {
+	got, _, err := evaluate(bm, points, 1)
+	if err != nil {
+		return nil, err
+	}
+	var out []itersCall
+	seen := map[lang.Pos]bool{}
+	for _, call := range bm.IR.Iterative {
+		pos := call.Position()
+		if seen[pos] {
+			continue
+		}
+		seen[pos] = true
+		ref, err := bind(runtime.Options{ItersScale: map[lang.Pos]int{pos: refFactor}})
+		if err != nil {
+			return nil, err
+		}
+		want, _, err := evaluate(ref, points, 1)
+		if err != nil {
+			return nil, fmt.Errorf("%s at %s with %d times its iterations: %w", call.Func.Name, pos, refFactor, err)
+		}
+		c := itersCall{Call: call, Budget: callBudget(call)}
+		c.DeltaLP, c.DeltaGr = deltas(got, want)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// callBudget returns the text of a call's iteration budget: its iters
+// argument's value when constant, the signature's default when absent.
+func callBudget(call *ir.Call) string {
+	for i, p := range call.Func.Named {
+		if p.Name != "iters" {
+			continue
+		}
+		if i >= len(call.Named) || call.Named[i] == nil {
+			if _, err := strconv.Atoi(p.Default); err == nil {
+				return p.Default
+			}
+			return "its default"
+		}
+		if n, ok := ir.ConstInt(call.Named[i]); ok {
+			return strconv.FormatInt(n, 10)
+		}
+		return "iters"
+	}
+	return "?"
+}
+
+// writeItersReport prints the report and a warning for each call whose
+// budget is large enough to move the posterior.
+func writeItersReport(w io.Writer, file string, calls []itersCall, points int) error {
+	fmt.Fprintf(w, "\nSinkhorn iterations (each call's T against %d T at the posterior mean and %d draw(s): Δ_lp = |lp_T − lp_ref|, eta·Δ_S; Δ_∇ = ‖∇_T − ∇_ref‖ / max(1, ‖∇_ref‖)):\n", refFactor, points-1)
+	for _, c := range calls {
+		fmt.Fprintf(w, "  %s at %s (T = %s): max Δ_lp %.3g, max Δ_∇ %.3g\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
+			slices.Max(c.DeltaLP), slices.Max(c.DeltaGr))
+	}
+	for _, c := range calls {
+		dlp, dgr := slices.Max(c.DeltaLP), slices.Max(c.DeltaGr)
+		if !(dlp <= maxDeltaLP) || !(dgr <= maxDeltaGrad) {
+			_, err := fmt.Fprintf(w, "warning: %s:%s: %s with T = %s is not converged where the posterior is: against %d T it moves the log density by up to %.3g and its gradient by up to %.0f%% (limits %g and %.0f%%), so the posterior is that of the T-iteration loss, not of the divergence. Unless that is meant, raise iters (shm calibrate iters compares budgets at a run's draws) or eps, or make the loss converged with tol = ...\n",
+				file, c.Call.Position(), c.Call.Func.Name, c.Budget, refFactor, dlp, 100*dgr, float64(maxDeltaLP), 100*maxDeltaGrad)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
