@@ -212,27 +212,57 @@ func TestCalibrateFastMatchesExact(t *testing.T) {
 // TestCalibrateEdges: a grid whose every scale reaches the target says
 // that lambda* is only a lower bound; one whose every scale falls short
 // says so and exits non-zero; a grid that crosses the target says
-// neither.
+// neither. A search extends its bracket from a start far from lambda*
+// until the target is crossed, and says so when --max-temps stops it
+// first.
 func TestCalibrateEdges(t *testing.T) {
 	model, y := calibrationFiles(t)
 	for _, tc := range []struct {
-		grid, want string
-		code       int
+		scales []string
+		want   string
+		code   int
+		evals  int // scales evaluated, 0: not checked
 	}{
-		{"0.01,0.02", "lambda* is a lower bound", 0},
-		{"50,100", "no evaluated loss scale reaches coverage 0.9", 1},
-		{"0.25,4", "", 0},
+		{[]string{"--lambdas", "0.01,0.02"}, "lambda* is a lower bound", 0, 2},
+		{[]string{"--lambdas", "50,100"}, "no evaluated loss scale reaches coverage 0.9", 1, 2},
+		{[]string{"--lambdas", "0.25,4"}, "", 0, 2},
+		{[]string{"--start", "0.001", "--factor", "4", "--max-temps", "3"}, "lambda* is a lower bound", 0, 3},
+		{[]string{"--start", "1000", "--factor", "4", "--max-temps", "3"}, "no evaluated loss scale reaches coverage 0.9", 1, 3},
+		{[]string{"--start", "0.001", "--factor", "10", "--tol", "0.5"}, "", 0, 0},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run([]string{"calibrate", "lambda", model, y, "--dir", filepath.Join(t.TempDir(), "cal"), "--truth", "mu=0.5",
-			"--generate", "40", "--replicate", "y=y_rep", "--lambdas", tc.grid, "--warmup", "100", "--samples", "200",
-			"--seed", "3", "--refresh", "0"}, &stdout, &stderr)
+		dir := filepath.Join(t.TempDir(), "cal")
+		args := append([]string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5",
+			"--generate", "40", "--replicate", "y=y_rep", "--warmup", "100", "--samples", "200",
+			"--seed", "3", "--refresh", "0"}, tc.scales...)
+		code := run(args, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
 		if code != tc.code || (tc.want != "" && !strings.Contains(out, tc.want)) {
-			t.Errorf("--lambdas %s: exit %d, want %d and %q:\n%s", tc.grid, code, tc.code, tc.want, out)
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", tc.scales, code, tc.code, tc.want, out)
 		}
 		if tc.want == "" && (strings.Contains(out, "lower bound") || strings.Contains(out, "no evaluated")) {
-			t.Errorf("--lambdas %s: a warning where the target is crossed:\n%s", tc.grid, out)
+			t.Errorf("%v: a warning where the target is crossed:\n%s", tc.scales, out)
+		}
+		cov := readCoverage(t, dir)
+		if tc.evals > 0 && len(cov) != tc.evals {
+			t.Errorf("%v: %d scales evaluated, want %d", tc.scales, len(cov), tc.evals)
+		}
+		if tc.want == "" {
+			// The target crossed: a scale reaching it and one above not.
+			best, above := 0.0, false
+			for l, c := range cov {
+				lambda, _ := strconv.ParseFloat(l, 64)
+				if float64(c[0]) >= 0.9*float64(c[1]) {
+					best = max(best, lambda)
+				}
+			}
+			for l, c := range cov {
+				lambda, _ := strconv.ParseFloat(l, 64)
+				above = above || (lambda > best && float64(c[0]) < 0.9*float64(c[1]))
+			}
+			if best == 0 || !above {
+				t.Errorf("%v: the target is not bracketed: %v", tc.scales, cov)
+			}
 		}
 	}
 }
