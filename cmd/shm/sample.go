@@ -97,7 +97,12 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	if err := sinkhornReport(ctx, stdout, pos[0], pos[1:], &f, fit); err != nil {
-		return report(stderr, err)
+		if ctx.Err() != nil {
+			return report(stderr, err)
+		}
+		// The run and its output are complete: a point where the
+		// reference budget fails does not make the run fail.
+		fmt.Fprintf(stdout, "\nSinkhorn iterations: not checked: %v\n", err)
 	}
 	return 0
 }

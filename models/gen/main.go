@@ -22,6 +22,7 @@ const usage = `usage:
   gen expB --seed S --out DIR
   gen expC --seed S --out DIR [--jitter 0.05]
   gen expD --seed S --out DIR [--cifar FILE] [--first I] [--count N]
+  gen gandk --seed S --out DIR [--count N]
   gen expD-eval --truth FILE RUNDIR...
   gen expD-sweep CALIBRATIONDIR...`
 
@@ -35,14 +36,14 @@ func run(args []string, stdout io.Writer) error {
 	out := fs.String("out", "", "output folder (created if missing)")
 	cifar := fs.String("cifar", filepath.Join("..", "shared", "cifar10", "images.bin"), "CIFAR-10 binary file (expD)")
 	first := fs.Int("first", 0, "first image index (expD)")
-	count := fs.Int("count", 64, "number of images (expD)")
+	count := fs.Int("count", 64, "number of images (expD) or of values (gandk: 200 unless given)")
 	truth := fs.String("truth", "", "truth.csv written by expD (expD-eval)")
 	jitter := fs.Float64("jitter", defaultPulse.Jitter, "timing jitter scale (expC; 0 gives the paper's jitter-free check)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch cmd {
-	case "expB", "expC", "expD":
+	case "expB", "expC", "expD", "gandk":
 		if *out == "" {
 			return fmt.Errorf("%s: --out is required", cmd)
 		}
@@ -87,6 +88,19 @@ func run(args []string, stdout io.Writer) error {
 		return writeFile(filepath.Join(*out, "truth.csv"), func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "index,label,file,dx,dy\n%s\n", strings.Join(truthRows, "\n"))
 			return err
+		})
+	case "gandk":
+		settings := defaultGandK
+		fs.Visit(func(f *flag.Flag) { // --count's default is expD's
+			if f.Name == "count" {
+				settings.N = *count
+			}
+		})
+		if settings.N < 1 {
+			return fmt.Errorf("gandk: --count must be positive, got %d", settings.N)
+		}
+		return writeFile(filepath.Join(*out, "data.csv"), func(w io.Writer) error {
+			return writeColumns(w, []string{"y"}, gandk(settings, *seed))
 		})
 	case "expD-eval":
 		if *truth == "" || fs.NArg() == 0 {

@@ -11,6 +11,7 @@ const (
 	streamSpiral = 0xb0 + iota
 	streamPulse
 	streamWindow
+	streamGandK
 )
 
 // spiralSettings are the settings of Experiment B.
@@ -70,4 +71,26 @@ func pulse(s pulseSettings, seed uint64) (t, y []float64) {
 		y[i] = s.pulseAt(u) + s.Sigma*rng.NormFloat64()
 	}
 	return t, y
+}
+
+// gandkSettings are the settings of the g-and-k example (docs/sinkhorn.md).
+type gandkSettings struct {
+	N          int
+	A, B, G, K float64
+}
+
+// defaultGandK is the classic test case of approximate Bayesian
+// computation (Prangle 2017: A = 3, B = 1, g = 2, k = 0.5).
+var defaultGandK = gandkSettings{N: 200, A: 3, B: 1, G: 2, K: 0.5}
+
+// gandk draws N values of the g-and-k distribution by its quantile
+// function at standard normal z: A + B (1 + 0.8 tanh(g z / 2)) (1 + z²)^k z.
+func gandk(s gandkSettings, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, streamGandK))
+	y := make([]float64, s.N)
+	for i := range y {
+		z := rng.NormFloat64()
+		y[i] = s.A + s.B*(1+0.8*math.Tanh(s.G*z/2))*math.Pow(1+z*z, s.K)*z
+	}
+	return y
 }
