@@ -444,23 +444,35 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 // checkConverged evaluates the converged mode's criterion after iteration
 // t of the problem (p, q), whose sweeps computed f from g_in and then g
 // from f, with (f_in, g_in) the potentials the iteration started from
-// (zero for the first):
+// (zero for the first), Δf = f − f_in and Δg = g − g_in:
 //
-//	r_t = max(max_i |f_i − f_in,i|, max_j |g_j − g_in,j|) / eps.
+//	balanced:   r_t = max(osc Δf, osc Δg) / eps,  osc v = max_i v_i − min_i v_i
+//	unbalanced: r_t = max(max_i |Δf_i|, max_j |Δg_j|) / eps.
 //
-// It records r_t and reports whether the iterations stop: r_t ≤ tol
-// (e.converged; f and g are returned as they are, g the exact update of
-// f), or r_t is NaN (a NaN potential, which no later iteration repairs).
-// Otherwise it sets the next iteration's start (f_in, g_in) in f and g:
-// in a symmetric problem (x–x, y–y: p and q the same measure) both
-// become h = (f + g)/2; in an unbalanced one (f, g) is translated to
-// (f + λ, g − λ), λ maximizing the dual along that line (translation);
-// a balanced one continues from (f, g). Neither step changes the fixed
-// point, and both remove modes that the plain iterations contract slowly
-// (package documentation, "The converged mode"). It costs O(n + m),
-// against a sweep's O(n·m) or its kernel's entries.
+// The balanced criterion ignores the shift (f + c, g − c), which leaves
+// the problem unchanged: potentials whose masses differ (by up to 1e-8,
+// as balanced mode allows) have no fixed point and drift along it by
+// eps·ln(m_a/m_b) per iteration. It records r_t and reports whether the
+// iterations stop: r_t ≤ tol (e.converged; f and g are returned as they
+// are, g the exact update of f), or r_t is NaN (a NaN potential, which no
+// later iteration repairs). Otherwise it sets the next iteration's start
+// (f_in, g_in) in f and g: in a symmetric problem (x–x, y–y: p and q the
+// same measure) both become h = (f + g)/2; in an unbalanced one (f, g) is
+// translated to (f + λ, g − λ), λ maximizing the dual along that line
+// (translation); a balanced one continues from (f, g). Neither step
+// changes the fixed point, and both remove modes that the plain
+// iterations contract slowly (package documentation, "The converged
+// mode"). It costs O(n + m), against a sweep's O(n·m) or its kernel's
+// entries.
 func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool {
-	r := max(maxAbsDiff(f, e.fPrev), maxAbsDiff(g, e.gPrev)) * c.invEps
+	flo, fhi := diffRange(f, e.fPrev)
+	glo, ghi := diffRange(g, e.gPrev)
+	var r float64
+	if c.balanced {
+		r = max(fhi-flo, ghi-glo) * c.invEps
+	} else {
+		r = max(-flo, fhi, -glo, ghi) * c.invEps
+	}
 	e.crit, e.iters = r, t
 	if r <= c.tol {
 		e.converged = true
@@ -488,6 +500,21 @@ func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool
 	copy(e.fPrev, f)
 	copy(e.gPrev, g)
 	return false
+}
+
+// diffRange returns the least and the largest a_i − b_i (NaN for both
+// when one is NaN).
+func diffRange(a, b []float64) (lo, hi float64) {
+	b = b[:len(a)]
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i, v := range a {
+		d := v - b[i]
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return math.NaN(), math.NaN()
+	}
+	return lo, hi
 }
 
 // translation returns the λ that maximizes the unbalanced dual along
@@ -518,16 +545,6 @@ func (e *engine) lseAffine(x []float64, a float64, b []float64) float64 {
 	return mx + math.Log(k.sumExp(buf, mx))
 }
 
-// maxAbsDiff returns max_i |a_i − b_i| (NaN when one is NaN).
-func maxAbsDiff(a, b []float64) float64 {
-	b = b[:len(a)]
-	var m float64
-	for i, v := range a {
-		m = max(m, math.Abs(v-b[i]))
-	}
-	return m
-}
-
 // slotNames name the problems of a divergence in errors.
 var slotNames = [numSlots]string{slotXY: "x–y", slotXX: "x–x", slotYY: "y–y"}
 
@@ -551,8 +568,12 @@ func (e *engine) endProblem(slot int, c consts) {
 			slotNames[slot], ErrNotConverged, e.iters, c.tol)
 		return
 	}
-	e.notConv = fmt.Errorf("ot: the %s problem: %w: after iters = %d iterations (the cap) its criterion max(|Δf|, |Δg|)/eps is %.3g, above tol = %g; raise iters or tol",
-		slotNames[slot], ErrNotConverged, c.iters, e.crit, c.tol)
+	crit := "max(|Δf|, |Δg|)/eps"
+	if c.balanced {
+		crit = "max(osc Δf, osc Δg)/eps"
+	}
+	e.notConv = fmt.Errorf("ot: the %s problem: %w: after iters = %d iterations (the cap) its criterion %s is %.3g, above tol = %g; raise iters or tol",
+		slotNames[slot], ErrNotConverged, c.iters, crit, e.crit, c.tol)
 }
 
 // failed returns the error of an evaluation that was interrupted or whose
