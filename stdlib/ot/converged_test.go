@@ -584,3 +584,46 @@ func TestConvergedSelfTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestConvergedNoAllocations checks that the converged mode allocates
+// nothing per evaluation in steady state (its previous potentials and the
+// translation's buffer are the workspace's), balanced and unbalanced, on
+// the dense, sparse and scaling paths: divergences with the envelope
+// gradient and a cached y–y term, and OT, x changing at every evaluation.
+func TestConvergedNoAllocations(t *testing.T) {
+	x, y, la, lb, opt := sparseBenchProblem(t, 150, 2)
+	xs := [2][]float64{x, slices.Clone(x)}
+	for k := range xs[1] {
+		xs[1][k] *= 1.01
+	}
+	for _, o := range []Options{
+		{Eps: 4 * opt.Eps, Balanced: true, Iters: 10000, Tol: 1e-6, Grad: GradEnvelope},
+		{Eps: 4 * opt.Eps, Rho: 1, Iters: 10000, Tol: 1e-6, Grad: GradEnvelope},
+	} {
+		for _, path := range []Path{PathDense, PathSparse, PathScaling} {
+			w := NewWorkspaceWorkers(150, 150, 2, 1)
+			w.SetPath(path)
+			yy, err := w.SelfTerm(y, lb, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gr := &Grad{X: make([]float64, len(x)), LogA: make([]float64, 150)}
+			k := 0
+			run := func() {
+				k++
+				if _, err := w.Divergence(xs[k%2], y, la, lb, o, yy, gr); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.OT(xs[k%2], y, la, lb, o, gr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run()
+			run()
+			if a := testing.AllocsPerRun(4, run); a != 0 {
+				t.Errorf("%v balanced=%v: %v allocations per evaluation, want 0", path, o.Balanced, a)
+			}
+			w.Close()
+		}
+	}
+}

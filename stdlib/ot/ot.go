@@ -36,10 +36,11 @@ func (m GradMode) String() string {
 //
 // With Tol = 0 exactly Iters iterations are run. With Tol > 0 (the
 // converged mode) the iterations run from zero potentials until the
-// largest change of a potential over one iteration, in units of eps, is
-// at most Tol (package documentation, "The converged mode"), Iters being
-// the cap: an evaluation that reaches it first returns an error wrapping
-// ErrNotConverged. The converged mode needs Grad = GradEnvelope.
+// potentials' change over one iteration, in units of eps (its spread in
+// balanced mode), is at most Tol (package documentation, "The converged
+// mode"), Iters being the cap: an evaluation that reaches it first
+// returns an error wrapping ErrNotConverged. The converged mode needs
+// Grad = GradEnvelope.
 type Options struct {
 	Eps      float64  // entropic regularization, > 0
 	Rho      float64  // marginal penalty, > 0 and finite; ignored when Balanced
@@ -263,7 +264,8 @@ func (w *Workspace) Potentials() (f, g []float64) { return w.e.fxy, w.e.gxy }
 // Iterations returns the iteration counts of the last evaluation
 // (Divergence, OT, Plan, SelfTerm or their grid versions; see
 // Iterations). After an error they are those of the problems run before
-// it, and the cap for a problem that did not converge.
+// it, and for the problem that did not converge the iterations it ran
+// (the cap, unless its potentials became NaN).
 func (w *Workspace) Iterations() Iterations { return w.e.counts }
 
 // defaultParallelMin is the size (kernel terms per sweep) from which rows are
