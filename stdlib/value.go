@@ -99,8 +99,9 @@ type Context struct {
 	// return an error wrapping its Err().
 	Run context.Context
 	// Iters, when positive, replaces the iteration count that calls of
-	// iterative built-ins give (sinkhorn's iters = ...): the run asked
-	// for another budget (shm calibrate iters compares them).
+	// iterative built-ins give (sinkhorn's iters = ...; with tol = ...,
+	// the cap): the run asked for another budget (shm calibrate iters
+	// compares them).
 	Iters int
 	// NoGrad says that the evaluation's gradient will not be computed:
 	// built-ins may leave their partial derivatives at zero instead of
