@@ -197,11 +197,12 @@ func (t *Table) addPrimitives() {
 		}
 		return []NamedParam{
 			{Name: "eps", Type: realT, Data: true, Required: true},
-			{Name: "iters", Type: intT, Data: true, Default: "100"},
+			{Name: "iters", Type: intT, Data: true, Default: "100; with tol, the cap: 10000"},
+			{Name: "tol", Type: realT, Data: true, Default: "absent (iters iterations); present: iterate to convergence"},
 			{Name: "rho", Type: realT, Data: true, Default: "absent (balanced)"},
 			{Name: "log_a", Type: vecT, Also: also, Default: "uniform, -log n"},
 			{Name: "log_b", Type: vecT, Also: also, Default: "uniform, -log m"},
-			{Name: "grad", Type: strT, Choices: []string{"unrolled", "envelope"}, Default: "unrolled"},
+			{Name: "grad", Type: strT, Choices: []string{"unrolled", "envelope"}, Default: "unrolled; with tol, envelope (the only one)"},
 			{Name: "backend", Type: strT, Choices: []string{"auto", "cpu", "cuda"}, Default: "auto"},
 		}
 	}

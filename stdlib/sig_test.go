@@ -122,7 +122,7 @@ func TestResultRules(t *testing.T) {
 	if p := sk.NamedParam("eps"); p == nil || !p.Required || !p.Data {
 		t.Errorf("sinkhorn eps: %+v", p)
 	}
-	if got := sk.NamedList(); got != "eps, iters, rho, log_a, log_b, grad, backend" {
+	if got := sk.NamedList(); got != "eps, iters, tol, rho, log_a, log_b, grad, backend" {
 		t.Errorf("sinkhorn named: %s", got)
 	}
 }

@@ -99,8 +99,9 @@ type Context struct {
 	// return an error wrapping its Err().
 	Run context.Context
 	// Iters, when positive, replaces the iteration count that calls of
-	// iterative built-ins give (sinkhorn's iters = ...): the run asked
-	// for another budget (shm calibrate iters compares them).
+	// iterative built-ins give (sinkhorn's iters = ...; with tol = ...,
+	// the cap): the run asked for another budget (shm calibrate iters
+	// compares them).
 	Iters int
 	// Pos is the position of the call being evaluated, and ItersScale,
 	// when it holds that position, multiplies the call's iteration count

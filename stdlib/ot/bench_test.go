@@ -1,6 +1,7 @@
 package ot
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -368,5 +369,59 @@ func BenchmarkPrune(b *testing.B) {
 	}
 	if math.IsNaN(sink) {
 		b.Fatal("NaN")
+	}
+}
+
+// BenchmarkConverged compares the fixed T = 80 of the paper's experiments
+// with the converged mode at tol = 1e-6 (cap 10000, the sinkhorn
+// built-in's default) on problems of Experiment A's size and scale
+// (sparseBenchProblem: 1-D at n = m = 1024, and 2-D at n = m = 362), at
+// eps = (alpha·h)², h the resolution of y, for the resolution heuristic's
+// alpha = 1 and for alpha = 4, on the scaling and the sparse paths, one
+// worker: one divergence with its gradient with respect to x (T = 80:
+// unrolled and envelope; tol: envelope), the y–y term cached (with the
+// same options). It reports the x–y problem's iterations (xy-iters) and
+// whether the evaluation reached the cap first (notconv, 1: it returned
+// ErrNotConverged after the cap's 10000 iterations, what a rejected
+// proposal costs).
+//
+//	go test -run '^$' -bench Converged -benchtime 3x ./stdlib/ot
+func BenchmarkConverged(b *testing.B) {
+	for _, c := range []struct{ n, d int }{{1024, 1}, {362, 2}} {
+		x, y, la, lb, opt := sparseBenchProblem(b, c.n, c.d)
+		for _, alpha := range []float64{1, 4} {
+			for _, path := range []Path{PathScaling, PathSparse} {
+				for _, mode := range []string{"T=80/unrolled", "T=80/envelope", "tol=1e-6"} {
+					o := opt
+					o.Eps *= alpha * alpha
+					switch mode {
+					case "T=80/envelope":
+						o.Grad = GradEnvelope
+					case "tol=1e-6":
+						o.Tol, o.Iters, o.Grad = 1e-6, 10000, GradEnvelope
+					}
+					b.Run(fmt.Sprintf("d=%d/n=%d/alpha=%g/%v/%s", c.d, c.n, alpha, path, mode), func(b *testing.B) {
+						w := NewWorkspaceWorkers(c.n, c.n, c.d, 1)
+						defer w.Close()
+						w.SetPath(path)
+						yy, err := w.SelfTerm(y, lb, o)
+						if err != nil {
+							b.Fatal(err)
+						}
+						gr := &Grad{X: make([]float64, c.n*c.d)}
+						var notConv float64
+						for b.Loop() {
+							if _, err := w.Divergence(x, y, la, lb, o, yy, gr); errors.Is(err, ErrNotConverged) {
+								notConv = 1
+							} else if err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(float64(w.Iterations().XY), "xy-iters")
+						b.ReportMetric(notConv, "notconv")
+					})
+				}
+			}
+		}
 	}
 }

@@ -13,10 +13,12 @@ type GradMode int
 
 const (
 	// GradUnrolled is the exact derivative of the value computed after
-	// exactly Options.Iters iterations, through every iteration.
+	// exactly Options.Iters iterations, through every iteration. It is
+	// not available with Options.Tol.
 	GradUnrolled GradMode = iota
 	// GradEnvelope is the gradient of the dual objective at the final
-	// potentials held fixed (README "Envelope gradient").
+	// potentials held fixed (README "Envelope gradient"), the gradient
+	// of the converged value with Options.Tol.
 	GradEnvelope
 )
 
@@ -31,11 +33,20 @@ func (m GradMode) String() string {
 }
 
 // Options are the settings of one Sinkhorn evaluation.
+//
+// With Tol = 0 exactly Iters iterations are run. With Tol > 0 (the
+// converged mode) the iterations run from zero potentials until the
+// potentials' change over one iteration, in units of eps (its spread in
+// balanced mode), is at most Tol (package documentation, "The converged
+// mode"), Iters being the cap: an evaluation that reaches it first
+// returns an error wrapping ErrNotConverged. The converged mode needs
+// Grad = GradEnvelope.
 type Options struct {
 	Eps      float64  // entropic regularization, > 0
 	Rho      float64  // marginal penalty, > 0 and finite; ignored when Balanced
 	Balanced bool     // balanced problem: requires equal masses, tau = 1
-	Iters    int      // number of iterations T ≥ 1, each an f then a g update
+	Iters    int      // number of iterations T ≥ 1, each an f then a g update (with Tol: the cap)
+	Tol      float64  // the converged mode's tolerance, ≥ 0 and finite; 0 for Iters iterations
 	Grad     GradMode // how gradients are computed when they are requested
 }
 
@@ -60,7 +71,27 @@ func (o Options) validate() error {
 	if o.Grad != GradUnrolled && o.Grad != GradEnvelope {
 		return fmt.Errorf("ot: unknown gradient mode %v", o.Grad)
 	}
+	if !(o.Tol >= 0) || math.IsInf(o.Tol, 0) {
+		return fmt.Errorf("ot: tol must be finite and ≥ 0 (0 for a fixed number of iterations), got %g", o.Tol)
+	}
+	if o.Tol > 0 && o.Grad == GradUnrolled {
+		return fmt.Errorf("ot: tol = %g needs the envelope gradient (Grad = GradEnvelope): the unrolled gradient would differentiate through a number of iterations that depends on the inputs", o.Tol)
+	}
 	return nil
+}
+
+// ErrNotConverged is wrapped by the error of an evaluation in the
+// converged mode (Options.Tol) whose iterations reached the cap
+// Options.Iters before the tolerance.
+var ErrNotConverged = errors.New("not converged")
+
+// Iterations are the numbers of iterations of the problems of one
+// evaluation: Options.Iters, or with Options.Tol the number that met the
+// tolerance. A problem that was not solved counts 0 (XX and YY of OT and
+// Plan, XX and XY of SelfTerm); YY of a Divergence given a SelfTerm is
+// that term's.
+type Iterations struct {
+	XY, XX, YY int
 }
 
 // Grad receives gradients. Each non-nil slice must have the length of the
@@ -111,7 +142,8 @@ type Result struct {
 	Divergence       float64
 	OTxy, OTxx, OTyy float64
 	MassA, MassB     float64
-	YYFromCache      bool // OTyy came from a SelfTerm
+	YYFromCache      bool       // OTyy came from a SelfTerm
+	Iters            Iterations // the problems' iteration counts
 }
 
 // SelfTerm is the y–y problem of the divergence, computed once per data set
@@ -124,6 +156,7 @@ type SelfTerm struct {
 	m      int
 	opt    Options
 	grid   Grid
+	iters  int // the iterations it took
 }
 
 // Value returns OT_yy with the README's convention.
@@ -137,9 +170,12 @@ func (s *SelfTerm) Value() float64 {
 // Mass returns m_b.
 func (s *SelfTerm) Mass() float64 { return s.mass }
 
+// Iters returns the number of iterations the term's problem took.
+func (s *SelfTerm) Iters() int { return s.iters }
+
 func (s *SelfTerm) check(m int, opt Options, g Grid) error {
 	if s.m != m || s.opt.Eps != opt.Eps || s.opt.Balanced != opt.Balanced ||
-		s.opt.Iters != opt.Iters || (!opt.Balanced && s.opt.Rho != opt.Rho) || s.grid != g {
+		s.opt.Iters != opt.Iters || s.opt.Tol != opt.Tol || (!opt.Balanced && s.opt.Rho != opt.Rho) || s.grid != g {
 		return errors.New("ot: the cached y–y term was computed for other sizes or options")
 	}
 	return nil
@@ -225,6 +261,13 @@ func (w *Workspace) SetParallelThreshold(terms int) { w.e.parallelMin = terms }
 // of the last Divergence or OT call. The slices are reused by later calls.
 func (w *Workspace) Potentials() (f, g []float64) { return w.e.fxy, w.e.gxy }
 
+// Iterations returns the iteration counts of the last evaluation
+// (Divergence, OT, Plan, SelfTerm or their grid versions; see
+// Iterations). After an error they are those of the problems run before
+// it, and for the problem that did not converge the iterations it ran
+// (the cap, unless its potentials became NaN).
+func (w *Workspace) Iterations() Iterations { return w.e.counts }
+
 // defaultParallelMin is the size (kernel terms per sweep) from which rows are
 // split across goroutines. Measured on the 2-core development machine while
 // other jobs ran (BENCHMARKS-ot.md, BenchmarkHalfStep): two workers lost at
@@ -285,6 +328,19 @@ type engine struct {
 	ctx    context.Context // SetContext's context, nil for none
 	done   <-chan struct{} // its Done channel
 	halted bool            // the current evaluation was interrupted
+
+	// The converged mode (consts.tol): the previous iteration's
+	// potentials; the iteration count and the last value of the criterion
+	// of solve's last problem, and whether it met the tolerance; the
+	// error of the problem that did not (runProblem), and the counts of
+	// the current evaluation.
+	fPrev, gPrev []float64
+	tbuf         []float64 // translation's
+	iters        int
+	crit         float64
+	converged    bool
+	notConv      error
+	counts       Iterations
 }
 
 // reserve makes every per-point buffer hold at least k points.
@@ -305,24 +361,28 @@ func (e *engine) reserve(k int) {
 	e.rowGrad = grow(e.rowGrad, k*e.d)
 }
 
-// consts are the derived constants of one evaluation.
+// consts are the derived constants of one evaluation; with tol > 0,
+// iters is the cap.
 type consts struct {
-	eps, invEps, tau, rho float64
-	balanced              bool
-	iters                 int
+	eps, invEps, tau, rho, tol float64
+	balanced                   bool
+	iters                      int
 }
 
 func newConsts(o Options) consts {
-	return consts{eps: o.Eps, invEps: 1 / o.Eps, tau: o.tau(), rho: o.Rho, balanced: o.Balanced, iters: o.Iters}
+	return consts{eps: o.Eps, invEps: 1 / o.Eps, tau: o.tau(), rho: o.Rho, tol: o.Tol, balanced: o.Balanced, iters: o.Iters}
 }
 
 // solve runs the iterations of the problem (p, q). With keep, f^t (t = 1..T)
 // and g^t (t = 0..T) are stored in the history, and gradRows[s] says
 // whether the backward pass will want the gradient of side s's points (of
 // the coordinates coords, nil for all); with chain, the scaling path may
-// chain its kernel sweeps (scaling_chain.go). It returns the final f, g.
+// chain its kernel sweeps (scaling_chain.go). It returns the final f, g,
+// and sets e.iters to the number of iterations run and, with c.tol > 0,
+// e.crit and e.converged (converged).
 func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, coords []int) (f, g []float64) {
 	np, nq, T := p.n, q.n, c.iters
+	e.iters, e.crit, e.converged = T, math.NaN(), c.tol == 0
 	var fcur, gcur []float64
 	if keep {
 		e.fHist = grow(e.fHist, T*np)
@@ -333,6 +393,10 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 		gcur = e.g[:nq]
 	}
 	clear(gcur)
+	if c.tol > 0 { // f^0 = g^0 = 0
+		e.fPrev = zeroed(e.fPrev, np)
+		e.gPrev = zeroed(e.gPrev, nq)
+	}
 	u := e.u
 	if e.sparseOn {
 		for k := range e.sp.cands { // a new problem
@@ -347,7 +411,9 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 			e.sc = newScalingState()
 		}
 		e.sc.begin(keep, gradRows, coords, np*nq, 2*T, max(np, nq), e.d, e.scalingCulled)
-		e.sc.lazy = chain && !e.scalingCulled
+		// The converged mode reads the potentials of every iteration:
+		// nothing is left pending.
+		e.sc.lazy = chain && !e.scalingCulled && c.tol == 0
 		if e.sc.lazy {
 			e.sc.setWeights(kern{simd: e.simd}, p, q)
 		}
@@ -367,11 +433,161 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 		if e.halt() {
 			break
 		}
+		if c.tol > 0 && e.checkConverged(p, q, fcur, gcur, c, t) {
+			break
+		}
 	}
 	if e.scalingOn {
 		e.flushPotentials(c)
 	}
 	return fcur, gcur
+}
+
+// checkConverged evaluates the converged mode's criterion after iteration
+// t of the problem (p, q), whose sweeps computed f from g_in and then g
+// from f, with (f_in, g_in) the potentials the iteration started from
+// (zero for the first), Δf = f − f_in and Δg = g − g_in:
+//
+//	balanced:   r_t = max(osc Δf, osc Δg) / eps,  osc v = max_i v_i − min_i v_i
+//	unbalanced: r_t = max(max_i |Δf_i|, max_j |Δg_j|) / eps.
+//
+// The balanced criterion ignores the shift (f + c, g − c), which leaves
+// the problem unchanged: potentials whose masses differ (by up to 1e-8,
+// as balanced mode allows) have no fixed point and drift along it by
+// eps·ln(m_a/m_b) per iteration. It records r_t and reports whether the
+// iterations stop: r_t ≤ tol (e.converged; f and g are returned as they
+// are, g the exact update of f), or r_t is NaN (a NaN potential, which no
+// later iteration repairs). Otherwise it sets the next iteration's start
+// (f_in, g_in) in f and g: in a symmetric problem (x–x, y–y: p and q the
+// same measure) both become h = (f + g)/2; in an unbalanced one (f, g) is
+// translated to (f + λ, g − λ), λ maximizing the dual along that line
+// (translation); a balanced one continues from (f, g). Neither step
+// changes the fixed point, and both remove modes that the plain
+// iterations contract slowly (package documentation, "The converged
+// mode"). It costs O(n + m), against a sweep's O(n·m) or its kernel's
+// entries.
+func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool {
+	flo, fhi := diffRange(f, e.fPrev)
+	glo, ghi := diffRange(g, e.gPrev)
+	var r float64
+	if c.balanced {
+		r = max(fhi-flo, ghi-glo) * c.invEps
+	} else {
+		r = max(-flo, fhi, -glo, ghi) * c.invEps
+	}
+	e.crit, e.iters = r, t
+	if r <= c.tol {
+		e.converged = true
+		return true
+	}
+	if math.IsNaN(r) {
+		return true
+	}
+	switch {
+	case p.n == q.n && sameSlice(p.logw, q.logw) && sameSlice(p.pts, q.pts):
+		for i := range f {
+			h := 0.5 * (f[i] + g[i])
+			f[i], g[i] = h, h
+		}
+	case !c.balanced:
+		if lam := e.translation(p, q, f, g, c); isFinite(lam) {
+			for i := range f {
+				f[i] += lam
+			}
+			for j := range g {
+				g[j] -= lam
+			}
+		}
+	}
+	copy(e.fPrev, f)
+	copy(e.gPrev, g)
+	return false
+}
+
+// diffRange returns the least and the largest a_i − b_i (NaN for both
+// when one is NaN).
+func diffRange(a, b []float64) (lo, hi float64) {
+	b = b[:len(a)]
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i, v := range a {
+		d := v - b[i]
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return math.NaN(), math.NaN()
+	}
+	return lo, hi
+}
+
+// translation returns the λ that maximizes the unbalanced dual along
+// (f + λ, g − λ), which leaves the plan's term unchanged:
+//
+//	λ = (ρ/2)·log(Σ_i a_i e^(−f_i/ρ) / Σ_j b_j e^(−g_j/ρ))
+//
+// (Séjourné et al., "Faster unbalanced optimal transport: translation
+// invariant Sinkhorn and 1-D Frank-Wolfe", 2022). It is 0 at the fixed
+// point, where both sums are the plan's mass.
+func (e *engine) translation(p, q side, f, g []float64, c consts) float64 {
+	return 0.5 * c.rho * (e.lseAffine(f, -1/c.rho, p.logw[:p.n]) - e.lseAffine(g, -1/c.rho, q.logw[:q.n]))
+}
+
+// lseAffine returns LSE_i(x_i·a + b_i).
+func (e *engine) lseAffine(x []float64, a float64, b []float64) float64 {
+	e.tbuf = grow(e.tbuf, len(x))
+	buf := e.tbuf[:len(x)]
+	k := kern{simd: e.simd}
+	k.mulAdd(buf, x, a, b)
+	mx := math.Inf(-1)
+	for _, v := range buf {
+		mx = max(mx, v)
+	}
+	if math.IsInf(mx, 0) || math.IsNaN(mx) {
+		return mx
+	}
+	return mx + math.Log(k.sumExp(buf, mx))
+}
+
+// slotNames name the problems of a divergence in errors.
+var slotNames = [numSlots]string{slotXY: "x–y", slotXX: "x–x", slotYY: "y–y"}
+
+// endProblem records the iteration count of the problem just solved in
+// slot and, when it ran in the converged mode without meeting the
+// tolerance (and was not interrupted), the error that says so.
+func (e *engine) endProblem(slot int, c consts) {
+	switch slot {
+	case slotXY:
+		e.counts.XY = e.iters
+	case slotXX:
+		e.counts.XX = e.iters
+	case slotYY:
+		e.counts.YY = e.iters
+	}
+	if e.converged || e.halted || e.notConv != nil {
+		return
+	}
+	if math.IsNaN(e.crit) {
+		e.notConv = fmt.Errorf("ot: the %s problem: %w: its potentials are NaN after %d iterations (tol = %g)",
+			slotNames[slot], ErrNotConverged, e.iters, c.tol)
+		return
+	}
+	crit := "max(|Δf|, |Δg|)/eps"
+	if c.balanced {
+		crit = "max(osc Δf, osc Δg)/eps"
+	}
+	e.notConv = fmt.Errorf("ot: the %s problem: %w: after iters = %d iterations (the cap) its criterion %s is %.3g, above tol = %g; raise iters or tol",
+		slotNames[slot], ErrNotConverged, c.iters, crit, e.crit, c.tol)
+}
+
+// failed returns the error of an evaluation that was interrupted or whose
+// problem did not converge, nil otherwise, and resets both for the next
+// one.
+func (e *engine) failed() error {
+	err := e.interrupted()
+	if err == nil {
+		err = e.notConv
+	}
+	e.notConv = nil
+	return err
 }
 
 // forwardSweep computes the sweep of orientation o (rows: side o, 0 for p)
@@ -814,7 +1030,7 @@ func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr g
 	chain := !want || mode != GradEnvelope
 	f, g := e.solve(p, q, c, keep, chain, [2]bool{gr.p != nil, gr.q != nil}, coords)
 	v := value(p, q, f, g, c)
-	if want {
+	if want && e.converged { // otherwise an error (endProblem), no gradient
 		if mode == GradUnrolled {
 			e.backward(p, q, c, sigma, gr)
 		} else {
@@ -826,12 +1042,16 @@ func (e *engine) problem(p, q side, c consts, mode GradMode, sigma float64, gr g
 
 // runProblem is problem on the scaling or sparse path where one applies
 // (sparseProblem, in tree order), on the dense or grid path otherwise.
-func (e *engine) runProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (float64, []float64, []float64) {
+// It records the problem's iteration count and convergence (endProblem).
+func (e *engine) runProblem(slot int, p, q side, c consts, mode GradMode, sigma float64, gr grads, want bool) (v float64, f, g []float64) {
 	if on, _ := e.useScaling(p, q); !e.onGrid && (on || e.useSparse(p, q)) {
 		e.usedSparse = true
-		return e.sparseProblem(slot, p, q, c, mode, sigma, gr, want)
+		v, f, g = e.sparseProblem(slot, p, q, c, mode, sigma, gr, want)
+	} else {
+		v, f, g = e.problem(p, q, c, mode, sigma, gr, want)
 	}
-	return e.problem(p, q, c, mode, sigma, gr, want)
+	e.endProblem(slot, c)
+	return v, f, g
 }
 
 func (e *engine) saveXY(f, g []float64) {
@@ -924,22 +1144,26 @@ func (e *engine) divergenceOnce(ps, qs side, opt Options, yy *SelfTerm, grad *Gr
 		gxx = grads{grad.X, grad.X, grad.LogA, grad.LogA, grad.FixedX, grad.FixedX}
 		gyy = grads{grad.Y, grad.Y, grad.LogB, grad.LogB, grad.FixedY, grad.FixedY}
 	}
+	e.counts = Iterations{}
 	vxy, f, gp := e.runProblem(slotXY, ps, qs, c, opt.Grad, 1, gxy, want)
 	e.saveXY(f, gp)
-	vxx, _, _ := e.runProblem(slotXX, ps, ps, c, opt.Grad, -0.5, gxx, want && (grad.X != nil || grad.LogA != nil))
-	var vyy float64
+	var vxx, vyy float64
+	if e.notConv == nil { // a problem that did not converge ends the evaluation
+		vxx, _, _ = e.runProblem(slotXX, ps, ps, c, opt.Grad, -0.5, gxx, want && (grad.X != nil || grad.LogA != nil))
+	}
 	if yy != nil {
 		vyy = yy.value0
-	} else {
+		e.counts.YY = yy.iters
+	} else if e.notConv == nil {
 		vyy, _, _ = e.runProblem(slotYY, qs, qs, c, opt.Grad, -0.5, gyy, want && (grad.Y != nil || grad.LogB != nil))
 	}
-	if err := e.interrupted(); err != nil {
+	if err := e.failed(); err != nil {
 		return Result{}, err
 	}
 	if want {
 		grad.clearFixed(e.d)
 	}
-	res := Result{MassA: ma, MassB: mb, OTxy: vxy, OTxx: vxx, OTyy: vyy, YYFromCache: yy != nil}
+	res := Result{MassA: ma, MassB: mb, OTxy: vxy, OTxx: vxx, OTyy: vyy, YYFromCache: yy != nil, Iters: e.counts}
 	res.Divergence = vxy - 0.5*vxx - 0.5*vyy
 	if opt.Balanced {
 		dm := ma - mb
@@ -985,11 +1209,12 @@ func (w *Workspace) SelfTerm(y, logB []float64, opt Options) (*SelfTerm, error) 
 
 func (e *engine) selfTerm(qs side, opt Options, g Grid) (*SelfTerm, error) {
 	e.reserve(qs.n)
+	e.counts = Iterations{}
 	v, _, _ := e.runProblem(slotYY, qs, qs, newConsts(opt), opt.Grad, -0.5, grads{}, false)
-	if err := e.interrupted(); err != nil {
+	if err := e.failed(); err != nil {
 		return nil, err
 	}
-	return &SelfTerm{value0: v, mass: mass(qs.logw), m: qs.n, opt: opt, grid: g}, nil
+	return &SelfTerm{value0: v, mass: mass(qs.logw), m: qs.n, opt: opt, grid: g, iters: e.counts.YY}, nil
 }
 
 // OT returns the entropic OT value of (x, log_a) and (y, log_b) after
@@ -1032,8 +1257,9 @@ func (e *engine) ot(ps, qs side, opt Options, grad *Grad) (float64, error) {
 	if want {
 		gr = grads{grad.X, grad.Y, grad.LogA, grad.LogB, grad.FixedX, grad.FixedY}
 	}
+	e.counts = Iterations{}
 	v, f, g := e.runProblem(slotXY, ps, qs, c, opt.Grad, 1, gr, want)
-	if err := e.interrupted(); err != nil {
+	if err := e.failed(); err != nil {
 		return 0, err
 	}
 	e.saveXY(f, g)
@@ -1081,8 +1307,10 @@ func (w *Workspace) Plan(x, y, logA, logB []float64, opt Options, dst []float64)
 	}
 	e.reserve(max(ps.n, qs.n))
 	c := newConsts(opt)
+	e.counts = Iterations{}
 	f, g := e.solve(ps, qs, c, false, true, [2]bool{}, nil)
-	if err := e.interrupted(); err != nil {
+	e.endProblem(slotXY, c)
+	if err := e.failed(); err != nil {
 		return nil, err
 	}
 	e.saveXY(f, g)

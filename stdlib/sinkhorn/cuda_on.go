@@ -66,12 +66,27 @@ type gpuState struct {
 // grid pr.g when it is not empty (x and y are its points; a grid too large
 // for the GPU's grid path takes its general path with "cuda", package ot's
 // grid path with "auto"), computing a y–y term of data once on the general
-// path. gpu is false when the CPU must do the work.
+// path. gpu is false when the CPU must do the work: always in the
+// converged mode (tol), which the GPU does not run (options refuses
+// backend = "cuda" with tol).
 func (gc *gpuChannel) onGPU(cohort *stdlib.Cohort, pr *problem) (gpu bool, err error) {
+	if pr.opt.Tol > 0 {
+		return false, nil
+	}
 	onGrid := pr.g.N() > 0
 	auto := autoGPU(len(pr.la), len(pr.lb), pr.d, onGrid)
 	if pr.backend != "cuda" && !(pr.backend == "auto" && auto && cuda.Available()) {
 		return false, nil
+	}
+	// The GPU runs opt.Iters iterations of each problem it solves: the
+	// x–y one, and the x–x and y–y ones of a divergence (a y–y term of
+	// data is solved once, into the cache, and not counted).
+	pr.iters = ot.Iterations{XY: pr.opt.Iters}
+	if pr.k == divergence {
+		pr.iters.XX = pr.opt.Iters
+		if !pr.constYY {
+			pr.iters.YY = pr.opt.Iters
+		}
 	}
 	s := gc.gpu
 	if s == nil {

@@ -11,6 +11,20 @@
 // when y and log_b are constants, is computed once and reused while they
 // do not change.
 //
+// With tol = ... a call iterates each problem from zero potentials until
+// package ot's convergence criterion (the potentials' change over an
+// iteration, in units of eps) is at most tol, iters being the cap
+// (DefaultTolCap when absent), and its gradient is the envelope gradient
+// (grad = "unrolled" is an error: the number of iterations depends on the
+// inputs). A problem that reaches the cap fails the call with an error
+// wrapping ot.ErrNotConverged, which rejects the proposal during
+// sampling. The run's iteration override (stdlib.Context.Iters, shm
+// calibrate iters) replaces the cap. Such calls run on the CPU only:
+// backend = "auto" keeps them there, backend = "cuda" is an error. Each
+// chain keeps the iteration counts of its calls (ChainCounts): the last
+// call's, the problems solved and their iterations in total and at most,
+// and the calls that did not converge, for a report after sampling.
+//
 // Log-weights given as arrays of vectors are channels: one problem per
 // channel on the same points, solved at once (each on its own goroutine
 // and workspace; on the GPU, as one cohort, in one launch), the values and

@@ -38,10 +38,11 @@ const (
 )
 
 // The positions of the named arguments in the signature table (stdlib's
-// addPrimitives): eps, iters, rho, log_a, log_b, grad, backend.
+// addPrimitives): eps, iters, tol, rho, log_a, log_b, grad, backend.
 const (
 	argEps = iota
 	argIters
+	argTol
 	argRho
 	argLogA
 	argLogB
@@ -114,11 +115,21 @@ func channels(na, nb int, fn string) (int, error) {
 	return max(na, nb), nil
 }
 
+// DefaultIters is the number of iterations of a call without tol or
+// iters, and DefaultTolCap the cap of a call with tol and without iters.
+const (
+	DefaultIters  = 100
+	DefaultTolCap = 10000
+)
+
 // options reads the named settings, and the backend ("auto", "cpu" or
-// "cuda").
+// "cuda"). With tol the gradient is the envelope one (the only one of a
+// converged value: the number of iterations depends on the inputs), iters
+// is the cap (DefaultTolCap when absent), and the problems run on the
+// CPU (package ot; the GPU runs fixed iterations only).
 func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, string, error) {
 	t := c.Tape
-	opt := ot.Options{Iters: 100, Balanced: true}
+	opt := ot.Options{Iters: DefaultIters, Balanced: true}
 	backend := "auto"
 	scalar := func(v stdlib.Value) float64 {
 		if v.Type == lang.IntType {
@@ -133,14 +144,24 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 	if !(opt.Eps > 0) || math.IsInf(opt.Eps, 1) {
 		return opt, backend, fmt.Errorf("%s: eps must be positive and finite, got %g", fn, opt.Eps)
 	}
-	if v := named[argIters]; !v.Type.IsBad() {
-		opt.Iters = v.Int
+	itersGiven := !named[argIters].Type.IsBad()
+	if itersGiven {
+		opt.Iters = named[argIters].Int
 		if opt.Iters < 1 {
 			return opt, backend, fmt.Errorf("%s: iters must be at least 1, got %d", fn, opt.Iters)
 		}
 	}
+	if v := named[argTol]; !v.Type.IsBad() {
+		opt.Tol = scalar(v)
+		if !(opt.Tol > 0) || math.IsInf(opt.Tol, 1) {
+			return opt, backend, fmt.Errorf("%s: tol must be positive and finite, got %g (omit tol for a fixed number of iterations)", fn, opt.Tol)
+		}
+		if !itersGiven {
+			opt.Iters = DefaultTolCap
+		}
+	}
 	if c.Iters > 0 {
-		opt.Iters = c.Iters
+		opt.Iters = c.Iters // with tol, the cap
 	}
 	if k, ok := c.ItersScale[c.Pos]; ok && k > 0 {
 		opt.Iters *= k
@@ -155,8 +176,17 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 	if v := named[argGrad]; !v.Type.IsBad() && v.Str == "envelope" {
 		opt.Grad = ot.GradEnvelope
 	}
+	if opt.Tol > 0 {
+		if v := named[argGrad]; !v.Type.IsBad() && v.Str == "unrolled" {
+			return opt, backend, fmt.Errorf(`%s: grad = "unrolled" cannot be used with tol: the number of iterations depends on the inputs, and the gradient of the converged value is the envelope gradient (omit grad, or give "envelope")`, fn)
+		}
+		opt.Grad = ot.GradEnvelope
+	}
 	if v := named[argBackend]; !v.Type.IsBad() {
 		backend = v.Str
+	}
+	if backend == "cuda" && opt.Tol > 0 {
+		return opt, backend, fmt.Errorf(`%s: tol runs on the CPU only (the GPU runs a fixed number of iterations): use backend = "auto" or "cpu"`, fn)
 	}
 	if backend == "cuda" && !cudaAvailable() {
 		return opt, backend, fmt.Errorf(`%s: backend = "cuda" needs shm built with the cuda tag and a GPU; use "auto" or "cpu"`, fn)
@@ -165,11 +195,63 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 }
 
 // chainState is a chain's Sinkhorn working memory: one channelState per
-// channel of its largest call, and the scratch of fixedCoords.
+// channel of its largest call, the scratch of fixedCoords, and the
+// iteration counts of its calls.
 type chainState struct {
-	chans []*channelState
-	elems []bool    // fixedCoords' flags per element
-	fixed [2][]bool // fixedCoords' results for x and y
+	chans  []*channelState
+	elems  []bool    // fixedCoords' flags per element
+	fixed  [2][]bool // fixedCoords' results for x and y
+	counts Counts
+}
+
+// Counts are the iteration counts of one chain's Sinkhorn calls (sinkhorn,
+// sinkhorn_ot, sinkhorn_plan), kept for a report after sampling: with tol,
+// how many iterations the problems took to converge.
+type Counts struct {
+	// Last holds the counts of the problems the chain's last successful
+	// call solved (its last channel's): the x–y, x–x and y–y problems of
+	// a divergence, the x–y problem of the others; 0 for a problem it
+	// did not solve (a y–y term of data taken from the cache).
+	Last ot.Iterations
+	// Problems is the number of problems the successful calls solved
+	// (each channel's count), Iters their iterations in total, and Max
+	// the most iterations of one.
+	Problems, Iters int64
+	Max             int
+	// NotConverged is the number of calls that failed because a problem
+	// reached the cap before tol (ot.ErrNotConverged): proposals the
+	// sampler rejected for it.
+	NotConverged int64
+}
+
+// add counts the problems of it.
+func (c *Counts) add(it ot.Iterations) {
+	c.Last = it
+	for _, n := range []int{it.XY, it.XX, it.YY} {
+		if n > 0 {
+			c.Problems++
+			c.Iters += int64(n)
+			c.Max = max(c.Max, n)
+		}
+	}
+}
+
+// failed counts a failed call whose error is err.
+func (c *Counts) failed(err error) {
+	if errors.Is(err, ot.ErrNotConverged) {
+		c.NotConverged++
+	}
+}
+
+// ChainCounts returns the iteration counts kept in a chain's State
+// (stdlib.Context.State; the zero Counts when the chain has made no
+// Sinkhorn call). It must not run concurrently with the chain's
+// evaluations.
+func ChainCounts(state map[string]any) Counts {
+	if s, ok := state[stateKey].(*chainState); ok {
+		return s.counts
+	}
+	return Counts{}
 }
 
 // channelState is the working memory of one channel's problem: its
@@ -314,21 +396,24 @@ func envPath() (ot.Path, error) {
 }
 
 // selfTerm returns the cached y–y term for constant y and log_b, computing
-// it on first use (with the separable path when g is a grid).
-func (cs *channelState) selfTerm(y, logB []float64, opt ot.Options, g ot.Grid) (*ot.SelfTerm, error) {
+// it on first use (with the separable path when g is a grid), and whether
+// it computed it.
+func (cs *channelState) selfTerm(y, logB []float64, opt ot.Options, g ot.Grid) (st *ot.SelfTerm, solved bool, err error) {
 	onGrid := g.N() > 0
-	return cs.cache.get(y, logB, opt, onGrid, func() (*ot.SelfTerm, error) {
+	st, err = cs.cache.get(y, logB, opt, onGrid, func() (*ot.SelfTerm, error) {
+		solved = true
 		if onGrid {
 			return cs.ws.GridSelfTerm(g, logB, opt)
 		}
 		return cs.ws.SelfTerm(y, logB, opt)
 	})
+	return st, solved, err
 }
 
 // problem is one channel's Sinkhorn problem: what to compute (k, backend,
 // grid, options), the values of its inputs, whether its y–y term is data
 // (constYY), where its gradient goes (nil: nowhere), and, once solved, its
-// value.
+// value and the iteration counts of the problems it solved (Counts.Last).
 type problem struct {
 	k              kind
 	backend        string
@@ -340,6 +425,7 @@ type problem struct {
 	grad           *ot.Grad
 	fixedX, fixedY []bool // the CPU kernels skip these coordinates' derivatives
 	value          float64
+	iters          ot.Iterations
 }
 
 // solve computes pr on the channel's workspaces, on the GPU when its
@@ -360,25 +446,29 @@ func (cs *channelState) solveCPU(pr *problem) error {
 		pr.grad.FixedX, pr.grad.FixedY = pr.fixedX, pr.fixedY
 	}
 	var yy *ot.SelfTerm
+	var yySolved bool
 	if pr.constYY {
-		if yy, err = cs.selfTerm(pr.y, pr.lb, pr.opt, pr.g); err != nil {
+		if yy, yySolved, err = cs.selfTerm(pr.y, pr.lb, pr.opt, pr.g); err != nil {
 			return err
 		}
 	}
+	var res ot.Result
 	switch {
 	case pr.g.N() > 0 && pr.k == divergence:
-		res, err := cs.ws.GridDivergence(pr.g, pr.la, pr.lb, pr.opt, yy, pr.grad)
+		res, err = cs.ws.GridDivergence(pr.g, pr.la, pr.lb, pr.opt, yy, pr.grad)
 		pr.value = res.Divergence
-		return err
 	case pr.g.N() > 0:
 		pr.value, err = cs.ws.GridOT(pr.g, pr.la, pr.lb, pr.opt, pr.grad)
-		return err
 	case pr.k == divergence:
-		res, err := cs.ws.Divergence(pr.x, pr.y, pr.la, pr.lb, pr.opt, yy, pr.grad)
+		res, err = cs.ws.Divergence(pr.x, pr.y, pr.la, pr.lb, pr.opt, yy, pr.grad)
 		pr.value = res.Divergence
-		return err
+	default:
+		pr.value, err = cs.ws.OT(pr.x, pr.y, pr.la, pr.lb, pr.opt, pr.grad)
 	}
-	pr.value, err = cs.ws.OT(pr.x, pr.y, pr.la, pr.lb, pr.opt, pr.grad)
+	pr.iters = cs.ws.Iterations()
+	if yy != nil && !yySolved {
+		pr.iters.YY = 0 // solved by an earlier call
+	}
 	return err
 }
 
@@ -421,8 +511,10 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 		cs.ws.SetContext(c.Run)
 		p, err := cs.ws.Plan(t.Val(x), t.Val(y), t.Val(las[0]), t.Val(lbs[0]), opt, cs.plan)
 		if err != nil {
-			return stdlib.Value{}, fmt.Errorf("%s: %v", fn, err)
+			s.counts.failed(err)
+			return stdlib.Value{}, fmt.Errorf("%s: %w", fn, err)
 		}
+		s.counts.add(cs.ws.Iterations())
 		cs.plan = p
 		return stdlib.ADValue(t.NewConst(autodiff.MatrixShape(n, m), p)), nil
 	}
@@ -466,7 +558,11 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 		pr.grad = s.chans[ch].gradFor([4][]float64{node.D(0), node.D(1), dA(ch), dB(ch)})
 	}
 	if err := solveChannels(fn, s.chans[:nch], probs, c.Run, c.Cohort); err != nil {
+		s.counts.failed(err)
 		return stdlib.Value{}, err
+	}
+	for _, pr := range probs {
+		s.counts.add(pr.iters)
 	}
 	// The values and gradients, summed over the channels in order.
 	value := probs[0].value
@@ -529,7 +625,7 @@ func solveChannels(fn string, chans []*channelState, probs []problem, run contex
 		if gpu {
 			where += " (cuda)"
 		}
-		return fmt.Errorf("%s: %v", where, err)
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	if len(probs) == 1 {
 		if gpu, err := chans[0].solve(&probs[0], run, cohort); err != nil {

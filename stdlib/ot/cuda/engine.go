@@ -760,7 +760,10 @@ func (e *engine) divergenceOn(g ot.Grid, x, y, logA, logB []float64, opt ot.Opti
 	if yy != nil {
 		vyy = yy.value0
 	}
-	res := ot.Result{MassA: ma, MassB: mb, OTxy: vals[0], OTxx: vals[1], OTyy: vyy, YYFromCache: yy != nil}
+	// Every problem runs opt.Iters iterations (no converged mode here);
+	// the y–y term's too.
+	its := ot.Iterations{XY: opt.Iters, XX: opt.Iters, YY: opt.Iters}
+	res := ot.Result{MassA: ma, MassB: mb, OTxy: vals[0], OTxx: vals[1], OTyy: vyy, YYFromCache: yy != nil, Iters: its}
 	res.Divergence = vals[0] - 0.5*vals[1] - 0.5*vyy
 	if opt.Balanced {
 		dm := ma - mb

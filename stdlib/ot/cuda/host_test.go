@@ -193,6 +193,7 @@ func TestInvalidInputs(t *testing.T) {
 		{name: "iters", x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: 0.1, Balanced: true}, want: "iters must be"},
 		{name: "rho", x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: 0.1, Rho: math.Inf(1), Iters: 5}, want: "needs rho"},
 		{name: "mode", x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: 0.1, Balanced: true, Iters: 5, Grad: 7}, want: "unknown gradient mode"},
+		{name: "tol", x: x, y: y, la: la, lb: lb, opt: ot.Options{Eps: 0.1, Balanced: true, Iters: 5, Tol: 1e-6, Grad: ot.GradEnvelope}, want: "runs on the CPU only"},
 		{name: "empty", x: nil, y: y, la: nil, lb: lb, opt: ok, want: "has no points"},
 		{name: "coordinates", x: x[:3], y: y, la: la, lb: lb, opt: ok, want: "coordinates"},
 		{name: "nan point", x: []float64{0, math.NaN(), 2, 3}, y: y, la: la, lb: lb, opt: ok, want: "coordinate 2 of point 1"},

@@ -24,6 +24,12 @@ func validateOptions(o ot.Options) error {
 	if o.Grad != ot.GradUnrolled && o.Grad != ot.GradEnvelope {
 		return fmt.Errorf("cuda: unknown gradient mode %v", o.Grad)
 	}
+	if o.Tol != 0 {
+		// The kernels run a fixed number of iterations, with no
+		// convergence test; package sinkhorn sends such problems to
+		// package ot.
+		return fmt.Errorf("cuda: tol = %g: the converged mode runs on the CPU only (package ot); the GPU runs Iters iterations (tol = 0)", o.Tol)
+	}
 	return nil
 }
 
