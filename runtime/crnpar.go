@@ -205,7 +205,7 @@ func (ev *evaluator) replicates(k int) []*replicate {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
 		sub.setContext(ev.ctx0)
 		sub.maxValues = ev.maxValues
-		sub.ctx.Iters, sub.ctx.ItersScale, sub.crn.k = ev.ctx.Iters, ev.ctx.ItersScale, ev.crn.k
+		sub.ctx.Iters, sub.ctx.Refine, sub.crn.k = ev.ctx.Iters, ev.ctx.Refine, ev.crn.k
 		sub.tape().SetLimit(ev.maxValues)
 		sub.crn.replica = true
 		pcg := rand.NewPCG(0, 0)

@@ -94,7 +94,7 @@ func (ev *evaluator) configure(opts Options) {
 	if opts.MaxValues > 0 {
 		ev.maxValues = opts.MaxValues
 	}
-	ev.ctx.Iters, ev.ctx.ItersScale, ev.crn.k = opts.SinkhornIters, opts.ItersScale, opts.CRNReplicates
+	ev.ctx.Iters, ev.ctx.Refine, ev.crn.k = opts.SinkhornIters, opts.Refine, opts.CRNReplicates
 	ev.tape().SetLimit(ev.maxValues)
 }
 

@@ -36,11 +36,10 @@ type Options struct {
 	// the same model evaluated with another budget (shm calibrate iters
 	// and crn).
 	SinkhornIters, CRNReplicates int
-	// ItersScale multiplies the iteration count of the iterative call
-	// (ir.Model.Iterative) at a position, after SinkhornIters: the
-	// post-sampling report evaluates each sinkhorn call against its own
-	// budget times five.
-	ItersScale map[lang.Pos]int
+	// Refine evaluates the iterative call (ir.Model.Iterative) at a
+	// position with a budget k times finer (stdlib.Context.Refine): the
+	// post-sampling report's reference for each sinkhorn call.
+	Refine map[lang.Pos]int
 	// Hold gives values to block-level transformed data variables by
 	// name: such a variable takes the value given instead of its
 	// initializer's (which is not evaluated), with the declaration's

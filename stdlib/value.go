@@ -103,11 +103,13 @@ type Context struct {
 	// the cap): the run asked for another budget (shm calibrate iters
 	// compares them).
 	Iters int
-	// Pos is the position of the call being evaluated, and ItersScale,
-	// when it holds that position, multiplies the call's iteration count
-	// (after Iters): the run evaluates one call with another budget.
-	Pos        lang.Pos
-	ItersScale map[lang.Pos]int
+	// Pos is the position of the call being evaluated, and Refine, when
+	// it holds that position with k, asks the call for a budget k times
+	// finer (after Iters): an iterative built-in runs k times its
+	// iterations, or with a tolerance, a tolerance k times smaller and k
+	// times its cap. The run evaluates one call against a reference.
+	Pos    lang.Pos
+	Refine map[lang.Pos]int
 	// NoGrad says that the evaluation's gradient will not be computed:
 	// built-ins may leave their partial derivatives at zero instead of
 	// computing them (sinkhorn then solves without its unrolled

@@ -11,6 +11,7 @@ import (
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/diag"
+	"github.com/shmlang/shm/stdlib/sinkhorn"
 )
 
 // The post-sampling report's reference budget is refFactor times a call's
@@ -29,7 +30,7 @@ const (
 // point (itersRow's definitions).
 type itersCall struct {
 	Call             *ir.Call
-	Budget           string // the call's iters: a number, or its expression's text
+	Budget           string // the call's budget: "T = 80", "tol = 1e-06"...
 	DeltaLP, DeltaGr []float64
 }
 
@@ -109,7 +110,7 @@ func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]ite
 			continue
 		}
 		seen[pos] = true
-		ref, err := bind(runtime.Options{ItersScale: map[lang.Pos]int{pos: refFactor}})
+		ref, err := bind(runtime.Options{Refine: map[lang.Pos]int{pos: refFactor}})
 		if err != nil {
 			return nil, err
 		}
@@ -124,39 +125,46 @@ func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]ite
 	return out, nil
 }
 
-// callBudget returns the text of a call's iteration budget: its iters
-// argument's value when constant, the signature's default when absent.
+// callBudget returns the text of a call's budget: "tol = ..." with a
+// tolerance, otherwise "T = ..." with its iters argument's value when
+// constant, sinkhorn's default when absent.
 func callBudget(call *ir.Call) string {
-	for i, p := range call.Func.Named {
-		if p.Name != "iters" {
-			continue
-		}
-		if i >= len(call.Named) || call.Named[i] == nil {
-			if _, err := strconv.Atoi(p.Default); err == nil {
-				return p.Default
+	arg := func(name string) ir.Expr {
+		for i, p := range call.Func.Named {
+			if p.Name == name && i < len(call.Named) {
+				return call.Named[i]
 			}
-			return "its default"
 		}
-		if n, ok := ir.ConstInt(call.Named[i]); ok {
-			return strconv.FormatInt(n, 10)
-		}
-		return "iters"
+		return nil
 	}
-	return "?"
+	if tol := arg("tol"); tol != nil {
+		if v, ok := ir.ConstNumber(tol); ok {
+			return "tol = " + strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		return "tol"
+	}
+	iters := arg("iters")
+	if iters == nil {
+		return "T = " + strconv.Itoa(sinkhorn.DefaultIters)
+	}
+	if n, ok := ir.ConstInt(iters); ok {
+		return "T = " + strconv.FormatInt(n, 10)
+	}
+	return "T = iters"
 }
 
 // writeItersReport prints the report and a warning for each call whose
 // budget is large enough to move the posterior.
 func writeItersReport(w io.Writer, file string, calls []itersCall, points int) error {
-	fmt.Fprintf(w, "\nSinkhorn iterations (each call's T against %d T at the posterior mean and %d draw(s): Δ_lp = |lp_T − lp_ref|, eta·Δ_S; Δ_∇ = ‖∇_T − ∇_ref‖ / max(1, ‖∇_ref‖)):\n", refFactor, points-1)
+	fmt.Fprintf(w, "\nSinkhorn iterations (each call against a reference %d times finer, %d T or tol / %d, at the posterior mean and %d draw(s): Δ_lp = |lp − lp_ref|, eta·Δ_S; Δ_∇ = ‖∇ − ∇_ref‖ / max(1, ‖∇_ref‖)):\n", refFactor, refFactor, refFactor, points-1)
 	for _, c := range calls {
-		fmt.Fprintf(w, "  %s at %s (T = %s): max Δ_lp %.3g, max Δ_∇ %.3g\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
+		fmt.Fprintf(w, "  %s at %s (%s): max Δ_lp %.3g, max Δ_∇ %.3g\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
 			slices.Max(c.DeltaLP), slices.Max(c.DeltaGr))
 	}
 	for _, c := range calls {
 		dlp, dgr := slices.Max(c.DeltaLP), slices.Max(c.DeltaGr)
 		if !(dlp <= maxDeltaLP) || !(dgr <= maxDeltaGrad) {
-			_, err := fmt.Fprintf(w, "warning: %s:%s: %s with T = %s is not converged where the posterior is: against %d T it moves the log density by up to %.3g and its gradient by up to %.0f%% (limits %g and %.0f%%), so the posterior is that of the T-iteration loss, not of the divergence. Unless that is meant, raise iters (shm calibrate iters compares budgets at a run's draws) or eps, or make the loss converged with tol = ...\n",
+			_, err := fmt.Fprintf(w, "warning: %s:%s: %s with %s is not converged where the posterior is: against a budget %d times finer it moves the log density by up to %.3g and its gradient by up to %.0f%% (limits %g and %.0f%%), so the posterior is that of this approximation, not of the divergence. Unless that is meant, raise iters (shm calibrate iters compares budgets at a run's draws) or eps, or use tol = ... (a converged loss), or a smaller tol\n",
 				file, c.Call.Position(), c.Call.Func.Name, c.Budget, refFactor, dlp, 100*dgr, float64(maxDeltaLP), 100*maxDeltaGrad)
 			if err != nil {
 				return err

@@ -132,7 +132,7 @@ func TestSinkhornReportShipped(t *testing.T) {
 				t.Fatalf("%d calls reported, want the model's one", len(calls))
 			}
 			call := calls[0]
-			T, err := strconv.Atoi(call.Budget)
+			T, err := strconv.Atoi(strings.TrimPrefix(call.Budget, "T = "))
 			if err != nil {
 				t.Fatalf("budget %q: %v", call.Budget, err)
 			}
@@ -164,7 +164,7 @@ parameters {
 }
 model {
   mu ~ normal(0, 10);
-  target += -10 * sinkhorn(mu + z, y, eps = eps, iters = ITERS);
+  target += -10 * sinkhorn(mu + z, y, eps = eps, BUDGET);
 }
 `
 
@@ -180,14 +180,16 @@ func TestSinkhornReportWarning(t *testing.T) {
 	}
 	data := writeFile(t, dir, "d.csv", csv.String())
 	for _, tc := range []struct {
-		name, iters, eps string
-		warn             bool
+		name, budget, eps string
+		warn              bool
 	}{
-		{"far", "3", "0.001", true},
-		{"converged", "300", "1", false},
+		{"far", "iters = 3", "0.001", true},
+		{"converged", "iters = 300", "1", false},
+		{"tol", "tol = 1e-8", "1", false},
+		{"loose tol", "tol = 0.5", "0.01", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			model := writeFile(t, t.TempDir(), "m.shm", strings.Replace(reportModel, "ITERS", tc.iters, 1))
+			model := writeFile(t, t.TempDir(), "m.shm", strings.Replace(reportModel, "BUDGET", tc.budget, 1))
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"sample", model, data, "--set", "eps=" + tc.eps, "--chains", "1", "--warmup", "50", "--samples", "50",
 				"--seed", "2", "--output", filepath.Join(t.TempDir(), "o"), "--refresh", "0"}, &stdout, &stderr)
@@ -196,7 +198,7 @@ func TestSinkhornReportWarning(t *testing.T) {
 			}
 			out := stdout.String()
 			want := "warning: " + model + ":12:"
-			if got := strings.Contains(out, want) && strings.Contains(out, "sinkhorn with T = "+tc.iters+" is not converged"); got != tc.warn {
+			if got := strings.Contains(out, want) && strings.Contains(out, "sinkhorn with "+strings.Replace(tc.budget, "iters", "T", 1)+" is not converged"); got != tc.warn {
 				t.Errorf("warning %v, want %v:\n%s", got, tc.warn, out)
 			}
 			if !strings.Contains(out, "sinkhorn at 12:") {
@@ -217,7 +219,7 @@ data { vector[3] y; }
 transformed data { real s0 = sinkhorn(y, y, eps = 1); }
 parameters { real mu; }
 transformed parameters { real s1 = sinkhorn(y + mu, y, eps = 1, iters = 9); }
-model { target += -loss(y + mu, y) - sinkhorn_ot(y + mu, y, eps = 2); }
+model { target += -loss(y + mu, y) - sinkhorn_ot(y + mu, y, eps = 2) - sinkhorn(y * mu, y, eps = 1, tol = 1e-7); }
 generated quantities { real s2 = sinkhorn(y + mu, y, eps = 1); }
 `
 	m, err := checkModel(writeFile(t, t.TempDir(), "m.shm", src))
@@ -228,7 +230,7 @@ generated quantities { real s2 = sinkhorn(y + mu, y, eps = 1); }
 	for _, c := range m.Iterative {
 		got = append(got, c.Func.Name+"@"+c.Position().String()+"="+callBudget(c))
 	}
-	want := []string{"sinkhorn@2:42=7", "sinkhorn@7:36=9", "sinkhorn_ot@8:38=100"}
+	want := []string{"sinkhorn@2:42=T = 7", "sinkhorn@7:36=T = 9", "sinkhorn_ot@8:38=T = 100", "sinkhorn@8:72=tol = 1e-07"}
 	if !slices.Equal(got, want) {
 		t.Errorf("iterative calls %v, want %v", got, want)
 	}

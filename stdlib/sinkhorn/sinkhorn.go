@@ -163,8 +163,9 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 	if c.Iters > 0 {
 		opt.Iters = c.Iters // with tol, the cap
 	}
-	if k, ok := c.ItersScale[c.Pos]; ok && k > 0 {
+	if k, ok := c.Refine[c.Pos]; ok && k > 0 {
 		opt.Iters *= k
+		opt.Tol /= float64(k)
 	}
 	if v := named[argRho]; !v.Type.IsBad() {
 		opt.Rho = scalar(v)
