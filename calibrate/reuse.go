@@ -412,23 +412,7 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 // domain error, reject()) has zero density: log density −Inf, a weight of
 // zero.
 func logDensitiesOrZero(bm *runtime.Model, thetas ...[]float64) ([]float64, error) {
-	d, err := bm.NewDensity()
-	if err != nil {
-		return nil, err
-	}
-	d.Jacobian = false
-	out := make([]float64, len(thetas))
-	for i, th := range thetas {
-		out[i], err = d.LogDensity(th)
-		var r interface{ Reject() bool }
-		switch {
-		case err != nil && errors.As(err, &r) && r.Reject():
-			out[i] = math.Inf(-1)
-		case err != nil:
-			return nil, err
-		}
-	}
-	return out, nil
+	return logDensities(bm, true, thetas)
 }
 
 // weightedSummary returns each column's weighted mean, standard deviation

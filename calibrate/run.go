@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -238,6 +239,13 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, opts 
 // constraining transforms — log p(theta) − eta·S(theta) on the parameters'
 // own scale, the paper's HPD criterion — at each unconstrained point.
 func LogDensities(bm *runtime.Model, thetas ...[]float64) ([]float64, error) {
+	return logDensities(bm, false, thetas)
+}
+
+// logDensities is LogDensities; with rejectedZero, a point the model
+// rejects (a domain error, reject()) has zero density: log density −Inf,
+// a weight of zero, where otherwise it is an error.
+func logDensities(bm *runtime.Model, rejectedZero bool, thetas [][]float64) ([]float64, error) {
 	d, err := bm.NewDensity()
 	if err != nil {
 		return nil, err
@@ -245,7 +253,12 @@ func LogDensities(bm *runtime.Model, thetas ...[]float64) ([]float64, error) {
 	d.Jacobian = false
 	out := make([]float64, len(thetas))
 	for i, th := range thetas {
-		if out[i], err = d.LogDensity(th); err != nil {
+		out[i], err = d.LogDensity(th)
+		var r interface{ Reject() bool }
+		switch {
+		case err != nil && rejectedZero && errors.As(err, &r) && r.Reject():
+			out[i] = math.Inf(-1)
+		case err != nil:
 			return nil, err
 		}
 	}
