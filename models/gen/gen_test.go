@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func cifarPath(t testing.TB) string {
 // run with another seed must differ.
 func TestGeneratorsDeterministic(t *testing.T) {
 	cifar := cifarPath(t)
-	for _, exp := range []string{"expB", "expC", "expD"} {
+	for _, exp := range []string{"expB", "expC", "expD", "gandk"} {
 		t.Run(exp, func(t *testing.T) {
 			gen := func(seed string) map[string][]byte {
 				dir := t.TempDir()
@@ -95,6 +96,37 @@ func TestSpiralSizeAndMoments(t *testing.T) {
 	se := s.Kappa * 2 * math.Pi * s.Turns / math.Sqrt(12) / math.Sqrt(160)
 	if math.Abs(r-want) > 4*se {
 		t.Errorf("mean radius %.4f, want %.4f ± %.4f", r, want, 4*se)
+	}
+}
+
+// TestGandKQuantiles checks the g-and-k draws against the distribution's
+// quantile function: the empirical quantiles of a large sample at levels
+// p are within four standard errors of Q(p) = A + B (1 + 0.8 tanh(g z /
+// 2)) (1 + z²)^k z, z = Φ⁻¹(p) (the standard error of a sample quantile,
+// sqrt(p (1 − p) / n) / density, with the density from Q's slope).
+func TestGandKQuantiles(t *testing.T) {
+	s := defaultGandK
+	if s.N != 200 || s.A != 3 || s.B != 1 || s.G != 2 || s.K != 0.5 {
+		t.Fatalf("settings %+v are not the classic ones", s)
+	}
+	if y := gandk(s, 1); len(y) != 200 {
+		t.Fatalf("%d values, want 200", len(y))
+	}
+	s.N = 200000
+	y := gandk(s, 3)
+	sort.Float64s(y)
+	q := func(z float64) float64 {
+		return s.A + s.B*(1+0.8*math.Tanh(s.G*z/2))*math.Pow(1+z*z, s.K)*z
+	}
+	for _, p := range []float64{0.05, 0.25, 0.5, 0.75, 0.95} {
+		z := math.Sqrt2 * math.Erfinv(2*p-1)
+		const h = 1e-6
+		slope := (q(z+h) - q(z-h)) / (2 * h) * math.Sqrt(2*math.Pi) * math.Exp(z*z/2) // dQ/dp
+		se := math.Sqrt(p*(1-p)/float64(s.N)) * slope
+		got := y[int(p*float64(s.N))]
+		if math.Abs(got-q(z)) > 4*se {
+			t.Errorf("quantile %g: %.5f, want %.5f ± %.5f", p, got, q(z), 4*se)
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ const usage = `usage:
   gen expB --seed S --out DIR
   gen expC --seed S --out DIR [--jitter 0.05]
   gen expD --seed S --out DIR [--cifar FILE] [--first I] [--count N]
-  gen gandk --seed S --out DIR [--count N]
+  gen gandk --seed S --out DIR [--count N]   (the g-and-k example of docs/sinkhorn.md)
   gen expD-eval --truth FILE RUNDIR...
   gen expD-sweep CALIBRATIONDIR...`
 
