@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
@@ -32,6 +33,9 @@ type itersCall struct {
 	Call             *ir.Call
 	Budget           string // the call's budget: "T = 80", "tol = 1e-06"...
 	DeltaLP, DeltaGr []float64
+	// PerGradient is the model's time per gradient at the run's budgets
+	// (the mean over the points): the cost of this accuracy.
+	PerGradient time.Duration
 }
 
 // sinkhornReport binds the model again (with the run's seed and data)
@@ -98,7 +102,7 @@ func reportPoints(bm *runtime.Model, fit *diag.Fit, n int) ([][]float64, error) 
 // itersCalls evaluates the model as sampled (bm) and, for each iterative
 // call in turn, with that call's budget times refFactor.
 func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]itersCall, error) {
-	got, _, err := evaluate(bm, points, 1)
+	got, per, err := evaluate(bm, points, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +122,7 @@ func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]ite
 		if err != nil {
 			return nil, fmt.Errorf("%s at %s with %d times its iterations: %w", call.Func.Name, pos, refFactor, err)
 		}
-		c := itersCall{Call: call, Budget: callBudget(call)}
+		c := itersCall{Call: call, Budget: callBudget(call), PerGradient: per}
 		c.DeltaLP, c.DeltaGr = deltas(got, want)
 		out = append(out, c)
 	}
@@ -158,8 +162,8 @@ func callBudget(call *ir.Call) string {
 func writeItersReport(w io.Writer, file string, calls []itersCall, points int) error {
 	fmt.Fprintf(w, "\nSinkhorn iterations (each call against a reference %d times finer, %d T or tol / %d, at the posterior mean and %d draw(s): Δ_lp = |lp − lp_ref|, eta·Δ_S; Δ_∇ = ‖∇ − ∇_ref‖ / max(1, ‖∇_ref‖)):\n", refFactor, refFactor, refFactor, points-1)
 	for _, c := range calls {
-		fmt.Fprintf(w, "  %s at %s (%s): max Δ_lp %.3g, max Δ_∇ %.3g\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
-			slices.Max(c.DeltaLP), slices.Max(c.DeltaGr))
+		fmt.Fprintf(w, "  %s at %s (%s): max Δ_lp %.3g, max Δ_∇ %.3g; %.3g ms per gradient of the model\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
+			slices.Max(c.DeltaLP), slices.Max(c.DeltaGr), float64(c.PerGradient.Microseconds())/1000)
 	}
 	for _, c := range calls {
 		dlp, dgr := slices.Max(c.DeltaLP), slices.Max(c.DeltaGr)

@@ -143,7 +143,7 @@ func TestSinkhornReportShipped(t *testing.T) {
 			if !slices.Equal(rows[0].DeltaLP, call.DeltaLP) || !slices.Equal(rows[0].DeltaGr, call.DeltaGr) {
 				t.Errorf("report Δ_lp %v, Δ_∇ %v; calibrate iters %v, %v", call.DeltaLP, call.DeltaGr, rows[0].DeltaLP, rows[0].DeltaGr)
 			}
-			line := fmt.Sprintf("  %s at %s (T = %d): max Δ_lp %.3g, max Δ_∇ %.3g\n", call.Call.Func.Name, call.Call.Position(), T,
+			line := fmt.Sprintf("  %s at %s (T = %d): max Δ_lp %.3g, max Δ_∇ %.3g; ", call.Call.Func.Name, call.Call.Position(), T,
 				slices.Max(rows[0].DeltaLP), slices.Max(rows[0].DeltaGr))
 			if !strings.Contains(stdout.String(), "Sinkhorn iterations") || !strings.Contains(stdout.String(), line) {
 				t.Errorf("the output lacks the report line %q:\n%s", line, stdout.String())
