@@ -467,14 +467,7 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 // mode"). It costs O(n + m), against a sweep's O(n·m) or its kernel's
 // entries.
 func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool {
-	flo, fhi := diffRange(f, e.fPrev)
-	glo, ghi := diffRange(g, e.gPrev)
-	var r float64
-	if c.balanced {
-		r = max(fhi-flo, ghi-glo) * c.invEps
-	} else {
-		r = max(-flo, fhi, -glo, ghi) * c.invEps
-	}
+	r := e.criterion(f, g, c)
 	e.crit, e.iters = r, t
 	if r <= c.tol {
 		e.converged = true
@@ -483,8 +476,30 @@ func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool
 	if math.IsNaN(r) {
 		return true
 	}
+	e.restart(p, q, f, g, c)
+	return false
+}
+
+// criterion returns checkConverged's r for the potentials (f, g) an
+// iteration ended with, against those it started from (e.fPrev, e.gPrev),
+// in units of c.eps.
+func (e *engine) criterion(f, g []float64, c consts) float64 {
+	flo, fhi := diffRange(f, e.fPrev)
+	glo, ghi := diffRange(g, e.gPrev)
+	if c.balanced {
+		return max(fhi-flo, ghi-glo) * c.invEps
+	}
+	return max(-flo, fhi, -glo, ghi) * c.invEps
+}
+
+// restart sets the start of the next iteration from the potentials (f, g)
+// the last one ended with, in place, and records it in (e.fPrev, e.gPrev):
+// in a symmetric problem both potentials become h = (f + g)/2, in an
+// unbalanced one (f, g) is translated to (f + λ, g − λ) (translation),
+// a balanced one continues from (f, g).
+func (e *engine) restart(p, q side, f, g []float64, c consts) {
 	switch {
-	case p.n == q.n && sameSlice(p.logw, q.logw) && sameSlice(p.pts, q.pts):
+	case symmetric(p, q):
 		for i := range f {
 			h := 0.5 * (f[i] + g[i])
 			f[i], g[i] = h, h
@@ -501,7 +516,12 @@ func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool
 	}
 	copy(e.fPrev, f)
 	copy(e.gPrev, g)
-	return false
+}
+
+// symmetric reports whether the problem (p, q) is one of the symmetric
+// problems of a divergence (x–x, y–y): p and q the same measure.
+func symmetric(p, q side) bool {
+	return p.n == q.n && sameSlice(p.logw, q.logw) && sameSlice(p.pts, q.pts)
 }
 
 // diffRange returns the least and the largest a_i − b_i (NaN for both
