@@ -5,8 +5,9 @@ import "math"
 // An independent float64 reference of the converged problems: the naive
 // log-domain iterations (math.Exp and math.Log, the cost matrix stored)
 // from zero potentials, run until the potentials stop changing to
-// rounding, and the envelope gradients at the potentials reached, from
-// the stored plan. In unbalanced mode each iteration ends with the exact
+// rounding, and the envelope gradients at the potentials reached
+// (balanced: shifted as the package shifts them, balanceShift), from the
+// stored plan. In unbalanced mode each iteration ends with the exact
 // maximization of the dual along the translation (f + λ, g − λ),
 // λ = (ρ/2)·log(Σ a e^(−f/ρ) / Σ b e^(−g/ρ)) (Séjourné et al., 2022): a
 // block ascent step like the Sinkhorn updates, so the fixed point (the
@@ -147,6 +148,26 @@ func convergedRef(p, q, lp, lq []float64, d int, o Options) convRefProblem {
 		}
 		if c == 0 {
 			break
+		}
+	}
+	if o.Balanced {
+		// The converged mode's point on the fixed line (f + c, g − c):
+		// Σ a f = Σ b g (balanceShift).
+		var af, bg, ma, mb float64
+		for i := range n {
+			af += a[i] * f[i]
+			ma += a[i]
+		}
+		for j := range m {
+			bg += b[j] * g[j]
+			mb += b[j]
+		}
+		c := (bg - af) / (ma + mb)
+		for i := range f {
+			f[i] += c
+		}
+		for j := range g {
+			g[j] -= c
 		}
 	}
 	r.gp, r.gq = make([]float64, n*d), make([]float64, m*d)

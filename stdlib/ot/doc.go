@@ -90,7 +90,13 @@
 // The balanced problem does not change along the shift (f + c, g − c),
 // and potentials whose masses differ (by up to the 1e-8 that balanced
 // mode accepts) have no fixed point: they drift along it by
-// eps·ln(m_a/m_b) per iteration, which the oscillation ignores. Checking
+// eps·ln(m_a/m_b) per iteration, which the oscillation ignores. Which
+// point of that line the iterations reach depends on where they start,
+// and the log-weights' envelope gradients, a_i·f_i − eps·(P1)_i, depend on
+// it (by c·a_i and −c·b_j, nothing along a change of the weights that
+// keeps the masses equal): the converged mode returns the balanced
+// potentials shifted so that Σ_i a_i f_i = Σ_j b_j g_j, a point of the
+// fixed line whatever the start. Checking
 // costs O(n + m) per iteration. In this mode the scaling path does not
 // chain its sweeps (scaling_chain.go), since the criterion reads the
 // potentials of every iteration, so the value does not depend on whether

@@ -440,7 +440,42 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 	if e.scalingOn {
 		e.flushPotentials(c)
 	}
+	if c.tol > 0 && c.balanced {
+		balanceShift(p, q, fcur, gcur)
+	}
 	return fcur, gcur
+}
+
+// balanceShift moves the potentials (f, g) of a balanced problem along
+// the shift (f + c, g − c) that leaves the problem unchanged, to the c
+// with Σ_i a_i f_i = Σ_j b_j g_j. The converged mode returns its
+// potentials so: the point of the fixed line that its iterations reach
+// depends on where they start (zero, or the annealing's potentials), and
+// the log-weights' envelope gradients, a_i·f_i − eps·(P1)_i, depend on it
+// (by c·a_i and −c·b_j: nothing along changes of the weights that keep
+// the masses equal).
+func balanceShift(p, q side, f, g []float64) {
+	var af, bg, ma, mb float64
+	for i, lw := range p.logw[:p.n] {
+		a := math.Exp(lw)
+		af += a * f[i]
+		ma += a
+	}
+	for j, lw := range q.logw[:q.n] {
+		b := math.Exp(lw)
+		bg += b * g[j]
+		mb += b
+	}
+	c := (bg - af) / (ma + mb)
+	if !isFinite(c) {
+		return
+	}
+	for i := range f[:p.n] {
+		f[i] += c
+	}
+	for j := range g[:q.n] {
+		g[j] -= c
+	}
 }
 
 // checkConverged evaluates the converged mode's criterion after iteration
