@@ -35,12 +35,13 @@ func (m GradMode) String() string {
 // Options are the settings of one Sinkhorn evaluation.
 //
 // With Tol = 0 exactly Iters iterations are run. With Tol > 0 (the
-// converged mode) the iterations run from zero potentials until the
-// potentials' change over one iteration, in units of eps (its spread in
-// balanced mode), is at most Tol (package documentation, "The converged
-// mode"), Iters being the cap: an evaluation that reaches it first
-// returns an error wrapping ErrNotConverged. The converged mode needs
-// Grad = GradEnvelope.
+// converged mode) the iterations run from zero potentials, annealing eps
+// down to Eps first in an x–y problem whose Eps is small beside the
+// points' spread, until the potentials' change over one iteration, in
+// units of eps (its spread in balanced mode), is at most Tol (package
+// documentation, "The converged mode"), Iters being the cap of all of
+// them: an evaluation that reaches it first returns an error wrapping
+// ErrNotConverged. The converged mode needs Grad = GradEnvelope.
 type Options struct {
 	Eps      float64  // entropic regularization, > 0
 	Rho      float64  // marginal penalty, > 0 and finite; ignored when Balanced
@@ -87,9 +88,9 @@ var ErrNotConverged = errors.New("not converged")
 
 // Iterations are the numbers of iterations of the problems of one
 // evaluation: Options.Iters, or with Options.Tol the number that met the
-// tolerance. A problem that was not solved counts 0 (XX and YY of OT and
-// Plan, XX and XY of SelfTerm); YY of a Divergence given a SelfTerm is
-// that term's.
+// tolerance, the annealing's included. A problem that was not solved
+// counts 0 (XX and YY of OT and Plan, XX and XY of SelfTerm); YY of a
+// Divergence given a SelfTerm is that term's.
 type Iterations struct {
 	XY, XX, YY int
 }
@@ -341,6 +342,10 @@ type engine struct {
 	converged    bool
 	notConv      error
 	counts       Iterations
+	// When the converged mode anneals (anneal.go), and the annealing's
+	// iterations in solve's last problem and in the last x–y problem.
+	annealing            annealMode
+	annealed, annealedXY int
 }
 
 // reserve makes every per-point buffer hold at least k points.
@@ -419,7 +424,11 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 		}
 	}
 	sides := [2]side{p, q}
-	for t := 1; t <= T; t++ {
+	t0 := 0
+	if c.tol > 0 {
+		t0 = e.anneal(p, q, fcur, gcur, c)
+	}
+	for t := t0 + 1; t <= T; t++ {
 		recF, recG := -1, -1 // the sweeps' records for the backward pass
 		if keep {
 			fcur = e.fHist[(t-1)*np : t*np]
@@ -612,6 +621,7 @@ func (e *engine) endProblem(slot int, c consts) {
 	switch slot {
 	case slotXY:
 		e.counts.XY = e.iters
+		e.annealedXY = e.annealed
 	case slotXX:
 		e.counts.XX = e.iters
 	case slotYY:
@@ -629,8 +639,12 @@ func (e *engine) endProblem(slot int, c consts) {
 	if c.balanced {
 		crit = "max(osc Δf, osc Δg)/eps"
 	}
-	e.notConv = fmt.Errorf("ot: the %s problem: %w: after iters = %d iterations (the cap) its criterion %s is %.3g, above tol = %g; raise iters or tol",
-		slotNames[slot], ErrNotConverged, c.iters, crit, e.crit, c.tol)
+	annealed := ""
+	if e.annealed > 0 {
+		annealed = fmt.Sprintf(", %d of them annealing eps", e.annealed)
+	}
+	e.notConv = fmt.Errorf("ot: the %s problem: %w: after iters = %d iterations (the cap%s) its criterion %s is %.3g, above tol = %g; raise iters or tol",
+		slotNames[slot], ErrNotConverged, c.iters, annealed, crit, e.crit, c.tol)
 }
 
 // failed returns the error of an evaluation that was interrupted or whose
