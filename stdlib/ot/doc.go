@@ -91,21 +91,20 @@
 //	balanced:   r = max(osc(f − f_in), osc(g − g_in)) / eps,  osc v = max_i v_i − min_i v_i
 //	unbalanced: r = max(max_i |f_i − f_in,i|, max_j |g_j − g_in,j|) / eps
 //
-// The balanced problem does not change along the shift (f + c, g − c),
-// and potentials whose masses differ (by up to the 1e-8 that balanced
-// mode accepts) have no fixed point: they drift along it by
-// eps·ln(m_a/m_b) per iteration, which the oscillation ignores. Which
-// point of that line the iterations reach depends on where they start,
-// and the log-weights' envelope gradients, a_i·f_i − eps·(P1)_i, depend on
-// it (by c·a_i and −c·b_j, nothing along a change of the weights that
-// keeps the masses equal): the converged mode returns the balanced
-// potentials shifted so that Σ_i a_i f_i = Σ_j b_j g_j, a point of the
-// fixed line whatever the start. Checking
-// costs O(n + m) per iteration. In this mode the scaling path does not
-// chain its sweeps (scaling_chain.go), since the criterion reads the
-// potentials of every iteration, so the value does not depend on whether
-// a gradient is requested, bit for bit; every CPU path (dense, sparse,
-// scaling, culled scaling, grid) runs it, package cuda does not.
+// The balanced problem does not change along the shift (f + c, g − c), and
+// potentials whose masses differ (by up to the 1e-8 that balanced mode
+// accepts) have no fixed point: they drift along it by eps·ln(m_a/m_b) per
+// iteration, which the oscillation ignores. Which point of that line the
+// iterations reach depends on where they start, and the log-weights'
+// envelope gradients, a_i·f_i − eps·(P1)_i, depend on it (by c·a_i and
+// −c·b_j, nothing along a change of the weights that keeps the masses
+// equal): the converged mode returns the balanced potentials shifted so
+// that Σ_i a_i f_i = Σ_j b_j g_j, a point of the fixed line whatever the
+// start. Checking costs O(n + m) per iteration. In this mode the scaling
+// path does not chain its sweeps (scaling_chain.go), since the criterion
+// reads the potentials of every iteration, so the value does not depend on
+// whether a gradient is requested, bit for bit; every CPU path (dense,
+// sparse, scaling, culled scaling, grid) runs it, package cuda does not.
 //
 // What it bounds. The value and the plan are those of the final (f, g),
 // g the exact update of f, so the plan's column sums are b (balanced) or
@@ -173,8 +172,8 @@
 // GeomLoss's start, Feydy et al. 2019), where the iterations from zero
 // converge in one or two, and halves eps per stage down to the target,
 // carrying the potentials; each stage iterates until its criterion (r,
-// in units of its eps, with its τ and the same symmetric and translation
-// steps) is at most 0.1, or 30 times. The fixed point at the target is
+// in units of its eps, with its τ and, unbalanced, the same translation
+// step) is at most 0.1, or 30 times. The fixed point at the target is
 // the one the cold start converges to, so that Tol, the bounds above and
 // the envelope gradient mean what they meant, and the schedule depends on
 // the inputs only. The stages run on the problem's path, each sweep at
