@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -374,36 +375,46 @@ func BenchmarkPrune(b *testing.B) {
 
 // BenchmarkConverged compares the fixed T = 80 of the paper's experiments
 // with the converged mode at tol = 1e-6 (cap 10000, the sinkhorn
-// built-in's default) on problems of Experiment A's size and scale
-// (sparseBenchProblem: 1-D at n = m = 1024, and 2-D at n = m = 362), at
-// eps = (alpha·h)², h the resolution of y, for the resolution heuristic's
-// alpha = 1 and for alpha = 4, on the scaling and the sparse paths, one
-// worker: one divergence with its gradient with respect to x (T = 80:
-// unrolled and envelope; tol: envelope), the y–y term cached (with the
-// same options). It reports the x–y problem's iterations (xy-iters) and
-// whether the evaluation reached the cap first (notconv, 1: it returned
-// ErrNotConverged after the cap's 10000 iterations, what a rejected
-// proposal costs).
+// built-in's default) and at tol = 1e-3, on problems of Experiment A's
+// size and scale (sparseBenchProblem: 1-D at n = m = 1024, and 2-D at
+// n = m = 362), at eps = (alpha·h)², h the resolution of y, for the
+// resolution heuristic's alpha = 1 and for alpha = 4, on the scaling and
+// the sparse paths, one worker: one divergence with its gradient with
+// respect to x (T = 80: unrolled and envelope; tol: envelope), the y–y
+// term cached (with the same options). The converged mode runs as it does
+// by default (auto: it anneals the x–y problem when eps_0/eps >
+// annealMinRatio, every problem here but 2-D at alpha = 4), from the cold
+// start (cold) and annealing (annealed; anneal.go). It reports the x–y
+// problem's iterations (xy-iters), those of its annealing
+// (anneal-iters), and whether the evaluation reached the cap first
+// (notconv, 1: it returned ErrNotConverged after the cap's 10000
+// iterations, what a rejected proposal costs).
 //
 //	go test -run '^$' -bench Converged -benchtime 3x ./stdlib/ot
 func BenchmarkConverged(b *testing.B) {
+	modes := map[string]annealMode{"auto": annealAuto, "cold": annealNever, "annealed": annealAlways}
 	for _, c := range []struct{ n, d int }{{1024, 1}, {362, 2}} {
 		x, y, la, lb, opt := sparseBenchProblem(b, c.n, c.d)
 		for _, alpha := range []float64{1, 4} {
 			for _, path := range []Path{PathScaling, PathSparse} {
-				for _, mode := range []string{"T=80/unrolled", "T=80/envelope", "tol=1e-6"} {
+				for _, mode := range []string{"T=80/unrolled", "T=80/envelope",
+					"tol=1e-6/auto", "tol=1e-6/cold", "tol=1e-6/annealed", "tol=1e-3/auto", "tol=1e-3/cold", "tol=1e-3/annealed"} {
 					o := opt
 					o.Eps *= alpha * alpha
-					switch mode {
-					case "T=80/envelope":
+					budget, start, _ := strings.Cut(mode, "/")
+					switch {
+					case mode == "T=80/envelope":
 						o.Grad = GradEnvelope
-					case "tol=1e-6":
+					case budget == "tol=1e-6":
 						o.Tol, o.Iters, o.Grad = 1e-6, 10000, GradEnvelope
+					case budget == "tol=1e-3":
+						o.Tol, o.Iters, o.Grad = 1e-3, 10000, GradEnvelope
 					}
 					b.Run(fmt.Sprintf("d=%d/n=%d/alpha=%g/%v/%s", c.d, c.n, alpha, path, mode), func(b *testing.B) {
 						w := NewWorkspaceWorkers(c.n, c.n, c.d, 1)
 						defer w.Close()
 						w.SetPath(path)
+						w.e.annealing = modes[start]
 						yy, err := w.SelfTerm(y, lb, o)
 						if err != nil {
 							b.Fatal(err)
@@ -418,6 +429,7 @@ func BenchmarkConverged(b *testing.B) {
 							}
 						}
 						b.ReportMetric(float64(w.Iterations().XY), "xy-iters")
+						b.ReportMetric(float64(w.e.annealedXY), "anneal-iters")
 						b.ReportMetric(notConv, "notconv")
 					})
 				}

@@ -35,12 +35,13 @@ func (m GradMode) String() string {
 // Options are the settings of one Sinkhorn evaluation.
 //
 // With Tol = 0 exactly Iters iterations are run. With Tol > 0 (the
-// converged mode) the iterations run from zero potentials until the
-// potentials' change over one iteration, in units of eps (its spread in
-// balanced mode), is at most Tol (package documentation, "The converged
-// mode"), Iters being the cap: an evaluation that reaches it first
-// returns an error wrapping ErrNotConverged. The converged mode needs
-// Grad = GradEnvelope.
+// converged mode) the iterations run from zero potentials, annealing eps
+// down to Eps first in an x–y problem whose Eps is small beside the
+// points' spread, until the potentials' change over one iteration, in
+// units of eps (its spread in balanced mode), is at most Tol (package
+// documentation, "The converged mode"), Iters being the cap of all of
+// them: an evaluation that reaches it first returns an error wrapping
+// ErrNotConverged. The converged mode needs Grad = GradEnvelope.
 type Options struct {
 	Eps      float64  // entropic regularization, > 0
 	Rho      float64  // marginal penalty, > 0 and finite; ignored when Balanced
@@ -87,9 +88,9 @@ var ErrNotConverged = errors.New("not converged")
 
 // Iterations are the numbers of iterations of the problems of one
 // evaluation: Options.Iters, or with Options.Tol the number that met the
-// tolerance. A problem that was not solved counts 0 (XX and YY of OT and
-// Plan, XX and XY of SelfTerm); YY of a Divergence given a SelfTerm is
-// that term's.
+// tolerance, the annealing's included. A problem that was not solved
+// counts 0 (XX and YY of OT and Plan, XX and XY of SelfTerm); YY of a
+// Divergence given a SelfTerm is that term's.
 type Iterations struct {
 	XY, XX, YY int
 }
@@ -341,6 +342,10 @@ type engine struct {
 	converged    bool
 	notConv      error
 	counts       Iterations
+	// When the converged mode anneals (anneal.go), and the annealing's
+	// iterations in solve's last problem and in the last x–y problem.
+	annealing            annealMode
+	annealed, annealedXY int
 }
 
 // reserve makes every per-point buffer hold at least k points.
@@ -419,7 +424,11 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 		}
 	}
 	sides := [2]side{p, q}
-	for t := 1; t <= T; t++ {
+	t0 := 0
+	if c.tol > 0 {
+		t0 = e.anneal(p, q, fcur, gcur, c)
+	}
+	for t := t0 + 1; t <= T; t++ {
 		recF, recG := -1, -1 // the sweeps' records for the backward pass
 		if keep {
 			fcur = e.fHist[(t-1)*np : t*np]
@@ -440,7 +449,42 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 	if e.scalingOn {
 		e.flushPotentials(c)
 	}
+	if c.tol > 0 && c.balanced {
+		balanceShift(p, q, fcur, gcur)
+	}
 	return fcur, gcur
+}
+
+// balanceShift moves the potentials (f, g) of a balanced problem along
+// the shift (f + c, g − c) that leaves the problem unchanged, to the c
+// with Σ_i a_i f_i = Σ_j b_j g_j. The converged mode returns its
+// potentials so: the point of the fixed line that its iterations reach
+// depends on where they start (zero, or the annealing's potentials), and
+// the log-weights' envelope gradients, a_i·f_i − eps·(P1)_i, depend on it
+// (by c·a_i and −c·b_j: nothing along changes of the weights that keep
+// the masses equal).
+func balanceShift(p, q side, f, g []float64) {
+	var af, bg, ma, mb float64
+	for i, lw := range p.logw[:p.n] {
+		a := math.Exp(lw)
+		af += a * f[i]
+		ma += a
+	}
+	for j, lw := range q.logw[:q.n] {
+		b := math.Exp(lw)
+		bg += b * g[j]
+		mb += b
+	}
+	c := (bg - af) / (ma + mb)
+	if !isFinite(c) {
+		return
+	}
+	for i := range f[:p.n] {
+		f[i] += c
+	}
+	for j := range g[:q.n] {
+		g[j] -= c
+	}
 }
 
 // checkConverged evaluates the converged mode's criterion after iteration
@@ -467,14 +511,7 @@ func (e *engine) solve(p, q side, c consts, keep, chain bool, gradRows [2]bool, 
 // mode"). It costs O(n + m), against a sweep's O(n·m) or its kernel's
 // entries.
 func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool {
-	flo, fhi := diffRange(f, e.fPrev)
-	glo, ghi := diffRange(g, e.gPrev)
-	var r float64
-	if c.balanced {
-		r = max(fhi-flo, ghi-glo) * c.invEps
-	} else {
-		r = max(-flo, fhi, -glo, ghi) * c.invEps
-	}
+	r := e.criterion(f, g, c)
 	e.crit, e.iters = r, t
 	if r <= c.tol {
 		e.converged = true
@@ -483,8 +520,30 @@ func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool
 	if math.IsNaN(r) {
 		return true
 	}
+	e.restart(p, q, f, g, c)
+	return false
+}
+
+// criterion returns checkConverged's r for the potentials (f, g) an
+// iteration ended with, against those it started from (e.fPrev, e.gPrev),
+// in units of c.eps.
+func (e *engine) criterion(f, g []float64, c consts) float64 {
+	flo, fhi := diffRange(f, e.fPrev)
+	glo, ghi := diffRange(g, e.gPrev)
+	if c.balanced {
+		return max(fhi-flo, ghi-glo) * c.invEps
+	}
+	return max(-flo, fhi, -glo, ghi) * c.invEps
+}
+
+// restart sets the start of the next iteration from the potentials (f, g)
+// the last one ended with, in place, and records it in (e.fPrev, e.gPrev):
+// in a symmetric problem both potentials become h = (f + g)/2, in an
+// unbalanced one (f, g) is translated to (f + λ, g − λ) (translation),
+// a balanced one continues from (f, g).
+func (e *engine) restart(p, q side, f, g []float64, c consts) {
 	switch {
-	case p.n == q.n && sameSlice(p.logw, q.logw) && sameSlice(p.pts, q.pts):
+	case symmetric(p, q):
 		for i := range f {
 			h := 0.5 * (f[i] + g[i])
 			f[i], g[i] = h, h
@@ -501,7 +560,12 @@ func (e *engine) checkConverged(p, q side, f, g []float64, c consts, t int) bool
 	}
 	copy(e.fPrev, f)
 	copy(e.gPrev, g)
-	return false
+}
+
+// symmetric reports whether the problem (p, q) is one of the symmetric
+// problems of a divergence (x–x, y–y): p and q the same measure.
+func symmetric(p, q side) bool {
+	return p.n == q.n && sameSlice(p.logw, q.logw) && sameSlice(p.pts, q.pts)
 }
 
 // diffRange returns the least and the largest a_i − b_i (NaN for both
@@ -557,6 +621,7 @@ func (e *engine) endProblem(slot int, c consts) {
 	switch slot {
 	case slotXY:
 		e.counts.XY = e.iters
+		e.annealedXY = e.annealed
 	case slotXX:
 		e.counts.XX = e.iters
 	case slotYY:
@@ -574,8 +639,12 @@ func (e *engine) endProblem(slot int, c consts) {
 	if c.balanced {
 		crit = "max(osc Δf, osc Δg)/eps"
 	}
-	e.notConv = fmt.Errorf("ot: the %s problem: %w: after iters = %d iterations (the cap) its criterion %s is %.3g, above tol = %g; raise iters or tol",
-		slotNames[slot], ErrNotConverged, c.iters, crit, e.crit, c.tol)
+	annealed := ""
+	if e.annealed > 0 {
+		annealed = fmt.Sprintf(", %d of them annealing eps", e.annealed)
+	}
+	e.notConv = fmt.Errorf("ot: the %s problem: %w: after iters = %d iterations (the cap%s) its criterion %s is %.3g, above tol = %g; raise iters or tol",
+		slotNames[slot], ErrNotConverged, c.iters, annealed, crit, e.crit, c.tol)
 }
 
 // failed returns the error of an evaluation that was interrupted or whose

@@ -11,9 +11,11 @@
 // when y and log_b are constants, is computed once and reused while they
 // do not change.
 //
-// With tol = ... a call iterates each problem from zero potentials until
-// package ot's convergence criterion (the potentials' change over an
-// iteration, in units of eps) is at most tol, iters being the cap
+// With tol = ... a call iterates each problem from zero potentials (an
+// x–y problem whose eps is small beside its points' spread annealing eps
+// down to it first: package ot, "The converged mode") until package ot's
+// convergence criterion (the potentials' change over an iteration, in
+// units of eps) is at most tol, iters being the cap
 // (DefaultTolCap when absent), and its gradient is the envelope gradient
 // (grad = "unrolled" is an error: the number of iterations depends on the
 // inputs). A problem that reaches the cap fails the call with an error
