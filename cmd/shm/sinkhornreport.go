@@ -34,7 +34,8 @@ type itersCall struct {
 	Budget           string // the call's budget: "T = 80", "tol = 1e-06"...
 	DeltaLP, DeltaGr []float64
 	// PerGradient is the model's time per gradient at the run's budgets
-	// (the mean over the points): the cost of this accuracy.
+	// (over the points, the median of three passes): the cost of this
+	// accuracy.
 	PerGradient time.Duration
 }
 
@@ -120,7 +121,7 @@ func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]ite
 		}
 		want, _, err := evaluate(ref, points, 1)
 		if err != nil {
-			return nil, fmt.Errorf("%s at %s with %d times its iterations: %w", call.Func.Name, pos, refFactor, err)
+			return nil, fmt.Errorf("%s at %s with a budget %d times finer: %w", call.Func.Name, pos, refFactor, err)
 		}
 		c := itersCall{Call: call, Budget: callBudget(call), PerGradient: per}
 		c.DeltaLP, c.DeltaGr = deltas(got, want)
