@@ -54,6 +54,9 @@ func (f *budgetFlags) budgets(name string) ([]int, error) {
 	if len(f.at) == 0 && len(f.draws) == 0 {
 		return nil, errors.New("give the points: --at name=value,... (repeatable) or --draws pilot.csv")
 	}
+	if len(f.draws) > 0 && f.points < 1 {
+		return nil, fmt.Errorf("--points must be at least 1, got %d", f.points)
+	}
 	return out, nil
 }
 
@@ -208,6 +211,26 @@ func itersTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, err
 	return rows, nil
 }
 
+// checkIterative returns an error when the model has no call whose
+// iteration budget reaches the log density, or only calls with a
+// tolerance (for which --iters would only change the cap): budgets
+// compared on such a model would all print zeros.
+func checkIterative(bind budgetBinder) error {
+	bm, err := bind(runtime.Options{})
+	if err != nil {
+		return err
+	}
+	if len(bm.IR.Iterative) == 0 {
+		return fmt.Errorf("%s has no sinkhorn call whose iterations reach the log density: there is no budget to compare", bm.IR.File)
+	}
+	for _, c := range bm.IR.Iterative {
+		if !strings.HasPrefix(callBudget(c), "tol") {
+			return nil
+		}
+	}
+	return fmt.Errorf("every sinkhorn call of %s has tol = ...: --iters would only change their cap (shm sample's report compares each against tol / 5)", bm.IR.File)
+}
+
 // crnRow is the Monte Carlo error of the averaged loss with K replicates.
 type crnRow struct {
 	K           int
@@ -292,10 +315,17 @@ func cmdCalibrateIters(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "shm calibrate iters: %v\n", err)
 		return 2
 	}
-	if f.ref <= 0 {
+	if f.ref == 0 {
 		f.ref = 5 * slices.Max(budgets)
 	}
+	if f.ref <= slices.Max(budgets) {
+		fmt.Fprintf(stderr, "shm calibrate iters: --ref %d must exceed every budget of --iters (the largest is %d): it is the converged reference\n", f.ref, slices.Max(budgets))
+		return 2
+	}
 	bind := newBudgetBinder(ctx, pos[0], pos[1:], &f)
+	if err := checkIterative(bind); err != nil {
+		return report(stderr, err)
+	}
 	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f) }, budgets, f.ref)
 	if err != nil {
 		return report(stderr, err)

@@ -103,6 +103,35 @@ func TestCalibrateIters(t *testing.T) {
 	}
 }
 
+// TestCalibrateItersRefuses: settings that would print a table of zeros
+// or compare against a reference no finer than the budgets are refused,
+// saying why, with a non-zero status.
+func TestCalibrateItersRefuses(t *testing.T) {
+	dataFile := shared.Path(t, "testdata", "expA", "data.csv")
+	model := filepath.Join("..", "..", "models", "expA.shm")
+	dir := t.TempDir()
+	plain := writeFile(t, dir, "plain.shm", "data { int N; vector[N] y; real lambda; }\nparameters { real mu; }\nmodel { y ~ normal(mu, 1); }\n")
+	tol := writeFile(t, dir, "tol.shm", "data { int N; vector[N] y; real lambda; }\nparameters { real mu; }\nmodel { target += -sinkhorn(mu + y, y, eps = 0.1, tol = 1e-6); }\n")
+	for _, tc := range []struct {
+		model string
+		args  []string
+		want  string
+	}{
+		{model, []string{"--iters", "10,30", "--ref", "30"}, "--ref 30 must exceed every budget"},
+		{model, []string{"--iters", "10,30", "--ref", "-5"}, "--ref -5 must exceed every budget"},
+		{model, []string{"--iters", "10", "--draws", "x.csv", "--points", "0"}, "--points must be at least 1"},
+		{plain, []string{"--iters", "10"}, "has no sinkhorn call whose iterations reach the log density"},
+		{tol, []string{"--iters", "10"}, "every sinkhorn call of " + tol + " has tol"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"calibrate", "iters", tc.model, dataFile, "--set", "lambda=1", "--at", "mu=1.7,sigma=0.6"}, tc.args...)
+		code := run(args, &stdout, &stderr)
+		if code == 0 || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want an error with %q", tc.args, code, stdout.String(), stderr.String(), tc.want)
+		}
+	}
+}
+
 // TestCalibrateCRN checks shm calibrate crn on Experiment A against the
 // model evaluated directly with crn(K, ...) written in its text.
 func TestCalibrateCRN(t *testing.T) {
