@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -74,6 +75,7 @@ type lambdaFlags struct {
 	seed                                                                            uint64
 	level, target, start, factor, tol, delta, lambda0                               float64
 	slurm, collect, exact                                                           bool
+	bootstrapSet                                                                    bool // --bootstrap was given
 	sets                                                                            stringList
 }
 
@@ -115,11 +117,18 @@ func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
 }
 
+// finitePositive reports whether x is a positive finite number.
+func finitePositive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
+
 func (f *lambdaFlags) validate() error {
 	known := f.truth != ""
 	switch {
 	case f.dir == "":
 		return errors.New("--dir is required")
+	case f.bootstrap < 0 || (f.bootstrapSet && f.bootstrap == 0):
+		return fmt.Errorf("--bootstrap must be at least 1, got %d", f.bootstrap)
+	case f.generate < 0:
+		return fmt.Errorf("--generate must be at least 1, got %d", f.generate)
 	case known == (f.bootstrap > 0):
 		return errors.New("give either --truth (known truth) or --bootstrap B (unknown truth)")
 	case known && (f.generate > 0) == (f.datasets != ""):
@@ -136,8 +145,10 @@ func (f *lambdaFlags) validate() error {
 		return errors.New("--level must be in (0, 1) and --target in (0, 1]")
 	case f.chains < 1 || f.samples < 1 || f.warmup < 0:
 		return errors.New("--chains and --samples must be at least 1, --warmup at least 0")
-	case !(f.start > 0) || !(f.factor > 1) || !(f.tol > 0) || f.maxTemps < 1 || !(f.lambda0 > 0):
-		return errors.New("--start and --lambda0 must be positive, --factor above 1, --tol positive, --max-temps at least 1")
+	case !finitePositive(f.start) || !(f.factor > 1) || math.IsInf(f.factor, 1) || !finitePositive(f.tol) || f.maxTemps < 1 || !finitePositive(f.lambda0):
+		return errors.New("--start and --lambda0 must be positive and finite, --factor above 1 and finite, --tol positive and finite, --max-temps at least 1")
+	case f.workers < 1:
+		return fmt.Errorf("--workers must be at least 1, got %d", f.workers)
 	case f.generate > 100000 || f.bootstrap > 100000:
 		return errors.New("at most 100000 datasets")
 	case f.runsPerTask < 0:
@@ -160,6 +171,7 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprint(stderr, calibrateUsage)
 		return 2
 	}
+	fs.Visit(func(fl *flag.Flag) { f.bootstrapSet = f.bootstrapSet || fl.Name == "bootstrap" })
 	if err := f.validate(); err != nil {
 		fmt.Fprintf(stderr, "shm calibrate lambda: %v\n", err)
 		return 2
@@ -168,8 +180,8 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 	if f.lambdas != "" {
 		for _, s := range strings.Split(f.lambdas, ",") {
 			x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || !(x > 0) {
-				fmt.Fprintf(stderr, "shm calibrate lambda: --lambdas: %q is not a positive number\n", s)
+			if err != nil || !finitePositive(x) {
+				fmt.Fprintf(stderr, "shm calibrate lambda: --lambdas: %q is not a positive finite number\n", s)
 				return 2
 			}
 			search.Grid = append(search.Grid, x)

@@ -371,3 +371,33 @@ func TestCalibrateNotAffine(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateLambdaFlags: out-of-range settings are refused before
+// anything runs, naming the flag, with status 2 and no folder written.
+func TestCalibrateLambdaFlags(t *testing.T) {
+	model, y := calibrationFiles(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--lambdas", "1,Inf"}, `--lambdas: "Inf" is not a positive finite number`},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--lambdas", "NaN"}, `--lambdas: "NaN" is not a positive finite number`},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--workers", "0"}, "--workers must be at least 1, got 0"},
+		{[]string{"--bootstrap", "0", "--resample", "y"}, "--bootstrap must be at least 1, got 0"},
+		{[]string{"--bootstrap", "-3", "--resample", "y"}, "--bootstrap must be at least 1, got -3"},
+		{[]string{"--truth", "mu=0.5", "--generate", "-2"}, "--generate must be at least 1, got -2"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--start", "Inf"}, "--start and --lambda0 must be positive and finite"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--factor", "Inf"}, "--factor above 1 and finite"},
+	} {
+		dir := filepath.Join(t.TempDir(), "cal")
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"calibrate", "lambda", model, y, "--dir", dir, "--replicate", "y=y_rep"}, tc.args...)
+		code := run(args, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v: the folder was created", tc.args)
+		}
+	}
+}
