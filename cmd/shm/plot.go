@@ -38,6 +38,15 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
+	for _, d := range []struct {
+		name string
+		v    float64
+	}{{"width", *width}, {"height", *height}} {
+		if d.v != 0 && !(d.v > 0 && d.v <= maxFigureInches) {
+			fmt.Fprintf(stderr, "shm plot: --%s must be a positive number of inches, at most %d (0: by the number of panels), got %g\n", d.name, maxFigureInches, d.v)
+			return 2
+		}
+	}
 	if len(pos) < 2 || !slices.Contains(plotKinds, pos[0]) {
 		fmt.Fprintf(stderr, "usage: shm plot %s FILES... [--vars a,b] [--out file.png|file.svg]\n", strings.Join(plotKinds, "|"))
 		return 2
@@ -273,6 +282,10 @@ func sameModel(groups []*csvGroup) bool {
 
 // figureSize is the size of a figure in inches: about 3.2 × 2.4 per
 // panel, at least 5 × 3.4, unless given.
+// maxFigureInches bounds --width and --height: 100 inches is 9 600 pixels
+// at the PNG's 96 dpi, a 100 × 100 inch image 370 MB of memory.
+const maxFigureInches = 100
+
 func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 	cols := max(f.Cols, 1)
 	rows := (len(f.Panels) + cols - 1) / cols

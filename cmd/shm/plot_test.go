@@ -59,6 +59,10 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "trace", "--out", filepath.Join(dir, "x.gif"), runs[0][0]}, 2, "must end in .png or .svg"},
 		{[]string{"plot", "trace", filepath.Join(dir, "missing.csv")}, 1, "no such file"},
 		{[]string{"plot", "trace", runs[0][0], writeFile(t, dir, "other-1.csv", "lp__,nu\n-1,2\n")}, 1, "columns different from file 1"},
+		{[]string{"plot", "trace", "--width", "NaN", runs[0][0]}, 2, "--width must be a positive number of inches"},
+		{[]string{"plot", "trace", "--width", "Inf", runs[0][0]}, 2, "--width must be a positive number of inches"},
+		{[]string{"plot", "trace", "--width", "-5", runs[0][0]}, 2, "--width must be a positive number of inches"},
+		{[]string{"plot", "trace", "--height", "100000", runs[0][0]}, 2, "--height must be a positive number of inches, at most 100"},
 	} {
 		_, stderr, code := runCmd(t, tt.args...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
