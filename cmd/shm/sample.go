@@ -131,9 +131,8 @@ func (f *sampleFlags) validate() error {
 		return fmt.Errorf("--metric must be diag or dense, got %q", f.metric)
 	case f.sigFigs < 1 || f.sigFigs > 18:
 		return fmt.Errorf("--sig-figs must be between 1 and 18, got %d", f.sigFigs)
-	}
-	if f.parallel < 1 {
-		f.parallel = 1
+	case f.parallel < 1:
+		return fmt.Errorf("--parallel must be at least 1, got %d", f.parallel)
 	}
 	return nil
 }

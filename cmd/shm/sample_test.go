@@ -206,6 +206,7 @@ func TestSampleErrors(t *testing.T) {
 		{[]string{"sample", model, "--chains", "1000000000"}, 2, "--chains is 1000000000, at most 10000"},
 		{[]string{"sample", model, "--metric", "euclid"}, 2, "--metric must be diag or dense"},
 		{[]string{"sample", model, "--adapt-delta", "1.5"}, 2, "--adapt-delta must be in (0, 1)"},
+		{[]string{"sample", model, "--parallel", "-3"}, 2, "--parallel must be at least 1, got -3"},
 		{[]string{"sample", model, "--init", "mu=1,s=[1,-1]", "--output", dir}, 1, "initial value of s"},
 		{[]string{"sample", filepath.Join(dir, "missing.shm")}, 1, "no such file"},
 	}
