@@ -165,7 +165,7 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 	f.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	if len(pos) < 1 {
 		fmt.Fprint(stderr, calibrateUsage)
@@ -574,7 +574,7 @@ func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int 
 	index := fs.Int("index", -1, "array task index within the round file ($SLURM_ARRAY_TASK_ID plus the array's offset)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	if len(pos) != 2 || *index < 0 {
 		fmt.Fprint(stderr, calibrateUsage)

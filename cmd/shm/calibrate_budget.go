@@ -305,7 +305,7 @@ func cmdCalibrateIters(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.IntVar(&f.ref, "ref", 0, "the reference budget T_ref (default: 5 times the largest T)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	budgets, err := f.budgets("iters")
 	if err == nil && len(pos) < 1 {
@@ -349,7 +349,7 @@ func cmdCalibrateCRN(ctx context.Context, args []string, stdout, stderr io.Write
 	f.register(fs, "k", "numbers of replicates K to compare, e.g. 1,2,4,8 (comma-separated)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	ks, err := f.budgets("k")
 	if err == nil && len(pos) < 1 {
@@ -388,7 +388,7 @@ func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "data value name=value (repeatable)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	if y == "" || !(alpha > 0) || (!math.IsNaN(noise) && !(noise > 0)) {
 		fmt.Fprintln(stderr, "usage: shm calibrate eps data... --y NAME [--noise SIGMA] [--alpha 1] (alpha and the noise positive)")

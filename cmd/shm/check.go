@@ -16,6 +16,10 @@ import (
 // cmdCheck implements "shm check model.shm": it prints "ok" and one line
 // per parameter, or every error found, and exits 1 on error.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stderr, "usage: shm check model.shm")
+		return 0
+	}
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: shm check model.shm")
 		return 2

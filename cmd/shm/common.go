@@ -66,6 +66,16 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // newFlagSet returns a flag set that reports errors to stderr without
 // exiting.
+// flagStatus is the exit status of a command whose flags did not parse:
+// 0 after --help or -h (the usage was asked for, as CmdStan answers it), 2
+// for a flag error.
+func flagStatus(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
+}
+
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -29,7 +29,7 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	noiseFile := fs.String("crn-noise", "", "write the noise each crn(...) replicate draws to this CSV file (columns z1 … zK)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	if len(pos) < 1 {
 		fmt.Fprintln(stderr, "usage: shm diagnose model.shm [data...] [--init name=value,...] [--set name=value] [--seed N]")

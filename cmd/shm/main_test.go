@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,21 @@ func TestCheckUsage(t *testing.T) {
 	}
 	if _, _, code := runCmd(t, "frobnicate"); code != 2 {
 		t.Errorf("unknown command: exit %d, want 2", code)
+	}
+}
+
+// TestHelpStatus: every command answers --help with its usage and status
+// 0, as CmdStan does; an unknown flag is still status 2.
+func TestHelpStatus(t *testing.T) {
+	for _, cmd := range [][]string{{"sample"}, {"plot"}, {"summary"}, {"diagnose"}, {"check"}, {"calibrate", "lambda"},
+		{"calibrate", "iters"}, {"calibrate", "crn"}, {"calibrate", "eps"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append(slices.Clone(cmd), "--help"), &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "sage") {
+			t.Errorf("%v --help: exit %d, stderr %q", cmd, code, stderr.String())
+		}
+		stderr.Reset()
+		if code := run(append(slices.Clone(cmd), "--no-such-flag"), &stdout, &stderr); code != 2 && cmd[0] != "check" {
+			t.Errorf("%v --no-such-flag: exit %d, want 2", cmd, code)
+		}
 	}
 }

@@ -36,7 +36,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	at := fs.String("at", "", "location: the pixel column,row from which the two --vars are offsets")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	for _, d := range []struct {
 		name string

@@ -69,7 +69,7 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "data value name=value (repeatable)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	r := newRepl(stdout, stderr, *seed)
 	r.state.sets = sets

@@ -60,7 +60,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	seedGiven := false
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	fs.Visit(func(fl *flag.Flag) { seedGiven = seedGiven || fl.Name == "seed" })
 	if len(pos) < 1 {

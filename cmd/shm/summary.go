@@ -14,7 +14,7 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("summary", stderr)
 	files, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return flagStatus(err)
 	}
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "usage: shm summary output-1.csv [output-2.csv ...]")
