@@ -267,12 +267,12 @@ func WriteSummary(w io.Writer, f *Fit) error {
 
 func warnings(f *Fit, rows []Summary, params []int, sd SamplerDiagnostics) []string {
 	var out []string
-	pct := func(n int) float64 { return 100 * float64(n) / float64(max(sd.Draws, 1)) }
+	pct := func(n int) string { return percentText(100 * float64(n) / float64(max(sd.Draws, 1))) }
 	if sd.Divergent > 0 {
-		out = append(out, fmt.Sprintf("%d of %d (%.2g%%) transitions ended with a divergence; increase adapt delta or reparameterize the model.", sd.Divergent, sd.Draws, pct(sd.Divergent)))
+		out = append(out, fmt.Sprintf("%d of %d (%s%%) transitions ended with a divergence; increase adapt delta or reparameterize the model.", sd.Divergent, sd.Draws, pct(sd.Divergent)))
 	}
 	if sd.MaxDepthHits > 0 {
-		out = append(out, fmt.Sprintf("%d of %d (%.2g%%) transitions hit the maximum tree depth of %d.", sd.MaxDepthHits, sd.Draws, pct(sd.MaxDepthHits), sd.MaxDepth))
+		out = append(out, fmt.Sprintf("%d of %d (%s%%) transitions hit the maximum tree depth of %d.", sd.MaxDepthHits, sd.Draws, pct(sd.MaxDepthHits), sd.MaxDepth))
 	}
 	for c, e := range sd.EBFMI {
 		if e < EBFMIThreshold {
@@ -357,4 +357,17 @@ func fmtRhat(v float64) string {
 		return fmtNum(v)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// percentText formats a percentage with two significant digits and never
+// an exponent: 100, 7.4, 0.74, 0.0012 (%.2g wrote 100 as 1e+02).
+func percentText(v float64) string {
+	if v >= 10 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 2, 64), 64)
+	if err != nil {
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }

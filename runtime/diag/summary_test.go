@@ -163,3 +163,14 @@ func TestFmtRate(t *testing.T) {
 		t.Errorf("fmtRate(NaN) = %q", got)
 	}
 }
+
+func TestPercentText(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{100, "100"}, {99.6, "100"}, {12.34, "12"}, {7.44, "7.4"}, {0.74, "0.74"}, {0.0012345, "0.0012"}, {0, "0"}} {
+		if got := percentText(tc.v); got != tc.want {
+			t.Errorf("percentText(%g) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
