@@ -139,6 +139,7 @@ func (f *sampleFlags) validate() error {
 
 // sample runs the chains and returns the paths of their output files.
 func sample(ctx context.Context, model string, files []string, f *sampleFlags, stderr io.Writer) ([]string, error) {
+	ok := false
 	bm, err := bindModelContext(ctx, model, files, f.sets, f.seed, stderr)
 	if err != nil {
 		return nil, err
@@ -153,6 +154,23 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	if err := checkInit(f.init, initSet, bm, stderr); err != nil {
 		return nil, err
 	}
+	// The folders this run creates do not outlive its failure: a run
+	// that wrote nothing leaves nothing (os.Remove keeps a folder that is
+	// not empty).
+	var created []string
+	for dir := filepath.Clean(f.output); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) || dir == filepath.Dir(dir) {
+			break
+		}
+		created = append(created, dir)
+	}
+	defer func() {
+		for _, dir := range created {
+			if !ok {
+				os.Remove(dir)
+			}
+		}
+	}()
 	if err := os.MkdirAll(f.output, 0o755); err != nil {
 		return nil, err
 	}
@@ -199,6 +217,7 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	if err := runChains(ctx, bm, cfg, f, files, initSet, create); err != nil {
 		return nil, err
 	}
+	ok = true
 	return paths, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -353,5 +354,29 @@ model {
 		if n := strings.Count(errs, chain); n > maxRejectionMessages {
 			t.Errorf("%d messages of %q", n, chain)
 		}
+	}
+}
+
+// TestFailedRunLeavesNoFolder: a run that fails before writing anything
+// removes the --output folder it created, and keeps one that existed.
+func TestFailedRunLeavesNoFolder(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "bad.shm", "parameters { real mu; }\nmodel { target += log(-1 - mu * mu); }\n")
+	fresh := filepath.Join(dir, "fresh", "out")
+	existing := filepath.Join(dir, "existing")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{fresh, existing} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"sample", model, "--chains", "1", "--output", out}, &stdout, &stderr); code == 0 {
+			t.Fatalf("--output %s: the run succeeded", out)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(fresh)); !os.IsNotExist(err) {
+		t.Errorf("the failed run left %s (%v)", filepath.Dir(fresh), err)
+	}
+	if _, err := os.Stat(existing); err != nil {
+		t.Errorf("the folder that existed is gone: %v", err)
 	}
 }
