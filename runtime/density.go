@@ -225,6 +225,19 @@ func (d *Density) eval(theta []float64, grad bool) (autodiff.Value, error) {
 	return lp, nil
 }
 
+// BuiltinStates returns the working memory that built-ins keep between
+// evaluations of this density (stdlib.Context.State): the chain's, then
+// that of each crn replicate's evaluator, where the calls inside crn(...)
+// run. A built-in's package reads its own entries (sinkhorn.CallCounts);
+// it must not run concurrently with an evaluation.
+func (d *Density) BuiltinStates() []map[string]any {
+	out := []map[string]any{d.ev.ctx.State}
+	for _, r := range d.ev.crn.reps {
+		out = append(out, r.ev.ctx.State)
+	}
+	return out
+}
+
 // NonFiniteTerm reports, after an evaluation whose log density was not
 // finite, the first term that was not (with the position of its statement
 // or declaration), for messages; nil after a finite one.

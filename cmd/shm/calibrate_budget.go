@@ -137,6 +137,11 @@ func evaluate(bm *runtime.Model, points [][]float64, passes int) ([]evaluation, 
 	if err != nil {
 		return nil, 0, err
 	}
+	return evaluateDensity(d, points, passes)
+}
+
+// evaluateDensity is evaluate on a density the caller made.
+func evaluateDensity(d *runtime.Density, points [][]float64, passes int) ([]evaluation, time.Duration, error) {
 	out := make([]evaluation, len(points))
 	var times []time.Duration
 	for range max(passes, 1) {

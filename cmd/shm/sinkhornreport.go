@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shmlang/shm/ir"
@@ -37,6 +38,11 @@ type itersCall struct {
 	// (over the points, the median of three passes): the cost of this
 	// accuracy.
 	PerGradient time.Duration
+	// Problems is the number of problems the call solved at the points
+	// (three passes), Iters their iterations in total and MaxIters the
+	// most of one: with tol, what convergence took.
+	Problems, Iters int64
+	MaxIters        int
 }
 
 // sinkhornReport binds the model again (with the run's seed and data)
@@ -103,7 +109,11 @@ func reportPoints(bm *runtime.Model, fit *diag.Fit, n int) ([][]float64, error) 
 // itersCalls evaluates the model as sampled (bm) and, for each iterative
 // call in turn, with that call's budget times refFactor.
 func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]itersCall, error) {
-	got, per, err := evaluate(bm, points, 3)
+	d, err := bm.NewDensity()
+	if err != nil {
+		return nil, err
+	}
+	got, per, err := evaluateDensity(d, points, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +134,12 @@ func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]ite
 			return nil, fmt.Errorf("%s at %s with a budget %d times finer: %w", call.Func.Name, pos, refFactor, err)
 		}
 		c := itersCall{Call: call, Budget: callBudget(call), PerGradient: per}
+		for _, st := range d.BuiltinStates() {
+			n := sinkhorn.CallCounts(st, pos)
+			c.Problems += n.Problems
+			c.Iters += n.Iters
+			c.MaxIters = max(c.MaxIters, n.Max)
+		}
 		c.DeltaLP, c.DeltaGr = deltas(got, want)
 		out = append(out, c)
 	}
@@ -163,8 +179,12 @@ func callBudget(call *ir.Call) string {
 func writeItersReport(w io.Writer, file string, calls []itersCall, points int) error {
 	fmt.Fprintf(w, "\nSinkhorn iterations (each call against a reference %d times finer, %d T or tol / %d, at the posterior mean and %d draw(s): Δ_lp = |lp − lp_ref|, eta·Δ_S; Δ_∇ = ‖∇ − ∇_ref‖ / max(1, ‖∇_ref‖)):\n", refFactor, refFactor, refFactor, points-1)
 	for _, c := range calls {
-		fmt.Fprintf(w, "  %s at %s (%s): max Δ_lp %.3g, max Δ_∇ %.3g; %.3g ms per gradient of the model\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
-			slices.Max(c.DeltaLP), slices.Max(c.DeltaGr), float64(c.PerGradient.Microseconds())/1000)
+		iters := ""
+		if strings.HasPrefix(c.Budget, "tol") && c.Problems > 0 {
+			iters = fmt.Sprintf(", %.0f iterations per problem (at most %d)", float64(c.Iters)/float64(c.Problems), c.MaxIters)
+		}
+		fmt.Fprintf(w, "  %s at %s (%s): max Δ_lp %.3g, max Δ_∇ %.3g; %.3g ms per gradient of the model%s\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
+			slices.Max(c.DeltaLP), slices.Max(c.DeltaGr), float64(c.PerGradient.Microseconds())/1000, iters)
 	}
 	for _, c := range calls {
 		dlp, dgr := slices.Max(c.DeltaLP), slices.Max(c.DeltaGr)

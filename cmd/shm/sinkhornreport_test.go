@@ -164,7 +164,7 @@ parameters {
 }
 model {
   mu ~ normal(0, 10);
-  target += -10 * sinkhorn(mu + z, y, eps = eps, BUDGET);
+  target += -10 * LOSS;
 }
 `
 
@@ -181,15 +181,20 @@ func TestSinkhornReportWarning(t *testing.T) {
 	data := writeFile(t, dir, "d.csv", csv.String())
 	for _, tc := range []struct {
 		name, budget, eps string
-		warn              bool
+		warn, crn         bool
 	}{
-		{"far", "iters = 3", "0.001", true},
-		{"converged", "iters = 300", "1", false},
-		{"tol", "tol = 1e-8", "1", false},
-		{"loose tol", "tol = 0.5", "0.01", true},
+		{"far", "iters = 3", "0.001", true, false},
+		{"converged", "iters = 300", "1", false, false},
+		{"tol", "tol = 1e-8", "1", false, false},
+		{"loose tol", "tol = 0.5", "0.01", true, false},
+		{"tol inside crn", "tol = 1e-8", "1", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			model := writeFile(t, t.TempDir(), "m.shm", strings.Replace(reportModel, "BUDGET", tc.budget, 1))
+			loss := "sinkhorn(mu + z, y, eps = eps, " + tc.budget + ")"
+			if tc.crn {
+				loss = "crn(2, sinkhorn(mu + z + 0.1 * std_normal_rng(N), y, eps = eps, " + tc.budget + "))"
+			}
+			model := writeFile(t, t.TempDir(), "m.shm", strings.Replace(reportModel, "LOSS", loss, 1))
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"sample", model, data, "--set", "eps=" + tc.eps, "--chains", "1", "--warmup", "50", "--samples", "50",
 				"--seed", "2", "--output", filepath.Join(t.TempDir(), "o"), "--refresh", "0"}, &stdout, &stderr)
@@ -203,6 +208,10 @@ func TestSinkhornReportWarning(t *testing.T) {
 			}
 			if !strings.Contains(out, "sinkhorn at 12:") {
 				t.Errorf("no report line:\n%s", out)
+			}
+			// A converged call says what convergence took.
+			if strings.HasPrefix(tc.budget, "tol") != strings.Contains(out, " iterations per problem (at most ") {
+				t.Errorf("iteration counts for %s:\n%s", tc.budget, out)
 			}
 		})
 	}

@@ -126,12 +126,17 @@ func TestConvergedCounts(t *testing.T) {
 	nm[argEps] = stdlib.RealValue(tape.Const(0.3))
 	nm[argTol] = stdlib.RealValue(tape.Const(1e-9))
 	var want Counts
+	pos := [2]lang.Pos{{Line: 3, Col: 7}, {Line: 9, Col: 2}}
 	for call, xv := range [][]float64{{0.2, -0.1, 0.7, 0.3}, {0.25, -0.1, 0.7, 0.3}} {
 		x := tape.VarVec(xv)
+		c.Pos = pos[call]
 		if _, err := impls["sinkhorn"](c, []stdlib.Value{stdlib.ADValue(x), stdlib.ADValue(y)}, nm); err != nil {
 			t.Fatal(err)
 		}
 		got := ChainCounts(c.State)
+		if byCall := CallCounts(c.State, pos[call]); byCall.Last != got.Last || byCall.Problems != int64(nonzero(got.Last)) {
+			t.Errorf("call %d at %v: its own counts %+v, the chain's last %+v", call+1, pos[call], byCall, got.Last)
+		}
 		if got.Last.XY < 1 || got.Last.XX < 1 || (call == 0) != (got.Last.YY > 0) {
 			t.Errorf("call %d: last counts %+v (the y–y term is solved by the first call only)", call+1, got.Last)
 		}
@@ -139,6 +144,12 @@ func TestConvergedCounts(t *testing.T) {
 		if got.Problems != want.Problems || got.Iters != want.Iters || got.Max != want.Max {
 			t.Errorf("call %d: counts %+v, want the sums %+v", call+1, got, want)
 		}
+	}
+	if a, b := CallCounts(c.State, pos[0]), CallCounts(c.State, pos[1]); a.Problems+b.Problems != want.Problems || a.Iters+b.Iters != want.Iters {
+		t.Errorf("the calls' counts %+v and %+v do not add up to the chain's %+v", a, b, want)
+	}
+	if got := CallCounts(c.State, lang.Pos{Line: 1, Col: 1}); got != (Counts{}) {
+		t.Errorf("a position without a call has counts %+v", got)
 	}
 }
 

@@ -203,6 +203,32 @@ type chainState struct {
 	elems  []bool    // fixedCoords' flags per element
 	fixed  [2][]bool // fixedCoords' results for x and y
 	counts Counts
+	byCall map[lang.Pos]*Counts // counts by the call's position (stdlib.Context.Pos)
+}
+
+// call returns the counts of the call at pos, created on first use.
+func (s *chainState) call(pos lang.Pos) *Counts {
+	if s.byCall == nil {
+		s.byCall = map[lang.Pos]*Counts{}
+	}
+	c := s.byCall[pos]
+	if c == nil {
+		c = &Counts{}
+		s.byCall[pos] = c
+	}
+	return c
+}
+
+// failed and add count a call at pos in the chain's totals and the
+// call's own.
+func (s *chainState) failed(pos lang.Pos, err error) {
+	s.counts.failed(err)
+	s.call(pos).failed(err)
+}
+
+func (s *chainState) add(pos lang.Pos, it ot.Iterations) {
+	s.counts.add(it)
+	s.call(pos).add(it)
 }
 
 // Counts are the iteration counts of one chain's Sinkhorn calls (sinkhorn,
@@ -251,6 +277,16 @@ func (c *Counts) failed(err error) {
 func ChainCounts(state map[string]any) Counts {
 	if s, ok := state[stateKey].(*chainState); ok {
 		return s.counts
+	}
+	return Counts{}
+}
+
+// CallCounts returns the counts of the call at pos kept in a chain's
+// State (the zero Counts when it has made no such call), under the same
+// condition as ChainCounts.
+func CallCounts(state map[string]any, pos lang.Pos) Counts {
+	if s, ok := state[stateKey].(*chainState); ok && s.byCall[pos] != nil {
+		return *s.byCall[pos]
 	}
 	return Counts{}
 }
@@ -512,10 +548,10 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 		cs.ws.SetContext(c.Run)
 		p, err := cs.ws.Plan(t.Val(x), t.Val(y), t.Val(las[0]), t.Val(lbs[0]), opt, cs.plan)
 		if err != nil {
-			s.counts.failed(err)
+			s.failed(c.Pos, err)
 			return stdlib.Value{}, fmt.Errorf("%s: %w", fn, err)
 		}
-		s.counts.add(cs.ws.Iterations())
+		s.add(c.Pos, cs.ws.Iterations())
 		cs.plan = p
 		return stdlib.ADValue(t.NewConst(autodiff.MatrixShape(n, m), p)), nil
 	}
@@ -559,11 +595,11 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 		pr.grad = s.chans[ch].gradFor([4][]float64{node.D(0), node.D(1), dA(ch), dB(ch)})
 	}
 	if err := solveChannels(fn, s.chans[:nch], probs, c.Run, c.Cohort); err != nil {
-		s.counts.failed(err)
+		s.failed(c.Pos, err)
 		return stdlib.Value{}, err
 	}
 	for _, pr := range probs {
-		s.counts.add(pr.iters)
+		s.add(c.Pos, pr.iters)
 	}
 	// The values and gradients, summed over the channels in order.
 	value := probs[0].value
