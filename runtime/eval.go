@@ -501,10 +501,10 @@ func (ev *evaluator) callBound(p lang.Pos, name string, f stdlib.Impl, args, nam
 	if f == nil {
 		return stdlib.Value{}, ev.errorf(p, "%s is not implemented yet", name)
 	}
-	saved := ev.ctx.Propto
+	savedPropto, savedPos := ev.ctx.Propto, ev.ctx.Pos // a built-in may call back (an ODE's right-hand side)
 	ev.ctx.Propto, ev.ctx.Pos = propto, p
 	v, err := f(&ev.ctx, args, named)
-	ev.ctx.Propto = saved
+	ev.ctx.Propto, ev.ctx.Pos = savedPropto, savedPos
 	if err != nil {
 		if ev.ctx0 != nil && ev.ctx0.Err() != nil {
 			// The built-in stopped for the run's interruption.
