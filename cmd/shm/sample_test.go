@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -378,5 +379,33 @@ func TestFailedRunLeavesNoFolder(t *testing.T) {
 	}
 	if _, err := os.Stat(existing); err != nil {
 		t.Errorf("the folder that existed is gone: %v", err)
+	}
+}
+
+// TestReportsDoNotFailRun: a run whose reports fail at their points (the
+// crn report's initial point rejected by the model) still exits 0 with
+// its output, saying that the report was not made.
+func TestReportsDoNotFailRun(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "r.shm", `parameters { real<lower=-3, upper=3> mu; }
+model {
+  if (mu < 1) reject("mu below 1");
+  target += crn(2, normal_lpdf(2 | mu + 0.01 * std_normal_rng(), 0.5));
+}
+`)
+	said := 0
+	for seed := 1; seed <= 4; seed++ {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"sample", model, "--chains", "1", "--warmup", "50", "--samples", "50", "--seed", strconv.Itoa(seed),
+			"--output", filepath.Join(dir, "out"), "--refresh", "0"}, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("seed %d: exit %d: %s", seed, code, stderr.String())
+		}
+		if strings.Contains(stdout.String(), "Common random numbers: not reported: ") {
+			said++
+		}
+	}
+	if said == 0 {
+		t.Error("no seed put the crn report's initial point where the model rejects: the case is not exercised")
 	}
 }
