@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
@@ -18,11 +19,34 @@ type Replicate struct{ Data, Generated string }
 // Simulate writes n datasets drawn by the model's generated quantities at
 // the plan's truth: dataset i replaces each reps[k].Data by a draw of
 // reps[k].Generated, from a random stream that depends only on the seed
-// and i.
+// and i. Each replicate must replace a data variable with its sizes
+// (CheckReplicates).
 func Simulate(dir Dir, bm *runtime.Model, truth map[string]float64, reps []Replicate, n int, seed uint64) error {
+	return simulate(bm, truth, reps, n, seed, func(i int, values []*data.Value) error {
+		return WriteDataset(dir.DatasetPath(i), values)
+	})
+}
+
+// CheckReplicates returns an error unless each replicate names a data
+// variable of the model and a generated quantity of the same sizes at the
+// truth (checked on the first dataset's draw): a name that is not data
+// would leave the observed values in every dataset, and other sizes would
+// change the sizes inferred from it (N). It writes nothing.
+func CheckReplicates(bm *runtime.Model, truth map[string]float64, reps []Replicate, seed uint64) error {
+	return simulate(bm, truth, reps, 1, seed, func(int, []*data.Value) error { return nil })
+}
+
+// simulate draws the datasets of Simulate and passes each to use.
+func simulate(bm *runtime.Model, truth map[string]float64, reps []Replicate, n int, seed uint64, use func(int, []*data.Value) error) error {
 	theta, err := bm.UnconstrainColumns(truth)
 	if err != nil {
 		return fmt.Errorf("truth: %w", err)
+	}
+	observed := make([]*data.Value, len(reps))
+	for k, r := range reps {
+		if observed[k], err = bm.DataValue(r.Data); err != nil {
+			return fmt.Errorf("--replicate %s=%s: %w", r.Data, r.Generated, err)
+		}
 	}
 	d, err := bm.NewDensity()
 	if err != nil {
@@ -34,15 +58,18 @@ func Simulate(dir Dir, bm *runtime.Model, truth map[string]float64, reps []Repli
 			return fmt.Errorf("dataset %d: generated quantities: %w", i+1, err)
 		}
 		var values []*data.Value
-		for _, r := range reps {
+		for k, r := range reps {
 			v, err := bm.OutputValue(row, r.Generated)
 			if err != nil {
-				return err
+				return fmt.Errorf("--replicate %s=%s: %w", r.Data, r.Generated, err)
+			}
+			if !slices.Equal(v.Dims, observed[k].Dims) {
+				return fmt.Errorf("--replicate %s=%s: %s has sizes %v, the data %s %v", r.Data, r.Generated, r.Generated, v.Dims, r.Data, observed[k].Dims)
 			}
 			v.Name = r.Data
 			values = append(values, v)
 		}
-		if err := WriteDataset(dir.DatasetPath(i), values); err != nil {
+		if err := use(i, values); err != nil {
 			return err
 		}
 	}

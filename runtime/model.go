@@ -220,30 +220,52 @@ func (ev *evaluator) transformedData(stmts []ir.Stmt, hold map[string]*data.Valu
 // TransformedData returns the value of a block-level transformed data
 // variable (an int or real scalar or container), row-major with its sizes.
 func (m *Model) TransformedData(name string) (*data.Value, error) {
-	for _, d := range blockDecls(m.IR.TransformedData) {
-		if d.Var.Name != name {
-			continue
-		}
-		s := m.frame[d.Var.Slot]
-		if !s.set {
-			return nil, fmt.Errorf("transformed data %s has no value", name)
-		}
-		v := &data.Value{Name: name, Dims: append([]int(nil), s.dims...), IsInt: d.Var.Type.Base == lang.Int}
-		switch {
-		case d.Var.Type == lang.IntType:
-			v.Data = []float64{float64(s.v.Int)}
-		case d.Var.Type.Base == lang.Int:
-			for _, x := range s.v.Ints {
-				v.Data = append(v.Data, float64(x))
-			}
-		case d.Var.Type.Dims > 0 && d.Var.Type.Base.IsLinalg():
-			for _, e := range s.v.Elems {
-				v.Data = append(v.Data, m.tape.Val(e.AD)...)
-			}
-		default:
-			v.Data = append(v.Data, m.tape.Val(s.v.AD)...)
-		}
-		return v, nil
+	if d := findDecl(blockDecls(m.IR.TransformedData), name); d != nil {
+		return m.slotValue(d)
 	}
 	return nil, fmt.Errorf("the model has no transformed data variable %s", name)
+}
+
+// DataValue returns the value of a variable of the data block as the
+// model was bound, row-major with its sizes.
+func (m *Model) DataValue(name string) (*data.Value, error) {
+	if d := findDecl(m.IR.Data, name); d != nil {
+		return m.slotValue(d)
+	}
+	return nil, fmt.Errorf("the model has no data variable %s", name)
+}
+
+// findDecl returns the declaration of name among decls, nil for none.
+func findDecl(decls []*ir.Decl, name string) *ir.Decl {
+	for _, d := range decls {
+		if d.Var.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// slotValue reads the value of a block-level data or transformed data
+// declaration from the model's frame.
+func (m *Model) slotValue(d *ir.Decl) (*data.Value, error) {
+	s := m.frame[d.Var.Slot]
+	if !s.set {
+		return nil, fmt.Errorf("%s has no value", d.Var.Name)
+	}
+	v := &data.Value{Name: d.Var.Name, Dims: append([]int(nil), s.dims...), IsInt: d.Var.Type.Base == lang.Int}
+	switch {
+	case d.Var.Type == lang.IntType:
+		v.Data = []float64{float64(s.v.Int)}
+	case d.Var.Type.Base == lang.Int:
+		for _, x := range s.v.Ints {
+			v.Data = append(v.Data, float64(x))
+		}
+	case d.Var.Type.Dims > 0 && d.Var.Type.Base.IsLinalg():
+		for _, e := range s.v.Elems {
+			v.Data = append(v.Data, m.tape.Val(e.AD)...)
+		}
+	default:
+		v.Data = append(v.Data, m.tape.Val(s.v.AD)...)
+	}
+	return v, nil
 }

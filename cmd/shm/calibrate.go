@@ -285,6 +285,17 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			fmt.Fprintf(stderr, "estimate (the draw with the highest log density, %.1f s): %s\n", time.Since(start).Seconds(), columnsText(bm, plan.Truth))
 		}
 	}
+	if f.generate > 0 {
+		// Replicates that cannot replace their data are refused before
+		// the folder holds anything.
+		reps, err := f.replicates()
+		if err == nil {
+			err = calibrate.CheckReplicates(bm, plan.Truth, reps, plan.Seed)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	if err := dir.WritePlan(plan); err != nil {
 		return nil, err
 	}
@@ -528,6 +539,19 @@ func columnsText(bm *runtime.Model, byColumn map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
+// replicates parses --replicate: data=generated pairs.
+func (f *lambdaFlags) replicates() ([]calibrate.Replicate, error) {
+	var reps []calibrate.Replicate
+	for _, pair := range strings.Split(f.replicate, ",") {
+		d, g, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || d == "" || g == "" {
+			return nil, fmt.Errorf("--replicate %q: want data=generated, e.g. y=y_rep", pair)
+		}
+		reps = append(reps, calibrate.Replicate{Data: d, Generated: g})
+	}
+	return reps, nil
+}
+
 // writeDatasets writes the datasets the flags ask for into the folder,
 // unless they are there already (they depend only on the plan).
 func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f *lambdaFlags) error {
@@ -536,13 +560,9 @@ func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f
 	}
 	switch {
 	case f.generate > 0:
-		var reps []calibrate.Replicate
-		for _, pair := range strings.Split(f.replicate, ",") {
-			d, g, ok := strings.Cut(strings.TrimSpace(pair), "=")
-			if !ok || d == "" || g == "" {
-				return fmt.Errorf("--replicate %q: want data=generated, e.g. y=y_rep", pair)
-			}
-			reps = append(reps, calibrate.Replicate{Data: d, Generated: g})
+		reps, err := f.replicates()
+		if err != nil {
+			return err
 		}
 		return calibrate.Simulate(dir, bm, plan.Truth, reps, plan.Datasets, plan.Seed)
 	case f.datasets != "":

@@ -401,3 +401,26 @@ func TestCalibrateLambdaFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateReplicates: a --replicate that names no data variable (the
+// observed data would be every dataset) or a generated quantity of other
+// sizes (N would change) is refused before anything is written.
+func TestCalibrateReplicates(t *testing.T) {
+	model, y := calibrationFiles(t)
+	for _, tc := range []struct{ replicate, want string }{
+		{"z=y_rep", "--replicate z=y_rep: the model has no data variable z"},
+		{"y=mu", "--replicate y=mu: mu has sizes [], the data y [20]"},
+		{"y=nothere", "--replicate y=nothere:"},
+	} {
+		dir := filepath.Join(t.TempDir(), "cal")
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", "4",
+			"--replicate", tc.replicate, "--lambdas", "1", "--warmup", "50", "--samples", "50", "--refresh", "0"}, &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("--replicate %s: exit %d, stderr %q; want 1 and %q", tc.replicate, code, stderr.String(), tc.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("--replicate %s: the folder was created", tc.replicate)
+		}
+	}
+}
