@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shmlang/shm/calibrate"
+	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/stancsv"
@@ -191,6 +192,9 @@ func itersTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, err
 	if err != nil {
 		return nil, err
 	}
+	if err := checkIterative(bmRef.IR); err != nil {
+		return nil, err
+	}
 	pts, err := points(bmRef)
 	if err != nil {
 		return nil, err
@@ -218,22 +222,16 @@ func itersTable(bind budgetBinder, points func(*runtime.Model) ([][]float64, err
 
 // checkIterative returns an error when the model has no call whose
 // iteration budget reaches the log density, or only calls with a
-// tolerance (for which --iters would only change the cap): budgets
-// compared on such a model would all print zeros.
-func checkIterative(bind budgetBinder) error {
-	bm, err := bind(runtime.Options{})
-	if err != nil {
-		return err
+// tolerance (for which another iteration count would only change the
+// cap): budgets compared on such a model would all print zeros.
+func checkIterative(m *ir.Model) error {
+	if len(m.Iterative) == 0 {
+		return fmt.Errorf("%s has no sinkhorn call whose iterations reach the log density: there is no budget to compare", m.File)
 	}
-	if len(bm.IR.Iterative) == 0 {
-		return fmt.Errorf("%s has no sinkhorn call whose iterations reach the log density: there is no budget to compare", bm.IR.File)
+	if slices.ContainsFunc(m.Iterative, func(c *ir.Call) bool { return !converged(c) }) {
+		return nil
 	}
-	for _, c := range bm.IR.Iterative {
-		if !strings.HasPrefix(callBudget(c), "tol") {
-			return nil
-		}
-	}
-	return fmt.Errorf("every sinkhorn call of %s has tol = ...: --iters would only change their cap (shm sample's report compares each against tol / 5)", bm.IR.File)
+	return fmt.Errorf("every sinkhorn call of %s has tol = ...: --iters would only change their cap (shm sample's report compares each against tol / 5)", m.File)
 }
 
 // crnRow is the Monte Carlo error of the averaged loss with K replicates.
@@ -328,9 +326,6 @@ func cmdCalibrateIters(ctx context.Context, args []string, stdout, stderr io.Wri
 		return 2
 	}
 	bind := newBudgetBinder(ctx, pos[0], pos[1:], &f)
-	if err := checkIterative(bind); err != nil {
-		return report(stderr, err)
-	}
 	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f) }, budgets, f.ref)
 	if err != nil {
 		return report(stderr, err)

@@ -12,13 +12,9 @@ import (
 	"github.com/shmlang/shm/runtime/diag"
 )
 
-// crnReport binds the model again (deterministically, with the run's seed)
-// and writes its crn report.
-func crnReport(w io.Writer, model string, files []string, f *sampleFlags, fit *diag.Fit) error {
-	bm, err := bindModel(model, files, f.sets, f.seed, io.Discard)
-	if err != nil {
-		return err
-	}
+// crnReport writes the crn report of the model bound as the run was
+// (bm: the run's data and seed).
+func crnReport(w io.Writer, bm *runtime.Model, f *sampleFlags, fit *diag.Fit) error {
 	if len(bm.IR.CRNs) == 0 {
 		return nil
 	}

@@ -93,20 +93,29 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	if err := diag.WriteSummary(stdout, fit); err != nil {
 		return report(stderr, err)
 	}
-	// The run and its output are complete: a report that fails at a
-	// point (a domain error there, a loss that does not converge) says
-	// so and does not make the run fail.
-	if err := crnReport(stdout, pos[0], pos[1:], &f, fit); err != nil {
-		if ctx.Err() != nil {
-			return report(stderr, err)
+	// The reports evaluate the model bound again as the run was (its data
+	// and seed). The run and its output are complete: a report that
+	// fails at a point (a domain error there, a loss that does not
+	// converge) says so and does not make the run fail.
+	bind := newBudgetBinder(ctx, pos[0], pos[1:], &budgetFlags{sets: f.sets, seed: f.seed})
+	bm, bindErr := bind(runtime.Options{})
+	for _, r := range []struct {
+		failed string
+		write  func() error
+	}{
+		{"Common random numbers: not reported", func() error { return crnReport(stdout, bm, &f, fit) }},
+		{"Sinkhorn iterations: not checked", func() error { return sinkhornReport(stdout, bind, bm, fit) }},
+	} {
+		err := bindErr
+		if err == nil {
+			err = r.write()
 		}
-		fmt.Fprintf(stdout, "\nCommon random numbers: not reported: %v\n", err)
-	}
-	if err := sinkhornReport(ctx, stdout, pos[0], pos[1:], &f, fit); err != nil {
-		if ctx.Err() != nil {
-			return report(stderr, err)
+		if err != nil {
+			if ctx.Err() != nil {
+				return report(stderr, err)
+			}
+			fmt.Fprintf(stdout, "\n%s: %v\n", r.failed, err)
 		}
-		fmt.Fprintf(stdout, "\nSinkhorn iterations: not checked: %v\n", err)
 	}
 	return 0
 }

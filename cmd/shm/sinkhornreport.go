@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shmlang/shm/ir"
@@ -45,15 +43,11 @@ type itersCall struct {
 	MaxIters        int
 }
 
-// sinkhornReport binds the model again (with the run's seed and data)
-// and writes the report of its iterative calls (ir.Model.Iterative) at
-// the posterior mean and a few draws of fit.
-func sinkhornReport(ctx context.Context, w io.Writer, model string, files []string, f *sampleFlags, fit *diag.Fit) error {
-	bind := newBudgetBinder(ctx, model, files, &budgetFlags{sets: f.sets, seed: f.seed})
-	bm, err := bind(runtime.Options{})
-	if err != nil {
-		return err
-	}
+// sinkhornReport writes the report of the iterative calls
+// (ir.Model.Iterative) of the model bound as the run was (bm; bind binds
+// it again with other options) at the posterior mean and a few draws of
+// fit.
+func sinkhornReport(w io.Writer, bind budgetBinder, bm *runtime.Model, fit *diag.Fit) error {
 	if len(bm.IR.Iterative) == 0 {
 		return nil
 	}
@@ -146,25 +140,30 @@ func itersCalls(bind budgetBinder, bm *runtime.Model, points [][]float64) ([]ite
 	return out, nil
 }
 
+// namedArg returns a call's named argument, nil when absent.
+func namedArg(call *ir.Call, name string) ir.Expr {
+	for i, p := range call.Func.Named {
+		if p.Name == name && i < len(call.Named) {
+			return call.Named[i]
+		}
+	}
+	return nil
+}
+
+// converged reports whether a call iterates to a tolerance (tol = ...).
+func converged(call *ir.Call) bool { return namedArg(call, "tol") != nil }
+
 // callBudget returns the text of a call's budget: "tol = ..." with a
 // tolerance, otherwise "T = ..." with its iters argument's value when
 // constant, sinkhorn's default when absent.
 func callBudget(call *ir.Call) string {
-	arg := func(name string) ir.Expr {
-		for i, p := range call.Func.Named {
-			if p.Name == name && i < len(call.Named) {
-				return call.Named[i]
-			}
-		}
-		return nil
-	}
-	if tol := arg("tol"); tol != nil {
+	if tol := namedArg(call, "tol"); tol != nil {
 		if v, ok := ir.ConstNumber(tol); ok {
 			return "tol = " + strconv.FormatFloat(v, 'g', -1, 64)
 		}
 		return "tol"
 	}
-	iters := arg("iters")
+	iters := namedArg(call, "iters")
 	if iters == nil {
 		return "T = " + strconv.Itoa(sinkhorn.DefaultIters)
 	}
@@ -180,7 +179,7 @@ func writeItersReport(w io.Writer, file string, calls []itersCall, points int) e
 	fmt.Fprintf(w, "\nSinkhorn iterations (each call against a reference %d times finer, %d T or tol / %d, at the posterior mean and %d draw(s): Δ_lp = |lp − lp_ref|, eta·Δ_S; Δ_∇ = ‖∇ − ∇_ref‖ / max(1, ‖∇_ref‖)):\n", refFactor, refFactor, refFactor, points-1)
 	for _, c := range calls {
 		iters := ""
-		if strings.HasPrefix(c.Budget, "tol") && c.Problems > 0 {
+		if converged(c.Call) && c.Problems > 0 {
 			iters = fmt.Sprintf(", %.0f iterations per problem (at most %d)", float64(c.Iters)/float64(c.Problems), c.MaxIters)
 		}
 		fmt.Fprintf(w, "  %s at %s (%s): max Δ_lp %.3g, max Δ_∇ %.3g; %.3g ms per gradient of the model%s\n", c.Call.Func.Name, c.Call.Position(), c.Budget,
