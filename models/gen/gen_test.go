@@ -106,11 +106,11 @@ func TestSpiralSizeAndMoments(t *testing.T) {
 // sqrt(p (1 − p) / n) / density, with the density from Q's slope).
 func TestGandKQuantiles(t *testing.T) {
 	s := defaultGandK
-	if s.N != 200 || s.A != 3 || s.B != 1 || s.G != 2 || s.K != 0.5 {
+	if s.N != 100 || s.A != 3 || s.B != 1 || s.G != 2 || s.K != 0.5 {
 		t.Fatalf("settings %+v are not the classic ones", s)
 	}
-	if y := gandk(s, 1); len(y) != 200 {
-		t.Fatalf("%d values, want 200", len(y))
+	if y := gandk(s, 1); len(y) != 100 {
+		t.Fatalf("%d values, want 100", len(y))
 	}
 	s.N = 200000
 	y := gandk(s, 3)

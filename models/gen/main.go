@@ -36,7 +36,7 @@ func run(args []string, stdout io.Writer) error {
 	out := fs.String("out", "", "output folder (created if missing)")
 	cifar := fs.String("cifar", filepath.Join("..", "shared", "cifar10", "images.bin"), "CIFAR-10 binary file (expD)")
 	first := fs.Int("first", 0, "first image index (expD)")
-	count := fs.Int("count", 64, "number of images (expD) or of values (gandk: 200 unless given)")
+	count := fs.Int("count", 64, "number of images (expD) or of values (gandk: 100 unless given)")
 	truth := fs.String("truth", "", "truth.csv written by expD (expD-eval)")
 	jitter := fs.Float64("jitter", defaultPulse.Jitter, "timing jitter scale (expC; 0 gives the paper's jitter-free check)")
 	if err := fs.Parse(args); err != nil {

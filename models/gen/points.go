@@ -81,7 +81,7 @@ type gandkSettings struct {
 
 // defaultGandK is the classic test case of approximate Bayesian
 // computation (Prangle 2017: A = 3, B = 1, g = 2, k = 0.5).
-var defaultGandK = gandkSettings{N: 200, A: 3, B: 1, G: 2, K: 0.5}
+var defaultGandK = gandkSettings{N: 100, A: 3, B: 1, G: 2, K: 0.5}
 
 // gandk draws N values of the g-and-k distribution by its quantile
 // function at standard normal z: A + B (1 + 0.8 tanh(g z / 2)) (1 + z²)^k z.
