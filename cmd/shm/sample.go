@@ -189,18 +189,13 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	}
 	cfg := f.nutsConfig()
 	var mu sync.Mutex // serializes progress lines
-	cfg.Progress = func(p nuts.Progress) {
-		if f.refresh <= 0 || (p.Iteration%f.refresh != 0 && p.Iteration != p.Total && p.Iteration != 1) {
-			return
-		}
-		phase := "Sampling"
-		if p.Warmup {
-			phase = "Warmup"
-		}
-		mu.Lock()
-		fmt.Fprintf(stderr, "Chain %d Iteration: %*d / %d [%3d%%]  (%s)\n", p.Chain, len(fmt.Sprint(p.Total)), p.Iteration, p.Total, 100*p.Iteration/max(p.Total, 1), phase)
-		mu.Unlock()
+	ids := make([]int, f.chains)
+	for i := range ids {
+		ids[i] = f.chainID + i
 	}
+	progress := newChainProgress(stderr, &mu, f.refresh, cfg.MaxDepth, cfg.NumWarmup, ids)
+	progress.configure(&cfg)
+	defer progress.start()()
 	cfg.Rejected = rejectionMessages(stderr, &mu)
 	paths := make([]string, f.chains)
 	for i := range paths {

@@ -16,14 +16,17 @@ import (
 func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 	cfg := &c.cfg
 	total := cfg.NumWarmup + cfg.NumSamples
+	var draw Draw
 	progress := func(it int, warmup bool) {
 		if cfg.Progress != nil {
-			cfg.Progress(Progress{Chain: c.id, Iteration: it + 1, Total: total, Warmup: warmup})
+			cfg.Progress(Progress{Chain: c.id, Iteration: it + 1, Total: total, Warmup: warmup,
+				TreeDepth: draw.TreeDepth, NLeapfrog: draw.NLeapfrog, StepSize: draw.StepSize})
 		}
 	}
 	if c.d == 0 {
 		return c.runFixedParam(ctx, cb)
 	}
+	c.activity()
 	if err := c.initialize(); err != nil {
 		return err
 	}
@@ -50,7 +53,7 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 	start := time.Now()
 
 	t := newTrajectory(c.d)
-	draw := Draw{Theta: c.z.q}
+	draw.Theta = c.z.q
 	emit := func() error {
 		if cb.Draw == nil {
 			return nil
@@ -63,6 +66,7 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		c.iteration, c.warmup = it+1, true
 		c.transition(t, &draw)
 		if c.fatal != nil {
 			return fmt.Errorf("nuts: chain %d, warmup iteration %d: %w", c.id, it+1, c.fatal)
@@ -116,6 +120,7 @@ func (c *Chain) Run(ctx context.Context, cb Callbacks) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		c.iteration, c.warmup = cfg.NumWarmup+it+1, false
 		c.transition(t, &draw)
 		if c.fatal != nil {
 			return fmt.Errorf("nuts: chain %d, iteration %d: %w", c.id, cfg.NumWarmup+it+1, c.fatal)

@@ -47,6 +47,11 @@ type Config struct {
 
 	// Progress, when non-nil, is called after every iteration.
 	Progress func(Progress)
+	// Activity, when non-nil, is called when the chain starts and after
+	// every leapfrog step of a trajectory, from the chain's goroutine:
+	// what a slow iteration is doing. It must be cheap (a step may take
+	// a microsecond).
+	Activity func(Activity)
 	// Rejected, when non-nil, is called with the chain's id and the reason
 	// each time a point of a trajectory is rejected for an error (Stan's
 	// informational message): the target's rejection error (a domain
@@ -104,6 +109,21 @@ type Progress struct {
 	Iteration int // 1-based, counting warmup then sampling iterations
 	Total     int // NumWarmup + NumSamples
 	Warmup    bool
+	TreeDepth int     // of the iteration's trajectory
+	NLeapfrog int     // leapfrog steps of the iteration
+	StepSize  float64 // the step size the iteration used
+}
+
+// Activity reports the state of the iteration in progress, after one of
+// its leapfrog steps.
+type Activity struct {
+	Chain     int
+	Iteration int // 1-based, as in Progress; 0 while the chain initializes (initial point, step size)
+	Total     int
+	Warmup    bool
+	TreeDepth int // the depth of the tree being built (1: the first doubling)
+	NLeapfrog int // leapfrog steps of this iteration so far
+	StepSize  float64
 }
 
 // Draw is one iteration's output: the position (on the unconstrained scale)
@@ -193,6 +213,9 @@ type Chain struct {
 	h0        float64
 	nLeapfrog int
 	sumMetro  float64
+	depth     int // of the tree being built, for Activity
+	iteration int // 1-based; 0 before the first iteration
+	warmup    bool
 
 	adaptation Adaptation
 	timing     Timing
@@ -251,6 +274,14 @@ func (c *Chain) Adaptation() Adaptation {
 
 // Timing returns the wall time of warmup and sampling of the last Run.
 func (c *Chain) Timing() Timing { return c.timing }
+
+// activity reports the chain's state to Config.Activity.
+func (c *Chain) activity() {
+	if c.cfg.Activity != nil {
+		c.cfg.Activity(Activity{Chain: c.id, Iteration: c.iteration, Total: c.cfg.NumWarmup + c.cfg.NumSamples, Warmup: c.warmup,
+			TreeDepth: c.depth, NLeapfrog: c.nLeapfrog, StepSize: c.eps})
+	}
+}
 
 // evaluate sets z.v and z.g at z.q. A point where the target fails has
 // zero density (an infinite potential, so the trajectory diverges there);
@@ -463,6 +494,7 @@ func (c *Chain) buildTree(depth int, propose *point, pSharpBeg, pSharpEnd, rho, 
 	if depth == 0 {
 		c.leapfrog(z, sign*c.eps)
 		c.nLeapfrog++
+		c.activity()
 		h := c.hamiltonian(z)
 		if h-c.h0 > c.cfg.MaxDeltaH {
 			c.divergent = true
@@ -571,6 +603,7 @@ func (c *Chain) transition(t *trajectory, out *Draw) {
 	depth := 0
 
 	for depth < c.cfg.MaxDepth {
+		c.depth = depth + 1
 		clear(t.rhoFwd)
 		clear(t.rhoBck)
 		lswSubtree := math.Inf(-1)
