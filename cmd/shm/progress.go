@@ -35,8 +35,8 @@ type chainState struct {
 	activity  nuts.Activity
 	iterStart time.Time // when the iteration in progress began
 	lastLine  time.Time
-	lastIter  int // the iterations finished at lastLine
-	finished  int // the iterations finished
+	lastIter  int    // the iterations finished at lastLine
+	finished  int    // the iterations finished
 	hits      []bool // whether each recent warmup iteration hit the maximum depth
 	warned    bool
 }
