@@ -23,6 +23,14 @@ type Run struct {
 // asked for: the first parameter columns.
 const DefaultVars = 6
 
+// MaxVars and MaxPairsVars bound the variables of one figure (ArviZ's
+// plot.max_subplots is 40): beyond them panels are too small to read,
+// and a pairs plot's panels grow as the square.
+const (
+	MaxVars      = 40
+	MaxPairsVars = 12
+)
+
 // rankBins is the number of bins of a rank histogram.
 const rankBins = 20
 
@@ -72,6 +80,10 @@ func (r *Run) vars(names []string) ([]string, []int, error) {
 		if !found {
 			return nil, nil, fmt.Errorf("plots: %s has no variable %s (columns: %s)", r.Label, name, columnList(cols))
 		}
+	}
+	if len(outIdx) > MaxVars {
+		return nil, nil, fmt.Errorf("plots: %s selects %d variables (%s); a figure shows at most %d: name elements (x[1], x[2]) or fewer variables",
+			strings.Join(names, ","), len(outIdx), columnList(outNames), MaxVars)
 	}
 	return outNames, outIdx, nil
 }
@@ -325,6 +337,10 @@ func Pairs(r *Run, names []string) (*Figure, error) {
 	}
 	if len(vars) < 2 {
 		return nil, fmt.Errorf("plots: pairs needs at least two variables, got %s", strings.Join(vars, ", "))
+	}
+	if len(vars) > MaxPairsVars {
+		return nil, fmt.Errorf("plots: pairs of %d variables (%s) would be %d panels; choose at most %d with --vars",
+			len(vars), columnList(vars), len(vars)*len(vars), MaxPairsVars)
 	}
 	// Every variable's draws of all chains, and the divergent ones.
 	var div []bool

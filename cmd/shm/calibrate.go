@@ -48,6 +48,10 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, calibrateUsage)
 		return 2
 	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Fprint(stdout, calibrateUsage)
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch args[0] {
@@ -75,7 +79,7 @@ type lambdaFlags struct {
 	seed                                                                            uint64
 	level, target, start, factor, tol, delta, lambda0                               float64
 	slurm, collect, exact                                                           bool
-	bootstrapSet                                                                    bool // --bootstrap was given
+	set                                                                             map[string]bool // the flags given
 	sets                                                                            stringList
 }
 
@@ -125,9 +129,9 @@ func (f *lambdaFlags) validate() error {
 	switch {
 	case f.dir == "":
 		return errors.New("--dir is required")
-	case f.bootstrap < 0 || (f.bootstrapSet && f.bootstrap == 0):
+	case f.bootstrap < 0 || (f.set["bootstrap"] && f.bootstrap == 0):
 		return fmt.Errorf("--bootstrap must be at least 1, got %d", f.bootstrap)
-	case f.generate < 0:
+	case f.generate < 0 || (f.set["generate"] && f.generate == 0):
 		return fmt.Errorf("--generate must be at least 1, got %d", f.generate)
 	case known == (f.bootstrap > 0):
 		return errors.New("give either --truth (known truth) or --bootstrap B (unknown truth)")
@@ -141,20 +145,40 @@ func (f *lambdaFlags) validate() error {
 		return fmt.Errorf("--metric must be diag or dense, got %q", f.metric)
 	case f.region != "hpd" && f.region != "ellipse":
 		return fmt.Errorf("--region must be hpd or ellipse, got %q", f.region)
-	case !(f.level > 0 && f.level < 1) || !(f.target > 0 && f.target <= 1):
-		return errors.New("--level must be in (0, 1) and --target in (0, 1]")
-	case f.chains < 1 || f.samples < 1 || f.warmup < 0:
-		return errors.New("--chains and --samples must be at least 1, --warmup at least 0")
-	case !finitePositive(f.start) || !(f.factor > 1) || math.IsInf(f.factor, 1) || !finitePositive(f.tol) || f.maxTemps < 1 || !finitePositive(f.lambda0):
-		return errors.New("--start and --lambda0 must be positive and finite, --factor above 1 and finite, --tol positive and finite, --max-temps at least 1")
+	case !(f.level > 0 && f.level < 1):
+		return fmt.Errorf("--level must be in (0, 1), got %g", f.level)
+	case !(f.target > 0 && f.target <= 1):
+		return fmt.Errorf("--target must be in (0, 1], got %g", f.target)
+	case f.chains < 1:
+		return fmt.Errorf("--chains must be at least 1, got %d", f.chains)
+	case f.samples < 1:
+		return fmt.Errorf("--samples must be at least 1, got %d", f.samples)
+	case f.warmup < 0:
+		return fmt.Errorf("--warmup must be at least 0, got %d", f.warmup)
+	case f.maxDepth < 1:
+		return fmt.Errorf("--max-depth must be at least 1, got %d", f.maxDepth)
+	case !(f.delta > 0 && f.delta < 1):
+		return fmt.Errorf("--adapt-delta must be in (0, 1), got %g", f.delta)
+	case !finitePositive(f.start):
+		return fmt.Errorf("--start must be positive and finite, got %g", f.start)
+	case !finitePositive(f.lambda0):
+		return fmt.Errorf("--lambda0 must be positive and finite, got %g", f.lambda0)
+	case !(f.factor > 1) || math.IsInf(f.factor, 1):
+		return fmt.Errorf("--factor must be above 1 and finite, got %g", f.factor)
+	case !finitePositive(f.tol):
+		return fmt.Errorf("--tol must be positive and finite, got %g", f.tol)
+	case f.maxTemps < 1:
+		return fmt.Errorf("--max-temps must be at least 1, got %d", f.maxTemps)
 	case f.workers < 1:
 		return fmt.Errorf("--workers must be at least 1, got %d", f.workers)
 	case f.generate > 100000 || f.bootstrap > 100000:
 		return errors.New("at most 100000 datasets")
 	case f.runsPerTask < 0:
-		return errors.New("--runs-per-task must be at least 1 (or 0: the default)")
+		return fmt.Errorf("--runs-per-task must be at least 1 (or 0: the default), got %d", f.runsPerTask)
 	case f.warmWarmup < 1:
-		return errors.New("--warm-warmup must be at least 1")
+		return fmt.Errorf("--warm-warmup must be at least 1, got %d", f.warmWarmup)
+	case f.maxRunning < 0:
+		return fmt.Errorf("--max-running must be at least 1 (or 0: no limit), got %d", f.maxRunning)
 	}
 	return nil
 }
@@ -171,7 +195,8 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprint(stderr, calibrateUsage)
 		return 2
 	}
-	fs.Visit(func(fl *flag.Flag) { f.bootstrapSet = f.bootstrapSet || fl.Name == "bootstrap" })
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if err := f.validate(); err != nil {
 		fmt.Fprintf(stderr, "shm calibrate lambda: %v\n", err)
 		return 2

@@ -390,8 +390,17 @@ func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagStatus(err)
 	}
-	if y == "" || !(alpha > 0) || (!math.IsNaN(noise) && !(noise > 0)) {
-		fmt.Fprintln(stderr, "usage: shm calibrate eps data... --y NAME [--noise SIGMA] [--alpha 1] (alpha and the noise positive)")
+	noiseSet := false
+	fs.Visit(func(f *flag.Flag) { noiseSet = noiseSet || f.Name == "noise" })
+	switch {
+	case y == "":
+		fmt.Fprintln(stderr, "usage: shm calibrate eps data... --y NAME [--noise SIGMA] [--alpha 1]")
+		return 2
+	case !finitePositive(alpha):
+		fmt.Fprintf(stderr, "shm calibrate eps: --alpha must be positive and finite, got %g\n", alpha)
+		return 2
+	case noiseSet && !finitePositive(noise):
+		fmt.Fprintf(stderr, "shm calibrate eps: --noise must be positive and finite, got %g\n", noise)
 		return 2
 	}
 	set, err := data.Load(pos, sets)

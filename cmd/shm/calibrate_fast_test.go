@@ -386,8 +386,20 @@ func TestCalibrateLambdaFlags(t *testing.T) {
 		{[]string{"--bootstrap", "0", "--resample", "y"}, "--bootstrap must be at least 1, got 0"},
 		{[]string{"--bootstrap", "-3", "--resample", "y"}, "--bootstrap must be at least 1, got -3"},
 		{[]string{"--truth", "mu=0.5", "--generate", "-2"}, "--generate must be at least 1, got -2"},
-		{[]string{"--truth", "mu=0.5", "--generate", "4", "--start", "Inf"}, "--start and --lambda0 must be positive and finite"},
-		{[]string{"--truth", "mu=0.5", "--generate", "4", "--factor", "Inf"}, "--factor above 1 and finite"},
+		{[]string{"--truth", "mu=0.5", "--generate", "0"}, "--generate must be at least 1, got 0"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--start", "Inf"}, "--start must be positive and finite, got +Inf"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--start", "-1"}, "--start must be positive and finite, got -1"},
+		{[]string{"--bootstrap", "4", "--resample", "y", "--lambda0", "0"}, "--lambda0 must be positive and finite, got 0"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--factor", "Inf"}, "--factor must be above 1 and finite, got +Inf"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--factor", "1"}, "--factor must be above 1 and finite, got 1"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--tol", "0"}, "--tol must be positive and finite, got 0"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--max-temps", "0"}, "--max-temps must be at least 1, got 0"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--max-depth", "0"}, "--max-depth must be at least 1, got 0"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--adapt-delta", "1"}, "--adapt-delta must be in (0, 1), got 1"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--level", "1"}, "--level must be in (0, 1), got 1"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--target", "0"}, "--target must be in (0, 1], got 0"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--warmup", "-1"}, "--warmup must be at least 0, got -1"},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--max-running", "-1"}, "--max-running must be at least 1 (or 0: no limit), got -1"},
 	} {
 		dir := filepath.Join(t.TempDir(), "cal")
 		var stdout, stderr bytes.Buffer
@@ -398,6 +410,33 @@ func TestCalibrateLambdaFlags(t *testing.T) {
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%v: the folder was created", tc.args)
+		}
+	}
+}
+
+// TestCalibrateHelpAndEpsFlags: calibrate's help exits 0 on stdout, as
+// every command's; calibrate eps names a bad --alpha or --noise.
+func TestCalibrateHelpAndEpsFlags(t *testing.T) {
+	for _, h := range []string{"--help", "-h", "help"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"calibrate", h}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "shm calibrate lambda") {
+			t.Errorf("calibrate %s: exit %d, stdout %q", h, code, stdout.String())
+		}
+	}
+	_, y := calibrationFiles(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--alpha", "NaN"}, "--alpha must be positive and finite, got NaN"},
+		{[]string{"--alpha", "0"}, "--alpha must be positive and finite, got 0"},
+		{[]string{"--noise", "-1"}, "--noise must be positive and finite, got -1"},
+		{[]string{"--noise", "NaN"}, "--noise must be positive and finite, got NaN"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"calibrate", "eps", y, "--y", "y"}, tc.args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
 		}
 	}
 }

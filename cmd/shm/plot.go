@@ -42,8 +42,8 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		name string
 		v    float64
 	}{{"width", *width}, {"height", *height}} {
-		if d.v != 0 && !(d.v > 0 && d.v <= maxFigureInches) {
-			fmt.Fprintf(stderr, "shm plot: --%s must be a positive number of inches, at most %d (0: by the number of panels), got %g\n", d.name, maxFigureInches, d.v)
+		if d.v != 0 && !(d.v >= minFigureInches && d.v <= maxFigureInches) {
+			fmt.Fprintf(stderr, "shm plot: --%s must be a number of inches from %d to %d (0: by the number of panels), got %g\n", d.name, minFigureInches, maxFigureInches, d.v)
 			return 2
 		}
 	}
@@ -280,11 +280,16 @@ func sameModel(groups []*csvGroup) bool {
 	return false
 }
 
+// minFigureInches and maxFigureInches bound --width and --height: an inch
+// is 96 pixels at the PNG's 96 dpi; 100 inches are 9 600 pixels, a 100 ×
+// 100 inch image 370 MB of memory.
+const (
+	minFigureInches = 1
+	maxFigureInches = 100
+)
+
 // figureSize is the size of a figure in inches: about 3.2 × 2.4 per
 // panel, at least 5 × 3.4, unless given.
-// maxFigureInches bounds --width and --height: 100 inches is 9 600 pixels
-// at the PNG's 96 dpi, a 100 × 100 inch image 370 MB of memory.
-const maxFigureInches = 100
 
 func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 	cols := max(f.Cols, 1)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,6 +50,19 @@ func TestPlotCommand(t *testing.T) {
 	if !strings.Contains(string(text), "run1") || !strings.Contains(string(text), "run2") {
 		t.Errorf("the density overlay does not label both runs")
 	}
+	// A run with a vector of 13 and one of 30 elements: too many for
+	// one pairs plot, and together for any figure.
+	var header, row []string
+	header, row = append(header, "lp__"), append(row, "-1")
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"th", 13}, {"u", 30}} {
+		for i := range v.n {
+			header, row = append(header, fmt.Sprintf("%s.%d", v.name, i+1)), append(row, strconv.Itoa(i))
+		}
+	}
+	wide := writeFile(t, dir, "wide-1.csv", strings.Join(header, ",")+"\n"+strings.Join(row, ",")+"\n"+strings.Join(row, ",")+"\n")
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -59,10 +74,13 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "trace", "--out", filepath.Join(dir, "x.gif"), runs[0][0]}, 2, "must end in .png or .svg"},
 		{[]string{"plot", "trace", filepath.Join(dir, "missing.csv")}, 1, "no such file"},
 		{[]string{"plot", "trace", runs[0][0], writeFile(t, dir, "other-1.csv", "lp__,nu\n-1,2\n")}, 1, "columns different from file 1"},
-		{[]string{"plot", "trace", "--width", "NaN", runs[0][0]}, 2, "--width must be a positive number of inches"},
-		{[]string{"plot", "trace", "--width", "Inf", runs[0][0]}, 2, "--width must be a positive number of inches"},
-		{[]string{"plot", "trace", "--width", "-5", runs[0][0]}, 2, "--width must be a positive number of inches"},
-		{[]string{"plot", "trace", "--height", "100000", runs[0][0]}, 2, "--height must be a positive number of inches, at most 100"},
+		{[]string{"plot", "trace", "--width", "NaN", runs[0][0]}, 2, "--width must be a number of inches from 1 to 100"},
+		{[]string{"plot", "trace", "--width", "Inf", runs[0][0]}, 2, "--width must be a number of inches from 1 to 100"},
+		{[]string{"plot", "trace", "--width", "-5", runs[0][0]}, 2, "--width must be a number of inches from 1 to 100"},
+		{[]string{"plot", "trace", "--width", "1e-9", runs[0][0]}, 2, "(0: by the number of panels), got 1e-09"},
+		{[]string{"plot", "trace", "--height", "100000", runs[0][0]}, 2, "--height must be a number of inches from 1 to 100"},
+		{[]string{"plot", "pairs", "--vars", "th", wide}, 1, "pairs of 13 variables (th.1, th.2,"},
+		{[]string{"plot", "trace", "--vars", "th,u", wide}, 1, "th,u selects 43 variables"},
 	} {
 		_, stderr, code := runCmd(t, tt.args...)
 		if code != tt.code || !strings.Contains(stderr, tt.want) {
