@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -238,13 +239,14 @@ func TestPlanFolder(t *testing.T) {
 		t.Errorf("read back %+v, %v", got, err)
 	}
 	task := Task{Lambda: 1.0905077326652577, Dataset: 1}
-	if r, err := dir.ReadResult(task); r != nil || err != nil {
+	if r, err := dir.ReadResult(task, nil); r != nil || err != nil {
 		t.Errorf("unfinished task: %v, %v", r, err)
 	}
-	if err := dir.WriteResult(&Result{Task: task, HPDCovered: true, HPDTruth: -1, HPDThreshold: -2, Draws: 10, EllipseDist2: 5, EllipseRadius2: 4}); err != nil {
+	if err := dir.WriteResult(&Result{Task: task, HPDCovered: true, HPDTruth: -1, HPDThreshold: -2, Draws: 10, EllipseDist2: 5, EllipseRadius2: 4,
+		Columns: []string{"mu"}, Mean: []float64{0}, SD: []float64{1}}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := dir.ReadResult(task)
+	r, err := dir.ReadResult(task, nil)
 	if err != nil || r == nil || !r.Covered("hpd") || r.Covered("ellipse") || r.Lambda != task.Lambda {
 		t.Errorf("read back %+v, %v", r, err)
 	}
@@ -279,41 +281,79 @@ func TestMedianRhat(t *testing.T) {
 }
 
 // TestReadResultRejects: a result file that is not the task's finished
-// result is an error naming the file, not a result counted.
+// result of the plan is an error naming the file and what is wrong, not
+// a result counted; non-finite values (a NaN R-hat of short chains, a
+// truth outside the support) are kept.
 func TestReadResultRejects(t *testing.T) {
 	dir := Dir(t.TempDir())
 	task := Task{Lambda: 2, Dataset: 3}
-	good := Result{Task: task, Draws: 10, HPDTruth: -1, HPDThreshold: -2, HPDCovered: true, EllipseDist2: 1, EllipseRadius2: 4, EllipseCovered: true,
-		Columns: []string{"mu"}, Mean: []float64{0}, SD: []float64{1}}
-	for name, edit := range map[string]func(r *Result){
-		"another task's":        func(r *Result) { r.Dataset = 4 },
-		"another scale's":       func(r *Result) { r.Lambda = 3 },
-		"no draws":              func(r *Result) { r.Draws = 0 },
-		"HPD contradicted":      func(r *Result) { r.HPDCovered = false },
-		"ellipse contradicted":  func(r *Result) { r.EllipseCovered = false },
-		"columns without means": func(r *Result) { r.Mean = nil },
-		"an unknown source":     func(r *Result) { r.Source = "guess" },
+	plan := &Plan{Seed: 7, Chains: 2, Samples: 5, Warmup: 100, Truth: map[string]float64{"mu": 0.5}, Reuse: DefaultReuse()}
+	good := Result{Task: task, Seed: 11, Draws: 10, Warmup: 100, Source: SourceRun, HPDTruth: -1, HPDThreshold: -2, HPDCovered: true,
+		EllipseDist2: 1, EllipseRadius2: 4, EllipseCovered: true, Columns: []string{"mu"}, Mean: []float64{0}, SD: []float64{1}}
+	for name, tc := range map[string]struct {
+		edit func(r *Result)
+		want string
+	}{
+		"another task's":        {func(r *Result) { r.Dataset = 4 }, "holds the result of lambda 2, dataset 5"},
+		"another scale's":       {func(r *Result) { r.Lambda = 3 }, "holds the result of lambda 3"},
+		"no draws":              {func(r *Result) { r.Draws = 0 }, "no draws"},
+		"HPD contradicted":      {func(r *Result) { r.HPDCovered = false }, "HPD coverage contradicts"},
+		"ellipse contradicted":  {func(r *Result) { r.EllipseCovered = false }, "ellipse coverage contradicts"},
+		"columns without means": {func(r *Result) { r.Mean = []float64{} }, "1 columns with 0 means"},
+		"an unknown source":     {func(r *Result) { r.Source = "guess" }, `unknown source "guess"`},
+		"no columns":            {func(r *Result) { r.Columns, r.Mean, r.SD = []string{}, []float64{}, []float64{} }, "no parameter columns"},
+		"other columns":         {func(r *Result) { r.Columns = []string{"a"} }, "no column mu of the truth"},
+		"a negative sd":         {func(r *Result) { r.SD = []float64{-1} }, "column mu has mean 0 and sd -1"},
+		"another seed":          {func(r *Result) { r.Seed = 999 }, "seed 999, the plan's task has 11"},
+		"other draws":           {func(r *Result) { r.Draws = 6 }, "6 draws, the plan's runs have 10"},
+		"other warmup":          {func(r *Result) { r.Warmup = 7 }, "7 warmup iterations, the plan's runs have 100"},
+		"a warm run unplanned":  {func(r *Result) { r.Source, r.Warmup = SourceWarm, 99 }, "a warm-started run of 99 warmup"},
+		"reweighted from none":  {func(r *Result) { r.Source = SourceReweighted }, "a reweighted result from lambda 0"},
+		"a run reweighted":      {func(r *Result) { r.FromLambda = 1 }, "says it was reweighted"},
 	} {
 		r := good
-		edit(&r)
-		b, _ := json.Marshal(&r)
+		tc.edit(&r)
+		b, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := writeAtomic(dir.ResultPath(task), b); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := dir.ReadResult(task); err == nil || !strings.Contains(err.Error(), dir.ResultPath(task)) {
-			t.Errorf("%s: %+v, %v; want an error naming the file", name, got, err)
+		if got, err := dir.ReadResult(task, plan); err == nil || !strings.Contains(err.Error(), dir.ResultPath(task)) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %+v, %v; want an error naming the file and %q", name, got, err, tc.want)
 		}
 	}
-	if err := writeAtomic(dir.ResultPath(task), []byte("{}")); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := dir.ReadResult(task); err == nil {
-		t.Errorf("{}: read as %+v", got)
+	for _, text := range []string{"{}", `{"lambda": 2, "dataset": 3}`, "[1]", "null"} {
+		if err := writeAtomic(dir.ResultPath(task), []byte(text)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := dir.ReadResult(task, plan); err == nil || !strings.Contains(err.Error(), "not a") {
+			t.Errorf("%s: read as %+v, %v", text, got, err)
+		}
 	}
 	b, _ := json.Marshal(&good)
-	writeAtomic(dir.ResultPath(task), b)
-	if got, err := dir.ReadResult(task); err != nil || got == nil {
-		t.Errorf("a good result: %v, %v", got, err)
+	if err := writeAtomic(dir.ResultPath(task), bytes.Replace(b, []byte(`"hpd_truth":-1`), []byte(`"hpd_truth":null`), 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dir.ReadResult(task, plan); err == nil || !strings.Contains(err.Error(), "no hpd_truth") {
+		t.Errorf("a null hpd_truth: %v", err)
+	}
+	// Non-finite values survive the file.
+	odd := good
+	odd.Rhat, odd.HPDTruth, odd.HPDCovered, odd.ParetoK = []float64{math.NaN()}, math.Inf(-1), false, math.Inf(1)
+	if err := dir.WriteResult(&odd); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dir.ReadResult(task, plan)
+	if err != nil || !math.IsNaN(got.Rhat[0]) || !math.IsInf(got.HPDTruth, -1) || !math.IsInf(got.ParetoK, 1) || got.Mean[0] != 0 {
+		t.Errorf("non-finite values read back as %+v, %v", got, err)
+	}
+	if err := dir.WriteResult(&good); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dir.ReadResult(task, plan); err != nil || !reflect.DeepEqual(*got, good) {
+		t.Errorf("a good result: %+v, %v", got, err)
 	}
 }
 

@@ -174,7 +174,7 @@ func (c *Calibration) Run(ctx context.Context) (*Outcome, error) {
 		for _, l := range lambdas {
 			var cov Coverage
 			for i := 0; i < c.Plan.Datasets; i++ {
-				r, err := c.Dir.ReadResult(Task{Lambda: l, Dataset: i})
+				r, err := c.Dir.ReadResult(Task{Lambda: l, Dataset: i}, c.Plan)
 				if err != nil {
 					return nil, err
 				}
@@ -214,7 +214,7 @@ func (c *Calibration) runRound(ctx context.Context, lambdas []float64) error {
 	for _, l := range lambdas {
 		for i := 0; i < c.Plan.Datasets; i++ {
 			t := Task{Lambda: l, Dataset: i}
-			r, err := c.Dir.ReadResult(t)
+			r, err := c.Dir.ReadResult(t, c.Plan)
 			if err != nil {
 				return err
 			}
@@ -268,7 +268,7 @@ func (c *Calibration) needsPilot(todo []Task) (bool, error) {
 	if err != nil || pilot != nil {
 		return false, err
 	}
-	runs, err := c.Dir.runsOf(0)
+	runs, err := c.Dir.runsOf(0, c.Plan)
 	if err != nil {
 		return false, err
 	}

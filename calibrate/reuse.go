@@ -108,14 +108,14 @@ func minESS(post *Posterior) float64 {
 
 // runsOf returns the results of dataset i that are runs of their own, by
 // increasing loss scale.
-func (d Dir) runsOf(i int) ([]*Result, error) {
+func (d Dir) runsOf(i int, p *Plan) ([]*Result, error) {
 	scales, err := d.scales()
 	if err != nil {
 		return nil, err
 	}
 	var out []*Result
 	for _, lambda := range scales {
-		r, err := d.ReadResult(Task{Lambda: lambda, Dataset: i})
+		r, err := d.ReadResult(Task{Lambda: lambda, Dataset: i}, p)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +168,7 @@ func byNearness(rs []*Result, lambda float64) {
 // that estimated a bootstrap's truth) or the nearest run of the first
 // dataset. Only runs that kept their chains' states qualify.
 func (d Dir) warmSource(p *Plan, t Task) (*Result, error) {
-	own, err := d.runsOf(t.Dataset)
+	own, err := d.runsOf(t.Dataset, p)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (d Dir) warmSource(p *Plan, t Task) (*Result, error) {
 	if t.Dataset == 0 {
 		return nil, nil
 	}
-	first, err := d.runsOf(0)
+	first, err := d.runsOf(0, p)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 		return nil, nil
 	}
 	start := time.Now()
-	runs, err := dir.runsOf(t.Dataset)
+	runs, err := dir.runsOf(t.Dataset, p)
 	if err != nil {
 		return nil, err
 	}

@@ -253,9 +253,13 @@ func (s *Slurm) submit(ctx context.Context, tasks []Task, per int) error {
 	}
 	os.Remove(jobsPath)
 	// The results say which tasks failed, and their logs why.
+	plan, err := s.Dir.ReadPlan()
+	if err != nil {
+		return err
+	}
 	var missing []string
 	for i, t := range tasks {
-		r, err := s.Dir.ReadResult(t)
+		r, err := s.Dir.ReadResult(t, plan)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -212,9 +213,10 @@ func (d Dir) WriteResult(r *Result) error {
 }
 
 // ReadResult returns a task's result, or nil when the task has not
-// finished. A file that is not a result of this task (another task's,
-// or missing its fields) is an error.
-func (d Dir) ReadResult(t Task) (*Result, error) {
+// finished. A file that is not a finished result of this task of plan p
+// (another task's, missing fields, values that contradict each other or
+// the plan) is an error.
+func (d Dir) ReadResult(t Task, p *Plan) (*Result, error) {
 	b, err := os.ReadFile(d.ResultPath(t))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -223,17 +225,41 @@ func (d Dir) ReadResult(t Task) (*Result, error) {
 		return nil, err
 	}
 	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", d.ResultPath(t), err)
+	err = checkResultFields(b)
+	if err == nil {
+		err = json.Unmarshal(b, &r)
 	}
-	if err := r.check(t); err != nil {
+	if err == nil {
+		err = r.check(t, p)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w (remove it to run the task again)", d.ResultPath(t), err)
 	}
 	return &r, nil
 }
 
-// check reports a result that is not task t's, or is incomplete.
-func (r *Result) check(t Task) error {
+// resultRequired are the fields every result file has.
+var resultRequired = []string{"lambda", "dataset", "seed", "hpd_truth", "hpd_threshold", "hpd_covered",
+	"ellipse_dist2", "ellipse_radius2", "ellipse_covered", "columns", "mean", "sd", "draws"}
+
+// checkResultFields reports a result file that is not a JSON object with
+// every required field.
+func checkResultFields(b []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return fmt.Errorf("not a result: %w", err)
+	}
+	for _, name := range resultRequired {
+		if v, ok := fields[name]; !ok || string(v) == "null" {
+			return fmt.Errorf("not a finished result: no %s (empty or truncated?)", name)
+		}
+	}
+	return nil
+}
+
+// check reports a result that is not task t's of plan p (nil: not
+// checked against a plan), or whose values contradict each other.
+func (r *Result) check(t Task, p *Plan) error {
 	switch {
 	case r.Lambda != t.Lambda || r.Dataset != t.Dataset:
 		return fmt.Errorf("holds the result of lambda %s, dataset %d, not of lambda %s, dataset %d",
@@ -242,12 +268,45 @@ func (r *Result) check(t Task) error {
 		return errors.New("not a finished result: no draws")
 	case r.Source != "" && r.Source != SourceRun && r.Source != SourceWarm && r.Source != SourceReweighted:
 		return fmt.Errorf("unknown source %q", r.Source)
+	case r.Source == SourceReweighted && !(r.FromLambda > 0 && r.FromLambda != r.Lambda):
+		return fmt.Errorf("a reweighted result from lambda %s", lambdaText(r.FromLambda))
+	case r.Source != SourceReweighted && r.FromLambda != 0:
+		return fmt.Errorf("a run (source %q) that says it was reweighted from lambda %s", r.Source, lambdaText(r.FromLambda))
+	case len(r.Columns) == 0:
+		return errors.New("no parameter columns")
 	case len(r.Mean) != len(r.Columns) || len(r.SD) != len(r.Columns):
 		return fmt.Errorf("%d columns with %d means and %d standard deviations", len(r.Columns), len(r.Mean), len(r.SD))
 	case r.HPDCovered != (r.HPDTruth >= r.HPDThreshold):
 		return errors.New("its HPD coverage contradicts its threshold")
 	case r.EllipseCovered != (r.EllipseDist2 <= r.EllipseRadius2):
 		return errors.New("its ellipse coverage contradicts its distance")
+	}
+	for j, c := range r.Columns {
+		if math.IsNaN(r.Mean[j]) || math.IsInf(r.Mean[j], 0) || !(r.SD[j] >= 0) || math.IsInf(r.SD[j], 1) {
+			return fmt.Errorf("column %s has mean %g and sd %g", c, r.Mean[j], r.SD[j])
+		}
+	}
+	if p == nil {
+		return nil
+	}
+	switch want := p.taskSeed(t.Dataset); {
+	case r.Seed != want:
+		return fmt.Errorf("seed %d, the plan's task has %d", r.Seed, want)
+	case r.Draws != p.Chains*p.Samples:
+		return fmt.Errorf("%d draws, the plan's runs have %d (%d chains × %d)", r.Draws, p.Chains*p.Samples, p.Chains, p.Samples)
+	case r.Source == SourceRun && r.Warmup != 0 && r.Warmup != p.Warmup:
+		return fmt.Errorf("%d warmup iterations, the plan's runs have %d", r.Warmup, p.Warmup)
+	case r.Source == SourceWarm && (p.Reuse == nil || r.Warmup != p.Reuse.WarmWarmup):
+		return fmt.Errorf("a warm-started run of %d warmup iterations, which the plan does not make", r.Warmup)
+	}
+	truth := p.Truth
+	if p.DatasetTruth != nil && t.Dataset < len(p.DatasetTruth) {
+		truth = p.DatasetTruth[t.Dataset]
+	}
+	for name := range truth {
+		if !slices.Contains(r.Columns, name) {
+			return fmt.Errorf("no column %s of the truth (columns %s)", name, strings.Join(r.Columns, ", "))
+		}
 	}
 	return nil
 }

@@ -639,7 +639,7 @@ func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int 
 	}
 	var todo []calibrate.Task
 	for _, t := range tasks {
-		if r, err := dir.ReadResult(t); err == nil && r != nil {
+		if r, err := dir.ReadResult(t, plan); err == nil && r != nil {
 			fmt.Fprintf(stderr, "lambda %g, dataset %d: already done\n", t.Lambda, t.Dataset+1)
 			continue
 		}
