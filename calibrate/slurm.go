@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// SlurmTools are the Slurm commands a Slurm calibration cannot do
+// without (sinfo and scontrol only refine its defaults).
+func SlurmTools() []string { return []string{"sbatch", "squeue", "scancel"} }
+
 // Slurm runs tasks as Slurm job arrays: each array task runs several
 // calibration tasks ("shm calibrate task" on the calibration's folder, in
 // one process), the arrays no longer than the cluster's MaxArraySize. It
@@ -229,11 +233,13 @@ func (s *Slurm) submit(ctx context.Context, tasks []Task, per int) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			why := strings.TrimSpace(errOut.String())
 			if err == nil {
 				err = errors.New("no job id in its output")
 			}
-			return fmt.Errorf("sbatch could not submit the array (%s): %v", why, err)
+			if why := strings.TrimSpace(errOut.String()); why != "" {
+				err = fmt.Errorf("%w: %s", err, why)
+			}
+			return fmt.Errorf("sbatch could not submit the array: %w", err)
 		}
 		jobs = append(jobs, id)
 		if err := writeAtomic(jobsPath, []byte(strings.Join(jobs, "\n")+"\n")); err != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
@@ -179,6 +180,13 @@ func (f *lambdaFlags) validate() error {
 		return fmt.Errorf("--warm-warmup must be at least 1, got %d", f.warmWarmup)
 	case f.maxRunning < 0:
 		return fmt.Errorf("--max-running must be at least 1 (or 0: no limit), got %d", f.maxRunning)
+	}
+	if f.slurm && !f.collect {
+		for _, tool := range calibrate.SlurmTools() {
+			if _, err := exec.LookPath(tool); err != nil {
+				return fmt.Errorf("--slurm: Slurm's %s is not on PATH (is this a Slurm login node?): %v", tool, err)
+			}
+		}
 	}
 	return nil
 }

@@ -463,3 +463,19 @@ func TestCalibrateReplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateSlurmMissing: --slurm where Slurm's commands are not on
+// PATH is refused before anything runs or is written.
+func TestCalibrateSlurmMissing(t *testing.T) {
+	model, y := calibrationFiles(t)
+	t.Setenv("PATH", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "cal")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", "mu=0.5", "--generate", "4", "--replicate", "y=y_rep", "--slurm"}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "--slurm: Slurm's sbatch is not on PATH") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Error("the folder was created")
+	}
+}
