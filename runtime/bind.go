@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/shmlang/shm/autodiff"
@@ -13,8 +14,11 @@ import (
 )
 
 // bindData reads every data declaration from set into the evaluator's
-// frame, in declaration order, checking sizes, types and constraints.
-func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) error {
+// frame, in declaration order, checking sizes, types and constraints. Its
+// warnings name the first infinite element of each real value: allowed
+// in data (as in Stan), but a density of it is zero, and the failure
+// later names only the statement.
+func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) (warnings []string, err error) {
 	for i, d := range decls {
 		dv, ok := set.Lookup(d.Var.Name)
 		var sized []string // the declarations it sizes, all missing
@@ -23,7 +27,7 @@ func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) e
 			if found {
 				ev.frame[d.Var.Slot] = slot{v: stdlib.IntValue(n), set: true}
 				if err := ev.checkBounds(d, stdlib.IntValue(n)); err != nil {
-					return fmt.Errorf("%s (inferred from the data): %v", d.Var.Name, err)
+					return warnings, fmt.Errorf("%s (inferred from the data): %v", d.Var.Name, err)
 				}
 				continue
 			}
@@ -31,26 +35,30 @@ func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) e
 		}
 		if !ok && len(sized) > 0 {
 			// The size is missing because what it sizes is: name that.
-			return fmt.Errorf("data variable %s is missing: not found in %s (%s, its size, would have been inferred from it)",
+			return warnings, fmt.Errorf("data variable %s is missing: not found in %s (%s, its size, would have been inferred from it)",
 				sized[0], sources, d.Var.Name)
 		}
 		if !ok {
-			return fmt.Errorf("data variable %s (%s) is missing: not found in %s", d.Var.Name, d.TypeText, sources)
+			return warnings, fmt.Errorf("data variable %s (%s) is missing: not found in %s", d.Var.Name, d.TypeText, sources)
 		}
 		dims, err := ev.declDims(d)
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		v, err := ev.fromData(d, dims, dv)
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		ev.frame[d.Var.Slot] = slot{v: v, dims: dims, set: true}
+		if k := slices.IndexFunc(dv.Data, func(x float64) bool { return math.IsInf(x, 0) }); k >= 0 {
+			warnings = append(warnings, fmt.Sprintf("%s: %s%s is %+g: allowed in data, but a distribution of it has zero density",
+				dv.Where(k), d.Var.Name, indexText(dims, k), dv.Data[k]))
+		}
 		if err := ev.checkDataBounds(d, v, dv); err != nil {
-			return err
+			return warnings, err
 		}
 	}
-	return nil
+	return warnings, nil
 }
 
 // inferSize finds the value of an int that sizes a later declaration from

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
@@ -79,7 +80,8 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	ev.configure(opts)
 	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
 	ev.crn.runSeed = opts.Seed
-	if err := ev.bindData(m.Data, set, joinNames(opts.DataFiles)); err != nil {
+	dataWarnings, err := ev.bindData(m.Data, set, joinNames(opts.DataFiles))
+	if err != nil {
 		return nil, err
 	}
 	if err := ev.transformedData(m.TransformedData, opts.Hold); err != nil {
@@ -117,10 +119,48 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 		}
 		bm.gqOut = append(bm.gqOut, outVar{d, dims})
 	}
-	for _, v := range set.Unused() {
-		bm.Warnings = append(bm.Warnings, fmt.Sprintf("%s: %s is not used by the model", v.Origin(), v.Name))
-	}
+	bm.Warnings = append(bm.Warnings, dataWarnings...)
+	bm.Warnings = append(bm.Warnings, unusedWarnings(set.Unused())...)
 	return bm, nil
+}
+
+// maxUnusedNamed is the most unused values of one file warned about one
+// by one; beyond it, one line per file names the first of them and counts
+// the rest.
+const maxUnusedNamed = 5
+
+// unusedWarnings are the warnings about data values the model does not
+// declare.
+func unusedWarnings(unused []*data.Value) []string {
+	byFile := map[string][]*data.Value{}
+	var files []string
+	for _, v := range unused {
+		f := v.File()
+		if _, ok := byFile[f]; !ok {
+			files = append(files, f)
+		}
+		byFile[f] = append(byFile[f], v)
+	}
+	var out []string
+	for _, f := range files {
+		vs := byFile[f]
+		if len(vs) <= maxUnusedNamed {
+			for _, v := range vs {
+				out = append(out, fmt.Sprintf("%s: %s is not used by the model", v.Origin(), v.Name))
+			}
+			continue
+		}
+		names := make([]string, maxUnusedNamed)
+		for i, v := range vs[:maxUnusedNamed] {
+			names[i] = v.Name
+		}
+		place := f
+		if place == "" {
+			place = "--set"
+		}
+		out = append(out, fmt.Sprintf("%s: %d values are not used by the model: %s, ... (%d more)", place, len(vs), strings.Join(names, ", "), len(vs)-maxUnusedNamed))
+	}
+	return out
 }
 
 // blockDecls returns the block-level declarations among stmts.

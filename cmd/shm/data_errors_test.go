@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,5 +50,39 @@ model { mu ~ normal(0, 1); }
 			}
 			os.Remove(data)
 		})
+	}
+}
+
+// TestInfiniteDataNamed: an infinite data value is allowed (as in Stan)
+// but named with its element when it is read, so that the zero density
+// it causes later is traced to it; diagnose refuses to test a gradient
+// at a point of zero density. Many unused columns give one line.
+func TestInfiniteDataNamed(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", "data {\n  int N;\n  vector[N] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, 1);\n}\n")
+	for _, tc := range []struct{ file, text, want string }{
+		{"d.csv", "y\n1\ninf\n2\n", `d.csv: column "y", row 3: y[2] is +Inf`},
+		{"d.json", `{"N": 3, "y": [1, 2, "-Inf"]}`, `d.json: key "y"[3]: y[3] is -Inf`},
+	} {
+		data := writeFile(t, dir, tc.file, tc.text)
+		_, stderr, code := runCmd(t, "sample", model, data, "--output", filepath.Join(dir, "out"), "--refresh", "0", "--chains", "1")
+		if code != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("sample %s: exit %d, stderr %q; want 1 and %q", tc.file, code, stderr, tc.want)
+		}
+		_, stderr, code = runCmd(t, "diagnose", model, data)
+		if code != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "the log density at the initial point is -Inf (") {
+			t.Errorf("diagnose %s: exit %d, stderr %q", tc.file, code, stderr)
+		}
+	}
+	var wide strings.Builder
+	wide.WriteString("y")
+	for i := range 1000 {
+		fmt.Fprintf(&wide, ",u%d", i)
+	}
+	wide.WriteString("\n1" + strings.Repeat(",0", 1000) + "\n")
+	data := writeFile(t, dir, "wide.csv", wide.String())
+	_, stderr, code := runCmd(t, "sample", model, data, "--output", filepath.Join(dir, "out"), "--refresh", "0", "--chains", "1", "--warmup", "10", "--samples", "10")
+	if code != 0 || strings.Count(stderr, "warning:") != 1 || !strings.Contains(stderr, "wide.csv: 1000 values are not used by the model: u0, u1, u2, u3, u4, ... (995 more)") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -39,6 +39,9 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, err)
 	}
+	for _, w := range bm.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 	initSet, err := loadInit(*init)
 	if err != nil {
 		return report(stderr, err)
@@ -72,6 +75,14 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	lp, err := d.LogDensityGrad(theta, grad)
 	if err != nil {
 		return report(stderr, err)
+	}
+	if math.IsNaN(lp) || math.IsInf(lp, 0) {
+		// As CmdStan: no gradient test at a point of zero density.
+		why := "a zero density"
+		if term := d.NonFiniteTerm(); term != nil {
+			why = term.Error()
+		}
+		return report(stderr, fmt.Errorf("the log density at the initial point is %g (%s): no gradient to test; give --init inside the support", lp, why))
 	}
 	num := make([]float64, len(theta))
 	var evalErr error
