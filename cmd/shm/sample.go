@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +33,9 @@ type sampleFlags struct {
 	metric, init, output                                                         string
 	sets                                                                         stringList
 	saveWarmup                                                                   bool
+	// dataDigest is not a flag: the digest of the data files' contents,
+	// for the chains' headers (set by sample).
+	dataDigest string
 }
 
 func (f *sampleFlags) register(fs *flag.FlagSet) {
@@ -155,6 +160,9 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	ok := false
 	bm, err := bindModelContext(ctx, model, files, f.sets, f.seed, stderr)
 	if err != nil {
+		return nil, err
+	}
+	if f.dataDigest, err = dataDigest(files); err != nil {
 		return nil, err
 	}
 	for _, w := range bm.Warnings {
@@ -341,7 +349,7 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 		Thin: cfg.Thin, FixedParam: fixed, AdaptEngaged: !fixed, Gamma: cfg.Gamma, Delta: cfg.Delta,
 		Kappa: cfg.Kappa, T0: cfg.T0, InitBuffer: cfg.InitBuffer, TermBuffer: cfg.TermBuffer,
 		Window: cfg.BaseWindow, MaxDepth: cfg.MaxDepth, Metric: cfg.Metric.String(), StepSize: cfg.StepSize,
-		NumChains: f.chains, ID: chain, DataFiles: files, Init: initText, Seed: f.seed,
+		NumChains: f.chains, ID: chain, DataFiles: files, Sets: f.sets, DataSHA256: f.dataDigest, Init: initText, Seed: f.seed,
 		Refresh: f.refresh, SigFigs: f.sigFigs,
 	}
 	w, err := open(header, bm.Columns())
@@ -417,4 +425,23 @@ func rejectionMessages(w io.Writer, mu *sync.Mutex) func(chain int, reason error
 			fmt.Fprintf(w, "Chain %d: further rejections are not shown\n", chain)
 		}
 	}
+}
+
+// dataDigest is the SHA-256 of the data files' contents, in order (the
+// --set values are in the header as given).
+func dataDigest(files []string) (string, error) {
+	h := sha256.New()
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

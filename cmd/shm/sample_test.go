@@ -409,3 +409,45 @@ model {
 		t.Error("no seed put the crn report's initial point where the model rejects: the case is not exercised")
 	}
 }
+
+// TestSummaryMixedRuns: summary warns about chains of other data (another
+// --set value, a data file edited in place under the same name) and
+// refuses the same chain given twice, by name or as a copy.
+func TestSummaryMixedRuns(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", "data {\n  int N;\n  vector[N] y;\n  real s;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, s);\n}\n")
+	data := writeFile(t, dir, "d.csv", "y\n1\n2\n3\n")
+	sample := func(out, s string) string {
+		t.Helper()
+		if _, stderr, code := runCmd(t, "sample", model, data, "--set", "s="+s, "--chains", "1", "--warmup", "20", "--samples", "20",
+			"--seed", "1", "--output", filepath.Join(dir, out), "--refresh", "0"); code != 0 {
+			t.Fatalf("sample: %s", stderr)
+		}
+		return filepath.Join(dir, out, "m-1.csv")
+	}
+	a := sample("a", "1")
+	b := sample("b", "2")
+	writeFile(t, dir, "d.csv", "y\n1\n2\n4\n")
+	c := sample("c", "1")
+	copyFile := filepath.Join(dir, "copy-1.csv")
+	text, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "copy-1.csv", string(text))
+	for _, tc := range []struct {
+		files []string
+		code  int
+		want  string
+	}{
+		{[]string{a, b}, 0, "file 2 is from another run than file 1: data.set = s=2, and s=1"},
+		{[]string{a, c}, 0, "file 2 is from another run than file 1: data.sha256 = "},
+		{[]string{a, a}, 1, "file 2 is the chain of file 1 again (chain id 1, seed 1, the same draws)"},
+		{[]string{a, copyFile}, 1, "file 2 is the chain of file 1 again"},
+	} {
+		_, stderr, code := runCmd(t, append([]string{"summary"}, tc.files...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.files, code, stderr, tc.code, tc.want)
+		}
+	}
+}

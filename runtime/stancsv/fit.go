@@ -29,6 +29,11 @@ func ToFit(files []*File) (*diag.Fit, error) {
 		if err := f.complete(); err != nil {
 			return nil, fmt.Errorf("stancsv: file %d: %w", i+1, err)
 		}
+		for j := range i {
+			if sameChain(files[j], f) {
+				return nil, fmt.Errorf("stancsv: file %d is the chain of file %d again (chain id %s, seed %s, the same draws): give each chain once", i+1, j+1, f.Config["id"], f.Config["random.seed"])
+			}
+		}
 		if i > 0 {
 			for _, key := range runKeys {
 				a, okA := files[0].Config[key]
@@ -54,8 +59,22 @@ func ToFit(files []*File) (*diag.Fit, error) {
 	return fit, nil
 }
 
+// sameChain reports whether a and b hold the same chain: the same id and
+// seed, and the same draws (a file given twice, or a copy of it).
+func sameChain(a, b *File) bool {
+	if a.Config["id"] != b.Config["id"] || a.Config["random.seed"] != b.Config["random.seed"] || len(a.Draws) != len(b.Draws) {
+		return false
+	}
+	for k := range a.Draws {
+		if !slices.Equal(a.Draws[k], b.Draws[k]) {
+			return false
+		}
+	}
+	return true
+}
+
 // runKeys are the configuration keys that the chains of one run share.
-var runKeys = []string{"random.seed", "data.file", "num_samples", "num_warmup", "thin", "save_warmup",
+var runKeys = []string{"random.seed", "data.file", "data.set", "data.sha256", "num_samples", "num_warmup", "thin", "save_warmup",
 	"max_depth", "delta", "metric", "algorithm"}
 
 // complete checks that the file holds the draws its header declares:

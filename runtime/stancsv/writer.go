@@ -49,8 +49,14 @@ type Config struct {
 	StepSizeJitter float64
 	NumChains      int
 
-	ID         int // chain id
-	DataFiles  []string
+	ID        int // chain id
+	DataFiles []string
+	// Sets are the data values given on the command line (--set
+	// name=value); DataSHA256 is a digest of the data files' contents:
+	// chains of different data are told apart whatever the files' names
+	// (shm's extension of CmdStan's header).
+	Sets       []string
+	DataSHA256 string
 	Init       string // "2" (the default radius) or the init file or values
 	Seed       uint64
 	OutputFile string
@@ -123,6 +129,14 @@ func (c *Config) header() []string {
 		"id = "+strconv.Itoa(c.ID),
 		"data",
 		"  file = "+strings.Join(c.DataFiles, ","),
+	)
+	if len(c.Sets) > 0 {
+		lines = append(lines, "  set = "+strings.Join(c.Sets, "; "))
+	}
+	if c.DataSHA256 != "" {
+		lines = append(lines, "  sha256 = "+c.DataSHA256)
+	}
+	lines = append(lines,
 		"init = "+c.Init,
 		"random",
 		"  seed = "+strconv.FormatUint(c.Seed, 10),
