@@ -72,7 +72,7 @@ func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.T
 		impls:     impls,
 		ctx:       stdlib.Context{Tape: tape, State: map[string]any{}},
 		print:     print,
-		maxValues: sysmem.MaxElements(),
+		maxValues: sysmem.MaxElements() / tapeCopies,
 	}
 	if m != nil {
 		ev.frame = make([]slot, len(m.Vars))
@@ -115,11 +115,18 @@ func (ev *evaluator) checkInterrupt(p lang.Pos) error {
 	// A loop whose intermediate values fill the memory stops here, with
 	// its position, before the machine runs out.
 	if n := int64(ev.tape().Size()); ev.maxValues > 0 && n > ev.maxValues {
-		return ev.errorf(p, "this loop's values fill %s, more than the %s one evaluation may hold (half of the machine's memory)",
-			sysmem.Bytes(8*float64(n)), sysmem.Bytes(8*float64(ev.maxValues)))
+		return ev.errorf(p, "this loop's values fill %s, more than the %s one evaluation may hold (an eighth of %s)",
+			sysmem.Bytes(8*float64(n)), sysmem.Bytes(8*float64(ev.maxValues)), sysmem.Source())
 	}
 	return nil
 }
+
+// tapeCopies is how many times over an evaluation's tape holds its values
+// at its peak: the values, their adjoints, and a growing arena's old and
+// doubled new copies, with the operations' records. One evaluation's
+// values are bounded by a 1/tapeCopies share of sysmem.MaxElements (half
+// of the memory the process may use), so that the whole tape fits.
+const tapeCopies = 4
 
 // control is the outcome of executing a statement.
 type control int
@@ -156,8 +163,8 @@ func (ev *evaluator) recoverArena(at *lang.Pos, err *error) {
 	if !ok {
 		panic(r)
 	}
-	*err = ev.errorf(*at, "this statement's values need %s, more than the %s one evaluation may hold",
-		sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)))
+	*err = ev.errorf(*at, "this statement's values need %s, more than the %s one evaluation may hold (an eighth of %s)",
+		sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), sysmem.Source())
 }
 
 // exec executes a statement: its plan (plan_stmt.go), compiled at its

@@ -126,7 +126,7 @@ func TestSizeLimits(t *testing.T) {
 
 // TestLoopMemoryLimit checks that a loop whose intermediate values grow
 // without bound stops with its position once the tape holds more than
-// Options.MaxValues values (half of the machine's memory by default), in
+// Options.MaxValues values (an eighth of the memory the process may use by default), in
 // transformed data and in the model block, instead of exhausting memory.
 func TestLoopMemoryLimit(t *testing.T) {
 	src := `transformed data {

@@ -30,7 +30,8 @@ type Options struct {
 	Context context.Context
 	// MaxValues bounds the values (float64 elements) one evaluation may
 	// hold on its tape, checked with the interruptions of loops; 0 means
-	// half of the machine's memory.
+	// an eighth of the memory the process may use (sysmem.Total: the
+	// machine's, or a smaller address-space or control-group limit).
 	MaxValues int64
 	// SinkhornIters, when positive, replaces the iteration count of every
 	// sinkhorn call, and CRNReplicates the K of every crn(K, ...) call:

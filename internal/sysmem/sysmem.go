@@ -9,13 +9,14 @@ import (
 )
 
 // MaxElements is the number of float64 values that fit in half of the
-// machine's memory: the largest single container (or tape) the runtime
-// accepts. It is 0 when the memory is unknown (no limit). The memory is
+// memory this process may use (Total: the machine's, or a smaller
+// address-space or control-group limit): the largest single container
+// (or tape) the runtime accepts. It is 0 when the memory is unknown (no limit). The memory is
 // read once per process (declarations in loops ask at every execution).
 func MaxElements() int64 { return maxElements() }
 
 var maxElements = sync.OnceValue(func() int64 {
-	total := Total()
+	total, _ := Total()
 	if total == 0 {
 		return 0
 	}
@@ -40,9 +41,16 @@ func Elements(n float64) string {
 }
 
 // Beyond is the end of the messages that refuse a size: "more than half
-// of this machine's memory (23.5 GiB)".
+// of this machine's memory (23.5 GiB)", or of the limit that is smaller.
 func Beyond() string {
-	return "more than half of this machine's memory (" + Bytes(float64(Total())) + ")"
+	return "more than half of " + Source()
+}
+
+// Source names the memory Total reports and its size: "this machine's
+// memory (23.5 GiB)", or the smaller limit that applies.
+func Source() string {
+	total, source := Total()
+	return source + " (" + Bytes(float64(total)) + ")"
 }
 
 // Bytes renders a number of bytes with a binary unit: "16 GiB".

@@ -3,4 +3,4 @@
 package sysmem
 
 // Total returns 0 (unknown) on systems where it is not implemented.
-func Total() uint64 { return 0 }
+func Total() (uint64, string) { return 0, "" }
