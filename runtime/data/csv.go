@@ -72,6 +72,14 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 			return nil, fmt.Errorf("%s: row %d: header cell %s is a number: the first row must name the columns", name, headerLine, quoteText(header[j]))
 		}
 	}
+	// A key-value table (its header "name,value" or alike) is told by its
+	// rows, kept until the end; any other file is read row by row into
+	// its columns, without keeping its text.
+	kv := couldBeKeyValueTable(header)
+	if !kv {
+		cr.ReuseRecord = true
+	}
+	cols := newColumnReader(name, header)
 	var records [][]string
 	var lines []int
 	for {
@@ -86,58 +94,97 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 		for j, cell := range rec {
 			rec[j] = strings.TrimSpace(cell)
 		}
-		records = append(records, rec)
-		lines = append(lines, line)
+		if kv {
+			records = append(records, rec)
+			lines = append(lines, line)
+			continue
+		}
+		if err := cols.add(rec, line); err != nil {
+			return nil, err
+		}
 	}
-	if isKeyValueTable(header, records) {
+	if kv && isKeyValueTable(header, records) {
 		return readKeyValueTable(name, records, lines)
 	}
-	return readColumns(name, header, records, lines)
+	for i, rec := range records {
+		if err := cols.add(rec, lines[i]); err != nil {
+			return nil, err
+		}
+	}
+	return cols.values()
 }
 
-// readColumns reads a file of columns, one variable (or one column of one)
-// each.
-func readColumns(name string, header []string, records [][]string, lines []int) ([]*Value, error) {
+// columnReader reads the rows of a file of columns, one variable (or one
+// column of one) each.
+type columnReader struct {
+	name  string
+	cols  []csvColumn
+	lines []int // the file's line of each row
+}
+
+func newColumnReader(name string, header []string) *columnReader {
 	cols := make([]csvColumn, len(header))
 	for j, h := range header {
 		cols[j] = csvColumn{name: h, isInt: true, emptyRow: -1}
 	}
-	for row, rec := range records {
-		line := lines[row]
-		for j, cell := range rec {
-			if j >= len(cols) {
-				if cell != "" {
-					return nil, fmt.Errorf("%s: row %d: value %s in column %d, but the header has %d columns", name, line, quoteText(cell), j+1, len(cols))
-				}
-				continue
+	return &columnReader{name: name, cols: cols}
+}
+
+// add reads one row, from line of the file.
+func (r *columnReader) add(rec []string, line int) error {
+	name, cols, row := r.name, r.cols, len(r.lines)
+	r.lines = append(r.lines, line)
+	for j, cell := range rec {
+		if j >= len(cols) {
+			if cell != "" {
+				return fmt.Errorf("%s: row %d: value %s in column %d, but the header has %d columns", name, line, quoteText(cell), j+1, len(cols))
 			}
-			c := &cols[j]
-			if cell == "" {
-				if c.emptyRow < 0 {
-					c.emptyRow = row
-				}
-				continue
-			}
-			if c.name == "" {
-				return nil, fmt.Errorf("%s: row %d: value %s in column %d, which has no name in the header", name, line, quoteText(cell), j+1)
-			}
-			if c.emptyRow >= 0 {
-				return nil, fmt.Errorf("%s: column %q, row %d: empty cell above the value in row %d (only the cells at the end of a column may be empty)", name, c.name, lines[c.emptyRow], line)
-			}
-			f, isInt, err := parseCell(cell)
-			if err != nil {
-				return nil, fmt.Errorf("%s: column %q, row %d: %v", name, c.name, line, err)
-			}
-			c.data = append(c.data, f)
-			c.isInt = c.isInt && isInt
+			continue
 		}
-		for j := len(rec); j < len(cols); j++ {
-			if cols[j].emptyRow < 0 {
-				cols[j].emptyRow = row
+		c := &cols[j]
+		if cell == "" {
+			if c.emptyRow < 0 {
+				c.emptyRow = row
 			}
+			continue
+		}
+		if c.name == "" {
+			return fmt.Errorf("%s: row %d: value %s in column %d, which has no name in the header", name, line, quoteText(cell), j+1)
+		}
+		if c.emptyRow >= 0 {
+			return fmt.Errorf("%s: column %q, row %d: empty cell above the value in row %d (only the cells at the end of a column may be empty)", name, c.name, r.lines[c.emptyRow], line)
+		}
+		f, isInt, err := parseCell(cell)
+		if err != nil {
+			return fmt.Errorf("%s: column %q, row %d: %v", name, c.name, line, err)
+		}
+		c.data = append(c.data, f)
+		c.isInt = c.isInt && isInt
+	}
+	for j := len(rec); j < len(cols); j++ {
+		if cols[j].emptyRow < 0 {
+			cols[j].emptyRow = row
 		}
 	}
-	return groupColumns(name, cols, lines)
+	return nil
+}
+
+// values groups the columns read into values.
+func (r *columnReader) values() ([]*Value, error) {
+	return groupColumns(r.name, r.cols, r.lines)
+}
+
+// couldBeKeyValueTable reports whether a header is that of a key-value
+// table: two columns, key (or name, variable) and value.
+func couldBeKeyValueTable(header []string) bool {
+	if len(header) != 2 || !strings.EqualFold(header[1], "value") {
+		return false
+	}
+	switch strings.ToLower(header[0]) {
+	case "key", "name", "variable":
+		return true
+	}
+	return false
 }
 
 // isKeyValueTable reports whether a file is a table of scalars, one per row:
@@ -145,12 +192,7 @@ func readColumns(name string, header []string, records [][]string, lines []int) 
 // first column that does not start with a number. Read as columns, such a
 // file would be an error.
 func isKeyValueTable(header []string, records [][]string) bool {
-	if len(header) != 2 || !strings.EqualFold(header[1], "value") {
-		return false
-	}
-	switch strings.ToLower(header[0]) {
-	case "key", "name", "variable":
-	default:
+	if !couldBeKeyValueTable(header) {
 		return false
 	}
 	for _, rec := range records {
