@@ -123,6 +123,17 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	return bm, nil
 }
 
+// WithContext returns a copy of m, sharing its data and transformed data,
+// whose density evaluations (NewDensity, Unconstrain) are stopped by ctx
+// instead of the Context m was bound with: for a model bound under a
+// context that ends with one command (an interactive line) and kept for
+// later ones.
+func (m *Model) WithContext(ctx context.Context) *Model {
+	c := *m
+	c.opts.Context = ctx
+	return &c
+}
+
 // blockDecls returns the block-level declarations among stmts.
 func blockDecls(stmts []ir.Stmt) []*ir.Decl {
 	var out []*ir.Decl
