@@ -146,10 +146,24 @@ func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
 // reports whether every command succeeded.
 func (r *repl) script(in io.Reader) bool {
 	ok := true
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		err := r.exec(context.Background(), sc.Text())
+	br := bufio.NewReaderSize(in, 64*1024)
+	for n := 1; ; n++ {
+		line, size, readErr := readLine(br, maxLineBytes)
+		if readErr != nil && readErr != io.EOF {
+			r.printError("", readErr)
+			return false
+		}
+		if readErr == io.EOF && size == 0 {
+			return ok
+		}
+		var err error
+		if size > maxLineBytes {
+			// Kept short: the line is not held, and not evaluated.
+			r.input++
+			err = lineTooLong(size)
+		} else {
+			err = r.exec(context.Background(), line)
+		}
 		if errors.Is(err, errQuit) {
 			return ok
 		}
@@ -157,12 +171,61 @@ func (r *repl) script(in io.Reader) bool {
 			r.printError(fmt.Sprintf("input line %d: ", n), err)
 			ok = false
 		}
+		if readErr == io.EOF {
+			return ok
+		}
 	}
-	if err := sc.Err(); err != nil {
-		r.printError("", err)
-		return false
+}
+
+// maxLineBytes is the longest line the REPL evaluates. Parsing is slow on
+// long lines (a vector literal of 5×10^5 numbers, 1 MB, takes about 16 s
+// and 1 GB, 10^6 numbers twice that): long values belong in data files.
+const maxLineBytes = 1 << 20
+
+// lineTooLong is the error of a line of size bytes, over maxLineBytes.
+func lineTooLong(size int) error {
+	return fmt.Errorf("the line has %d bytes, more than the %d (1 MiB) a line may have: long values belong in a data file (:data file.json)",
+		size, maxLineBytes)
+}
+
+// readLine reads one line from br and returns it without its end of line
+// ("\n" or "\r\n"; a "\r" that ends the input too) with its size in
+// bytes. A line longer than limit bytes is read to its end but not kept:
+// only its size is returned. At the end of the input it returns io.EOF,
+// with the last line when it has no end of line (size 0 when there is
+// none).
+func readLine(br *bufio.Reader, limit int) (line string, size int, err error) {
+	var b []byte  // the line while it may be kept
+	var prev byte // the byte before the chunk
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if size+len(chunk) <= limit+2 { // room for "\r\n"
+			b = append(b, chunk...)
+		} else {
+			b = nil
+		}
+		size += len(chunk)
+		if err == bufio.ErrBufferFull {
+			prev = chunk[len(chunk)-1]
+			continue
+		}
+		// The end of line, and a carriage return before it or before
+		// the end of the input, are not part of the line.
+		if n := len(chunk); n > 0 && chunk[n-1] == '\n' {
+			size--
+			chunk = chunk[:n-1]
+		}
+		if n := len(chunk); n > 0 {
+			prev = chunk[n-1]
+		}
+		if size > 0 && prev == '\r' {
+			size--
+		}
+		if size > limit {
+			return "", size, err
+		}
+		return string(b[:size]), size, err
 	}
-	return ok
 }
 
 // interactive runs the readline loop on the terminal tty until :quit or
@@ -220,6 +283,9 @@ func (r *repl) interactive(tty *os.File) error {
 func (r *repl) exec(ctx context.Context, line string) error {
 	defer r.updateCompletions()
 	r.input++
+	if len(line) > maxLineBytes {
+		return lineTooLong(len(line))
+	}
 	text := strings.TrimSpace(line)
 	if text == "" || strings.HasPrefix(text, "#") || strings.HasPrefix(text, "//") {
 		return nil
@@ -263,7 +329,7 @@ func (r *repl) exec(ctx context.Context, line string) error {
 		fmt.Fprintln(r.stdout, strings.Join(names, " "))
 		return nil
 	}
-	return fmt.Errorf("unknown command %s (:help lists the commands)", name)
+	return fmt.Errorf("unknown command %s (:help lists the commands)", shorten(name, 40))
 }
 
 // printError prints err to stderr after prefix: a list of errors (those
@@ -284,10 +350,44 @@ func (r *repl) printError(prefix string, err error) {
 	} else {
 		text = prefix + "error: " + err.Error()
 	}
+	text = shortenLines(text, maxMessageLine)
 	if r.color {
 		text = "\x1b[31m" + text + "\x1b[0m"
 	}
 	fmt.Fprintln(r.stderr, text)
+}
+
+// maxMessageLine is the most characters of an error message's line the
+// REPL prints: an echo of a long input line (a name of megabytes) is cut.
+const maxMessageLine = 200
+
+// shortenLines cuts each line of text longer than n characters to its
+// first n, followed by "…" and the line's length.
+func shortenLines(text string, n int) string {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		lines[i] = shorten(line, n)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// shorten cuts s, when longer than n characters, to its first n followed
+// by "…" and its length.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	count, cut := 0, len(s)
+	for i := range s {
+		if count == n {
+			cut = i
+		}
+		count++
+	}
+	if count <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d characters)", s[:cut], count)
 }
 
 // load checks the model at path and binds it to the data files (the
@@ -615,7 +715,7 @@ func (r *repl) cmdSample(rest string) error {
 		return fmt.Errorf(":sample: %v", err)
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf(":sample: unexpected argument %q (the model and data are those loaded)", pos[0])
+		return fmt.Errorf(":sample: unexpected argument %q (the model and data are those loaded)", shorten(pos[0], 40))
 	}
 	seedGiven := false
 	fs.Visit(func(fl *flag.Flag) { seedGiven = seedGiven || fl.Name == "seed" })

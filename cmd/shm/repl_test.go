@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -363,5 +365,97 @@ func TestReplErrorLines(t *testing.T) {
 	}
 	if strings.Contains(errs, "PUnary") || strings.Contains(errs, "PExpr") {
 		t.Errorf("a grammar rule in %q", errs)
+	}
+}
+
+// TestReplLongLines checks that an error never echoes a long input line
+// whole (each line of a message is cut to maxMessageLine characters, with
+// its length), and that a line over maxLineBytes is refused unread, the
+// session going on.
+func TestReplLongLines(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	garbage := strings.Repeat("a", 300000)
+	for _, tt := range []struct {
+		name string
+		line string
+		want []string
+	}{
+		{"garbage", garbage, []string{"<line 1>:1:1: aaaa", fmt.Sprintf("… (%d characters)", len("<line 1>:1:1: "+garbage+" is not declared")), "\n  aaaa", "…\n  ^"}},
+		{"unknown command", ":" + garbage, []string{"error: unknown command :aaaa", "…"}},
+		{"load", ":load " + garbage + ".shm", []string{"error: open aaaa", "characters)"}},
+		{"sample", ":sample --" + garbage, []string{"error: :sample: flag provided but not defined: -aaaa", "characters)"}},
+		{"too long", strings.Repeat("b", maxLineBytes+10), []string{"input line 1: error: the line has 1048586 bytes, more than the 1048576 (1 MiB) a line may have: long values belong in a data file (:data file.json)"}},
+		{"too long, CRLF", strings.Repeat("1", maxLineBytes+1) + "\r", []string{"error: the line has 1048577 bytes"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runRepl(t, tt.line+"\nmean(y)\n", model, dataFile)
+			if code != 1 {
+				t.Errorf("exit %d", code)
+			}
+			if len(stderr) > 1000 {
+				t.Errorf("stderr has %d bytes:\n%.2000s", len(stderr), stderr)
+			}
+			for _, line := range strings.Split(stderr, "\n") {
+				if n := len([]rune(line)); n > maxMessageLine+len("… (1234567 characters)") {
+					t.Errorf("a line of %d characters: %.300s", n, line)
+				}
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if !strings.HasSuffix(stdout, "\n5\n") {
+				t.Errorf("the line after it did not run: stdout\n%s", stdout)
+			}
+		})
+	}
+
+	// The same limit on a terminal, where the line comes whole.
+	r := newRepl(&bytes.Buffer{}, &bytes.Buffer{}, 1)
+	err := r.exec(context.Background(), strings.Repeat("x", maxLineBytes+1))
+	if err == nil || !strings.Contains(err.Error(), "the line has 1048577 bytes") {
+		t.Errorf("exec of a long line: %v", err)
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	type line struct {
+		text string
+		size int
+	}
+	for _, tt := range []struct {
+		in   string
+		want []line
+	}{
+		{"", nil},
+		{"a\nbc\n", []line{{"a", 1}, {"bc", 2}}},
+		{"a\r\nbc", []line{{"a", 1}, {"bc", 2}}},
+		{"\n\nx", []line{{"", 0}, {"", 0}, {"x", 1}}},
+		{"12345\n123456\n1234567\nok\n", []line{{"12345", 5}, {"123456", 6}, {"", 7}, {"ok", 2}}},
+		{"123456\r\n" + strings.Repeat("z", 200) + "\nend", []line{{"123456", 6}, {"", 200}, {"end", 3}}},
+		{strings.Repeat("z", 15) + "\r\n" + strings.Repeat("y", 16) + "\r\nx\r", []line{{"", 15}, {"", 16}, {"x", 1}}},
+	} {
+		// A small buffer, so that long lines come in several reads.
+		br := bufio.NewReaderSize(strings.NewReader(tt.in), 16)
+		var got []line
+		for {
+			text, size, err := readLine(br, 6)
+			if err != nil && err != io.EOF {
+				t.Fatal(err)
+			}
+			if err == io.EOF && size == 0 {
+				break
+			}
+			got = append(got, line{text, size})
+			if err == io.EOF {
+				break
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("readLine(%q) = %v, want %v", tt.in, got, tt.want)
+		}
 	}
 }
