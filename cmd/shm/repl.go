@@ -72,7 +72,9 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return flagStatus(err)
 	}
 	r := newRepl(stdout, stderr, *seed)
-	r.state.sets = sets
+	for _, s := range sets {
+		r.state.sets = append(r.state.sets, dataArg{"--set", s})
+	}
 	tty, _ := stdin.(*os.File)
 	interactive := tty != nil && readline.IsTerminal(int(tty.Fd()))
 	if interactive {
@@ -128,9 +130,13 @@ type modelState struct {
 	path  string
 	model *ir.Model // checked; nil before the first :load
 	files []string
-	sets  []string
+	sets  []dataArg      // --set of the command line, then :set
 	bound *runtime.Model // nil while data are missing
 }
+
+// dataArg is a data value "name=value" given by source ("--set" on the
+// command line, ":set"), which messages about the value name.
+type dataArg struct{ source, text string }
 
 // newRepl returns a session without a model; random draws use seed.
 func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
@@ -437,12 +443,23 @@ func (r *repl) rebind(next modelState) error {
 	return nil
 }
 
-// bind binds st's model to its data files and values plus extra values;
-// print() in transformed data writes to print.
+// bind binds st's model to its data files and values plus extra values
+// (--set of :sample); print() in transformed data writes to print.
 func (r *repl) bind(st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
-	set, err := data.Load(st.files, append(slices.Clone(st.sets), extra...))
+	set, err := data.Load(st.files, nil)
 	if err != nil {
 		return nil, err
+	}
+	args := slices.Clone(st.sets)
+	for _, s := range extra {
+		args = append(args, dataArg{"--set", s})
+	}
+	for _, a := range args {
+		v, err := data.ParseFlag(a.source, a.text)
+		if err != nil {
+			return nil, err
+		}
+		set.AddSet(v)
 	}
 	return runtime.Bind(st.model, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: st.files})
 }
@@ -490,18 +507,18 @@ func (r *repl) cmdData(rest string) error {
 func (r *repl) cmdSet(rest string) error {
 	if rest == "" {
 		for _, s := range r.state.sets {
-			fmt.Fprintln(r.stdout, s)
+			fmt.Fprintln(r.stdout, s.text)
 		}
 		return nil
 	}
-	if _, err := data.ParseSet(rest); err != nil {
+	if _, err := data.ParseFlag(":set", rest); err != nil {
 		return err
 	}
 	if r.state.model == nil {
 		return errors.New("no model loaded (:load model.shm)")
 	}
 	next := r.state
-	next.sets = append(slices.Clone(next.sets), rest)
+	next.sets = append(slices.Clone(next.sets), dataArg{":set", rest})
 	return r.rebind(next)
 }
 
@@ -518,38 +535,39 @@ func (r *repl) boundModel() (*runtime.Model, error) {
 }
 
 // cmdLP prints the log density and its gradient on the unconstrained
-// scale at a point given as name=value pairs, as "shm diagnose" does.
+// scale at a point given as name=value pairs or a JSON file, as "shm
+// diagnose" does.
 func (r *repl) cmdLP(rest string) error {
 	bm, err := r.boundModel()
 	if err != nil {
 		return err
 	}
+	if rest == "" && bm.Dim() > 0 {
+		return fmt.Errorf("usage: :lp name=value,... or :lp point.json (parameters: %s)", strings.Join(paramNames(bm), ", "))
+	}
 	point := &data.Set{}
-	if strings.HasSuffix(strings.ToLower(rest), ".json") {
-		if point, err = loadInit(rest); err != nil {
+	if rest != "" {
+		if point, err = loadPoint(":lp", rest); err != nil {
 			return err
 		}
-	} else if rest != "" {
-		for _, part := range splitTopLevel(rest) {
-			v, err := data.ParseSet(strings.TrimSpace(part))
-			if err != nil {
-				return err
-			}
-			point.AddSet(v)
-		}
 	}
-	var missing []string
+	if err := checkPoint(":lp", point, bm, true); err != nil {
+		return err
+	}
+	return r.logDensity(bm, point)
+}
+
+// paramNames returns the names of bm's parameters.
+func paramNames(bm *runtime.Model) []string {
+	var names []string
 	for _, e := range bm.Layout.Entries {
-		if _, ok := point.Lookup(e.Decl.Var.Name); !ok {
-			missing = append(missing, e.Decl.Var.Name)
-		}
+		names = append(names, e.Decl.Var.Name)
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("no value for %s (usage: :lp name=value,...)", strings.Join(missing, ", "))
-	}
-	if extra := point.Unused(); len(extra) > 0 {
-		return fmt.Errorf("%s is not a parameter", extra[0].Name)
-	}
+	return names
+}
+
+// logDensity prints :lp's report at point.
+func (r *repl) logDensity(bm *runtime.Model, point *data.Set) error {
 	theta, err := bm.Unconstrain(point, rand.New(rand.NewPCG(r.seed, 0x1a17)), 2)
 	if err != nil {
 		return err
@@ -731,6 +749,9 @@ func (r *repl) cmdSample(rest string) error {
 	}
 	initSet, err := loadInit(f.init)
 	if err != nil {
+		return err
+	}
+	if err := checkInit(f.init, initSet, bm, r.stderr); err != nil {
 		return err
 	}
 	cfg := f.nutsConfig()

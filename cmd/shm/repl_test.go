@@ -112,7 +112,7 @@ func TestReplScriptErrors(t *testing.T) {
 		"(nothing changed)",
 		"input line 9: error: unknown command :bogus",
 		"input line 10: error: no run yet (:sample)",
-		"input line 11: error: no value for sigma",
+		"input line 11: error: :lp gives no value for the parameter sigma",
 		"input line 12: error: :sample: --chains must be at least 1, got 0",
 		"input line 13:\n",
 	} {
@@ -132,7 +132,7 @@ func TestReplLogDensity(t *testing.T) {
 	model := writeFile(t, dir, "nm.shm", normalModel)
 	dataFile := writeFile(t, dir, "nm.json", normalData)
 	stdout, stderr, code := runRepl(t, ":lp mu=4, sigma=2\n:lp mu=4,sigma=2,tau=1\n", model, dataFile)
-	if code != 1 || !strings.Contains(stderr, "tau is not a parameter") {
+	if code != 1 || !strings.Contains(stderr, ":lp: tau is not a parameter of the model (parameters: mu, sigma)") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	y := []float64{1, 3, 5, 7, 9}
@@ -368,6 +368,46 @@ func TestReplErrorLines(t *testing.T) {
 	}
 }
 
+// TestReplPointErrors checks the messages of :lp's point: each names
+// :lp (not a command-line flag) and the variable.
+func TestReplPointErrors(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	nanFile := writeFile(t, dir, "nan.json", `{"mu": "NaN", "sigma": 1}`)
+	vecModel := writeFile(t, dir, "vec.shm", "parameters { vector[3] b; }\nmodel { b ~ normal(0, 1); }\n")
+	for _, tt := range []struct {
+		model string
+		line  string
+		want  string
+	}{
+		{model, ":lp mu=abc,sigma=1", `:lp mu: "abc" is not a number`},
+		{model, ":lp mu=1e400,sigma=1", `:lp mu: "1e400" is too large for a 64-bit float`},
+		{model, ":lp nothere=1", ":lp: nothere is not a parameter of the model (parameters: mu, sigma)"},
+		{model, ":lp mu=1,sigma=1,zz=3", ":lp: zz is not a parameter of the model (parameters: mu, sigma)"},
+		{model, ":lp mu=1,mu=2,sigma=1", ":lp: mu is given twice"},
+		{model, ":lp mu=NaN,sigma=1", ":lp: the value given for mu is NaN (a parameter's value must be finite)"},
+		{model, ":lp mu=1,sigma=-inf", ":lp: the value given for sigma is -Inf (a parameter's value must be finite)"},
+		{model, ":lp " + nanFile, ":lp " + nanFile + ": the value given for mu is NaN"},
+		{model, ":lp nothere.json", ":lp: open nothere.json: no such file or directory"},
+		{model, ":lp mu=1", ":lp gives no value for the parameter sigma (a point gives every parameter: mu, sigma)"},
+		{model, ":lp", "usage: :lp name=value,... or :lp point.json (parameters: mu, sigma)"},
+		{model, ":lp mu", `:lp "mu": expected name=value`},
+		{model, ":lp mu=1,sigma=-1", ":lp sigma: initial value of sigma (real<lower=0>): element 1 = -1 is not above the lower bound 0"},
+		{model, ":lp mu=[1,2],sigma=1", ":lp mu: initial value of mu has sizes [2], but real declares a scalar"},
+		{vecModel, ":lp b=[1,NaN,3]", ":lp: the value given for b[2] is NaN"},
+		{model, ":set N=abc", `:set N: "abc" is not a number`},
+	} {
+		_, stderr, code := runRepl(t, tt.line, tt.model, dataFile)
+		if code != 1 || !strings.Contains(stderr, "input line 1: error: "+tt.want) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant %q", tt.line, code, stderr, tt.want)
+		}
+		if strings.Contains(stderr, "--set") || strings.Contains(stderr, "--init") || strings.Contains(stderr, "data file") {
+			t.Errorf("%s: a flag or a data file in the message:\n%s", tt.line, stderr)
+		}
+	}
+}
+
 // TestReplLongLines checks that an error never echoes a long input line
 // whole (each line of a message is cut to maxMessageLine characters, with
 // its length), and that a line over maxLineBytes is refused unread, the
@@ -385,6 +425,8 @@ func TestReplLongLines(t *testing.T) {
 		{"garbage", garbage, []string{"<line 1>:1:1: aaaa", fmt.Sprintf("… (%d characters)", len("<line 1>:1:1: "+garbage+" is not declared")), "\n  aaaa", "…\n  ^"}},
 		{"unknown command", ":" + garbage, []string{"error: unknown command :aaaa", "…"}},
 		{"load", ":load " + garbage + ".shm", []string{"error: open aaaa", "characters)"}},
+		{"set", ":set " + garbage, []string{`error: :set "aaaa`}},
+		{"lp", ":lp " + garbage + "=1", []string{"error: :lp", "characters)"}},
 		{"sample", ":sample --" + garbage, []string{"error: :sample: flag provided but not defined: -aaaa", "characters)"}},
 		{"too long", strings.Repeat("b", maxLineBytes+10), []string{"input line 1: error: the line has 1048586 bytes, more than the 1048576 (1 MiB) a line may have: long values belong in a data file (:data file.json)"}},
 		{"too long, CRLF", strings.Repeat("1", maxLineBytes+1) + "\r", []string{"error: the line has 1048577 bytes"}},
