@@ -119,7 +119,11 @@ type repl struct {
 	session   *runtime.Session
 	input     int // the input lines read, for "<line N>" in positions
 	baseNames int // names in a fresh session: more are session variables
-	last      *sampleRun
+	// last is the last run, always of the current model and data: a
+	// rebinding (:load, :data, :set) or a failed :sample drops it, and
+	// dropped is then the error that says why there is none.
+	last    *sampleRun
+	dropped string
 
 	mu          sync.Mutex // guards completions, read by readline's goroutine
 	completions completions
@@ -408,7 +412,7 @@ func (r *repl) load(path string, files []string) error {
 	if len(files) > 0 {
 		next.files = files
 	}
-	if err := r.rebind(next); err != nil {
+	if err := r.rebind(":load", next); err != nil {
 		return err
 	}
 	r.describeModel()
@@ -416,15 +420,16 @@ func (r *repl) load(path string, files []string) error {
 }
 
 // rebind binds next's model to its data and makes it the current state,
-// with a fresh session. When a bound model is current and binding fails,
-// nothing changes; when none is, next is kept unbound, so that data can
-// be given one :data or :set at a time.
-func (r *repl) rebind(next modelState) error {
+// with a fresh session and without the last run (which is of the model
+// and data before; cmd, the command, names the change). When a bound model
+// is current and binding fails, nothing changes; when none is, next is
+// kept unbound, so that data can be given one :data or :set at a time.
+func (r *repl) rebind(cmd string, next modelState) error {
 	bm, err := r.bind(next, r.seed, nil, r.stdout)
 	if err != nil {
 		if r.state.bound == nil {
 			next.bound = nil
-			r.state = next
+			r.setState(next, cmd)
 			return fmt.Errorf("%s is checked but not bound to data: %w", next.path, err)
 		}
 		return fmt.Errorf("%w (nothing changed)", err)
@@ -436,11 +441,23 @@ func (r *repl) rebind(next modelState) error {
 		fmt.Fprintln(r.stderr, "note: session variables cleared")
 	}
 	next.bound = bm
-	r.state = next
+	r.setState(next, cmd)
 	r.session = runtime.NewSession(bm, builtins(), r.seed, r.stdout)
 	r.session.Workers = goruntime.GOMAXPROCS(0)
 	r.baseNames = len(r.session.Names())
 	return nil
+}
+
+// setState makes next the current state; cmd, the command that changed
+// the model or its data, drops the last run.
+func (r *repl) setState(next modelState, cmd string) {
+	r.state = next
+	if r.last == nil {
+		return
+	}
+	fmt.Fprintf(r.stderr, "note: the last run (model %s) is dropped: %s changed the model or its data\n", r.last.model, cmd)
+	r.dropped = fmt.Sprintf("no run of the current model and data (%s dropped the run of model %s): :sample first", cmd, r.last.model)
+	r.last = nil
 }
 
 // bind binds st's model to its data files and values plus extra values
@@ -501,7 +518,7 @@ func (r *repl) cmdData(rest string) error {
 	}
 	next := r.state
 	next.files = files
-	return r.rebind(next)
+	return r.rebind(":data", next)
 }
 
 func (r *repl) cmdSet(rest string) error {
@@ -519,7 +536,7 @@ func (r *repl) cmdSet(rest string) error {
 	}
 	next := r.state
 	next.sets = append(slices.Clone(next.sets), dataArg{":set", rest})
-	return r.rebind(next)
+	return r.rebind(":set", next)
 }
 
 // boundModel returns the current bound model or explains why there is
@@ -717,8 +734,26 @@ func (s *sampleRun) write(dir string) ([]string, error) {
 
 // cmdSample runs NUTS in memory with the flags of "shm sample" (except
 // that --output, off by default, writes the files once the run is
-// complete). Ctrl-C stops the run and keeps the previous one.
+// complete). A :sample that fails, or that Ctrl-C stops, leaves no run:
+// the previous one is dropped.
 func (r *repl) cmdSample(rest string) error {
+	prev := r.last
+	r.last = nil
+	err := r.sample(rest)
+	if err != nil && prev != nil {
+		r.dropped = fmt.Sprintf("no run (the failed :sample dropped the run of model %s): :sample first", prev.model)
+		note := fmt.Sprintf("the previous run (model %s) is dropped", prev.model)
+		var list interface{ Unwrap() []error }
+		if errors.As(err, &list) { // printed one error a line
+			return errors.Join(err, errors.New(note))
+		}
+		return fmt.Errorf("%w; %s", err, note)
+	}
+	return err
+}
+
+// sample runs :sample and makes its run the last one.
+func (r *repl) sample(rest string) error {
 	if _, err := r.boundModel(); err != nil {
 		return err
 	}
@@ -782,7 +817,7 @@ func (r *repl) cmdSample(rest string) error {
 	if run.fit, err = run.toFit(); err != nil {
 		return err
 	}
-	r.last = run
+	r.last, r.dropped = run, ""
 	fmt.Fprintf(r.stdout, "%d chain(s) × %d draws (seed %d); :summary, :draws name, :write dir\n", f.chains, len(run.fit.Chains[0].Draws), f.seed)
 	if f.output != "" {
 		return r.writeRun(f.output)
@@ -790,11 +825,16 @@ func (r *repl) cmdSample(rest string) error {
 	return nil
 }
 
+// lastRun returns the last run, which is of the current model and data,
+// or explains why there is none.
 func (r *repl) lastRun() (*sampleRun, error) {
-	if r.last == nil {
-		return nil, errors.New("no run yet (:sample)")
+	switch {
+	case r.last != nil:
+		return r.last, nil
+	case r.dropped != "":
+		return nil, errors.New(r.dropped)
 	}
-	return r.last, nil
+	return nil, errors.New("no run yet: :sample first")
 }
 
 func (r *repl) cmdSummary() error {

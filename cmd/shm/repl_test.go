@@ -111,7 +111,7 @@ func TestReplScriptErrors(t *testing.T) {
 		"input line 7: error: " + badData + `: key "y"`,
 		"(nothing changed)",
 		"input line 9: error: unknown command :bogus",
-		"input line 10: error: no run yet (:sample)",
+		"input line 10: error: no run yet: :sample first",
 		"input line 11: error: :lp gives no value for the parameter sigma",
 		"input line 12: error: :sample: --chains must be at least 1, got 0",
 		"input line 13:\n",
@@ -365,6 +365,122 @@ func TestReplErrorLines(t *testing.T) {
 	}
 	if strings.Contains(errs, "PUnary") || strings.Contains(errs, "PExpr") {
 		t.Errorf("a grammar rule in %q", errs)
+	}
+}
+
+// otherModel is a model of other data than normalModel's, with one
+// parameter.
+const otherModel = `data { int<lower=1> N; vector[N] y; real<lower=0> lambda; }
+parameters { real theta; }
+model { y ~ normal(theta, lambda); }
+`
+
+// TestReplStaleRun checks that the commands that read the last run
+// (:summary, :draws, :plot, :write, and :draws's completion) never use a
+// run of another model or other data: a rebinding (:load, :data, :set)
+// and a failed :sample drop it, saying so, and the commands then say
+// there is no run.
+func TestReplStaleRun(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	other := writeFile(t, dir, "other.shm", otherModel)
+	otherData := writeFile(t, dir, "other.json", `{"N": 3, "y": [1, 2, 3], "lambda": 1}`)
+	moreData := writeFile(t, dir, "more.json", `{"N": 3, "y": [1, 2, 4]}`)
+	badModel := writeFile(t, dir, "bad.shm", "parameters { real mu; }\nmodel { mu ~ nromal(0, 1); }\n")
+	t.Setenv("TMPDIR", dir) // :plot's figures
+	const sample = ":sample --chains 1 --warmup 50 --samples 50 --seed 3"
+	readers := func(out string) []string {
+		return []string{":summary", ":draws mu", ":plot trace", ":write " + filepath.Join(dir, strings.ReplaceAll(out, " ", "_"))}
+	}
+	for _, tt := range []struct {
+		name   string
+		change []string // after a successful :sample, before the readers
+		errs   []string // in stderr
+		kept   bool     // the run is still the last one
+	}{
+		{"load", []string{":load " + other + " " + otherData}, []string{
+			"note: the last run (model nm) is dropped: :load changed the model or its data",
+			"error: no run of the current model and data (:load dropped the run of model nm): :sample first"}, false},
+		{"reload", []string{":load"}, []string{
+			"error: no run of the current model and data (:load dropped the run of model nm): :sample first"}, false},
+		{"data", []string{":data " + moreData}, []string{
+			"note: the last run (model nm) is dropped: :data changed the model or its data",
+			"error: no run of the current model and data (:data dropped the run of model nm): :sample first"}, false},
+		{"set", []string{":set N=5"}, []string{
+			"note: the last run (model nm) is dropped: :set changed the model or its data",
+			"error: no run of the current model and data (:set dropped the run of model nm): :sample first"}, false},
+		{"failed flags", []string{":sample --chains 0"}, []string{
+			"error: :sample: --chains must be at least 1, got 0; the previous run (model nm) is dropped",
+			"error: no run (the failed :sample dropped the run of model nm): :sample first"}, false},
+		{"failed init", []string{":sample --init mu=NaN,sigma=1"}, []string{
+			"error: --init: the value given for mu is NaN (a parameter's value must be finite); the previous run (model nm) is dropped",
+			"error: no run (the failed :sample dropped the run of model nm): :sample first"}, false},
+		{"load then failed sample", []string{":load " + other + " " + otherData, ":sample --init theta=abc"}, []string{
+			`error: --init theta: "abc" is not a number`,
+			"error: no run of the current model and data (:load dropped the run of model nm): :sample first"}, false},
+		// What changes nothing keeps the run.
+		{"failed load", []string{":load " + badModel}, []string{`unknown distribution "nromal"`}, true},
+		{"failed rebind", []string{":set N=4"}, []string{"(nothing changed)"}, true},
+		{"failed lp", []string{":lp mu=1"}, []string{":lp gives no value for the parameter sigma"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := append(append([]string{sample}, tt.change...), readers(tt.name)...)
+			stdout, stderr, _ := runRepl(t, strings.Join(lines, "\n"), model, dataFile)
+			for _, want := range tt.errs {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			n := 1 + len(tt.change)
+			if tt.kept {
+				for _, want := range []string{"Inference for Stan model: nm", "mu: 50 draws", "shm-nm-trace-", "nm-1.csv"} {
+					if !strings.Contains(stdout, want) {
+						t.Errorf("the run was not kept: stdout lacks %q:\n%s", want, stdout)
+					}
+				}
+				return
+			}
+			for k := range readers(tt.name) {
+				prefix := fmt.Sprintf("input line %d: error: no run ", n+k+1)
+				if !strings.Contains(stderr, prefix) {
+					t.Errorf("stderr lacks %q:\n%s", prefix, stderr)
+				}
+			}
+			for _, stale := range []string{"Inference for Stan model", "draws from", ".png", "wrote "} {
+				if strings.Contains(stdout, stale) {
+					t.Errorf("stdout has %q from the dropped run:\n%s", stale, stdout)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))); err == nil {
+				t.Errorf(":write wrote the dropped run")
+			}
+		})
+	}
+
+	// Completion offers the columns of the current run only.
+	r := newRepl(&bytes.Buffer{}, &bytes.Buffer{}, 1)
+	ctx := context.Background()
+	for _, line := range []string{":load " + model + " " + dataFile, sample} {
+		if err := r.exec(ctx, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := r.Do([]rune(":draws m"), len(":draws m")); len(got) != 1 {
+		t.Fatalf("before :set: Do(\":draws m\") = %q", got)
+	}
+	if err := r.exec(ctx, ":set N=5"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Do([]rune(":draws m"), len(":draws m")); len(got) != 0 {
+		t.Errorf("after :set: Do(\":draws m\") = %q, want nothing", got)
+	}
+	// A new run is the current one.
+	if err := r.exec(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.exec(ctx, ":summary"); err != nil {
+		t.Errorf(":summary after a new :sample: %v", err)
 	}
 }
 
