@@ -84,7 +84,7 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	failed := false
 	if len(pos) > 0 {
-		if err := r.load(pos[0], pos[1:]); err != nil {
+		if err := r.load(context.Background(), pos[0], pos[1:]); err != nil {
 			r.printError("", err)
 			failed = true
 		}
@@ -135,7 +135,7 @@ type modelState struct {
 	model *ir.Model // checked; nil before the first :load
 	files []string
 	sets  []dataArg      // --set of the command line, then :set
-	bound *runtime.Model // nil while data are missing
+	bound *runtime.Model // nil while data are missing; bound without a context (each command gives its own)
 }
 
 // dataArg is a data value "name=value" given by source ("--set" on the
@@ -316,15 +316,15 @@ func (r *repl) exec(ctx context.Context, line string) error {
 		fmt.Fprint(r.stdout, replHelp)
 		return nil
 	case ":load":
-		return r.cmdLoad(rest)
+		return r.cmdLoad(ctx, rest)
 	case ":data":
-		return r.cmdData(rest)
+		return r.cmdData(ctx, rest)
 	case ":set":
-		return r.cmdSet(rest)
+		return r.cmdSet(ctx, rest)
 	case ":lp":
-		return r.cmdLP(rest)
+		return r.cmdLP(ctx, rest)
 	case ":sample":
-		return r.cmdSample(rest)
+		return r.cmdSample(ctx, rest)
 	case ":summary":
 		return r.cmdSummary()
 	case ":draws":
@@ -401,10 +401,14 @@ func shorten(s string, n int) string {
 }
 
 // load checks the model at path and binds it to the data files (the
-// current ones when files is empty).
-func (r *repl) load(path string, files []string) error {
-	m, err := checkModel(path)
+// current ones when files is empty); ctx stops the check and the
+// evaluation of transformed data, changing nothing.
+func (r *repl) load(ctx context.Context, path string, files []string) error {
+	m, err := checkModelContext(ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return errors.New(":load interrupted; nothing changed")
+		}
 		return err
 	}
 	next := r.state
@@ -412,7 +416,7 @@ func (r *repl) load(path string, files []string) error {
 	if len(files) > 0 {
 		next.files = files
 	}
-	if err := r.rebind(":load", next); err != nil {
+	if err := r.rebind(ctx, ":load", next); err != nil {
 		return err
 	}
 	r.describeModel()
@@ -424,9 +428,14 @@ func (r *repl) load(path string, files []string) error {
 // and data before; cmd, the command, names the change). When a bound model
 // is current and binding fails, nothing changes; when none is, next is
 // kept unbound, so that data can be given one :data or :set at a time.
-func (r *repl) rebind(cmd string, next modelState) error {
-	bm, err := r.bind(next, r.seed, nil, r.stdout)
+// When ctx stops the binding (Ctrl-C in transformed data), nothing
+// changes.
+func (r *repl) rebind(ctx context.Context, cmd string, next modelState) error {
+	bm, err := r.bind(ctx, next, r.seed, nil, r.stdout)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s interrupted; nothing changed (%v)", cmd, err)
+		}
 		if r.state.bound == nil {
 			next.bound = nil
 			r.setState(next, cmd)
@@ -440,9 +449,10 @@ func (r *repl) rebind(cmd string, next modelState) error {
 	if len(r.session.Names()) > r.baseNames {
 		fmt.Fprintln(r.stderr, "note: session variables cleared")
 	}
-	next.bound = bm
+	// Kept for later commands: its evaluations take their own context.
+	next.bound = bm.WithContext(context.Background())
 	r.setState(next, cmd)
-	r.session = runtime.NewSession(bm, builtins(), r.seed, r.stdout)
+	r.session = runtime.NewSession(next.bound, builtins(), r.seed, r.stdout)
 	r.session.Workers = goruntime.GOMAXPROCS(0)
 	r.baseNames = len(r.session.Names())
 	return nil
@@ -461,8 +471,9 @@ func (r *repl) setState(next modelState, cmd string) {
 }
 
 // bind binds st's model to its data files and values plus extra values
-// (--set of :sample); print() in transformed data writes to print.
-func (r *repl) bind(st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
+// (--set of :sample); print() in transformed data writes to print, and
+// ctx stops transformed data and the model's density evaluations.
+func (r *repl) bind(ctx context.Context, st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
 	set, err := data.Load(st.files, nil)
 	if err != nil {
 		return nil, err
@@ -478,7 +489,7 @@ func (r *repl) bind(st modelState, seed uint64, extra []string, print io.Writer)
 		}
 		set.AddSet(v)
 	}
-	return runtime.Bind(st.model, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: st.files})
+	return runtime.Bind(st.model, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: st.files, Context: ctx})
 }
 
 // describeModel prints the loaded model's parameters.
@@ -496,18 +507,18 @@ func (r *repl) describeModel() {
 	tw.Flush()
 }
 
-func (r *repl) cmdLoad(rest string) error {
+func (r *repl) cmdLoad(ctx context.Context, rest string) error {
 	args := splitFields(rest)
 	if len(args) == 0 {
 		if r.state.model == nil {
 			return errors.New("usage: :load model.shm [data...]")
 		}
-		return r.load(r.state.path, nil)
+		return r.load(ctx, r.state.path, nil)
 	}
-	return r.load(args[0], args[1:])
+	return r.load(ctx, args[0], args[1:])
 }
 
-func (r *repl) cmdData(rest string) error {
+func (r *repl) cmdData(ctx context.Context, rest string) error {
 	files := splitFields(rest)
 	if len(files) == 0 {
 		fmt.Fprintf(r.stdout, "data files: %s\n", strings.Join(r.state.files, " "))
@@ -518,10 +529,10 @@ func (r *repl) cmdData(rest string) error {
 	}
 	next := r.state
 	next.files = files
-	return r.rebind(":data", next)
+	return r.rebind(ctx, ":data", next)
 }
 
-func (r *repl) cmdSet(rest string) error {
+func (r *repl) cmdSet(ctx context.Context, rest string) error {
 	if rest == "" {
 		for _, s := range r.state.sets {
 			fmt.Fprintln(r.stdout, s.text)
@@ -536,7 +547,7 @@ func (r *repl) cmdSet(rest string) error {
 	}
 	next := r.state
 	next.sets = append(slices.Clone(next.sets), dataArg{":set", rest})
-	return r.rebind(":set", next)
+	return r.rebind(ctx, ":set", next)
 }
 
 // boundModel returns the current bound model or explains why there is
@@ -553,8 +564,8 @@ func (r *repl) boundModel() (*runtime.Model, error) {
 
 // cmdLP prints the log density and its gradient on the unconstrained
 // scale at a point given as name=value pairs or a JSON file, as "shm
-// diagnose" does.
-func (r *repl) cmdLP(rest string) error {
+// diagnose" does; ctx stops the evaluation.
+func (r *repl) cmdLP(ctx context.Context, rest string) error {
 	bm, err := r.boundModel()
 	if err != nil {
 		return err
@@ -571,7 +582,11 @@ func (r *repl) cmdLP(rest string) error {
 	if err := checkPoint(":lp", point, bm, true); err != nil {
 		return err
 	}
-	return r.logDensity(bm, point)
+	err = r.logDensity(bm.WithContext(ctx), point)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf(":lp interrupted (%v)", err)
+	}
+	return err
 }
 
 // paramNames returns the names of bm's parameters.
@@ -736,10 +751,10 @@ func (s *sampleRun) write(dir string) ([]string, error) {
 // that --output, off by default, writes the files once the run is
 // complete). A :sample that fails, or that Ctrl-C stops, leaves no run:
 // the previous one is dropped.
-func (r *repl) cmdSample(rest string) error {
+func (r *repl) cmdSample(ctx context.Context, rest string) error {
 	prev := r.last
 	r.last = nil
-	err := r.sample(rest)
+	err := r.sample(ctx, rest)
 	if err != nil && prev != nil {
 		r.dropped = fmt.Sprintf("no run (the failed :sample dropped the run of model %s): :sample first", prev.model)
 		note := fmt.Sprintf("the previous run (model %s) is dropped", prev.model)
@@ -753,7 +768,7 @@ func (r *repl) cmdSample(rest string) error {
 }
 
 // sample runs :sample and makes its run the last one.
-func (r *repl) sample(rest string) error {
+func (r *repl) sample(ctx context.Context, rest string) error {
 	if _, err := r.boundModel(); err != nil {
 		return err
 	}
@@ -778,8 +793,15 @@ func (r *repl) sample(rest string) error {
 	if !seedGiven {
 		f.seed = uint64(time.Now().UnixNano()) & (1<<31 - 1)
 	}
-	bm, err := r.bind(r.state, f.seed, f.sets, r.stderr)
+	// Ctrl-C stops the run, transformed data included (in a script too).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	interrupted := errors.New("sampling interrupted; no draws kept from this run")
+	bm, err := r.bind(ctx, r.state, f.seed, f.sets, r.stderr)
 	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted
+		}
 		return err
 	}
 	initSet, err := loadInit(f.init)
@@ -802,14 +824,12 @@ func (r *repl) sample(rest string) error {
 		run.chains[header.ID-f.chainID] = c
 		return c, nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	err = runChains(ctx, bm, cfg, &f, r.state.files, initSet, record)
 	if bar != nil {
 		bar.clear()
 	}
 	if ctx.Err() != nil {
-		return errors.New("sampling interrupted; no draws kept from this run")
+		return interrupted
 	}
 	if err != nil {
 		return err

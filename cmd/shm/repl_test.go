@@ -314,7 +314,7 @@ func TestCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRepl(&bytes.Buffer{}, &bytes.Buffer{}, 1)
-	if err := r.load(model, []string{filepath.Join(dir, "nm.json")}); err != nil {
+	if err := r.load(context.Background(), model, []string{filepath.Join(dir, "nm.json")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.exec(context.Background(), "yy_mean = mean(y)"); err != nil {
