@@ -39,8 +39,8 @@ Commands:
   :load [model.shm [data...]]  load or reload a model (and replace its data files)
   :data [file...]              replace the data files (no file: list them)
   :set [name=value]            set a data value, as --set (no value: list them)
-  :lp name=value,...           log density and gradient at a point (or :lp init.json)
-  :sample [flags]              sample with NUTS; flags as "shm sample" (Ctrl-C stops)
+  :lp name=value,...           log density and gradient at a point (or :lp point.json)
+  :sample [flags]              sample with NUTS; flags as "shm sample"
   :summary                     summary table of the last run
   :draws name                  quantiles and histogram of one column of the last run
   :write dir                   write the last run as Stan CSV files
@@ -50,6 +50,9 @@ Commands:
   :names                       names in scope
   :help                        this help
   :quit                        leave (also Ctrl-D)
+The last run is always of the current model and data: :load, :data, :set
+and a failed :sample drop it. Ctrl-C stops a line or a command (:load,
+:data, :set, :lp, :sample) and returns to the prompt, changing nothing.
 `
 
 // replCommands are the command names, for completion and help.
