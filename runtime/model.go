@@ -164,6 +164,17 @@ func unusedWarnings(unused []*data.Value) []string {
 	return out
 }
 
+// WithContext returns a copy of m, sharing its data and transformed data,
+// whose density evaluations (NewDensity, Unconstrain) are stopped by ctx
+// instead of the Context m was bound with: for a model bound under a
+// context that ends with one command (an interactive line) and kept for
+// later ones.
+func (m *Model) WithContext(ctx context.Context) *Model {
+	c := *m
+	c.opts.Context = ctx
+	return &c
+}
+
 // blockDecls returns the block-level declarations among stmts.
 func blockDecls(stmts []ir.Stmt) []*ir.Decl {
 	var out []*ir.Decl

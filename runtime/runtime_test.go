@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -360,5 +361,34 @@ model {
 	}
 	if _, err := d.LogJacobian([]float64{1}); err == nil {
 		t.Error("LogJacobian accepted a point of the wrong size")
+	}
+}
+
+// TestWithContext checks that a model bound under a context that has
+// ended evaluates its density under the context WithContext gives, and
+// that the copy's context stops it.
+func TestWithContext(t *testing.T) {
+	const src = `parameters { real mu; }
+model { real s = 0; for (i in 1:2000) s += 1; mu ~ normal(s, 1); }
+`
+	ctx, cancel := context.WithCancel(context.Background())
+	bm := bindBuiltins(t, "t.shm", src, nil, Options{Context: ctx})
+	cancel()
+	eval := func(m *Model) error {
+		d, err := m.NewDensity()
+		if err != nil {
+			return err
+		}
+		_, err = d.LogDensity([]float64{0})
+		return err
+	}
+	if err := eval(bm); !errors.Is(err, context.Canceled) {
+		t.Errorf("the model bound under an ended context: %v, want an interruption", err)
+	}
+	if err := eval(bm.WithContext(context.Background())); err != nil {
+		t.Errorf("WithContext(Background): %v", err)
+	}
+	if err := eval(bm.WithContext(ctx)); !errors.Is(err, context.Canceled) {
+		t.Errorf("WithContext(ended): %v, want an interruption", err)
 	}
 }

@@ -437,18 +437,16 @@ func planBinder(plan *calibrate.Plan) calibrate.Binder {
 // truthColumns reads --truth (every parameter given) as values by output
 // column.
 func truthColumns(bm *runtime.Model, arg string) (map[string]float64, error) {
-	set, err := loadInit(arg)
+	set, err := loadPoint("--truth", arg)
 	if err != nil {
-		return nil, fmt.Errorf("--truth: %w", err)
+		return nil, err
 	}
-	for _, e := range bm.Layout.Entries {
-		if _, ok := set.Lookup(e.Decl.Var.Name); !ok {
-			return nil, fmt.Errorf("--truth gives no value for the parameter %s", e.Decl.Var.Name)
-		}
+	if err := checkPoint("--truth", set, bm, true); err != nil {
+		return nil, err
 	}
 	theta, err := bm.Unconstrain(set, nil, 0)
 	if err != nil {
-		return nil, fmt.Errorf("--truth: %w", err)
+		return nil, err
 	}
 	d, err := bm.NewDensity()
 	if err != nil {

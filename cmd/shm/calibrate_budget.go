@@ -83,18 +83,16 @@ func newBudgetBinder(ctx context.Context, model string, files []string, f *budge
 func budgetPoints(bm *runtime.Model, f *budgetFlags) ([][]float64, error) {
 	var out [][]float64
 	for _, at := range f.at {
-		set, err := loadInit(at)
+		set, err := loadPoint("--at", at)
 		if err != nil {
-			return nil, fmt.Errorf("--at: %w", err)
+			return nil, err
 		}
-		for _, e := range bm.Layout.Entries {
-			if _, ok := set.Lookup(e.Decl.Var.Name); !ok {
-				return nil, fmt.Errorf("--at %s gives no value for the parameter %s", at, e.Decl.Var.Name)
-			}
+		if err := checkPoint("--at", set, bm, true); err != nil {
+			return nil, err
 		}
 		theta, err := bm.Unconstrain(set, nil, 0)
 		if err != nil {
-			return nil, fmt.Errorf("--at: %w", err)
+			return nil, err
 		}
 		out = append(out, theta)
 	}

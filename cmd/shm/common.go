@@ -140,28 +140,113 @@ func checkModelContext(ctx context.Context, path string) (*ir.Model, error) {
 	}
 }
 
-// loadInit reads --init: a JSON file, or name=value pairs separated by
-// commas ("mu=1,sigma=2").
+// loadInit reads --init: a number (the radius of random initial values:
+// an empty set), a JSON file, or name=value pairs separated by commas
+// ("mu=1,sigma=2").
 func loadInit(arg string) (*data.Set, error) {
-	set := &data.Set{}
 	if _, ok := initRadius(arg); ok || arg == "" {
+		return &data.Set{}, nil
+	}
+	return loadPoint("--init", arg)
+}
+
+// loadPoint reads values of parameters given by source (the flag or
+// command that gives them, such as "--init", "--at" or ":lp", which its
+// messages and the values' provenance name): a JSON file (a name ending in
+// .json), or name=value pairs separated by commas ("mu=1,sigma=[1,2]"). A
+// name given twice is refused.
+func loadPoint(source, arg string) (*data.Set, error) {
+	set := &data.Set{}
+	if strings.HasSuffix(strings.ToLower(strings.TrimSpace(arg)), ".json") {
+		path := strings.TrimSpace(arg)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		defer f.Close()
+		vals, err := data.ReadJSON(path, f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		if err := set.AddFile(vals); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
 		return set, nil
 	}
-	if strings.HasSuffix(strings.ToLower(arg), ".json") {
-		vals, err := data.ReadFile(arg)
-		if err != nil {
-			return nil, err
-		}
-		return set, set.AddFile(vals)
-	}
+	seen := map[string]bool{}
 	for _, part := range splitTopLevel(arg) {
-		v, err := data.ParseFlag("--init", part)
+		v, err := data.ParseFlag(source, strings.TrimSpace(part))
 		if err != nil {
 			return nil, err
 		}
+		if seen[v.Name] {
+			return nil, fmt.Errorf("%s: %s is given twice", source, v.Name)
+		}
+		seen[v.Name] = true
 		set.AddSet(v)
 	}
 	return set, nil
+}
+
+// checkPoint checks the values set gives (read by loadPoint from source)
+// for the parameters of bm: each must be finite. When whole, set must be a
+// whole point: a value for every parameter and none for another name.
+func checkPoint(source string, set *data.Set, bm *runtime.Model, whole bool) error {
+	params := map[string]bool{}
+	var names []string
+	for _, e := range bm.Layout.Entries {
+		params[e.Decl.Var.Name] = true
+		names = append(names, e.Decl.Var.Name)
+	}
+	list := strings.Join(names, ", ")
+	if list == "" {
+		list = "none"
+	}
+	if whole {
+		for _, name := range set.Names() {
+			if !params[name] {
+				return fmt.Errorf("%s: %s is not a parameter of the model (parameters: %s)", source, name, list)
+			}
+		}
+		var missing []string
+		for _, name := range names {
+			if _, ok := set.Lookup(name); !ok {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%s gives no value for the parameter %s (a point gives every parameter: %s)", source, strings.Join(missing, ", "), list)
+		}
+	}
+	for _, name := range names {
+		v, ok := set.Lookup(name)
+		if !ok {
+			continue
+		}
+		for k, x := range v.Data {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				label := source
+				if file := v.File(); file != source && file != "" {
+					label += " " + file
+				}
+				return fmt.Errorf("%s: the value given for %s is %v (a parameter's value must be finite)", label, name+indexText(v.Index(k)), x)
+			}
+		}
+	}
+	return nil
+}
+
+// indexText renders a 0-based multi-index as the model writes it,
+// 1-based: "[2,3]"; nil gives "".
+func indexText(idx []int) string {
+	if len(idx) == 0 {
+		return ""
+	}
+	parts := make([]string, len(idx))
+	for i, j := range idx {
+		parts[i] = strconv.Itoa(j + 1)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // initRadius reports whether --init is a number, CmdStan's init=x: every
@@ -172,14 +257,18 @@ func initRadius(arg string) (float64, bool) {
 }
 
 // checkInit validates --init: a number must be finite and at least 0;
-// values given by name must name parameters (a misspelled name would
-// otherwise be ignored: a warning on stderr).
+// the values of parameters must be finite; values given by name must name
+// parameters (a misspelled name would otherwise be ignored: a warning on
+// stderr, as CmdStan's).
 func checkInit(arg string, set *data.Set, bm *runtime.Model, stderr io.Writer) error {
 	if x, ok := initRadius(arg); ok {
 		if !(x >= 0) || math.IsInf(x, 1) {
 			return fmt.Errorf("--init %s: a number must be finite and at least 0 (the radius of the random initial values on the unconstrained scale)", arg)
 		}
 		return nil
+	}
+	if err := checkPoint("--init", set, bm, false); err != nil {
+		return err
 	}
 	params := map[string]bool{}
 	var names []string

@@ -39,8 +39,8 @@ Commands:
   :load [model.shm [data...]]  load or reload a model (and replace its data files)
   :data [file...]              replace the data files (no file: list them)
   :set [name=value]            set a data value, as --set (no value: list them)
-  :lp name=value,...           log density and gradient at a point (or :lp init.json)
-  :sample [flags]              sample with NUTS; flags as "shm sample" (Ctrl-C stops)
+  :lp name=value,...           log density and gradient at a point (or :lp point.json)
+  :sample [flags]              sample with NUTS; flags as "shm sample"
   :summary                     summary table of the last run
   :draws name                  quantiles and histogram of one column of the last run
   :write dir                   write the last run as Stan CSV files
@@ -50,6 +50,9 @@ Commands:
   :names                       names in scope
   :help                        this help
   :quit                        leave (also Ctrl-D)
+The last run is always of the current model and data: :load, :data, :set
+and a failed :sample drop it. Ctrl-C stops a line or a command (:load,
+:data, :set, :lp, :sample) and returns to the prompt, changing nothing.
 `
 
 // replCommands are the command names, for completion and help.
@@ -72,7 +75,9 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return flagStatus(err)
 	}
 	r := newRepl(stdout, stderr, *seed)
-	r.state.sets = sets
+	for _, s := range sets {
+		r.state.sets = append(r.state.sets, dataArg{"--set", s})
+	}
 	tty, _ := stdin.(*os.File)
 	interactive := tty != nil && readline.IsTerminal(int(tty.Fd()))
 	if interactive {
@@ -82,7 +87,7 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	failed := false
 	if len(pos) > 0 {
-		if err := r.load(pos[0], pos[1:]); err != nil {
+		if err := r.load(context.Background(), pos[0], pos[1:]); err != nil {
 			r.printError("", err)
 			failed = true
 		}
@@ -117,7 +122,11 @@ type repl struct {
 	session   *runtime.Session
 	input     int // the input lines read, for "<line N>" in positions
 	baseNames int // names in a fresh session: more are session variables
-	last      *sampleRun
+	// last is the last run, always of the current model and data: a
+	// rebinding (:load, :data, :set) or a failed :sample drops it, and
+	// dropped is then the error that says why there is none.
+	last    *sampleRun
+	dropped string
 
 	mu          sync.Mutex // guards completions, read by readline's goroutine
 	completions completions
@@ -128,9 +137,13 @@ type modelState struct {
 	path  string
 	model *ir.Model // checked; nil before the first :load
 	files []string
-	sets  []string
-	bound *runtime.Model // nil while data are missing
+	sets  []dataArg      // --set of the command line, then :set
+	bound *runtime.Model // nil while data are missing; bound without a context (each command gives its own)
 }
+
+// dataArg is a data value "name=value" given by source ("--set" on the
+// command line, ":set"), which messages about the value name.
+type dataArg struct{ source, text string }
 
 // newRepl returns a session without a model; random draws use seed.
 func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
@@ -146,10 +159,24 @@ func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
 // reports whether every command succeeded.
 func (r *repl) script(in io.Reader) bool {
 	ok := true
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		err := r.exec(context.Background(), sc.Text())
+	br := bufio.NewReaderSize(in, 64*1024)
+	for n := 1; ; n++ {
+		line, size, readErr := readLine(br, maxLineBytes)
+		if readErr != nil && readErr != io.EOF {
+			r.printError("", readErr)
+			return false
+		}
+		if readErr == io.EOF && size == 0 {
+			return ok
+		}
+		var err error
+		if size > maxLineBytes {
+			// Kept short: the line is not held, and not evaluated.
+			r.input++
+			err = lineTooLong(size)
+		} else {
+			err = r.exec(context.Background(), line)
+		}
 		if errors.Is(err, errQuit) {
 			return ok
 		}
@@ -157,12 +184,61 @@ func (r *repl) script(in io.Reader) bool {
 			r.printError(fmt.Sprintf("input line %d: ", n), err)
 			ok = false
 		}
+		if readErr == io.EOF {
+			return ok
+		}
 	}
-	if err := sc.Err(); err != nil {
-		r.printError("", err)
-		return false
+}
+
+// maxLineBytes is the longest line the REPL evaluates. Parsing is slow on
+// long lines (a vector literal of 5×10^5 numbers, 1 MB, takes about 16 s
+// and 1 GB, 10^6 numbers twice that): long values belong in data files.
+const maxLineBytes = 1 << 20
+
+// lineTooLong is the error of a line of size bytes, over maxLineBytes.
+func lineTooLong(size int) error {
+	return fmt.Errorf("the line has %d bytes, more than the %d (1 MiB) a line may have: long values belong in a data file (:data file.json)",
+		size, maxLineBytes)
+}
+
+// readLine reads one line from br and returns it without its end of line
+// ("\n" or "\r\n"; a "\r" that ends the input too) with its size in
+// bytes. A line longer than limit bytes is read to its end but not kept:
+// only its size is returned. At the end of the input it returns io.EOF,
+// with the last line when it has no end of line (size 0 when there is
+// none).
+func readLine(br *bufio.Reader, limit int) (line string, size int, err error) {
+	var b []byte  // the line while it may be kept
+	var prev byte // the byte before the chunk
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if size+len(chunk) <= limit+2 { // room for "\r\n"
+			b = append(b, chunk...)
+		} else {
+			b = nil
+		}
+		size += len(chunk)
+		if err == bufio.ErrBufferFull {
+			prev = chunk[len(chunk)-1]
+			continue
+		}
+		// The end of line, and a carriage return before it or before
+		// the end of the input, are not part of the line.
+		if n := len(chunk); n > 0 && chunk[n-1] == '\n' {
+			size--
+			chunk = chunk[:n-1]
+		}
+		if n := len(chunk); n > 0 {
+			prev = chunk[n-1]
+		}
+		if size > 0 && prev == '\r' {
+			size--
+		}
+		if size > limit {
+			return "", size, err
+		}
+		return string(b[:size]), size, err
 	}
-	return ok
 }
 
 // interactive runs the readline loop on the terminal tty until :quit or
@@ -220,6 +296,9 @@ func (r *repl) interactive(tty *os.File) error {
 func (r *repl) exec(ctx context.Context, line string) error {
 	defer r.updateCompletions()
 	r.input++
+	if len(line) > maxLineBytes {
+		return lineTooLong(len(line))
+	}
 	text := strings.TrimSpace(line)
 	if text == "" || strings.HasPrefix(text, "#") || strings.HasPrefix(text, "//") {
 		return nil
@@ -240,15 +319,15 @@ func (r *repl) exec(ctx context.Context, line string) error {
 		fmt.Fprint(r.stdout, replHelp)
 		return nil
 	case ":load":
-		return r.cmdLoad(rest)
+		return r.cmdLoad(ctx, rest)
 	case ":data":
-		return r.cmdData(rest)
+		return r.cmdData(ctx, rest)
 	case ":set":
-		return r.cmdSet(rest)
+		return r.cmdSet(ctx, rest)
 	case ":lp":
-		return r.cmdLP(rest)
+		return r.cmdLP(ctx, rest)
 	case ":sample":
-		return r.cmdSample(rest)
+		return r.cmdSample(ctx, rest)
 	case ":summary":
 		return r.cmdSummary()
 	case ":draws":
@@ -263,7 +342,7 @@ func (r *repl) exec(ctx context.Context, line string) error {
 		fmt.Fprintln(r.stdout, strings.Join(names, " "))
 		return nil
 	}
-	return fmt.Errorf("unknown command %s (:help lists the commands)", name)
+	return fmt.Errorf("unknown command %s (:help lists the commands)", shorten(name, 40))
 }
 
 // printError prints err to stderr after prefix: a list of errors (those
@@ -284,17 +363,55 @@ func (r *repl) printError(prefix string, err error) {
 	} else {
 		text = prefix + "error: " + err.Error()
 	}
+	text = shortenLines(text, maxMessageLine)
 	if r.color {
 		text = "\x1b[31m" + text + "\x1b[0m"
 	}
 	fmt.Fprintln(r.stderr, text)
 }
 
+// maxMessageLine is the most characters of an error message's line the
+// REPL prints: an echo of a long input line (a name of megabytes) is cut.
+const maxMessageLine = 200
+
+// shortenLines cuts each line of text longer than n characters to its
+// first n, followed by "…" and the line's length.
+func shortenLines(text string, n int) string {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		lines[i] = shorten(line, n)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// shorten cuts s, when longer than n characters, to its first n followed
+// by "…" and its length.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	count, cut := 0, len(s)
+	for i := range s {
+		if count == n {
+			cut = i
+		}
+		count++
+	}
+	if count <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d characters)", s[:cut], count)
+}
+
 // load checks the model at path and binds it to the data files (the
-// current ones when files is empty).
-func (r *repl) load(path string, files []string) error {
-	m, err := checkModel(path)
+// current ones when files is empty); ctx stops the check and the
+// evaluation of transformed data, changing nothing.
+func (r *repl) load(ctx context.Context, path string, files []string) error {
+	m, err := checkModelContext(ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return errors.New(":load interrupted; nothing changed")
+		}
 		return err
 	}
 	next := r.state
@@ -302,7 +419,7 @@ func (r *repl) load(path string, files []string) error {
 	if len(files) > 0 {
 		next.files = files
 	}
-	if err := r.rebind(next); err != nil {
+	if err := r.rebind(ctx, ":load", next); err != nil {
 		return err
 	}
 	r.describeModel()
@@ -310,15 +427,21 @@ func (r *repl) load(path string, files []string) error {
 }
 
 // rebind binds next's model to its data and makes it the current state,
-// with a fresh session. When a bound model is current and binding fails,
-// nothing changes; when none is, next is kept unbound, so that data can
-// be given one :data or :set at a time.
-func (r *repl) rebind(next modelState) error {
-	bm, err := r.bind(next, r.seed, nil, r.stdout)
+// with a fresh session and without the last run (which is of the model
+// and data before; cmd, the command, names the change). When a bound model
+// is current and binding fails, nothing changes; when none is, next is
+// kept unbound, so that data can be given one :data or :set at a time.
+// When ctx stops the binding (Ctrl-C in transformed data), nothing
+// changes.
+func (r *repl) rebind(ctx context.Context, cmd string, next modelState) error {
+	bm, err := r.bind(ctx, next, r.seed, nil, r.stdout)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s interrupted; nothing changed (%v)", cmd, err)
+		}
 		if r.state.bound == nil {
 			next.bound = nil
-			r.state = next
+			r.setState(next, cmd)
 			return fmt.Errorf("%s is checked but not bound to data: %w", next.path, err)
 		}
 		return fmt.Errorf("%w (nothing changed)", err)
@@ -329,22 +452,47 @@ func (r *repl) rebind(next modelState) error {
 	if len(r.session.Names()) > r.baseNames {
 		fmt.Fprintln(r.stderr, "note: session variables cleared")
 	}
-	next.bound = bm
-	r.state = next
-	r.session = runtime.NewSession(bm, builtins(), r.seed, r.stdout)
+	// Kept for later commands: its evaluations take their own context.
+	next.bound = bm.WithContext(context.Background())
+	r.setState(next, cmd)
+	r.session = runtime.NewSession(next.bound, builtins(), r.seed, r.stdout)
 	r.session.Workers = goruntime.GOMAXPROCS(0)
 	r.baseNames = len(r.session.Names())
 	return nil
 }
 
-// bind binds st's model to its data files and values plus extra values;
-// print() in transformed data writes to print.
-func (r *repl) bind(st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
-	set, err := data.Load(st.files, append(slices.Clone(st.sets), extra...))
+// setState makes next the current state; cmd, the command that changed
+// the model or its data, drops the last run.
+func (r *repl) setState(next modelState, cmd string) {
+	r.state = next
+	if r.last == nil {
+		return
+	}
+	fmt.Fprintf(r.stderr, "note: the last run (model %s) is dropped: %s changed the model or its data\n", r.last.model, cmd)
+	r.dropped = fmt.Sprintf("no run of the current model and data (%s dropped the run of model %s): :sample first", cmd, r.last.model)
+	r.last = nil
+}
+
+// bind binds st's model to its data files and values plus extra values
+// (--set of :sample); print() in transformed data writes to print, and
+// ctx stops transformed data and the model's density evaluations.
+func (r *repl) bind(ctx context.Context, st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
+	set, err := data.Load(st.files, nil)
 	if err != nil {
 		return nil, err
 	}
-	return runtime.Bind(st.model, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: st.files})
+	args := slices.Clone(st.sets)
+	for _, s := range extra {
+		args = append(args, dataArg{"--set", s})
+	}
+	for _, a := range args {
+		v, err := data.ParseFlag(a.source, a.text)
+		if err != nil {
+			return nil, err
+		}
+		set.AddSet(v)
+	}
+	return runtime.Bind(st.model, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: st.files, Context: ctx})
 }
 
 // describeModel prints the loaded model's parameters.
@@ -362,18 +510,18 @@ func (r *repl) describeModel() {
 	tw.Flush()
 }
 
-func (r *repl) cmdLoad(rest string) error {
+func (r *repl) cmdLoad(ctx context.Context, rest string) error {
 	args := splitFields(rest)
 	if len(args) == 0 {
 		if r.state.model == nil {
 			return errors.New("usage: :load model.shm [data...]")
 		}
-		return r.load(r.state.path, nil)
+		return r.load(ctx, r.state.path, nil)
 	}
-	return r.load(args[0], args[1:])
+	return r.load(ctx, args[0], args[1:])
 }
 
-func (r *repl) cmdData(rest string) error {
+func (r *repl) cmdData(ctx context.Context, rest string) error {
 	files := splitFields(rest)
 	if len(files) == 0 {
 		fmt.Fprintf(r.stdout, "data files: %s\n", strings.Join(r.state.files, " "))
@@ -384,25 +532,25 @@ func (r *repl) cmdData(rest string) error {
 	}
 	next := r.state
 	next.files = files
-	return r.rebind(next)
+	return r.rebind(ctx, ":data", next)
 }
 
-func (r *repl) cmdSet(rest string) error {
+func (r *repl) cmdSet(ctx context.Context, rest string) error {
 	if rest == "" {
 		for _, s := range r.state.sets {
-			fmt.Fprintln(r.stdout, s)
+			fmt.Fprintln(r.stdout, s.text)
 		}
 		return nil
 	}
-	if _, err := data.ParseSet(rest); err != nil {
+	if _, err := data.ParseFlag(":set", rest); err != nil {
 		return err
 	}
 	if r.state.model == nil {
 		return errors.New("no model loaded (:load model.shm)")
 	}
 	next := r.state
-	next.sets = append(slices.Clone(next.sets), rest)
-	return r.rebind(next)
+	next.sets = append(slices.Clone(next.sets), dataArg{":set", rest})
+	return r.rebind(ctx, ":set", next)
 }
 
 // boundModel returns the current bound model or explains why there is
@@ -418,38 +566,43 @@ func (r *repl) boundModel() (*runtime.Model, error) {
 }
 
 // cmdLP prints the log density and its gradient on the unconstrained
-// scale at a point given as name=value pairs, as "shm diagnose" does.
-func (r *repl) cmdLP(rest string) error {
+// scale at a point given as name=value pairs or a JSON file, as "shm
+// diagnose" does; ctx stops the evaluation.
+func (r *repl) cmdLP(ctx context.Context, rest string) error {
 	bm, err := r.boundModel()
 	if err != nil {
 		return err
 	}
+	if rest == "" && bm.Dim() > 0 {
+		return fmt.Errorf("usage: :lp name=value,... or :lp point.json (parameters: %s)", strings.Join(paramNames(bm), ", "))
+	}
 	point := &data.Set{}
-	if strings.HasSuffix(strings.ToLower(rest), ".json") {
-		if point, err = loadInit(rest); err != nil {
+	if rest != "" {
+		if point, err = loadPoint(":lp", rest); err != nil {
 			return err
 		}
-	} else if rest != "" {
-		for _, part := range splitTopLevel(rest) {
-			v, err := data.ParseSet(strings.TrimSpace(part))
-			if err != nil {
-				return err
-			}
-			point.AddSet(v)
-		}
 	}
-	var missing []string
+	if err := checkPoint(":lp", point, bm, true); err != nil {
+		return err
+	}
+	err = r.logDensity(bm.WithContext(ctx), point)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf(":lp interrupted (%v)", err)
+	}
+	return err
+}
+
+// paramNames returns the names of bm's parameters.
+func paramNames(bm *runtime.Model) []string {
+	var names []string
 	for _, e := range bm.Layout.Entries {
-		if _, ok := point.Lookup(e.Decl.Var.Name); !ok {
-			missing = append(missing, e.Decl.Var.Name)
-		}
+		names = append(names, e.Decl.Var.Name)
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("no value for %s (usage: :lp name=value,...)", strings.Join(missing, ", "))
-	}
-	if extra := point.Unused(); len(extra) > 0 {
-		return fmt.Errorf("%s is not a parameter", extra[0].Name)
-	}
+	return names
+}
+
+// logDensity prints :lp's report at point.
+func (r *repl) logDensity(bm *runtime.Model, point *data.Set) error {
 	theta, err := bm.Unconstrain(point, rand.New(rand.NewPCG(r.seed, 0x1a17)), 2)
 	if err != nil {
 		return err
@@ -599,8 +752,26 @@ func (s *sampleRun) write(dir string) ([]string, error) {
 
 // cmdSample runs NUTS in memory with the flags of "shm sample" (except
 // that --output, off by default, writes the files once the run is
-// complete). Ctrl-C stops the run and keeps the previous one.
-func (r *repl) cmdSample(rest string) error {
+// complete). A :sample that fails, or that Ctrl-C stops, leaves no run:
+// the previous one is dropped.
+func (r *repl) cmdSample(ctx context.Context, rest string) error {
+	prev := r.last
+	r.last = nil
+	err := r.sample(ctx, rest)
+	if err != nil && prev != nil {
+		r.dropped = fmt.Sprintf("no run (the failed :sample dropped the run of model %s): :sample first", prev.model)
+		note := fmt.Sprintf("the previous run (model %s) is dropped", prev.model)
+		var list interface{ Unwrap() []error }
+		if errors.As(err, &list) { // printed one error a line
+			return errors.Join(err, errors.New(note))
+		}
+		return fmt.Errorf("%w; %s", err, note)
+	}
+	return err
+}
+
+// sample runs :sample and makes its run the last one.
+func (r *repl) sample(ctx context.Context, rest string) error {
 	if _, err := r.boundModel(); err != nil {
 		return err
 	}
@@ -615,7 +786,7 @@ func (r *repl) cmdSample(rest string) error {
 		return fmt.Errorf(":sample: %v", err)
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf(":sample: unexpected argument %q (the model and data are those loaded)", pos[0])
+		return fmt.Errorf(":sample: unexpected argument %q (the model and data are those loaded)", shorten(pos[0], 40))
 	}
 	seedGiven := false
 	fs.Visit(func(fl *flag.Flag) { seedGiven = seedGiven || fl.Name == "seed" })
@@ -625,12 +796,22 @@ func (r *repl) cmdSample(rest string) error {
 	if !seedGiven {
 		f.seed = uint64(time.Now().UnixNano()) & (1<<31 - 1)
 	}
-	bm, err := r.bind(r.state, f.seed, f.sets, r.stderr)
+	// Ctrl-C stops the run, transformed data included (in a script too).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	interrupted := errors.New("sampling interrupted; no draws kept from this run")
+	bm, err := r.bind(ctx, r.state, f.seed, f.sets, r.stderr)
 	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted
+		}
 		return err
 	}
 	initSet, err := loadInit(f.init)
 	if err != nil {
+		return err
+	}
+	if err := checkInit(f.init, initSet, bm, r.stderr); err != nil {
 		return err
 	}
 	cfg := f.nutsConfig()
@@ -646,14 +827,22 @@ func (r *repl) cmdSample(rest string) error {
 		run.chains[header.ID-f.chainID] = c
 		return c, nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	// The chains' headers say what data they saw, as shm sample's: the
+	// files' digest and every value set (the session's, then the run's).
+	if f.dataDigest, err = dataDigest(r.state.files); err != nil {
+		return err
+	}
+	var sets stringList
+	for _, a := range r.state.sets {
+		sets = append(sets, a.text)
+	}
+	f.sets = append(sets, f.sets...)
 	err = runChains(ctx, bm, cfg, &f, r.state.files, initSet, record)
 	if bar != nil {
 		bar.clear()
 	}
 	if ctx.Err() != nil {
-		return errors.New("sampling interrupted; no draws kept from this run")
+		return interrupted
 	}
 	if err != nil {
 		return err
@@ -661,7 +850,7 @@ func (r *repl) cmdSample(rest string) error {
 	if run.fit, err = run.toFit(); err != nil {
 		return err
 	}
-	r.last = run
+	r.last, r.dropped = run, ""
 	fmt.Fprintf(r.stdout, "%d chain(s) × %d draws (seed %d); :summary, :draws name, :write dir\n", f.chains, len(run.fit.Chains[0].Draws), f.seed)
 	if f.output != "" {
 		return r.writeRun(f.output)
@@ -669,11 +858,16 @@ func (r *repl) cmdSample(rest string) error {
 	return nil
 }
 
+// lastRun returns the last run, which is of the current model and data,
+// or explains why there is none.
 func (r *repl) lastRun() (*sampleRun, error) {
-	if r.last == nil {
-		return nil, errors.New("no run yet (:sample)")
+	switch {
+	case r.last != nil:
+		return r.last, nil
+	case r.dropped != "":
+		return nil, errors.New(r.dropped)
 	}
-	return r.last, nil
+	return nil, errors.New("no run yet: :sample first")
 }
 
 func (r *repl) cmdSummary() error {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -109,8 +111,8 @@ func TestReplScriptErrors(t *testing.T) {
 		"input line 7: error: " + badData + `: key "y"`,
 		"(nothing changed)",
 		"input line 9: error: unknown command :bogus",
-		"input line 10: error: no run yet (:sample)",
-		"input line 11: error: no value for sigma",
+		"input line 10: error: no run yet: :sample first",
+		"input line 11: error: :lp gives no value for the parameter sigma",
 		"input line 12: error: :sample: --chains must be at least 1, got 0",
 		"input line 13:\n",
 	} {
@@ -130,7 +132,7 @@ func TestReplLogDensity(t *testing.T) {
 	model := writeFile(t, dir, "nm.shm", normalModel)
 	dataFile := writeFile(t, dir, "nm.json", normalData)
 	stdout, stderr, code := runRepl(t, ":lp mu=4, sigma=2\n:lp mu=4,sigma=2,tau=1\n", model, dataFile)
-	if code != 1 || !strings.Contains(stderr, "tau is not a parameter") {
+	if code != 1 || !strings.Contains(stderr, ":lp: tau is not a parameter of the model (parameters: mu, sigma)") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	y := []float64{1, 3, 5, 7, 9}
@@ -312,7 +314,7 @@ func TestCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRepl(&bytes.Buffer{}, &bytes.Buffer{}, 1)
-	if err := r.load(model, []string{filepath.Join(dir, "nm.json")}); err != nil {
+	if err := r.load(context.Background(), model, []string{filepath.Join(dir, "nm.json")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.exec(context.Background(), "yy_mean = mean(y)"); err != nil {
@@ -363,5 +365,255 @@ func TestReplErrorLines(t *testing.T) {
 	}
 	if strings.Contains(errs, "PUnary") || strings.Contains(errs, "PExpr") {
 		t.Errorf("a grammar rule in %q", errs)
+	}
+}
+
+// otherModel is a model of other data than normalModel's, with one
+// parameter.
+const otherModel = `data { int<lower=1> N; vector[N] y; real<lower=0> lambda; }
+parameters { real theta; }
+model { y ~ normal(theta, lambda); }
+`
+
+// TestReplStaleRun checks that the commands that read the last run
+// (:summary, :draws, :plot, :write, and :draws's completion) never use a
+// run of another model or other data: a rebinding (:load, :data, :set)
+// and a failed :sample drop it, saying so, and the commands then say
+// there is no run.
+func TestReplStaleRun(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	other := writeFile(t, dir, "other.shm", otherModel)
+	otherData := writeFile(t, dir, "other.json", `{"N": 3, "y": [1, 2, 3], "lambda": 1}`)
+	moreData := writeFile(t, dir, "more.json", `{"N": 3, "y": [1, 2, 4]}`)
+	badModel := writeFile(t, dir, "bad.shm", "parameters { real mu; }\nmodel { mu ~ nromal(0, 1); }\n")
+	t.Setenv("TMPDIR", dir) // :plot's figures
+	const sample = ":sample --chains 1 --warmup 50 --samples 50 --seed 3"
+	readers := func(out string) []string {
+		return []string{":summary", ":draws mu", ":plot trace", ":write " + filepath.Join(dir, strings.ReplaceAll(out, " ", "_"))}
+	}
+	for _, tt := range []struct {
+		name   string
+		change []string // after a successful :sample, before the readers
+		errs   []string // in stderr
+		kept   bool     // the run is still the last one
+	}{
+		{"load", []string{":load " + other + " " + otherData}, []string{
+			"note: the last run (model nm) is dropped: :load changed the model or its data",
+			"error: no run of the current model and data (:load dropped the run of model nm): :sample first"}, false},
+		{"reload", []string{":load"}, []string{
+			"error: no run of the current model and data (:load dropped the run of model nm): :sample first"}, false},
+		{"data", []string{":data " + moreData}, []string{
+			"note: the last run (model nm) is dropped: :data changed the model or its data",
+			"error: no run of the current model and data (:data dropped the run of model nm): :sample first"}, false},
+		{"set", []string{":set N=5"}, []string{
+			"note: the last run (model nm) is dropped: :set changed the model or its data",
+			"error: no run of the current model and data (:set dropped the run of model nm): :sample first"}, false},
+		{"failed flags", []string{":sample --chains 0"}, []string{
+			"error: :sample: --chains must be at least 1, got 0; the previous run (model nm) is dropped",
+			"error: no run (the failed :sample dropped the run of model nm): :sample first"}, false},
+		{"failed init", []string{":sample --init mu=NaN,sigma=1"}, []string{
+			"error: --init: the value given for mu is NaN (a parameter's value must be finite); the previous run (model nm) is dropped",
+			"error: no run (the failed :sample dropped the run of model nm): :sample first"}, false},
+		{"load then failed sample", []string{":load " + other + " " + otherData, ":sample --init theta=abc"}, []string{
+			`error: --init theta: "abc" is not a number`,
+			"error: no run of the current model and data (:load dropped the run of model nm): :sample first"}, false},
+		// What changes nothing keeps the run.
+		{"failed load", []string{":load " + badModel}, []string{`unknown distribution "nromal"`}, true},
+		{"failed rebind", []string{":set N=4"}, []string{"(nothing changed)"}, true},
+		{"failed lp", []string{":lp mu=1"}, []string{":lp gives no value for the parameter sigma"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := append(append([]string{sample}, tt.change...), readers(tt.name)...)
+			stdout, stderr, _ := runRepl(t, strings.Join(lines, "\n"), model, dataFile)
+			for _, want := range tt.errs {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			n := 1 + len(tt.change)
+			if tt.kept {
+				for _, want := range []string{"Inference for Stan model: nm", "mu: 50 draws", "shm-nm-trace-", "nm-1.csv"} {
+					if !strings.Contains(stdout, want) {
+						t.Errorf("the run was not kept: stdout lacks %q:\n%s", want, stdout)
+					}
+				}
+				return
+			}
+			for k := range readers(tt.name) {
+				prefix := fmt.Sprintf("input line %d: error: no run ", n+k+1)
+				if !strings.Contains(stderr, prefix) {
+					t.Errorf("stderr lacks %q:\n%s", prefix, stderr)
+				}
+			}
+			for _, stale := range []string{"Inference for Stan model", "draws from", ".png", "wrote "} {
+				if strings.Contains(stdout, stale) {
+					t.Errorf("stdout has %q from the dropped run:\n%s", stale, stdout)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))); err == nil {
+				t.Errorf(":write wrote the dropped run")
+			}
+		})
+	}
+
+	// Completion offers the columns of the current run only.
+	r := newRepl(&bytes.Buffer{}, &bytes.Buffer{}, 1)
+	ctx := context.Background()
+	for _, line := range []string{":load " + model + " " + dataFile, sample} {
+		if err := r.exec(ctx, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := r.Do([]rune(":draws m"), len(":draws m")); len(got) != 1 {
+		t.Fatalf("before :set: Do(\":draws m\") = %q", got)
+	}
+	if err := r.exec(ctx, ":set N=5"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Do([]rune(":draws m"), len(":draws m")); len(got) != 0 {
+		t.Errorf("after :set: Do(\":draws m\") = %q, want nothing", got)
+	}
+	// A new run is the current one.
+	if err := r.exec(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.exec(ctx, ":summary"); err != nil {
+		t.Errorf(":summary after a new :sample: %v", err)
+	}
+}
+
+// TestReplPointErrors checks the messages of :lp's point: each names
+// :lp (not a command-line flag) and the variable.
+func TestReplPointErrors(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	nanFile := writeFile(t, dir, "nan.json", `{"mu": "NaN", "sigma": 1}`)
+	vecModel := writeFile(t, dir, "vec.shm", "parameters { vector[3] b; }\nmodel { b ~ normal(0, 1); }\n")
+	for _, tt := range []struct {
+		model string
+		line  string
+		want  string
+	}{
+		{model, ":lp mu=abc,sigma=1", `:lp mu: "abc" is not a number`},
+		{model, ":lp mu=1e400,sigma=1", `:lp mu: "1e400" is too large for a 64-bit float`},
+		{model, ":lp nothere=1", ":lp: nothere is not a parameter of the model (parameters: mu, sigma)"},
+		{model, ":lp mu=1,sigma=1,zz=3", ":lp: zz is not a parameter of the model (parameters: mu, sigma)"},
+		{model, ":lp mu=1,mu=2,sigma=1", ":lp: mu is given twice"},
+		{model, ":lp mu=NaN,sigma=1", ":lp: the value given for mu is NaN (a parameter's value must be finite)"},
+		{model, ":lp mu=1,sigma=-inf", ":lp: the value given for sigma is -Inf (a parameter's value must be finite)"},
+		{model, ":lp " + nanFile, ":lp " + nanFile + ": the value given for mu is NaN"},
+		{model, ":lp nothere.json", ":lp: open nothere.json: no such file or directory"},
+		{model, ":lp mu=1", ":lp gives no value for the parameter sigma (a point gives every parameter: mu, sigma)"},
+		{model, ":lp", "usage: :lp name=value,... or :lp point.json (parameters: mu, sigma)"},
+		{model, ":lp mu", `:lp "mu": expected name=value`},
+		{model, ":lp mu=1,sigma=-1", ":lp sigma: initial value of sigma (real<lower=0>): element 1 = -1 is not above the lower bound 0"},
+		{model, ":lp mu=[1,2],sigma=1", ":lp mu: initial value of mu has sizes [2], but real declares a scalar"},
+		{vecModel, ":lp b=[1,NaN,3]", ":lp: the value given for b[2] is NaN"},
+		{model, ":set N=abc", `:set N: "abc" is not a number`},
+	} {
+		_, stderr, code := runRepl(t, tt.line, tt.model, dataFile)
+		if code != 1 || !strings.Contains(stderr, "input line 1: error: "+tt.want) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant %q", tt.line, code, stderr, tt.want)
+		}
+		if strings.Contains(stderr, "--set") || strings.Contains(stderr, "--init") || strings.Contains(stderr, "data file") {
+			t.Errorf("%s: a flag or a data file in the message:\n%s", tt.line, stderr)
+		}
+	}
+}
+
+// TestReplLongLines checks that an error never echoes a long input line
+// whole (each line of a message is cut to maxMessageLine characters, with
+// its length), and that a line over maxLineBytes is refused unread, the
+// session going on.
+func TestReplLongLines(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	garbage := strings.Repeat("a", 300000)
+	for _, tt := range []struct {
+		name string
+		line string
+		want []string
+	}{
+		{"garbage", garbage, []string{"<line 1>:1:1: aaaa", fmt.Sprintf("… (%d characters)", len("<line 1>:1:1: "+garbage+" is not declared")), "\n  aaaa", "…\n  ^"}},
+		{"unknown command", ":" + garbage, []string{"error: unknown command :aaaa", "…"}},
+		{"load", ":load " + garbage + ".shm", []string{"error: open aaaa", "characters)"}},
+		{"set", ":set " + garbage, []string{`error: :set "aaaa`}},
+		{"lp", ":lp " + garbage + "=1", []string{"error: :lp", "characters)"}},
+		{"sample", ":sample --" + garbage, []string{"error: :sample: flag provided but not defined: -aaaa", "characters)"}},
+		{"too long", strings.Repeat("b", maxLineBytes+10), []string{"input line 1: error: the line has 1048586 bytes, more than the 1048576 (1 MiB) a line may have: long values belong in a data file (:data file.json)"}},
+		{"too long, CRLF", strings.Repeat("1", maxLineBytes+1) + "\r", []string{"error: the line has 1048577 bytes"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runRepl(t, tt.line+"\nmean(y)\n", model, dataFile)
+			if code != 1 {
+				t.Errorf("exit %d", code)
+			}
+			if len(stderr) > 1000 {
+				t.Errorf("stderr has %d bytes:\n%.2000s", len(stderr), stderr)
+			}
+			for _, line := range strings.Split(stderr, "\n") {
+				if n := len([]rune(line)); n > maxMessageLine+len("… (1234567 characters)") {
+					t.Errorf("a line of %d characters: %.300s", n, line)
+				}
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if !strings.HasSuffix(stdout, "\n5\n") {
+				t.Errorf("the line after it did not run: stdout\n%s", stdout)
+			}
+		})
+	}
+
+	// The same limit on a terminal, where the line comes whole.
+	r := newRepl(&bytes.Buffer{}, &bytes.Buffer{}, 1)
+	err := r.exec(context.Background(), strings.Repeat("x", maxLineBytes+1))
+	if err == nil || !strings.Contains(err.Error(), "the line has 1048577 bytes") {
+		t.Errorf("exec of a long line: %v", err)
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	type line struct {
+		text string
+		size int
+	}
+	for _, tt := range []struct {
+		in   string
+		want []line
+	}{
+		{"", nil},
+		{"a\nbc\n", []line{{"a", 1}, {"bc", 2}}},
+		{"a\r\nbc", []line{{"a", 1}, {"bc", 2}}},
+		{"\n\nx", []line{{"", 0}, {"", 0}, {"x", 1}}},
+		{"12345\n123456\n1234567\nok\n", []line{{"12345", 5}, {"123456", 6}, {"", 7}, {"ok", 2}}},
+		{"123456\r\n" + strings.Repeat("z", 200) + "\nend", []line{{"123456", 6}, {"", 200}, {"end", 3}}},
+		{strings.Repeat("z", 15) + "\r\n" + strings.Repeat("y", 16) + "\r\nx\r", []line{{"", 15}, {"", 16}, {"x", 1}}},
+	} {
+		// A small buffer, so that long lines come in several reads.
+		br := bufio.NewReaderSize(strings.NewReader(tt.in), 16)
+		var got []line
+		for {
+			text, size, err := readLine(br, 6)
+			if err != nil && err != io.EOF {
+				t.Fatal(err)
+			}
+			if err == io.EOF && size == 0 {
+				break
+			}
+			got = append(got, line{text, size})
+			if err == io.EOF {
+				break
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("readLine(%q) = %v, want %v", tt.in, got, tt.want)
+		}
 	}
 }

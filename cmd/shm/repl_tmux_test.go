@@ -63,10 +63,11 @@ func lastLine(screen string) string {
 	return strings.TrimRight(lines[len(lines)-1], " ")
 }
 
-// TestReplTerminal drives the real program in a terminal under tmux:
-// completion, history recall, and Ctrl-C during :sample and during a
-// line that does not end.
-func TestReplTerminal(t *testing.T) {
+// startTerminalRepl builds shm and runs "shm repl args..." in a 150×40
+// terminal under tmux, in dir; it skips the test when tmux or go is
+// missing.
+func startTerminalRepl(t *testing.T, dir string, args ...string) *tmuxSession {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
@@ -74,24 +75,34 @@ func TestReplTerminal(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command to build shm")
 	}
-	dir := t.TempDir()
 	bin := filepath.Join(dir, "shm")
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	model := writeFile(t, dir, "nm.shm", normalModel)
-	dataFile := writeFile(t, dir, "nm.json", normalData)
 	home := filepath.Join(dir, "home")
 	cache := filepath.Join(dir, "cache")
-	out := filepath.Join(dir, "out")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CACHE_HOME=" + cache, "TERM=xterm", "NO_COLOR=1", "TMUX_TMPDIR=" + dir}
-	s := &tmuxSession{t: t, socket: fmt.Sprintf("shm-repl-test-%d", os.Getpid()), env: env}
-	s.tmux("new-session", "-d", "-s", "repl", "-x", "150", "-y", "40", bin, "repl", model, dataFile)
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("shm-repl-test-%d-%s", os.Getpid(), t.Name()), env: env}
+	s.tmux(append([]string{"new-session", "-d", "-s", "repl", "-x", "150", "-y", "40", bin, "repl"}, args...)...)
 	t.Cleanup(func() {
 		cmd := exec.Command("tmux", "-L", s.socket, "kill-server")
 		cmd.Env = env
 		cmd.Run()
 	})
+	return s
+}
+
+// TestReplTerminal drives the real program in a terminal under tmux:
+// completion, history recall, and Ctrl-C during :sample and during a
+// line that does not end.
+func TestReplTerminal(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	cache := filepath.Join(dir, "cache")
+	out := filepath.Join(dir, "out")
+	s := startTerminalRepl(t, dir, model, dataFile)
+	env := s.env
 	const wait = 10 * time.Second
 	prompt := func(screen string) bool { return lastLine(screen) == "shm>" }
 	s.waitFor("the prompt", wait, prompt)
@@ -155,5 +166,61 @@ func TestReplTerminal(t *testing.T) {
 			t.Fatalf(":quit did not end the program; screen:\n%s", s.screen())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// loopModel runs K iterations in transformed data and M in the model
+// block: with K or M at 10^9, binding or one evaluation takes minutes.
+const loopModel = `data { int K; int M; }
+transformed data { real s = 0; for (i in 1:K) s += 1; }
+parameters { real mu; }
+model { real t = 0; for (i in 1:M) t += 1; mu ~ normal(0, 1); }
+`
+
+// TestReplTerminalInterrupt checks that Ctrl-C stops every command that
+// binds the model (evaluating transformed data) or evaluates its density,
+// returns to the prompt with a message and leaves the session as it was.
+func TestReplTerminalInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "loop.shm", loopModel)
+	long := writeFile(t, dir, "long.shm", strings.Replace(loopModel, "1:K", "1:1000000000", 1))
+	longData := writeFile(t, dir, "long.json", `{"K": 1000000000, "M": 1}`)
+	shortData := writeFile(t, dir, "short.json", `{"K": 1, "M": 1}`)
+	s := startTerminalRepl(t, dir, model, shortData)
+	const wait = 10 * time.Second
+	prompt := func(screen string) bool { return lastLine(screen) == "shm>" }
+	s.waitFor("the prompt", wait, prompt)
+	answers := 0
+	for _, tt := range []struct{ line, want string }{
+		{":load " + long, ":load interrupted; nothing changed"},
+		{":data " + longData, ":data interrupted; nothing changed"},
+		{":set K=1000000000", ":set interrupted; nothing changed"},
+		{":sample --set K=1000000000", "sampling interrupted"},
+		{":set M=1000000000", ""}, // binds at once: the loop is the model's
+		{":lp mu=0", ":lp interrupted"},
+	} {
+		s.keys(tt.line, "Enter")
+		if tt.want == "" {
+			s.waitFor(tt.line, wait, func(sc string) bool { return strings.Contains(sc, tt.line+"\n") && prompt(sc) })
+			continue
+		}
+		time.Sleep(500 * time.Millisecond) // the command is running
+		start := time.Now()
+		s.keys("C-c")
+		s.waitFor(tt.line+" interrupted", wait, func(sc string) bool {
+			return strings.Contains(sc, "error: "+tt.want) && prompt(sc)
+		})
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%s: the prompt came back %v after Ctrl-C", tt.line, d)
+		}
+		// The session goes on, with the model as it was.
+		answers++
+		s.keys("K + 41", "Enter")
+		s.waitFor("the session after "+tt.line, wait, func(sc string) bool {
+			return strings.Count(sc, "\n42\n") == answers && prompt(sc)
+		})
+		s.keys("C-l")
+		answers = 0
+		s.waitFor("a clear screen", wait, func(sc string) bool { return !strings.Contains(sc, "\n42\n") && prompt(sc) })
 	}
 }

@@ -451,3 +451,55 @@ func TestSummaryMixedRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPointFlagErrors checks the messages of the flags that give a point
+// (--init of sample and diagnose, --at of calibrate iters): each names
+// its flag, once, and the variable; a whole point (--at) refuses unknown
+// names, and every flag refuses a name given twice.
+func TestPointFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm.json", normalData)
+	skModel := writeFile(t, dir, "sk.shm", `data { int<lower=1> N; vector[N] y; }
+parameters { real mu; real<lower=0> sigma; }
+model { target += -sinkhorn(mu + sigma * y, y, eps = 0.5, iters = 20); }
+`)
+	out := filepath.Join(dir, "out")
+	sample := func(init string) []string {
+		return []string{"sample", model, dataFile, "--init", init, "--output", out, "--warmup", "10", "--samples", "10"}
+	}
+	diagnose := func(init string) []string { return []string{"diagnose", model, dataFile, "--init", init} }
+	iters := func(at string) []string {
+		return []string{"calibrate", "iters", skModel, dataFile, "--iters", "5", "--ref", "20", "--at", at}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{sample("nothere.json"), "--init: open nothere.json: no such file or directory", 1},
+		{sample("mu=abc"), `--init mu: "abc" is not a number`, 1},
+		{sample("mu=1,mu=2"), "--init: mu is given twice", 1},
+		{sample("mu=NaN"), "--init: the value given for mu is NaN (a parameter's value must be finite)", 1},
+		{sample("mu=1,zz=2"), "warning: --init gives zz, which is not a parameter of the model (parameters: mu, sigma)", 0},
+		{diagnose("nothere.json"), "--init: open nothere.json: no such file or directory", 1},
+		{diagnose("mu=1e400"), `--init mu: "1e400" is too large for a 64-bit float`, 1},
+		{diagnose("sigma=1,sigma=2"), "--init: sigma is given twice", 1},
+		{iters("nothere.json"), "--at: open nothere.json: no such file or directory", 1},
+		{iters("mu=abc,sigma=1"), `--at mu: "abc" is not a number`, 1},
+		{iters("mu=2,sigma=0.5,zz=3"), "--at: zz is not a parameter of the model (parameters: mu, sigma)", 1},
+		{iters("mu=2,mu=3,sigma=0.5"), "--at: mu is given twice", 1},
+		{iters("mu=2"), "--at gives no value for the parameter sigma", 1},
+		{iters("mu=2,sigma=Inf"), "--at: the value given for sigma is +Inf", 1},
+	} {
+		_, stderr, code := runCmd(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit %d and %q", strings.Join(tt.args[:1], " "), code, stderr, tt.code, tt.want)
+		}
+		for _, wrong := range []string{"data file", "--at: --init", "--set"} {
+			if strings.Contains(stderr, wrong) {
+				t.Errorf("%v: %q in the message:\n%s", tt.args, wrong, stderr)
+			}
+		}
+	}
+}

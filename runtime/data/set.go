@@ -21,7 +21,8 @@ func (setSource) where(v *Value, k int) string { return v.Name + indexSuffix(v.I
 func ParseSet(arg string) (*Value, error) { return ParseFlag("--set", arg) }
 
 // ParseFlag is ParseSet for the command-line flag flag ("--set",
-// "--init"), which its messages and the value's provenance name.
+// "--init") or the REPL command (":set", ":lp") that gives the value,
+// which its messages and the value's provenance name.
 func ParseFlag(flag, arg string) (*Value, error) {
 	eq := strings.IndexByte(arg, '=')
 	if eq < 0 {

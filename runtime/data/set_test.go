@@ -271,3 +271,33 @@ func TestSetConcurrentLookups(t *testing.T) {
 		t.Errorf("unused %v, want c", u)
 	}
 }
+
+// TestParseFlagSource checks that a value given by a flag or a REPL
+// command names it in its messages and provenance.
+func TestParseFlagSource(t *testing.T) {
+	for _, tt := range []struct {
+		flag, arg      string
+		origin, where1 string
+		err            string
+	}{
+		{"--init", "y=[1, 2]", "--init y", "--init y[2]", ""},
+		{":lp", "y=[1, 2]", ":lp y", ":lp y[2]", ""},
+		{":set", "N=abc", "", "", `:set N: "abc" is not a number`},
+		{"--at", "mu=1e400", "", "", `--at mu: "1e400" is too large for a 64-bit float`},
+		{":lp", "mu", "", "", `:lp "mu": expected name=value`},
+	} {
+		v, err := ParseFlag(tt.flag, tt.arg)
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("ParseFlag(%q, %q): error %v, want %q", tt.flag, tt.arg, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Origin() != tt.origin || v.Where(1) != tt.where1 {
+			t.Errorf("ParseFlag(%q, %q): Origin %q, Where(1) %q; want %q, %q", tt.flag, tt.arg, v.Origin(), v.Where(1), tt.origin, tt.where1)
+		}
+	}
+}

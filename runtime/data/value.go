@@ -88,7 +88,8 @@ func (v *Value) placeInFile() string {
 }
 
 func joinPlace(file, place string) string {
-	if strings.HasPrefix(file, "--") {
+	// A flag ("--set") or a REPL command (":lp") reads "--set y[2]".
+	if strings.HasPrefix(file, "--") || strings.HasPrefix(file, ":") {
 		return file + " " + place
 	}
 	return file + ": " + place
