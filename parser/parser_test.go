@@ -398,3 +398,13 @@ func TestStmtsFunctionDefinition(t *testing.T) {
 		t.Errorf("statements: %v", errs)
 	}
 }
+
+// TestExprStmtErrorPosition checks that an expression used as a statement
+// is reported at its ';', where ~ or an assignment was expected, not at
+// the token after it (the next line's '}').
+func TestExprStmtErrorPosition(t *testing.T) {
+	_, errs := Parse("e.shm", "data {\n  int N;\n}\nmodel {\n  N;\n}\n")
+	if len(errs) != 1 || errs[0].Pos != (lang.Pos{Line: 5, Col: 4}) || !strings.HasPrefix(errs[0].Msg, "expected ~ or an assignment after N") {
+		t.Errorf("got %v", errs)
+	}
+}

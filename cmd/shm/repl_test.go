@@ -365,3 +365,21 @@ func TestReplErrorLines(t *testing.T) {
 		t.Errorf("a grammar rule in %q", errs)
 	}
 }
+
+// TestReplIndentedColumns checks that the errors of an indented line name
+// the columns of the line as typed, with the caret under the character,
+// for the parser's errors and the checker's alike.
+func TestReplIndentedColumns(t *testing.T) {
+	_, errs, code := runRepl(t, "  y = undefined_var + 1;\n\t x = 1 2;\n")
+	if code == 0 {
+		t.Fatal("exit 0")
+	}
+	for _, want := range []string{
+		"input line 1:\n<line 1>:1:7: undefined_var is not declared\n    y = undefined_var + 1;\n        ^",
+		"input line 2:\n<line 2>:1:9: missing ';' before \"2\"\n  \t x = 1 2;\n  \t       ^",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+}
