@@ -149,7 +149,11 @@ func (r *repl) script(in io.Reader) bool {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for n := 1; sc.Scan(); n++ {
-		err := r.exec(context.Background(), sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\uFEFF") // a script's byte order mark
+		}
+		err := r.exec(context.Background(), line)
 		if errors.Is(err, errQuit) {
 			return ok
 		}
