@@ -3,6 +3,8 @@ package lang
 import (
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Error is a message attached to a position in a source file.
@@ -21,7 +23,7 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Header())
 	if e.Line != "" && e.Pos.IsValid() {
-		line, col := excerpt(e.Line, e.Pos.Col)
+		line, col := excerpt(visible(e.Line), e.Pos.Col)
 		b.WriteString("\n  ")
 		b.WriteString(line)
 		b.WriteString("\n  ")
@@ -29,6 +31,38 @@ func (e *Error) Error() string {
 		b.WriteString("^")
 	}
 	return b.String()
+}
+
+// visible returns line with each character a terminal would not show as
+// itself replaced by one that it shows, so that the excerpt neither hides
+// the character an error points at nor writes control characters to the
+// terminal: an ASCII control character (tab aside) by its control picture
+// (U+2400 NUL for 0x00, U+2421 DEL for 0x7f), a byte that is not UTF-8 and
+// an invisible or control character such as U+FEFF by U+FFFD.
+func visible(line string) string {
+	clean := utf8.ValidString(line)
+	for _, r := range line {
+		if r < 0x20 && r != '\t' || r >= 0x7f && !unicode.IsGraphic(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return line
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r >= 0x20 && r < 0x7f:
+			return r
+		case r < 0x20:
+			return 0x2400 + r
+		case r == 0x7f:
+			return 0x2421
+		case !unicode.IsGraphic(r):
+			return utf8.RuneError
+		}
+		return r
+	}, line)
 }
 
 // excerptWidth is the most characters of a source line an error shows:
@@ -140,8 +174,10 @@ type Source struct {
 	lines []string
 }
 
-// NewSource splits text into lines for error rendering.
+// NewSource splits text into lines for error rendering. A byte order mark
+// at the start of text is no part of its first line (the parser skips it).
 func NewSource(name, text string) *Source {
+	text = strings.TrimPrefix(text, "\uFEFF")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	return &Source{Name: name, lines: strings.Split(text, "\n")}
 }

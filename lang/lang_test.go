@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,5 +91,32 @@ func TestExprString(t *testing.T) {
 	pow := &Binary{Op: "^", Left: &Binary{Op: "^", Left: &Ident{Name: "a"}, Right: &Ident{Name: "b"}}, Right: &Ident{Name: "c"}}
 	if got := ExprString(pow); got != "(a ^ b) ^ c" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestErrorExcerptVisible checks that an excerpt shows control characters,
+// invisible characters and bytes that are not UTF-8 as visible ones, one
+// for one (the caret stays under its character), and that a byte order
+// mark at the start of a source is no part of its first line.
+func TestErrorExcerptVisible(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		col  int
+		want string
+	}{
+		{"int N;\x00", 7, "  int N;\u2400\n        ^"},
+		{"\tx\x1b[2Jy", 3, "  \tx\u241b[2Jy\n  \t ^"},
+		{"x\x7f\ry", 4, "  x\u2421\u240dy\n     ^"},
+		{"\xff\xfex", 3, "  \ufffd\ufffdx\n    ^"},
+		{"a\ufeffb\u200b\u202ec", 6, "  a\ufffdb\ufffd\ufffdc\n       ^"},
+		{"µ\u00a0é", 3, "  µ\u00a0é\n    ^"},
+	} {
+		e := NewSource("v.shm", tc.line).At(Pos{Line: 1, Col: tc.col}, "m")
+		if got, want := e.Error(), "v.shm:1:"+strconv.Itoa(tc.col)+": m\n"+tc.want; got != want {
+			t.Errorf("%q:\ngot  %q\nwant %q", tc.line, got, want)
+		}
+	}
+	if got := NewSource("b.shm", "\ufeffdata {\n}").LineText(1); got != "data {" {
+		t.Errorf("first line %q", got)
 	}
 }

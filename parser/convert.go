@@ -176,7 +176,7 @@ func (c *converter) exprStmt(s *pExprStmt) lang.Stmt {
 		call, ok := lhs.(*lang.Call)
 		if !ok {
 			// Reported at the ';', where ~ or an assignment was expected.
-			c.errorf(pos(s.EndPos), "expected ~ or an assignment after %s: only a call of a void function is a statement by itself", lang.ExprString(lhs))
+			c.errorf(pos(s.Semi.Pos), "expected ~ or an assignment after %s: only a call of a void function is a statement by itself", lang.ExprString(lhs))
 			return nil
 		}
 		return &lang.CallStmt{Pos: at, Call: call}

@@ -11,4 +11,12 @@
 // once its reparsing has read 4 MiB (a file of megabytes reports its first
 // errors). Input that would nest the parser more than 256 deep (brackets,
 // runs of prefix operators, chains of ^) is refused before parsing.
+//
+// A byte order mark at the start of the text is skipped. Text that no
+// token starts with is reported by what it is (a control character by its
+// name and code, a byte that is not UTF-8 by its value, a misplaced byte
+// order mark, an unterminated comment or string: badInput) and blanked; an
+// unterminated comment reads to the end of the file, so the errors before
+// it are those of the text cut before it (Prefix). An operator without its
+// operand ("x + * 2") is reported where the operand is missing.
 package parser

@@ -12,6 +12,14 @@ func addSeeds(f *testing.F) {
 	for _, src := range testprogs.All(f, "..") {
 		f.Add(src)
 	}
+	// Text the lexer does not expect, and operators without operands.
+	for _, src := range []string{
+		"\ufeffdata { int N; }", "data { int N;\ufeff }", "data { int N; \x00 }", "data {\n  \xff\xfe\n}",
+		"\xff\xfed\x00a\x00", "data { int N; }\n/* open", "model { real x = 1 +; /* c",
+		"model { x = a + * 2; y = f(1, + * b); z = v[1 + ]; }", "model { \x1b[31mx = 1; real µ; print(\"a); }",
+	} {
+		f.Add(src)
+	}
 }
 
 // FuzzParse checks that no input makes the parser panic or hang, and that

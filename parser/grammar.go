@@ -140,8 +140,7 @@ type pExprStmt struct {
 	LHS    *pExpr       `parser:"@@"`
 	Tilde  *pTilde      `parser:"( \"~\" @@"`
 	Assign *pAssignTail `parser:"| @@ )?"`
-	EndPos lexer.Position
-	Semi   string `parser:"@\";\""`
+	Semi   lexer.Token  `parser:"@\";\""` // its position, where ~ or an assignment may be missing
 }
 
 type pAssignTail struct {

@@ -1,7 +1,7 @@
 package parser
 
 import (
-	"fmt"
+	"errors"
 	"io"
 	"strings"
 
@@ -60,7 +60,7 @@ func (d lexDefinition) Lex(filename string, r io.Reader) (lexer.Lexer, error) {
 
 // LexString implements lexer.StringDefinition.
 func (lexDefinition) LexString(filename, src string) (lexer.Lexer, error) {
-	return &scanner{src: src, pos: lexer.Position{Filename: filename, Line: 1, Column: 1}}, nil
+	return newScanner(filename, src), nil
 }
 
 // LexBytes implements lexer.BytesDefinition.
@@ -75,6 +75,21 @@ type scanner struct {
 	pos lexer.Position
 }
 
+// bom is the UTF-8 encoding of the byte order mark U+FEFF, which some
+// editors write at the start of a UTF-8 file.
+const bom = "\uFEFF"
+
+// newScanner returns a scanner of src that skips a byte order mark at its
+// start, as Go's compiler does: the first token is at 1:1, and offsets
+// stay offsets into src.
+func newScanner(file, src string) *scanner {
+	s := &scanner{src: src, pos: lexer.Position{Filename: file, Line: 1, Column: 1}}
+	if strings.HasPrefix(src, bom) {
+		s.pos.Offset = len(bom)
+	}
+	return s
+}
+
 // Next implements lexer.Lexer.
 func (s *scanner) Next() (lexer.Token, error) {
 	rest := s.src[s.pos.Offset:]
@@ -83,11 +98,7 @@ func (s *scanner) Next() (lexer.Token, error) {
 	}
 	kind, n := scanToken(rest)
 	if n == 0 {
-		sample := []rune(rest[:min(len(rest), 4*17)])
-		if len(sample) > 16 {
-			sample = append(sample[:16], []rune("...")...)
-		}
-		return lexer.Token{}, &lexer.Error{Msg: fmt.Sprintf("lexer: invalid input text %q", string(sample)), Pos: s.pos}
+		return lexer.Token{}, badInput(rest, s.pos)
 	}
 	tok := lexer.Token{Type: kind, Value: rest[:n], Pos: s.pos}
 	s.pos.Advance(tok.Value)
@@ -108,7 +119,7 @@ func scanToken(s string) (lexer.TokenType, int) {
 		if i := strings.Index(s[2:], "*/"); i >= 0 {
 			return tokComment, i + 4
 		}
-		// Unterminated: the '/' is an operator.
+		return tokComment, 0 // unterminated: an error (badInput)
 	case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 		n := 1
 		for n < len(s) && (s[n] == ' ' || s[n] == '\t' || s[n] == '\r' || s[n] == '\n') {
@@ -221,7 +232,7 @@ func lexAll(file, src string) ([]lexer.Token, error) {
 // whitespace, ending with the end of file, as a participle lexer and as a
 // slice (the same tokens).
 func lexProgram(file, src string) (*lexer.PeekingLexer, []lexer.Token, error) {
-	s := &significant{scanner: scanner{src: src, pos: lexer.Position{Filename: file, Line: 1, Column: 1}}}
+	s := &significant{scanner: *newScanner(file, src)}
 	lx, err := lexer.Upgrade(s)
 	if err != nil {
 		return nil, nil, err
@@ -267,7 +278,7 @@ type Cut struct {
 func Prefix(src string, size int) (cut Cut, ok bool) {
 	type candidate struct{ end, line int }
 	var best, pending *candidate
-	s := &scanner{src: src, pos: lexer.Position{Line: 1, Column: 1}}
+	s := newScanner("", src)
 	var open []byte    // the brackets open at the token
 	functions := false // inside the functions block
 	prev := ""         // the previous token
@@ -275,6 +286,11 @@ scan:
 	for {
 		t, err := s.Next()
 		if err != nil || t.EOF() {
+			// Text that does not lex (an unterminated comment) on a
+			// later line ends the statement's line.
+			if le := (*lexError)(nil); pending != nil && errors.As(err, &le) && le.pos.Line > pending.line {
+				best = pending
+			}
 			break
 		}
 		if t.Type == tokComment || t.Type == tokWhitespace {

@@ -3,6 +3,7 @@ package parser
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -85,6 +86,18 @@ func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
 	}
 	text := []byte(src)
 	parsed := 0 // bytes parsed so far, to bound the recovery's work
+	// reparse parses an amended text to find an error's cause, within the
+	// recovery's budget.
+	reparse := func(t []byte) error {
+		if parsed+len(t) > p.recoveryBudget {
+			return errNoReparse
+		}
+		parsed += len(t)
+		return parseText(p.grammar, file, t)
+	}
+	// After an unterminated comment, the text is cut before it (Prefix):
+	// the errors up to the cut's last line are the file's.
+	cutLine := 0
 	for {
 		if parsed > 0 { // a statement was blanked
 			lx, _, lexErr = lexProgram(file, string(text))
@@ -97,20 +110,53 @@ func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
 		if err == nil {
 			c := &converter{src: source}
 			prog := c.program(tree, file)
+			if cutLine > 0 { // a part of the program
+				for _, e := range c.errs {
+					if e.Pos.Line <= cutLine {
+						errs = append(errs, e)
+					}
+				}
+				errs.Sort()
+				return nil, capErrors(errs)
+			}
 			errs = append(errs, c.errs...)
 			errs.Sort()
 			return prog, capErrors(errs)
 		}
-		e, at := syntaxError(source, err, text)
+		e, at := syntaxError(source, err, text, reparse)
+		if cutLine > 0 && e.Pos.Line > cutLine {
+			errs.Sort()
+			return nil, capErrors(errs)
+		}
 		errs = append(errs, e)
 		// Each recovery parses the whole file again: stop after MaxErrors,
 		// or once recoveryBudget bytes have been parsed (a huge file
 		// reports its first errors, not minutes later).
-		if len(errs) >= MaxErrors || parsed+len(text) > p.recoveryBudget || !blankStatement(text, at) {
+		more := len(errs) < MaxErrors && parsed+len(text) <= p.recoveryBudget
+		var le *lexError
+		switch {
+		case !more:
+		case errors.As(err, &le) && le.comment:
+			var cut Cut
+			cut, more = Prefix(string(text), at)
+			text, cutLine = []byte(cut.Text), cut.Line
+		default:
+			text, more = blankStatement(text, at, err)
+		}
+		if !more {
 			errs.Sort()
 			return nil, capErrors(errs)
 		}
 	}
+}
+
+// parseText parses text with grammar g, for its error only.
+func parseText[T any](g *participle.Parser[T], file string, text []byte) error {
+	lx, _, err := lexProgram(file, string(text))
+	if err == nil {
+		_, err = g.ParseFromLexer(lx)
+	}
+	return err
 }
 
 func capErrors(errs lang.ErrorList) lang.ErrorList {
@@ -120,28 +166,40 @@ func capErrors(errs lang.ErrorList) lang.ErrorList {
 	return errs
 }
 
-// syntaxError converts a participle error into a lang error with a
-// friendlier message, and returns the byte offset it points at.
-func syntaxError(source *lang.Source, err error, text []byte) (*lang.Error, int) {
+// syntaxError converts a lexing or participle error into a lang error
+// with a friendlier message, and returns the byte offset it points at.
+//
+// reparse parses an amended text for missingOperand; it may be nil.
+func syntaxError(source *lang.Source, err error, text []byte, reparse func([]byte) error) (*lang.Error, int) {
+	var le *lexError
+	if errors.As(err, &le) {
+		return source.At(langPos(le.pos), le.msg), le.pos.Offset
+	}
 	var perr participle.Error
 	if !errors.As(err, &perr) {
 		return source.At(lang.Pos{}, err.Error()), -1
 	}
 	lp := perr.Position()
-	at := lang.Pos{Line: lp.Line, Col: lp.Column}
 	msg := perr.Message()
 	var ut *participle.UnexpectedTokenError
-	switch {
-	case errors.As(err, &ut):
-		if next, ok := danglingOperator(ut, text); ok {
-			return source.At(lang.Pos{Line: next.Pos.Line, Col: next.Pos.Column},
-				fmt.Sprintf("expected an expression after %q", ut.Unexpected.Value)), next.Pos.Offset
+	if errors.As(err, &ut) {
+		if found, after, ok := missingOperand(ut, text, reparse); ok {
+			return source.At(langPos(found.Pos), fmt.Sprintf("expected an expression after %q, found %s", after, describeToken(found))), found.Pos.Offset
 		}
 		msg = unexpectedMessage(ut)
-	case strings.Contains(msg, "invalid input text"):
-		msg = invalidTextMessage(msg)
 	}
-	return source.At(at, msg), lp.Offset
+	return source.At(langPos(lp), msg), lp.Offset
+}
+
+// langPos returns the line and column of a lexer position.
+func langPos(p lexer.Position) lang.Pos { return lang.Pos{Line: p.Line, Col: p.Column} }
+
+// describeToken names a token in a message: quoted, or "end of file".
+func describeToken(t lexer.Token) string {
+	if t.EOF() {
+		return "end of file"
+	}
+	return fmt.Sprintf("%q", t.Value)
 }
 
 // blockKeywords start top-level blocks.
@@ -150,34 +208,109 @@ var blockKeywords = map[string]bool{
 	"model": true, "generated": true,
 }
 
-// binaryOps are the operators that must be followed by an operand.
+// binaryOps are the operators that must be followed by an operand
+// (binary, prefix and the ternary's '?').
 var binaryOps = map[string]bool{
 	"+": true, "-": true, "*": true, "/": true, "%": true, "%/%": true, "\\": true,
 	".*": true, "./": true, "^": true, ".^": true, "&&": true, "||": true, "==": true,
 	"!=": true, "<": true, "<=": true, ">": true, ">=": true, "!": true, "?": true,
 }
 
-// danglingOperator recognizes an operator that is followed by something
-// that cannot start an operand, such as "x = 3 +;". The grammar backtracks
-// over the operator and complains about the operator itself; the useful
-// report is the missing operand at the token after it.
-func danglingOperator(ut *participle.UnexpectedTokenError, text []byte) (lexer.Token, bool) {
-	if !binaryOps[ut.Unexpected.Value] {
-		return lexer.Token{}, false
+// prefixOps are the operators that may start an operand.
+var prefixOps = map[string]bool{"-": true, "+": true, "!": true}
+
+// assignOps are the assignments, whose right-hand side is an expression.
+var assignOps = map[string]bool{
+	"=": true, "+=": true, "-=": true, "*=": true, "/=": true, ".*=": true, "./=": true,
+}
+
+// startsOperand reports whether an operand can start with token t.
+func startsOperand(t lexer.Token) bool {
+	switch t.Type {
+	case tokIdent, tokInt, tokReal, tokString:
+		return true
 	}
-	toks, err := lexAll("", string(text))
+	return prefixOps[t.Value] || t.Value == "(" || t.Value == "[" || t.Value == "{"
+}
+
+// missingOperand recognizes an operator followed by something that
+// cannot start its operand, such as "x = 3 +;" or "y + * 2", as the cause
+// of the syntax error ut in text. It returns the token where the operand
+// is missing and the operator before it, the place and the subject of the
+// useful report ("expected an expression after"): the grammar backtracks
+// over the operator and reports a token at or before it ("missing ';'
+// before \"+\"", or the ',' before an argument "+ * b", or the '[' of
+// "v[1 + * 2]").
+//
+// The candidate is the first such operator in the statement that holds
+// the reported token. It is the cause only if an operand put after it
+// moves the error past it: reparse parses text so amended, up to the end
+// of the statement, and returns its error (nil when it parses), or
+// errNoReparse when it may not parse again (or is nil), in which case the
+// candidate is the cause only if it is right at the reported token.
+func missingOperand(ut *participle.UnexpectedTokenError, text []byte, reparse func([]byte) error) (found lexer.Token, after string, ok bool) {
+	_, toks, err := lexProgram("", string(text)) // ending with the end of file
 	if err != nil {
-		return lexer.Token{}, false
+		return lexer.Token{}, "", false
 	}
-	for i, t := range toks {
-		if t.Pos.Offset == ut.Unexpected.Pos.Offset && i+1 < len(toks) {
-			switch next := toks[i+1]; next.Value {
-			case ";", ")", "]", "}", ",":
-				return next, true
-			}
+	i := slices.IndexFunc(toks, func(t lexer.Token) bool { return t.Pos.Offset >= ut.Unexpected.Pos.Offset })
+	if i < 0 {
+		return lexer.Token{}, "", false
+	}
+	// The statement: after the last ';', '{' or '}' before the reported
+	// token, to the first ';' at or after it.
+	start := statementStart(toks, i)
+	op, at := -1, -1 // the operator, and the token after it and its prefix operators
+	for k := start; k < len(toks)-1 && (k <= i || toks[k-1].Value != ";"); k++ {
+		if !binaryOps[toks[k].Value] && !assignOps[toks[k].Value] {
+			continue
 		}
+		j := k + 1
+		for j < len(toks) && prefixOps[toks[j].Value] {
+			j++
+		}
+		if j < len(toks) && !startsOperand(toks[j]) {
+			op, at = j-1, j
+			break
+		}
+		k = j - 1
 	}
-	return lexer.Token{}, false
+	if at < 0 {
+		return lexer.Token{}, "", false
+	}
+	found, after = toks[at], toks[op].Value
+	if reparse == nil {
+		reparse = func([]byte) error { return errNoReparse }
+	}
+	ins, end := found.Pos.Offset, len(text)
+	if k := slices.IndexFunc(toks[at:], func(t lexer.Token) bool { return t.Value == ";" }); k >= 0 {
+		end = toks[at+k].Pos.Offset + 1
+	}
+	amended := slices.Concat(text[:ins], []byte(" 0 "), text[ins:end])
+	switch err := reparse(amended); {
+	case err == nil:
+		return found, after, true
+	case errors.Is(err, errNoReparse):
+		// The operator reported, or the token after the operator (when
+		// an expression was expected there), is the cause.
+		adjacent := at == i+1 && op == i || at == i && expectsExpression(ut)
+		return found, after, adjacent
+	default:
+		var perr participle.Error
+		moved := errors.As(err, &perr) && perr.Position().Offset > ins+1 // past the operand put in
+		return found, after, moved
+	}
+}
+
+// errNoReparse is the error of a reparse that may not parse.
+var errNoReparse = errors.New("no reparse")
+
+// expectsExpression reports whether the parser wanted an expression, or a
+// part of one, where it failed.
+func expectsExpression(ut *participle.UnexpectedTokenError) bool {
+	msg := ut.Message()
+	i := strings.Index(msg, "(expected ")
+	return i >= 0 && expressionRules[strings.TrimSuffix(msg[i+len("(expected "):], ")")]
 }
 
 func unexpectedMessage(ut *participle.UnexpectedTokenError) string {
@@ -202,8 +335,6 @@ func unexpectedMessage(ut *participle.UnexpectedTokenError) string {
 		return fmt.Sprintf("missing ';' before %s", found)
 	case tok.Value == "}" && expected == "":
 		return "unexpected '}': braces are not balanced"
-	case tok.Value == "#":
-		return "'#' is not a comment: use // or /* */"
 	case expressionRules[expected]:
 		return fmt.Sprintf("unexpected %s: expected an expression", found)
 	case isRuleName(expected):
@@ -226,25 +357,6 @@ var expressionRules = map[string]bool{
 // error messages name no rule.
 func isRuleName(s string) bool {
 	return len(s) > 1 && s[0] == 'P' && s[1] >= 'A' && s[1] <= 'Z' && !strings.ContainsAny(s, "\" ()|")
-}
-
-func invalidTextMessage(msg string) string {
-	const marker = `invalid input text "`
-	i := strings.Index(msg, marker)
-	if i < 0 {
-		return msg
-	}
-	rest := msg[i+len(marker):]
-	switch {
-	case strings.HasPrefix(rest, "#"):
-		return "'#' is not a comment: use // or /* */"
-	case strings.HasPrefix(rest, "/*"):
-		return "unterminated /* comment"
-	case strings.HasPrefix(rest, `\"`):
-		return "unterminated string literal"
-	}
-	r, _ := utf8.DecodeRuneInString(rest)
-	return fmt.Sprintf("invalid character %q", r)
 }
 
 // checkDepth rejects input that would nest the parser deeper than
@@ -312,7 +424,7 @@ func isOperand(v string) bool {
 // checkNesting rejects input whose brackets nest deeper than maxNesting.
 func checkNesting(source *lang.Source, src string) *lang.Error {
 	depth, line, col := 0, 1, 0
-	for _, r := range src {
+	for _, r := range strings.TrimPrefix(src, bom) {
 		col++
 		switch r {
 		case '\n':
@@ -329,33 +441,38 @@ func checkNesting(source *lang.Source, src string) *lang.Error {
 	return nil
 }
 
-// blankStatement recovers from a syntax error at byte offset at: it
-// replaces the statement containing it with spaces (keeping newlines, so
-// that positions stay valid) and reports whether parsing should go on.
-// Recovery happens only inside a block: an error between blocks, or at the
-// end of the file, ends parsing.
-func blankStatement(text []byte, at int) bool {
+// blankStatement recovers from the error err at byte offset at of text:
+// it returns text with the statement containing it replaced by spaces
+// (keeping lines and columns, so that positions stay valid) and reports
+// whether parsing should go on. Recovery from a syntax error happens only
+// inside a block: an error between blocks, or at the end of the file,
+// ends parsing. A lexing error blanks the text it names (a character, a
+// run of bytes that are not UTF-8, the rest of the line after '#').
+func blankStatement(text []byte, at int, err error) ([]byte, bool) {
 	if at < 0 || at >= len(text) {
-		return false
+		return text, false
+	}
+	if le := (*lexError)(nil); errors.As(err, &le) {
+		if le.stop {
+			return text, false
+		}
+		from, to := at, min(at+le.size, len(text))
+		if le.statement {
+			// From the start of the statement (text lexes up to at).
+			if toks, err := lexAll("", string(text[:at])); err == nil {
+				if k := statementStart(toks, len(toks)); k < len(toks) {
+					from = toks[k].Pos.Offset
+				}
+			}
+		}
+		if le.toEnd {
+			to = statementEnd(text, to)
+		}
+		return blank(text, from, to), true
 	}
 	toks, err := lexAll("", string(text))
 	if err != nil {
-		// A lexing error: blank the offending character, or the rest of
-		// the line after a '#' (meant as a comment).
-		if text[at] == '\n' {
-			return false
-		}
-		_, size := utf8.DecodeRune(text[at:])
-		end := at + size
-		if text[at] == '#' {
-			for end < len(text) && text[end] != '\n' {
-				end++
-			}
-		}
-		for i := at; i < end; i++ {
-			text[i] = ' '
-		}
-		return true
+		return text, false
 	}
 	// Find the token at the error and the brace depth there.
 	idx, depth := -1, 0
@@ -374,18 +491,12 @@ func blankStatement(text []byte, at int) bool {
 	if idx < 0 || depth < 1 || blockKeywords[toks[idx].Value] {
 		// Outside any block, or a block keyword inside one (a '}' is
 		// missing): there is no statement to skip.
-		return false
+		return text, false
 	}
 	// The statement starts after the last ';', '{' or '}' before the error
 	// and ends with the first ';' at or after it (or just before a '}' that
 	// would close the enclosing braces).
-	start := 0
-	for i := idx - 1; i >= 0; i-- {
-		if v := toks[i].Value; v == ";" || v == "{" || v == "}" {
-			start = i + 1
-			break
-		}
-	}
+	start := statementStart(toks, idx)
 	end := idx
 	nest := 0
 scan:
@@ -418,10 +529,50 @@ scan:
 	}
 	from := toks[start].Pos.Offset
 	to := toks[end].Pos.Offset + len(toks[end].Value)
-	for i := from; i < to && i < len(text); i++ {
-		if text[i] != '\n' {
-			text[i] = ' '
+	return blank(text, from, min(to, len(text))), true
+}
+
+// statementStart returns the index of the first token of the statement
+// that holds toks[i]: the token after the last ';', '{' or '}' before it.
+func statementStart(toks []lexer.Token, i int) int {
+	for k := i - 1; k >= 0; k-- {
+		if v := toks[k].Value; v == ";" || v == "{" || v == "}" {
+			return k + 1
 		}
 	}
-	return true
+	return 0
+}
+
+// statementEnd returns the offset after the first ';' of text at or after
+// offset at, or at when a brace or text that does not lex comes first.
+func statementEnd(text []byte, at int) int {
+	s := newScanner("", string(text))
+	s.pos.Offset = at
+	for {
+		t, err := s.Next()
+		if err != nil || t.EOF() || t.Value == "{" || t.Value == "}" {
+			return at
+		}
+		if t.Value == ";" {
+			return t.Pos.Offset + 1
+		}
+	}
+}
+
+// blank returns text with text[from:to] replaced by a space for each
+// character (each byte that is not UTF-8), newlines kept: the columns of
+// what follows on the line stay those of the original.
+func blank(text []byte, from, to int) []byte {
+	out := make([]byte, 0, len(text))
+	out = append(out, text[:from]...)
+	for s := text[from:to]; len(s) > 0; {
+		r, n := utf8.DecodeRune(s)
+		if r == '\n' {
+			out = append(out, '\n')
+		} else {
+			out = append(out, ' ')
+		}
+		s = s[n:]
+	}
+	return append(out, text[to:]...)
 }

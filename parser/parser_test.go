@@ -366,9 +366,10 @@ func TestDepthLimits(t *testing.T) {
 // TestRecoveryBudget checks that recovering from syntax errors stops at
 // MaxErrors errors, or earlier once the reparsing has read the budget: a
 // file of megabytes full of errors reports its first ones, not minutes
-// later (100 000 broken lines took over two minutes).
+// later (100 000 broken lines took over two minutes). The parses that
+// look for a missing operand (missingOperand) count too.
 func TestRecoveryBudget(t *testing.T) {
-	src := "parameters { real mu; }\nmodel {\n" + strings.Repeat("  mu ~ normal(0, 1) +;\n", 30) + "}\n"
+	src := "parameters { real mu; }\nmodel {\n" + strings.Repeat("  mu ~ normal(0, 1) 2;\n", 30) + "}\n"
 	p, err := New()
 	if err != nil {
 		t.Fatal(err)
@@ -380,6 +381,12 @@ func TestRecoveryBudget(t *testing.T) {
 	_, errs := p.Parse("t.shm", src)
 	if len(errs) != 5 || errs[0].Pos.Line != 3 {
 		t.Errorf("with a budget of five parses: %d errors (%v), want 5 from line 3", len(errs), errs)
+	}
+	src = strings.ReplaceAll(src, "mu ~ normal(0, 1) 2;", "mu ~ normal(0 + * 1, 1);")
+	p.recoveryBudget = 5 * len(src)
+	_, errs = p.Parse("t.shm", src)
+	if len(errs) == 0 || len(errs) >= 5 || errs[0].Pos.Line != 3 || !strings.Contains(errs[0].Msg, "after \"+\"") {
+		t.Errorf("missing operands, with a budget of five parses: %d errors (%v), want fewer than 5 from line 3", len(errs), errs)
 	}
 }
 
@@ -396,5 +403,15 @@ func TestStmtsFunctionDefinition(t *testing.T) {
 	}
 	if _, errs := p.ParseStmts("line", "real x = 1; x += 2;"); len(errs) > 0 {
 		t.Errorf("statements: %v", errs)
+	}
+}
+
+// TestExprStmtErrorPosition checks that an expression used as a statement
+// is reported at its ';', where ~ or an assignment was expected, not at
+// the token after it (the next line's '}').
+func TestExprStmtErrorPosition(t *testing.T) {
+	_, errs := Parse("e.shm", "data {\n  int N;\n}\nmodel {\n  N;\n}\n")
+	if len(errs) != 1 || errs[0].Pos != (lang.Pos{Line: 5, Col: 4}) || !strings.HasPrefix(errs[0].Msg, "expected ~ or an assignment after N") {
+		t.Errorf("got %v", errs)
 	}
 }

@@ -41,7 +41,8 @@ func parseFragment[T, R any](g *participle.Parser[T], file, src string, convert 
 		tree, err = g.ParseFromLexer(lx)
 	}
 	if err != nil {
-		e, _ := syntaxError(source, err, []byte(src))
+		reparse := func(t []byte) error { return parseText(g, file, t) }
+		e, _ := syntaxError(source, err, []byte(src), reparse)
 		return zero, lang.ErrorList{e}
 	}
 	c := &converter{src: source}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"unicode"
 
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
@@ -137,10 +138,12 @@ func (s *Session) EvalAt(file, line string) (out string, err error) {
 	}
 	s.ev.crn.workers = s.Workers
 	src := lang.NewSource(file, line)
-	trimmed := strings.TrimSpace(line)
-	if trimmed == "" {
+	if strings.TrimSpace(line) == "" {
 		return "", nil
 	}
+	// Parse the line as typed, indentation included, so that the columns
+	// of errors are those of line (the checker's errors show src).
+	trimmed := strings.TrimRightFunc(line, unicode.IsSpace)
 	if e, errs := s.parse.ParseExpr(file, trimmed); len(errs) == 0 {
 		x, errs := s.check.CheckExpr(e, src)
 		if len(errs) > 0 {

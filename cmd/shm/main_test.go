@@ -53,6 +53,35 @@ func TestCheckErrors(t *testing.T) {
 	}
 }
 
+// TestCheckHostileFiles checks the reports of "shm check" on files with
+// bytes or structure the lexer does not expect: each names what is there,
+// at its file:line:col.
+func TestCheckHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, src, want string }{
+		{"bom.shm", "\ufeffparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n", ""},
+		{"nul.shm", "data {\n  vector[3] y;  \x00\n}\n", ":2:17: invalid character NUL (0x00)"},
+		{"utf8.shm", "data {\n  vector[3] y;\n  \xff\xfe\n}\n", ":3:3: invalid UTF-8 byte 0xff (the first of 2)"},
+		{"unc.shm", "data {\n  int N;\n}\n/* foo\nmodel {\n}\n", ":4:1: unterminated comment: /* at 4:1 has no */"},
+		{"op.shm", "data {\n  vector[3] y;\n}\nmodel {\n  target += mean(y) + * 2;\n}\n", `:5:23: expected an expression after "+", found "*"`},
+	} {
+		file := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(file, []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errs, code := runCmd(t, "check", file)
+		if tc.want == "" {
+			if code != 0 || !strings.HasPrefix(out, "ok\n") {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.name, code, out, errs)
+			}
+			continue
+		}
+		if code != 1 || !strings.HasPrefix(errs, file+tc.want+"\n") || !strings.Contains(errs, "\n1 error(s)") {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant first %s", tc.name, code, errs, file+tc.want)
+		}
+	}
+}
+
 func TestCheckUsage(t *testing.T) {
 	if _, _, code := runCmd(t, "check"); code != 2 {
 		t.Errorf("check without a file: exit %d, want 2", code)

@@ -175,6 +175,9 @@ func (r *repl) script(in io.Reader) bool {
 			r.input++
 			err = lineTooLong(size)
 		} else {
+			if n == 1 {
+				line = strings.TrimPrefix(line, "\uFEFF") // a script's byte order mark
+			}
 			err = r.exec(context.Background(), line)
 		}
 		if errors.Is(err, errQuit) {

@@ -357,7 +357,7 @@ func TestReplErrorLines(t *testing.T) {
 	}
 	for _, want := range []string{
 		"input line 1:\n<line 1>:1:13: expected an expression after \"+\"",
-		"input line 5:\n<line 5>:1:5: unexpected \";\": expected an expression",
+		"input line 5:\n<line 5>:1:5: expected an expression after \"+\", found \";\"",
 	} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
@@ -614,6 +614,49 @@ func TestReadLine(t *testing.T) {
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("readLine(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestReplHostileInput checks that a script's byte order mark is skipped
+// (its first command runs), and that the REPL's lines get the parser's
+// reports of bytes it does not expect and of operators without operands.
+func TestReplHostileInput(t *testing.T) {
+	input := "\ufeff:names\nreal x = 1\x00;\nx + * 2\nx + ;\nreal z = \xff;\n/* open\n"
+	_, errs, code := runRepl(t, input)
+	if code == 0 {
+		t.Fatal("exit 0")
+	}
+	for _, want := range []string{
+		"input line 2:\n<line 2>:1:11: invalid character NUL (0x00)\n  real x = 1\u2400;\n            ^",
+		"input line 3:\n<line 3>:1:5: expected an expression after \"+\", found \"*\"",
+		"input line 4:\n<line 4>:1:5: expected an expression after \"+\", found \";\"\n  x + ;\n      ^",
+		"input line 5:\n<line 5>:1:10: invalid UTF-8 byte 0xff",
+		"input line 6:\n<line 6>:1:1: unterminated comment: /* at 1:1 has no */",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "input line 1:") {
+		t.Errorf("the byte order mark of the script's first line: %s", errs)
+	}
+}
+
+// TestReplIndentedColumns checks that the errors of an indented line name
+// the columns of the line as typed, with the caret under the character,
+// for the parser's errors and the checker's alike.
+func TestReplIndentedColumns(t *testing.T) {
+	_, errs, code := runRepl(t, "  y = undefined_var + 1;\n\t x = 1 2;\n")
+	if code == 0 {
+		t.Fatal("exit 0")
+	}
+	for _, want := range []string{
+		"input line 1:\n<line 1>:1:7: undefined_var is not declared\n    y = undefined_var + 1;\n        ^",
+		"input line 2:\n<line 2>:1:9: missing ';' before \"2\"\n  \t x = 1 2;\n  \t       ^",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
 	}
 }
