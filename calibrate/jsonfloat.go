@@ -52,25 +52,15 @@ func (x *jsonFloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// jsonFloats converts between []float64 and []jsonFloat (nil stays nil).
-func toJSONFloats(xs []float64) []jsonFloat {
+// convertFloats converts a slice between float64 and jsonFloat (nil stays
+// nil).
+func convertFloats[T, U ~float64](xs []T) []U {
 	if xs == nil {
 		return nil
 	}
-	out := make([]jsonFloat, len(xs))
+	out := make([]U, len(xs))
 	for i, x := range xs {
-		out[i] = jsonFloat(x)
-	}
-	return out
-}
-
-func fromJSONFloats(xs []jsonFloat) []float64 {
-	if xs == nil {
-		return nil
-	}
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = float64(x)
+		out[i] = U(x)
 	}
 	return out
 }
@@ -103,7 +93,8 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		resultFields: resultFields(r),
 		HPDTruth:     jsonFloat(r.HPDTruth), HPDThreshold: jsonFloat(r.HPDThreshold),
 		EllipseDist2: jsonFloat(r.EllipseDist2), EllipseRadius2: jsonFloat(r.EllipseRadius2),
-		Mean: toJSONFloats(r.Mean), SD: toJSONFloats(r.SD), Median: toJSONFloats(r.Median), Rhat: toJSONFloats(r.Rhat),
+		Mean: convertFloats[float64, jsonFloat](r.Mean), SD: convertFloats[float64, jsonFloat](r.SD),
+		Median: convertFloats[float64, jsonFloat](r.Median), Rhat: convertFloats[float64, jsonFloat](r.Rhat),
 		Seconds: jsonFloat(r.Seconds), FromLambda: jsonFloat(r.FromLambda), ParetoK: jsonFloat(r.ParetoK), ESS: jsonFloat(r.ESS),
 	})
 }
@@ -117,7 +108,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	*r = Result(j.resultFields)
 	r.HPDTruth, r.HPDThreshold = float64(j.HPDTruth), float64(j.HPDThreshold)
 	r.EllipseDist2, r.EllipseRadius2 = float64(j.EllipseDist2), float64(j.EllipseRadius2)
-	r.Mean, r.SD, r.Median, r.Rhat = fromJSONFloats(j.Mean), fromJSONFloats(j.SD), fromJSONFloats(j.Median), fromJSONFloats(j.Rhat)
+	r.Mean, r.SD = convertFloats[jsonFloat, float64](j.Mean), convertFloats[jsonFloat, float64](j.SD)
+	r.Median, r.Rhat = convertFloats[jsonFloat, float64](j.Median), convertFloats[jsonFloat, float64](j.Rhat)
 	r.Seconds, r.FromLambda, r.ParetoK, r.ESS = float64(j.Seconds), float64(j.FromLambda), float64(j.ParetoK), float64(j.ESS)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shmlang/shm/calibrate"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/diag"
@@ -427,24 +428,20 @@ func rejectionMessages(w io.Writer, mu *sync.Mutex) func(chain int, reason error
 	}
 }
 
-// dataDigest is the SHA-256 of the data files' contents, in order (the
-// --set values are in the header as given).
+// dataDigest is the digest of the data files' contents, in order: one
+// file's SHA-256 (calibrate.HashFiles), or the SHA-256 of several files'
+// (the --set values are in the header as given).
 func dataDigest(files []string) (string, error) {
-	if len(files) == 0 {
-		return "", nil
+	hashes, err := calibrate.HashFiles(files...)
+	if err != nil || len(hashes) == 0 {
+		return "", err
+	}
+	if len(hashes) == 1 {
+		return hashes[0].SHA256, nil
 	}
 	h := sha256.New()
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			return "", err
-		}
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
-		}
-		h.Write([]byte{0})
+	for _, f := range hashes {
+		h.Write([]byte(f.SHA256))
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

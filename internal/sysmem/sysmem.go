@@ -8,6 +8,15 @@ import (
 	"sync"
 )
 
+// Total returns the memory this process may use, in bytes (0 if
+// unknown), and what bounds it ("this machine's memory", "the
+// address-space limit (ulimit -v)", "the control group's memory limit"):
+// the smallest of them, read once per process (a data file and every
+// refused size ask).
+func Total() (uint64, string) { return totalOnce() }
+
+var totalOnce = sync.OnceValues(total)
+
 // MaxElements is the number of float64 values that fit in half of the
 // memory this process may use (Total: the machine's, or a smaller
 // address-space or control-group limit): the largest single container

@@ -9,12 +9,12 @@ import (
 	"syscall"
 )
 
-// Total returns the memory this process may use, in bytes (0 if
+// total returns the memory this process may use, in bytes (0 if
 // unknown), and what bounds it: the smallest of the machine's physical
 // memory, the address-space limit (RLIMIT_AS, ulimit -v) and the memory
 // limit of the process's control group (cgroup v2 memory.max, or v1
 // memory.limit_in_bytes).
-func Total() (uint64, string) {
+func total() (uint64, string) {
 	var total uint64
 	source := ""
 	use := func(n uint64, what string) {

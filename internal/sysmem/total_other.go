@@ -2,5 +2,5 @@
 
 package sysmem
 
-// Total returns 0 (unknown) on systems where it is not implemented.
-func Total() (uint64, string) { return 0, "" }
+// total returns 0 (unknown) on systems where it is not implemented.
+func total() (uint64, string) { return 0, "" }
