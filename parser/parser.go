@@ -12,21 +12,50 @@ import (
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/lang"
 )
 
 // MaxErrors caps the number of errors one Parse (or check) reports.
 const MaxErrors = 20
 
-// recoveryBudget bounds the bytes parsed while recovering from syntax
-// errors (each recovery parses the file again; the parser reads about
-// 0.3–0.5 MB/s): a typical model recovers from all MaxErrors errors, a
-// file of megabytes reports its first one or two.
-const recoveryBudget = 4 << 20
+// recoveryBudget bounds the tokens parsed while recovering from syntax
+// errors (each recovery parses the file again; the parser takes about
+// 10 µs per token): a typical model (a few thousand tokens) recovers from
+// all MaxErrors errors, a file near maxTokens reports its first one or
+// two.
+const recoveryBudget = 500_000
+
+// maxTokens bounds the tokens of one file or session line: the parser
+// takes about 10 µs and holds about 1 kB per token, so that a file of
+// this many is answered within seconds in a few hundred megabytes (the
+// largest posteriordb program has under 1 000). Less memory lowers it
+// (tokenLimit).
+const maxTokens = 250_000
+
+// bytesPerToken is about what the parser holds per token, for tokenLimit.
+const bytesPerToken = 1 << 10
+
+// tokenLimit returns the tokens a file may have: maxTokens, or fewer
+// where a sixteenth of the memory this process may use (sysmem.Total)
+// would not hold them.
+func tokenLimit() int {
+	total, _ := sysmem.Total()
+	if total == 0 {
+		return maxTokens
+	}
+	return int(min(uint64(maxTokens), total/16/bytesPerToken))
+}
 
 // maxNesting bounds bracket nesting, so that adversarial input cannot
 // exhaust the stack of the recursive-descent parser.
 const maxNesting = 256
+
+// maxListElements bounds the elements of one bracketed list (an array
+// or vector literal, arguments, indices): the parser takes about 10 µs
+// and a few hundred bytes per element, and large values belong in data
+// files.
+const maxListElements = 100_000
 
 // Parser parses .shm programs. A Parser holds the compiled grammar and may
 // be used from several goroutines.
@@ -37,6 +66,7 @@ type Parser struct {
 	funDef  *participle.Parser[pFunDef] // to recognize a definition typed in a session
 
 	recoveryBudget int // recoveryBudget, smaller in tests
+	maxTokens      int // tokenLimit(), smaller in tests
 }
 
 // New compiles the grammars (whole programs, statement lists and single
@@ -58,7 +88,7 @@ func New() (*Parser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parser: building grammar: %w", err)
 	}
-	return &Parser{grammar: g, stmts: sg, exprs: eg, funDef: fg, recoveryBudget: recoveryBudget}, nil
+	return &Parser{grammar: g, stmts: sg, exprs: eg, funDef: fg, recoveryBudget: recoveryBudget, maxTokens: tokenLimit()}, nil
 }
 
 // Parse parses one .shm file. It returns the program built from the
@@ -80,19 +110,25 @@ var shared = sync.OnceValues(New)
 func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
 	source := lang.NewSource(file, src)
 	var errs lang.ErrorList
-	lx, deep, lexErr := lexChecked(source, file, src)
+	lx, ntoks, deep, lexErr := lexChecked(source, file, src, p.maxTokens)
 	if deep != nil {
 		return nil, lang.ErrorList{deep}
 	}
+	if lexErr != nil {
+		ntoks = len(src) // at most one token per byte
+	}
 	text := []byte(src)
-	parsed := 0 // bytes parsed so far, to bound the recovery's work
+	// cost is about the tokens of a text amended from src (blanked
+	// statements keep its length; a cut shortens it).
+	cost := func(t []byte) int { return ntoks * len(t) / max(len(src), 1) }
+	parsed := 0 // tokens parsed so far, to bound the recovery's work
 	// reparse parses an amended text to find an error's cause, within the
 	// recovery's budget.
 	reparse := func(t []byte) error {
-		if parsed+len(t) > p.recoveryBudget {
+		if parsed+cost(t) > p.recoveryBudget {
 			return errNoReparse
 		}
-		parsed += len(t)
+		parsed += cost(t)
 		return parseText(p.grammar, file, t)
 	}
 	// After an unterminated comment, the text is cut before it (Prefix):
@@ -102,7 +138,7 @@ func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
 		if parsed > 0 { // a statement was blanked
 			lx, _, lexErr = lexProgram(file, string(text))
 		}
-		parsed += len(text)
+		parsed += max(cost(text), 1)
 		tree, err := (*pProgram)(nil), lexErr
 		if err == nil {
 			tree, err = p.grammar.ParseFromLexer(lx)
@@ -132,7 +168,7 @@ func (p *Parser) Parse(file, src string) (*lang.Program, lang.ErrorList) {
 		// Each recovery parses the whole file again: stop after MaxErrors,
 		// or once recoveryBudget bytes have been parsed (a huge file
 		// reports its first errors, not minutes later).
-		more := len(errs) < MaxErrors && parsed+len(text) <= p.recoveryBudget
+		more := len(errs) < MaxErrors && parsed+cost(text) <= p.recoveryBudget
 		var le *lexError
 		switch {
 		case !more:
@@ -359,23 +395,62 @@ func isRuleName(s string) bool {
 	return len(s) > 1 && s[0] == 'P' && s[1] >= 'A' && s[1] <= 'Z' && !strings.ContainsAny(s, "\" ()|")
 }
 
-// checkDepth rejects input that would nest the parser deeper than
-// maxNesting: brackets (checkNesting), and operators the grammar nests
-// rather than repeats (checkChains). Deeper input would overflow the
-// parser's stack, a fatal error, not a panic.
-func checkDepth(source *lang.Source, src string, toks []lexer.Token) *lang.Error {
+// checkDepth rejects input too large to parse in seconds (checkLists,
+// maxTokens) or that would nest the parser deeper than maxNesting:
+// brackets (checkNesting), and operators the grammar nests rather than
+// repeats (checkChains). Deeper input would overflow the parser's stack,
+// a fatal error, not a panic.
+func checkDepth(source *lang.Source, src string, toks []lexer.Token, maxTokens int) *lang.Error {
+	if e := checkLists(source, toks); e != nil {
+		return e
+	}
+	if len(toks) > maxTokens {
+		t := toks[maxTokens]
+		return source.At(lang.Pos{Line: t.Pos.Line, Col: t.Pos.Column},
+			fmt.Sprintf("more than %d tokens (names, numbers and symbols): put large values in a data file", maxTokens))
+	}
 	if e := checkNesting(source, src); e != nil {
 		return e
 	}
 	return checkChains(source, toks)
 }
 
-// lexChecked lexes src once for both the depth checks and the parser. A
+// checkLists rejects a bracketed list of more than maxListElements
+// elements, at the bracket that opens it, before the parser spends
+// seconds on it.
+func checkLists(source *lang.Source, toks []lexer.Token) *lang.Error {
+	type list struct {
+		open   lexer.Position
+		commas int
+	}
+	stack := []list{{}}
+	for _, t := range toks {
+		switch t.Value {
+		case "(", "[", "{":
+			stack = append(stack, list{open: t.Pos})
+		case ")", "]", "}":
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+		case ",":
+			top := &stack[len(stack)-1]
+			top.commas++
+			if top.commas >= maxListElements && len(stack) > 1 {
+				return source.At(lang.Pos{Line: top.open.Line, Col: top.open.Column},
+					fmt.Sprintf("a list of more than %d elements: put large values in a data file", maxListElements))
+			}
+		}
+	}
+	return nil
+}
+
+// lexChecked lexes src once for both the size checks and the parser. A
 // lexing error is returned as err, for the parser's error report; deep is
-// the error of input nested too deep to parse.
-func lexChecked(source *lang.Source, file, src string) (lx *lexer.PeekingLexer, deep *lang.Error, err error) {
+// the error of input too large or nested too deep to parse; n is the
+// number of tokens before the end of file (0 after a lexing error).
+func lexChecked(source *lang.Source, file, src string, maxTokens int) (lx *lexer.PeekingLexer, n int, deep *lang.Error, err error) {
 	lx, toks, err := lexProgram(file, src)
-	return lx, checkDepth(source, src, toks), err
+	return lx, max(len(toks)-1, 0), checkDepth(source, src, toks, maxTokens), err
 }
 
 // checkChains rejects runs of more than maxNesting prefix operators

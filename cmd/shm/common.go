@@ -84,9 +84,11 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // maxSourceBytes bounds a model file: the parser reads about 0.4 MB/s
-// and holds about 300 bytes per byte of a long literal, and large values
-// belong in data files.
-const maxSourceBytes = 8 << 20
+// and holds about 300 bytes per byte of a long literal, so that a file
+// of this size is answered within seconds in a few hundred megabytes;
+// large values belong in data files (the largest posteriordb program is
+// under 4 kB).
+const maxSourceBytes = 1 << 20
 
 // readSource reads a model file of at most maxSourceBytes (a device such
 // as /dev/zero is read up to that size, not forever).

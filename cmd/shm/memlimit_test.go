@@ -76,7 +76,7 @@ func TestModelSourceBounded(t *testing.T) {
 			continue
 		}
 		var stdout, stderr bytes.Buffer
-		if code := run([]string{"check", path}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), path+": more than 8.0 MiB: a model file may have at most that") {
+		if code := run([]string{"check", path}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), path+": more than 1.0 MiB: a model file may have at most that") {
 			t.Errorf("%s: exit %d, stderr %q", path, code, stderr.String())
 		}
 	}
