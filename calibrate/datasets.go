@@ -8,7 +8,6 @@ import (
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
-	"github.com/shmlang/shm/runtime/nuts"
 )
 
 // Replicate names a generated quantity whose draws replace a data
@@ -126,9 +125,11 @@ func Bootstrap(dir Dir, set *data.Set, names []string, n int, seed uint64) error
 // draw of a posterior run (at the default loss scale, on the data as
 // given) with the highest log density without Jacobian, by parameter
 // column, and the run's draws (whose adaptation is a pilot for the
-// calibration's runs: Dir.WritePilot).
-func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, progress func(nuts.Progress)) (map[string]float64, *Posterior, error) {
-	post, err := p.Sample(ctx, bm, p.Seed, SampleOptions{Progress: progress})
+// calibration's runs: Dir.WritePilot). The run reports to opts' hooks;
+// opts.Warm is ignored.
+func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, opts SampleOptions) (map[string]float64, *Posterior, error) {
+	opts.Warm = nil
+	post, err := p.Sample(ctx, bm, p.Seed, opts)
 	if err != nil {
 		return nil, nil, err
 	}

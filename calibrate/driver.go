@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"sync"
 	"text/tabwriter"
-
-	"github.com/shmlang/shm/runtime/nuts"
 )
 
 // Runner runs tasks; each writes its result into the calibration's folder.
@@ -30,9 +28,11 @@ type Pool struct {
 	Bind    Binder
 	Workers int
 	Log     io.Writer // a line per finished task; nil for none
-	// Refresh, when positive, also logs every task's chains every Refresh
-	// iterations.
-	Refresh int
+	// Monitor, when not nil, is called as each task starts, with the
+	// task's label ("lambda 0.5, dataset 3"); the task's run reports to
+	// the hooks it returns (Progress, Activity), and calls stop when it
+	// ends.
+	Monitor func(label string) (hooks SampleOptions, stop func())
 }
 
 // Run runs the tasks, at most p.Workers at once, in their order, and
@@ -47,18 +47,14 @@ func (p *Pool) Run(ctx context.Context, tasks []Task) error {
 	var mu sync.Mutex
 	forEach(ctx, len(tasks), workers, func(i int) {
 		t := tasks[i]
-		var progress func(nuts.Progress)
-		if p.Log != nil && p.Refresh > 0 {
-			progress = func(pr nuts.Progress) {
-				if pr.Iteration%p.Refresh != 0 && pr.Iteration != pr.Total {
-					return
-				}
-				mu.Lock()
-				fmt.Fprintf(p.Log, "lambda %s, dataset %d: chain %d iteration %d / %d\n", lambdaText(t.Lambda), t.Dataset+1, pr.Chain, pr.Iteration, pr.Total)
-				mu.Unlock()
-			}
+		var opts SampleOptions
+		if p.Monitor != nil {
+			var stop func()
+			opts, stop = p.Monitor(fmt.Sprintf("lambda %s, dataset %d", lambdaText(t.Lambda), t.Dataset+1))
+			defer stop()
 		}
-		r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, SampleOptions{Progress: progress, Replicates: replicates})
+		opts.Warm, opts.Replicates = nil, replicates
+		r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, opts)
 		if err == nil {
 			err = p.Dir.WriteResult(r)
 		}

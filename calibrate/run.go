@@ -148,6 +148,9 @@ type SampleOptions struct {
 	Warm *WarmStart
 	// Progress, when not nil, receives the chains' iterations.
 	Progress func(nuts.Progress)
+	// Activity, when not nil, receives the state of each chain's
+	// iteration in progress (nuts.Config.Activity), for a heartbeat.
+	Activity func(nuts.Activity)
 	// Replicates is the number of goroutines that evaluate the
 	// replicates of a crn call (0: GOMAXPROCS, which fills the cores
 	// while a run is alone; runs side by side are faster with 1 each).
@@ -159,7 +162,7 @@ type SampleOptions struct {
 func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, opts SampleOptions) (*Posterior, error) {
 	warm := opts.Warm
 	cfg := nuts.DefaultConfig()
-	cfg.Progress = opts.Progress
+	cfg.Progress, cfg.Activity = opts.Progress, opts.Activity
 	cfg.NumWarmup, cfg.NumSamples = p.Warmup, p.Samples
 	if p.MaxDepth > 0 {
 		cfg.MaxDepth = p.MaxDepth

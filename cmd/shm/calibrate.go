@@ -307,12 +307,10 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 		} else {
 			start := time.Now()
 			fmt.Fprintf(stderr, "estimating the truth: a run at lambda %g on the data as given\n", f.lambda0)
-			progress := func(p nuts.Progress) {
-				if f.refresh > 0 && (p.Iteration%f.refresh == 0 || p.Iteration == p.Total) {
-					fmt.Fprintf(stderr, "estimate: chain %d iteration %d / %d\n", p.Chain, p.Iteration, p.Total)
-				}
-			}
-			if plan.Truth, pilot, err = plan.Estimate(ctx, bm, progress); err != nil {
+			opts, stop := runMonitor(stderr, f.refresh, heartbeat, plan)("estimate")
+			plan.Truth, pilot, err = plan.Estimate(ctx, bm, opts)
+			stop()
+			if err != nil {
 				return nil, fmt.Errorf("estimating the truth: %w", err)
 			}
 			fmt.Fprintf(stderr, "estimate (the draw with the highest log density, %.1f s): %s\n", time.Since(start).Seconds(), columnsText(bm, plan.Truth))
@@ -343,7 +341,7 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			return nil, err
 		}
 	}
-	var runner calibrate.Runner = &calibrate.Pool{Dir: dir, Plan: plan, Bind: bind, Workers: f.workers, Log: stderr, Refresh: f.refresh}
+	var runner calibrate.Runner = &calibrate.Pool{Dir: dir, Plan: plan, Bind: bind, Workers: f.workers, Log: stderr, Monitor: runMonitor(stderr, f.refresh, heartbeat, plan)}
 	switch {
 	case f.collect:
 		runner = calibrate.Collector{}
@@ -655,9 +653,30 @@ func cmdCalibrateTask(ctx context.Context, args []string, stderr io.Writer) int 
 		return 0
 	}
 	fmt.Fprintf(stderr, "array task %d: %d run(s), from lambda %g, dataset %d\n", *index, len(todo), todo[0].Lambda, todo[0].Dataset+1)
-	pool := &calibrate.Pool{Dir: dir, Plan: plan, Bind: planBinder(plan), Workers: 1, Log: stderr, Refresh: 100}
+	pool := &calibrate.Pool{Dir: dir, Plan: plan, Bind: planBinder(plan), Workers: 1, Log: stderr, Monitor: runMonitor(stderr, 100, heartbeat, plan)}
 	if err := pool.Run(ctx, todo); err != nil {
 		return report(stderr, err)
 	}
 	return 0
+}
+
+// runMonitor returns a calibrate.Pool's Monitor: each run's chains report
+// as shm sample's do (a line every refresh iterations, a heartbeat while
+// an iteration is slow, the warning when warmup keeps hitting the maximum
+// tree depth), each line starting with the run's label.
+func runMonitor(w io.Writer, refresh int, heartbeat time.Duration, plan *calibrate.Plan) func(label string) (calibrate.SampleOptions, func()) {
+	var mu sync.Mutex // serializes the lines of runs side by side
+	ids := make([]int, max(plan.Chains, 1))
+	for i := range ids {
+		ids[i] = i + 1
+	}
+	maxDepth := plan.MaxDepth
+	if maxDepth <= 0 {
+		maxDepth = nuts.DefaultConfig().MaxDepth
+	}
+	return func(label string) (calibrate.SampleOptions, func()) {
+		p := newChainProgress(w, &mu, refresh, maxDepth, plan.Samples, ids)
+		p.label, p.heartbeat = label, heartbeat
+		return calibrate.SampleOptions{Progress: p.progress, Activity: p.activity}, p.start()
+	}
 }

@@ -14,16 +14,18 @@ import (
 // no line for heartbeat, a line saying what its iteration is doing (how
 // long it has run, its leapfrog steps, tree depth and step size), so that
 // a slow chain is never silent; and, once per chain, a warning when
-// warmup keeps hitting the maximum tree depth.
+// warmup keeps hitting the maximum tree depth. A label (a calibration's
+// run: "lambda 0.5, dataset 3") starts each line.
 type chainProgress struct {
-	w         io.Writer
-	mu        *sync.Mutex // serializes lines on w (shared with other writers)
-	refresh   int
-	maxDepth  int
-	numWarmup int
-	heartbeat time.Duration
-	ids       []int
-	chains    map[int]*chainState // by chain id; fixed after newChainProgress
+	w          io.Writer
+	mu         *sync.Mutex // serializes lines on w (shared with other writers)
+	label      string      // "" or the run's, followed by ": " on each line
+	refresh    int
+	maxDepth   int
+	numSamples int // the chains' post-warmup iterations (a warm start's warmup is shorter)
+	heartbeat  time.Duration
+	ids        []int
+	chains     map[int]*chainState // by chain id; fixed after newChainProgress
 }
 
 // chainState is one chain's progress, written by its goroutine and read by
@@ -48,8 +50,11 @@ const (
 	depthHits   = 18
 )
 
-func newChainProgress(w io.Writer, mu *sync.Mutex, refresh, maxDepth, numWarmup int, ids []int) *chainProgress {
-	p := &chainProgress{w: w, mu: mu, refresh: refresh, maxDepth: maxDepth, numWarmup: numWarmup, heartbeat: 10 * time.Second,
+// heartbeat is how long a running chain may go without a progress line.
+const heartbeat = 10 * time.Second
+
+func newChainProgress(w io.Writer, mu *sync.Mutex, refresh, maxDepth, numSamples int, ids []int) *chainProgress {
+	p := &chainProgress{w: w, mu: mu, refresh: refresh, maxDepth: maxDepth, numSamples: numSamples, heartbeat: heartbeat,
 		ids: ids, chains: make(map[int]*chainState, len(ids))}
 	for _, id := range ids {
 		p.chains[id] = &chainState{}
@@ -116,7 +121,7 @@ func (p *chainProgress) progress(pr nuts.Progress) {
 	s.finished = pr.Iteration
 	s.done = pr.Iteration == pr.Total
 	// The next iteration, until its first leapfrog step.
-	s.activity = nuts.Activity{Chain: pr.Chain, Iteration: pr.Iteration + 1, Total: pr.Total, Warmup: pr.Iteration < p.numWarmup,
+	s.activity = nuts.Activity{Chain: pr.Chain, Iteration: pr.Iteration + 1, Total: pr.Total, Warmup: pr.Iteration < pr.Total-p.numSamples,
 		StepSize: pr.StepSize}
 	line := p.refresh > 0 && (pr.Iteration%p.refresh == 0 || pr.Iteration == pr.Total || pr.Iteration == 1)
 	if line {
@@ -136,8 +141,8 @@ func (p *chainProgress) progress(pr nuts.Progress) {
 		}
 		if len(s.hits) == depthWindow && n >= depthHits {
 			s.warned = true
-			warn = fmt.Sprintf("Chain %d: %d of the last %d warmup iterations hit the maximum tree depth %d (%d leapfrog steps in the last; step size %.3g): each draw costs that many gradients. The posterior's scales differ widely or it is ill-conditioned: reparameterize (non-centered forms, standardized predictors), try --metric dense, or raise --max-depth\n",
-				pr.Chain, n, depthWindow, p.maxDepth, pr.NLeapfrog, pr.StepSize)
+			warn = fmt.Sprintf("%sChain %d: %d of the last %d warmup iterations hit the maximum tree depth %d (%d leapfrog steps in the last; step size %.3g): each draw costs that many gradients. The posterior's scales differ widely or it is ill-conditioned: reparameterize (non-centered forms, standardized predictors), try --metric dense, or raise --max-depth\n",
+				p.prefix(), pr.Chain, n, depthWindow, p.maxDepth, pr.NLeapfrog, pr.StepSize)
 		}
 	}
 	s.mu.Unlock()
@@ -147,7 +152,7 @@ func (p *chainProgress) progress(pr nuts.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if line {
-		fmt.Fprintf(p.w, "Chain %d Iteration: %*d / %d [%3d%%]  (%s)\n", pr.Chain, len(fmt.Sprint(pr.Total)), pr.Iteration, pr.Total,
+		fmt.Fprintf(p.w, "%sChain %d Iteration: %*d / %d [%3d%%]  (%s)\n", p.prefix(), pr.Chain, len(fmt.Sprint(pr.Total)), pr.Iteration, pr.Total,
 			100*pr.Iteration/max(pr.Total, 1), phaseName(pr.Warmup))
 	}
 	fmt.Fprint(p.w, warn)
@@ -161,7 +166,7 @@ func (p *chainProgress) beat(now time.Time) {
 		s := p.chains[id]
 		s.mu.Lock()
 		if s.started && !s.done && now.Sub(s.lastLine) >= p.heartbeat {
-			lines = append(lines, s.heartbeatLine(id, now))
+			lines = append(lines, p.prefix()+s.heartbeatLine(id, now))
 			s.lastLine, s.lastIter = now, s.finished
 		}
 		s.mu.Unlock()
@@ -191,6 +196,14 @@ func (s *chainState) heartbeatLine(id int, now time.Time) string {
 	return fmt.Sprintf("Chain %d Iteration: %*d / %d [%3d%%]  (%s)%s this one running for %s: %d leapfrog step(s) so far, tree depth %d, step size %.3g\n",
 		id, len(fmt.Sprint(a.Total)), a.Iteration, a.Total, 100*max(a.Iteration-1, 0)/max(a.Total, 1), phaseName(a.Warmup), pace,
 		now.Sub(s.iterStart).Round(time.Second), a.NLeapfrog, a.TreeDepth, a.StepSize)
+}
+
+// prefix is what starts each line: the label and ": ", or nothing.
+func (p *chainProgress) prefix() string {
+	if p.label == "" {
+		return ""
+	}
+	return p.label + ": "
 }
 
 func phaseName(warmup bool) string {

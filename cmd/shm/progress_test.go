@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shmlang/shm/calibrate"
 	"github.com/shmlang/shm/runtime/nuts"
 )
 
@@ -92,4 +93,56 @@ func TestSampleWarnsMaxDepth(t *testing.T) {
 	if !strings.Contains(stderr.String(), "Chain 1: ") || !strings.Contains(stderr.String(), "hit the maximum tree depth 1") {
 		t.Errorf("no warning:\n%s", stderr.String())
 	}
+}
+
+// TestCalibrateProgress: a calibration's runs report as shm sample's
+// chains do, each line labelled with its run: a line every --refresh
+// iterations, and a heartbeat while an iteration is slow (here after
+// 50 ms).
+func TestCalibrateProgress(t *testing.T) {
+	model, y := calibrationFiles(t)
+	var stdout, stderr bytes.Buffer
+	args := []string{"calibrate", "lambda", model, y, "--dir", filepath.Join(t.TempDir(), "cal"), "--truth", "mu=0.5", "--generate", "2",
+		"--replicate", "y=y_rep", "--lambdas", "1", "--warmup", "100", "--samples", "100", "--seed", "3", "--refresh", "50", "--workers", "2"}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{
+		"lambda 1, dataset 1: Chain 1 Iteration:  50 / 200 [ 25%]  (Warmup)\n",
+		"lambda 1, dataset 2: Chain 1 Iteration: 250 / 250 [100%]  (Sampling)\n", // a warm start: 150 warmup iterations
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("no line %q in\n%s", want, stderr.String())
+		}
+	}
+
+	var out syncBuffer
+	plan := &calibrate.Plan{Chains: 2, Warmup: 100, Samples: 100}
+	opts, stop := runMonitor(&out, 100, 50*time.Millisecond, plan)("lambda 2, dataset 7")
+	opts.Activity(nuts.Activity{Chain: 1, Iteration: 3, Total: 200, Warmup: true, TreeDepth: 9, NLeapfrog: 700, StepSize: 0.01})
+	time.Sleep(1500 * time.Millisecond)
+	stop()
+	want := "lambda 2, dataset 7: Chain 1 Iteration:   3 / 200 [  1%]  (Warmup) this one running for "
+	if got := out.String(); !strings.HasPrefix(got, want) || !strings.Contains(got, "700 leapfrog step(s) so far, tree depth 9, step size 0.01\n") {
+		t.Errorf("heartbeat %q, want a line starting %q", got, want)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader on
+// different goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

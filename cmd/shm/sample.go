@@ -202,7 +202,7 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	for i := range ids {
 		ids[i] = f.chainID + i
 	}
-	progress := newChainProgress(stderr, &mu, f.refresh, cfg.MaxDepth, cfg.NumWarmup, ids)
+	progress := newChainProgress(stderr, &mu, f.refresh, cfg.MaxDepth, cfg.NumSamples, ids)
 	progress.configure(&cfg)
 	defer progress.start()()
 	cfg.Rejected = rejectionMessages(stderr, &mu)
