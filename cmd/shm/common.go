@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -59,10 +60,91 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			flags = append(flags, args[i])
 		}
 	}
-	if err := fs.Parse(flags); err != nil {
+	// The flag package prints its error and every flag's usage; a wrong
+	// flag gets one line here (with the flag meant, when one is near), the
+	// usage only --help.
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(flags)
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(out, "Usage of shm %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return nil, err
+	case err != nil:
+		err = flagError(fs, err)
+		fmt.Fprintf(out, "shm %s: %v (see shm %s --help)\n", fs.Name(), err, fs.Name())
 		return nil, err
 	}
 	return pos, nil
+}
+
+// flagError rewrites the flag package's errors to name flags as they are
+// documented (--name), and an unknown flag with the flag of fs nearest to
+// it, if one is near.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if near := nearestFlag(fs, name); near != "" {
+			return fmt.Errorf("unknown flag --%s: did you mean --%s?", name, near)
+		}
+		return fmt.Errorf("unknown flag --%s", name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("--%s needs a value", name)
+	}
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s: invalid value %s: %s", m[2], m[1], m[3])
+	}
+	return err
+}
+
+// invalidFlagValue matches the flag package's error for a value its flag
+// does not accept.
+var invalidFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([^:]*): (.*)$`)
+
+// nearestFlag returns the name of fs's flag nearest to name (ignoring
+// case, and reading "_" as "-"), or "" when none is within a third of
+// its length in edits.
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	if len(name) > 64 {
+		return ""
+	}
+	typed := strings.ReplaceAll(strings.ToLower(name), "_", "-")
+	best, bestDist := "", len(typed)/3+1
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(typed, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the number of insertions, deletions, substitutions
+// and swaps of neighbours that turn a into b (the optimal string
+// alignment distance, in bytes).
+func editDistance(a, b string) int {
+	rows := [3][]int{make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)}
+	for j := range rows[1] {
+		rows[1][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		before, prev, cur := rows[0], rows[1], rows[2]
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
+		}
+		rows = [3][]int{prev, cur, before}
+	}
+	return rows[1][len(b)]
 }
 
 // newFlagSet returns a flag set that reports errors to stderr without

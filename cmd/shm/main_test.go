@@ -109,3 +109,32 @@ func TestHelpStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagErrors: a wrong flag is answered with one line naming it as
+// documented (--name), with the flag meant when one is near, not with
+// every flag's usage; --help still lists them.
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sample", "m.shm", "--max-detph", "3"}, "shm sample: unknown flag --max-detph: did you mean --max-depth? (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--Chains", "3"}, "shm sample: unknown flag --Chains: did you mean --chains? (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--adapt_delta", "0.9"}, "shm sample: unknown flag --adapt_delta: did you mean --adapt-delta? (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--frobnicate"}, "shm sample: unknown flag --frobnicate (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--chains", "x"}, "shm sample: --chains: invalid value \"x\": parse error (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--save-warmup=maybe"}, "shm sample: --save-warmup: invalid value \"maybe\": parse error (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--chains"}, "shm sample: --chains needs a value (see shm sample --help)\n"},
+		{[]string{"calibrate", "lambda", "m.shm", "--wrokers", "2"}, "shm calibrate lambda: unknown flag --wrokers: did you mean --workers? (see shm calibrate lambda --help)\n"},
+		{[]string{"plot", "trace", "x.csv", "--widht", "3"}, "shm plot: unknown flag --widht: did you mean --width? (see shm plot --help)\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != 2 || stderr.String() != tc.want {
+			t.Errorf("%v: exit %d, stderr\n%q\nwant\n%q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"sample", "--help"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stderr.String(), "Usage of shm sample:\n") || !strings.Contains(stderr.String(), "-max-depth") {
+		t.Errorf("--help: exit %d, %q", code, stderr.String())
+	}
+}

@@ -543,7 +543,7 @@ func TestReplLongLines(t *testing.T) {
 		{"load", ":load " + garbage + ".shm", []string{"error: open aaaa", "characters)"}},
 		{"set", ":set " + garbage, []string{`error: :set "aaaa`}},
 		{"lp", ":lp " + garbage + "=1", []string{"error: :lp", "characters)"}},
-		{"sample", ":sample --" + garbage, []string{"error: :sample: flag provided but not defined: -aaaa", "characters)"}},
+		{"sample", ":sample --" + garbage, []string{"error: :sample: unknown flag --aaaa", "characters)"}},
 		{"too long", strings.Repeat("b", maxLineBytes+10), []string{"input line 1: error: the line has 1048586 bytes, more than the 1048576 (1 MiB) a line may have: long values belong in a data file (:data file.json)"}},
 		{"too long, CRLF", strings.Repeat("1", maxLineBytes+1) + "\r", []string{"error: the line has 1048577 bytes"}},
 	} {
