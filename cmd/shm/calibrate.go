@@ -203,8 +203,7 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprint(stderr, calibrateUsage)
 		return 2
 	}
-	f.set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	f.set = setFlags(fs)
 	if err := f.validate(); err != nil {
 		fmt.Fprintf(stderr, "shm calibrate lambda: %v\n", err)
 		return 2

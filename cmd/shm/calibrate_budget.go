@@ -388,8 +388,7 @@ func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagStatus(err)
 	}
-	noiseSet := false
-	fs.Visit(func(f *flag.Flag) { noiseSet = noiseSet || f.Name == "noise" })
+	noiseSet := setFlags(fs)["noise"]
 	switch {
 	case y == "":
 		fmt.Fprintln(stderr, "usage: shm calibrate eps data... --y NAME [--noise SIGMA] [--alpha 1]")

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,7 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 // parseArgs parses flags that may come before or after the positional
 // arguments, as language.md asks, and returns the positional ones.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	aliases := addAliases(fs)
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -43,6 +45,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			pos = append(pos, a)
 			continue
 		}
+		a = hyphenate(fs, a)
 		flags = append(flags, a)
 		name := strings.TrimLeft(a, "-")
 		if strings.Contains(name, "=") {
@@ -69,8 +72,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(out)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintf(out, "Usage of shm %s:\n", fs.Name())
-		fs.PrintDefaults()
+		printUsage(fs, aliases)
 		return nil, err
 	case err != nil:
 		err = flagError(fs, err)
@@ -78,6 +80,96 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		return nil, err
 	}
 	return pos, nil
+}
+
+// cmdstanAliases are CmdStan's and CmdStanPy's names of shm's flags,
+// accepted by every command that has the flag they name.
+var cmdstanAliases = map[string]string{
+	"num-samples":     "samples",
+	"iter-sampling":   "samples",
+	"num-warmup":      "warmup",
+	"iter-warmup":     "warmup",
+	"num-chains":      "chains",
+	"parallel-chains": "parallel",
+	"max-treedepth":   "max-depth",
+	"delta":           "adapt-delta",
+	"id":              "chain-id",
+	"inits":           "init",
+	"output-dir":      "output",
+	"random-seed":     "seed",
+}
+
+// addAliases defines on fs the aliases of its flags (cmdstanAliases),
+// each sharing its flag's value, and returns them by the flag they name.
+func addAliases(fs *flag.FlagSet) map[string][]string {
+	byFlag := map[string][]string{}
+	for alias, name := range cmdstanAliases {
+		if f := fs.Lookup(name); f != nil && fs.Lookup(alias) == nil {
+			fs.Var(f.Value, alias, "alias of --"+name)
+			byFlag[name] = append(byFlag[name], alias)
+		}
+	}
+	for _, as := range byFlag {
+		slices.Sort(as)
+	}
+	return byFlag
+}
+
+// setFlags returns the names of the flags given on fs's command line,
+// an alias under the name of its flag.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) {
+		if name, ok := strings.CutPrefix(f.Usage, "alias of --"); ok {
+			set[name] = true
+			return
+		}
+		set[f.Name] = true
+	})
+	return set
+}
+
+// hyphenate returns the argument a with its flag name's "_" read as "-"
+// (CmdStanPy's spelling, --iter_sampling) when only that name is a flag
+// of fs.
+func hyphenate(fs *flag.FlagSet, a string) string {
+	dashes := len(a) - len(strings.TrimLeft(a, "-"))
+	name, value, hasValue := strings.Cut(a[dashes:], "=")
+	if fs.Lookup(name) != nil || !strings.Contains(name, "_") {
+		return a
+	}
+	if h := strings.ReplaceAll(name, "_", "-"); fs.Lookup(h) != nil {
+		a = a[:dashes] + h
+		if hasValue {
+			a += "=" + value
+		}
+	}
+	return a
+}
+
+// printUsage prints fs's flags (as --help asks), an alias on the line of
+// the flag it names.
+func printUsage(fs *flag.FlagSet, aliases map[string][]string) {
+	out := fs.Output()
+	fmt.Fprintf(out, "Usage of shm %s:\n", fs.Name())
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Usage, "alias of --") {
+			return
+		}
+		name, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(out, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(out, " %s", name)
+		}
+		fmt.Fprintf(out, "\n    \t%s", strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+			fmt.Fprintf(out, " (default %s)", f.DefValue)
+		}
+		if as := aliases[f.Name]; len(as) > 0 {
+			fmt.Fprintf(out, " (also --%s)", strings.Join(as, ", --"))
+		}
+		fmt.Fprintln(out)
+	})
 }
 
 // flagError rewrites the flag package's errors to name flags as they are

@@ -120,7 +120,7 @@ func TestFlagErrors(t *testing.T) {
 	}{
 		{[]string{"sample", "m.shm", "--max-detph", "3"}, "shm sample: unknown flag --max-detph: did you mean --max-depth? (see shm sample --help)\n"},
 		{[]string{"sample", "m.shm", "--Chains", "3"}, "shm sample: unknown flag --Chains: did you mean --chains? (see shm sample --help)\n"},
-		{[]string{"sample", "m.shm", "--adapt_delta", "0.9"}, "shm sample: unknown flag --adapt_delta: did you mean --adapt-delta? (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--adapt_detla", "0.9"}, "shm sample: unknown flag --adapt_detla: did you mean --adapt-delta? (see shm sample --help)\n"},
 		{[]string{"sample", "m.shm", "--frobnicate"}, "shm sample: unknown flag --frobnicate (see shm sample --help)\n"},
 		{[]string{"sample", "m.shm", "--chains", "x"}, "shm sample: --chains: invalid value \"x\": parse error (see shm sample --help)\n"},
 		{[]string{"sample", "m.shm", "--save-warmup=maybe"}, "shm sample: --save-warmup: invalid value \"maybe\": parse error (see shm sample --help)\n"},
@@ -136,5 +136,50 @@ func TestFlagErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"sample", "--help"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stderr.String(), "Usage of shm sample:\n") || !strings.Contains(stderr.String(), "-max-depth") {
 		t.Errorf("--help: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestCmdStanAliases: CmdStan's and CmdStanPy's flag names (also with
+// "_") run what shm's names run, the seed included; --help lists them on
+// their flag's line.
+func TestCmdStanAliases(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", "parameters {\n  real x;\n}\nmodel {\n  x ~ normal(0, 1);\n}\n")
+	ours := filepath.Join(dir, "ours")
+	theirs := filepath.Join(dir, "theirs")
+	for _, args := range [][]string{
+		{"--chains", "1", "--samples", "30", "--warmup", "40", "--seed", "5", "--max-depth", "4", "--output", ours},
+		{"--num-chains", "1", "--iter_sampling", "30", "--num-warmup", "40", "--random-seed", "5", "--max_treedepth=4", "--output-dir", theirs},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"sample", model}, args...), &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+	}
+	a, err := os.ReadFile(filepath.Join(ours, "m-1.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(theirs, "m-1.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The headers differ in the output folder and the times.
+	draws := func(csv []byte) []string {
+		var rows []string
+		for _, l := range strings.Split(string(csv), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				rows = append(rows, l)
+			}
+		}
+		return rows
+	}
+	if da, db := draws(a), draws(b); len(da) != 31 || !slices.Equal(da, db) {
+		t.Errorf("the aliases' run differs: %d and %d rows", len(da), len(db))
+	}
+	var stdout, stderr bytes.Buffer
+	run([]string{"sample", "--help"}, &stdout, &stderr)
+	if !strings.Contains(stderr.String(), "(also --iter-sampling, --num-samples)") || strings.Contains(stderr.String(), "alias of") {
+		t.Errorf("--help:\n%s", stderr.String())
 	}
 }

@@ -791,8 +791,7 @@ func (r *repl) sample(ctx context.Context, rest string) error {
 	if len(pos) > 0 {
 		return fmt.Errorf(":sample: unexpected argument %q (the model and data are those loaded)", shorten(pos[0], 40))
 	}
-	seedGiven := false
-	fs.Visit(func(fl *flag.Flag) { seedGiven = seedGiven || fl.Name == "seed" })
+	seedGiven := setFlags(fs)["seed"]
 	if err := f.validate(); err != nil {
 		return fmt.Errorf(":sample: %v", err)
 	}

@@ -63,12 +63,11 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("sample", stderr)
 	var f sampleFlags
 	f.register(fs)
-	seedGiven := false
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagStatus(err)
 	}
-	fs.Visit(func(fl *flag.Flag) { seedGiven = seedGiven || fl.Name == "seed" })
+	seedGiven := setFlags(fs)["seed"]
 	if len(pos) < 1 {
 		fmt.Fprintln(stderr, "usage: shm sample model.shm [data...] [--chains 4 --warmup 1000 --samples 1000 --seed N --output DIR ...]")
 		return 2
