@@ -42,7 +42,8 @@ func ConstInt(e Expr) (int64, bool) {
 			return 0, false
 		}
 		if e.Op == "-" {
-			return -x, true
+			n, err := lang.IntNeg(int(x))
+			return int64(n), err == nil
 		}
 		return x, true
 	case *Binary:
@@ -54,24 +55,10 @@ func ConstInt(e Expr) (int64, bool) {
 		if !ok1 || !ok2 {
 			return 0, false
 		}
-		switch e.Op {
-		case "+":
-			return l + r, true
-		case "-":
-			return l - r, true
-		case "*":
-			return l * r, true
-		case "/", "%/%":
-			if r == 0 {
-				return 0, false
-			}
-			return l / r, true
-		case "%":
-			if r == 0 {
-				return 0, false
-			}
-			return l % r, true
-		}
+		// Overflow and division by zero are not constants: evaluating
+		// the expression reports them at its position.
+		n, err := lang.IntArith(e.Op, int(l), int(r))
+		return int64(n), err == nil
 	}
 	return 0, false
 }

@@ -75,7 +75,11 @@ func (ev *evaluator) expr(e ir.Expr) (stdlib.Value, error) {
 			}
 			return stdlib.IntValue(0), nil
 		case x.Type == lang.IntType:
-			return stdlib.IntValue(-x.Int), nil
+			n, err := lang.IntNeg(x.Int)
+			if err != nil {
+				return stdlib.Value{}, ev.domainf(e.Position(), "%v", err)
+			}
+			return stdlib.IntValue(n), nil
 		}
 		return withAD(x, t.Neg(x.AD)), nil
 	case *ir.Ternary:
@@ -293,22 +297,13 @@ func (ev *evaluator) binary(e *ir.Binary) (stdlib.Value, error) {
 func (ev *evaluator) arith(p lang.Pos, op string, l, r stdlib.Value) (stdlib.Value, error) {
 	t := ev.tape()
 	if l.Type == lang.IntType && r.Type == lang.IntType {
-		a, b := l.Int, r.Int
 		switch op {
-		case "+":
-			return stdlib.IntValue(a + b), nil
-		case "-":
-			return stdlib.IntValue(a - b), nil
-		case "*":
-			return stdlib.IntValue(a * b), nil
-		case "/", "%/%", "%":
-			if b == 0 {
-				return stdlib.Value{}, ev.domainf(p, "integer division by zero")
+		case "+", "-", "*", "/", "%/%", "%":
+			n, err := lang.IntArith(op, l.Int, r.Int)
+			if err != nil {
+				return stdlib.Value{}, ev.domainf(p, "%v", err)
 			}
-			if op == "%" {
-				return stdlib.IntValue(a % b), nil
-			}
-			return stdlib.IntValue(a / b), nil
+			return stdlib.IntValue(n), nil
 		}
 	}
 	a, b := ev.toAD(l), ev.toAD(r)

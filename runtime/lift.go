@@ -172,7 +172,9 @@ func (r *liftRun) run(list []*liftStmt) (ok bool, err error) {
 				v = rhs
 				if st.op != "=" {
 					cur := env.locals[st.local.Slot]
-					v = applyBinary(t, st.op[:len(st.op)-1], compoundOps[st.op], st.local.Type == lang.IntType, cur, rhs, &st.ints, env.n)
+					if v, ok = applyBinary(t, st.op[:len(st.op)-1], compoundOps[st.op], st.local.Type == lang.IntType, cur, rhs, &st.ints, env.n); !ok {
+						return false, nil // an int overflows: the loop reports it
+					}
 				}
 			}
 			if v.isInt {
@@ -675,6 +677,9 @@ func (lc *liftCompiler) expr(e ir.Expr) liftPlan {
 			if v.isInt {
 				buf = grow(buf, env.n)
 				for k, n := range v.ints {
+					if n == math.MinInt32 {
+						return liftedValue{}, false, nil // overflows: the loop reports it
+					}
 					buf[k] = -n
 				}
 				return liftedValue{ints: buf, isInt: true}, true, nil
@@ -955,44 +960,37 @@ func (lc *liftCompiler) binary(e *ir.Binary) liftPlan {
 		if !ok || err != nil {
 			return b, ok, err
 		}
-		return applyBinary(ev.tape(), opc, tapeOp, intResult, a, b, &buf, env.n), true, nil
+		v, ok := applyBinary(ev.tape(), opc, tapeOp, intResult, a, b, &buf, env.n)
+		return v, ok, nil
 	}
-}
-
-// intArith computes x op y for op + - or *.
-func intArith(op string, x, y int) int {
-	switch op {
-	case "+":
-		return x + y
-	case "-":
-		return x - y
-	}
-	return x * y
 }
 
 // applyBinary computes a op b (op one of + - * / .* ./; no int division,
 // tapeOp its tape operation) for lifted values, the per-iteration ints in
-// *buf.
-func applyBinary(t *autodiff.Tape, op string, tapeOp func(t *autodiff.Tape, a, b autodiff.Value) autodiff.Value, intResult bool, a, b liftedValue, buf *[]int, n int) liftedValue {
+// *buf. It reports false when an iteration's int arithmetic overflows
+// (the loop, run as a loop, reports it).
+func applyBinary(t *autodiff.Tape, op string, tapeOp func(t *autodiff.Tape, a, b autodiff.Value) autodiff.Value, intResult bool, a, b liftedValue, buf *[]int, n int) (liftedValue, bool) {
 	if intResult && a.inv && b.inv {
-		return liftedValue{inv: true, v: stdlib.IntValue(intArith(op, a.v.Int, b.v.Int))}
+		r, err := lang.IntArith(op, a.v.Int, b.v.Int)
+		return liftedValue{inv: true, v: stdlib.IntValue(r)}, err == nil
 	}
 	if intResult {
 		out := grow(*buf, n)
 		*buf = out
-		return liftedValue{ints: out, isInt: true, pat: liftInts(out, op, a, b)}
+		pat, ok := liftInts(out, op, a, b)
+		return liftedValue{ints: out, isInt: true, pat: pat}, ok
 	}
 	r := tapeOp(t, a.real(t), b.real(t))
 	if r.Kind() == autodiff.Scalar {
-		return liftedValue{inv: true, v: stdlib.RealValue(r)}
+		return liftedValue{inv: true, v: stdlib.RealValue(r)}, true
 	}
-	return liftedValue{ad: r}
+	return liftedValue{ad: r}, true
 }
 
 // liftInts sets out to a op b, element by element, for int values of
 // which at most one is invariant, and returns the result's pattern. An invariant added or subtracted (t - 1, the common case of
 // lifted indices) takes one pass without per-element dispatch.
-func liftInts(out []int, op string, a, b liftedValue) intPattern {
+func liftInts(out []int, op string, a, b liftedValue) (intPattern, bool) {
 	switch {
 	case b.inv && (op == "+" || op == "-"):
 		c := b.v.Int
@@ -1001,19 +999,29 @@ func liftInts(out []int, op string, a, b liftedValue) intPattern {
 		}
 		for k, x := range a.ints[:len(out)] {
 			out[k] = x + c
+			if !lang.IsInt32(out[k]) {
+				return patNone, false
+			}
 		}
-		return a.pat
+		return a.pat, true
 	case a.inv && op == "+":
 		c := a.v.Int
 		for k, y := range b.ints[:len(out)] {
 			out[k] = c + y
+			if !lang.IsInt32(out[k]) {
+				return patNone, false
+			}
 		}
-		return b.pat
+		return b.pat, true
 	}
 	for k := range out {
-		out[k] = intArith(op, a.intAt(k), b.intAt(k))
+		r, err := lang.IntArith(op, a.intAt(k), b.intAt(k))
+		if err != nil {
+			return patNone, false
+		}
+		out[k] = r
 	}
-	return patNone
+	return patNone, true
 }
 
 // intAt returns the k-th iteration's int.

@@ -275,11 +275,27 @@ model {
 model {
   for (n in 1:N) target += normal_lpdf(y[n + 1] | alpha, sigma);
 }`},
+		{name: "int overflow of a shift", err: "integer overflow: 8 + 2147483640 is 2147483648", model: `
+model {
+  for (n in 1:N) target += normal_lpdf(y[n] | (n + 2147483640) * 1e-9 + alpha, sigma);
+}`},
+		{name: "int overflow of a product", err: "integer overflow: 2 * 1073741824 is 2147483648", model: `
+model {
+  for (n in 1:N) target += normal_lpdf(y[n] | g[n] * 1073741824 * 1e-9 + alpha, sigma);
+}`},
+		{name: "int overflow of a local's compound assignment", err: "integer overflow", model: `
+model {
+  for (n in 1:N) {
+    int m = n;
+    m *= 1073741824;
+    target += normal_lpdf(y[n] | m * 1e-9 + alpha, sigma);
+  }
+}`},
 		{name: "a shifted index before the start", err: "index 0 out of range", model: `
 model {
   for (n in 1:N) target += normal_lpdf(x[n - 1] | alpha, sigma);
 }`},
-		{name: "a shift that overflows", err: "out of range", model: `
+		{name: "a shift that overflows", err: "integer overflow: 2147483647 * 2147483647", model: `
 model {
   for (n in 1:N) target += normal_lpdf(x[n + (2147483647 * 2147483647 * 2 + 4 * 2147483647)] | alpha, sigma);
 }`},

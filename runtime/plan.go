@@ -96,9 +96,16 @@ func compileInt(e ir.Expr) intPlan {
 		case e.Op == "+":
 			return x
 		case e.Op == "-":
+			p := e.Position()
 			return func(ev *evaluator) (int, error) {
 				n, err := x(ev)
-				return -n, err
+				if err != nil {
+					return 0, err
+				}
+				if n, err = lang.IntNeg(n); err != nil {
+					return 0, ev.domainf(p, "%v", err)
+				}
+				return n, nil
 			}
 		}
 	case *ir.Binary:
@@ -123,37 +130,17 @@ func compileIntBinary(e *ir.Binary) intPlan {
 	if l == nil || r == nil {
 		return nil
 	}
-	p := e.Position()
-	switch e.Op {
-	case "+":
-		return func(ev *evaluator) (int, error) {
-			a, b, err := ints(ev, l, r)
-			return a + b, err
-		}
-	case "-":
-		return func(ev *evaluator) (int, error) {
-			a, b, err := ints(ev, l, r)
-			return a - b, err
-		}
-	case "*":
-		return func(ev *evaluator) (int, error) {
-			a, b, err := ints(ev, l, r)
-			return a * b, err
-		}
-	}
-	mod := e.Op == "%"
+	p, op := e.Position(), e.Op
 	return func(ev *evaluator) (int, error) {
 		a, b, err := ints(ev, l, r)
 		if err != nil {
 			return 0, err
 		}
-		if b == 0 {
-			return 0, ev.domainf(p, "integer division by zero")
+		n, err := lang.IntArith(op, a, b)
+		if err != nil {
+			return 0, ev.domainf(p, "%v", err)
 		}
-		if mod {
-			return a % b, nil
-		}
-		return a / b, nil
+		return n, nil
 	}
 }
 

@@ -349,13 +349,8 @@ func compileIntAssign(a *ir.Assign) stmtPlan {
 			if !s.set {
 				return ctlNext, ev.errorf(pos, "%s is used before it has a value", v.Name)
 			}
-			switch opc {
-			case "+=":
-				r = s.v.Int + r
-			case "-=":
-				r = s.v.Int - r
-			case "*=":
-				r = s.v.Int * r
+			if r, err = lang.IntArith(opc[:len(opc)-1], s.v.Int, r); err != nil {
+				return ctlNext, ev.domainf(pos, "%v", err)
 			}
 		}
 		if s.v.Type == lang.IntType && s.cells == nil {

@@ -111,8 +111,8 @@ func registerContainers(m stdlib.Impls) {
 	})
 	m.Add("to_int", func(c *ctx, args, _ []value) (value, error) {
 		x := scalarOf(c.Tape, args[0])
-		if math.IsNaN(x) || x >= 0x1p63 || x < -0x1p63 {
-			return value{}, errorf("to_int", "%v is out of the range of int", x)
+		if math.IsNaN(x) || math.Trunc(x) > math.MaxInt32 || math.Trunc(x) < math.MinInt32 {
+			return value{}, errorf("to_int", "%v is out of the range of int (32-bit: %d to %d)", x, math.MinInt32, math.MaxInt32)
 		}
 		return stdlib.IntValue(int(x)), nil
 	})
@@ -209,6 +209,9 @@ func registerContainers(m stdlib.Impls) {
 			s := 0
 			for i, n := range v.Ints {
 				s += n
+				if !lang.IsInt32(s) {
+					return intResult("cumulative_sum", s)
+				}
 				out[i] = s
 			}
 			return intArr(out), nil

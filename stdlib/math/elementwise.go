@@ -65,12 +65,14 @@ func registerElementwise(m stdlib.Impls) {
 		v := args[0]
 		if isInt(v) {
 			if v.Type.Dims == 0 {
-				return stdlib.IntValue(absInt(v.Int)), nil
+				return intResult("abs", absInt(v.Int))
 			}
 			out := v
 			out.Ints = make([]int, len(v.Ints))
 			for i, n := range v.Ints {
-				out.Ints[i] = absInt(n)
+				if out.Ints[i] = absInt(n); !lang.IsInt32(out.Ints[i]) {
+					return intResult("abs", out.Ints[i])
+				}
 			}
 			out.Dims = slices.Clone(v.Dims)
 			return out, nil

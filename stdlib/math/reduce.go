@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
 )
 
@@ -14,9 +15,9 @@ func registerReductions(m stdlib.Impls) {
 		if isInt(v) {
 			s := 0
 			for _, n := range v.Ints {
-				s += n
+				s += n // within int64: each term is 32-bit
 			}
-			return stdlib.IntValue(s), nil
+			return intResult("sum", s)
 		}
 		return stdlib.RealValue(c.Tape.Sum(v.AD)), nil
 	})
@@ -25,7 +26,9 @@ func registerReductions(m stdlib.Impls) {
 		if isInt(v) {
 			p := 1
 			for _, n := range v.Ints {
-				p *= n
+				if p *= n; !lang.IsInt32(p) {
+					return intResult("prod", p)
+				}
 			}
 			return stdlib.IntValue(p), nil
 		}

@@ -40,6 +40,15 @@ func errorf(name, format string, a ...any) error {
 	return fmt.Errorf("%s: "+format, append([]any{name}, a...)...)
 }
 
+// intResult returns n as the int result of the function name, or the
+// error of a result outside the range of Stan's 32-bit ints.
+func intResult(name string, n int) (value, error) {
+	if !lang.IsInt32(n) {
+		return value{}, fmt.Errorf("%s: %w", name, lang.IntRangeError("the result", float64(n)))
+	}
+	return stdlib.IntValue(n), nil
+}
+
 // isInt reports whether v is an int or an array of ints.
 func isInt(v value) bool { return v.Type.Base == lang.Int }
 
