@@ -29,10 +29,10 @@ type evaluator struct {
 	args []stdlib.Value
 	// plans are the compiled scalar expressions (plan.go), by expression;
 	// noPlans turns them off (tests compare the two paths).
-	// ctx0, when not nil, interrupts loops (checkInterrupt); ticks
-	// counts loop iterations between checks.
-	ctx0  context.Context
-	ticks uint32
+	// ctx0, when not nil, interrupts loops (checkInterrupt); done is
+	// its Done channel, polled at every iteration.
+	ctx0 context.Context
+	done <-chan struct{}
 	// maxValues bounds the tape's values, checked with ctx0 (Options).
 	maxValues int64
 
@@ -84,7 +84,10 @@ func newEvaluator(file string, m *ir.Model, impls stdlib.Impls, tape *autodiff.T
 func (ev *evaluator) tape() *autodiff.Tape { return ev.ctx.Tape }
 
 func (ev *evaluator) setContext(ctx context.Context) {
-	ev.ctx0 = ctx
+	ev.ctx0, ev.done = ctx, nil
+	if ctx != nil {
+		ev.done = ctx.Done()
+	}
 	ev.ctx.Run = ctx
 }
 
@@ -98,19 +101,16 @@ func (ev *evaluator) configure(opts Options) {
 	ev.tape().SetLimit(ev.maxValues)
 }
 
-// checkInterrupt is called at every loop iteration; every 256 iterations
-// it returns an error wrapping the context's Err() once the context is
-// done (Ctrl-C, SIGTERM), so that long loops stop within a fraction of a
-// second.
+// checkInterrupt is called at every loop iteration: it returns an error
+// wrapping the context's Err() once the context is done (Ctrl-C,
+// SIGTERM), so that long loops stop within a fraction of a second
+// however slow each iteration is (polling a channel costs a few
+// nanoseconds), and it checks the memory the loop holds.
 func (ev *evaluator) checkInterrupt(p lang.Pos) error {
-	ev.ticks++
-	if ev.ticks&255 != 0 {
-		return nil
-	}
-	if ev.ctx0 != nil {
-		if err := ev.ctx0.Err(); err != nil {
-			return &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: err}
-		}
+	select {
+	case <-ev.done: // never ready when nil
+		return &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: ev.ctx0.Err()}
+	default:
 	}
 	// A loop whose intermediate values fill the memory stops here, with
 	// its position, before the machine runs out.

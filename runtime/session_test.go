@@ -79,6 +79,26 @@ func TestSessionInterrupt(t *testing.T) {
 	}
 }
 
+// TestInterruptEveryIteration: a loop stops at its first iteration once
+// the context is done, not after a batch of iterations (a loop whose
+// iterations each allocate a large vector took 10 s to stop).
+func TestInterruptEveryIteration(t *testing.T) {
+	s := NewSession(nil, Builtins(), 1, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, line := range []string{
+		"int n = 0; while (1) { n += 1; }",
+		"int m = 0; for (i in 1:1000000) { m += 1; }",
+	} {
+		if _, err := s.EvalContext(ctx, "<line>", line); err == nil || !strings.Contains(err.Error(), "interrupted") {
+			t.Fatalf("%s: error %v, want an interruption", line, err)
+		}
+	}
+	if got, err := s.Eval("n + m"); err != nil || got != "0" {
+		t.Errorf("iterations run after the interruption: %q %v, want 0", got, err)
+	}
+}
+
 // TestSessionArenaFull checks that a line whose values would overflow the
 // tape's arena fails with an error naming the limit, expression and
 // statement lines alike, and that the session goes on. The limit is
