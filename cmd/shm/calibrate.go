@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,6 +182,9 @@ func (f *lambdaFlags) validate() error {
 	case f.maxRunning < 0:
 		return fmt.Errorf("--max-running must be at least 1 (or 0: no limit), got %d", f.maxRunning)
 	}
+	if err := f.checkModes(); err != nil {
+		return err
+	}
 	if f.slurm && !f.collect {
 		for _, tool := range calibrate.SlurmTools() {
 			if _, err := exec.LookPath(tool); err != nil {
@@ -189,6 +193,84 @@ func (f *lambdaFlags) validate() error {
 		}
 	}
 	return nil
+}
+
+// checkModes refuses flags that conflict or that need a mode not asked
+// for: a flag the calibration would silently ignore.
+func (f *lambdaFlags) checkModes() error {
+	// The ways of getting the datasets exclude each other.
+	var sources []string
+	for _, name := range []string{"generate", "datasets", "bootstrap"} {
+		if f.set[name] {
+			sources = append(sources, "--"+name)
+		}
+	}
+	if len(sources) > 1 {
+		return fmt.Errorf("%s and %s are two ways of getting the datasets: give one", sources[0], sources[1])
+	}
+	if f.set["bootstrap"] && f.set["truth"] {
+		return errors.New("--bootstrap and --truth conflict: a bootstrap estimates the truth (unknown truth), --truth gives it (known truth)")
+	}
+	// Flags that need another flag.
+	for _, need := range []struct{ flag, needs, what string }{
+		{"replicate", "generate", "the datasets drawn by the generated quantities"},
+		{"resample", "bootstrap", "the bootstrap's datasets"},
+		{"lambda0", "bootstrap", "the bootstrap's estimate of the truth"},
+		{"max-running", "slurm", "Slurm job arrays"},
+		{"runs-per-task", "slurm", "Slurm job arrays"},
+		{"sbatch", "slurm", "Slurm job arrays"},
+	} {
+		if f.set[need.flag] && !f.set[need.needs] {
+			return fmt.Errorf("--%s needs --%s: it is a setting of %s", need.flag, need.needs, need.what)
+		}
+	}
+	if f.set["warm-warmup"] && f.exact {
+		return errors.New("--warm-warmup conflicts with --exact: --exact makes no warm-started run")
+	}
+	if f.lambdas != "" {
+		for _, name := range []string{"start", "factor", "tol", "max-temps"} {
+			if f.set[name] {
+				return fmt.Errorf("--%s is a setting of the search, which --lambdas replaces by a grid: give one", name)
+			}
+		}
+	}
+	for _, s := range f.sets {
+		name, _, _ := strings.Cut(s, "=")
+		if strings.TrimSpace(name) == f.param {
+			return fmt.Errorf("--set %s: %s is the loss scale (--param), which the calibration sets for every run: remove it", s, f.param)
+		}
+	}
+	for _, list := range []struct{ flag, value string }{{"resample", f.resample}, {"hold", f.hold}} {
+		if _, err := uniqueNames("--"+list.flag, list.value); err != nil {
+			return err
+		}
+	}
+	if f.replicate != "" {
+		if _, err := f.replicates(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// uniqueNames splits a comma-separated list of names, refusing an empty
+// or repeated name.
+func uniqueNames(flag, list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			return nil, fmt.Errorf("%s %q: an empty name", flag, list)
+		case slices.Contains(out, name):
+			return nil, fmt.Errorf("%s %q: %s is given twice", flag, list, name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -214,6 +296,10 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 			x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 			if err != nil || !finitePositive(x) {
 				fmt.Fprintf(stderr, "shm calibrate lambda: --lambdas: %q is not a positive finite number\n", s)
+				return 2
+			}
+			if slices.Contains(search.Grid, x) {
+				fmt.Fprintf(stderr, "shm calibrate lambda: --lambdas: %g is given twice\n", x)
 				return 2
 			}
 			search.Grid = append(search.Grid, x)
@@ -276,8 +362,12 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	}
 	if f.hold != "" {
 		// The bound model has the data as given: its values are held.
-		for _, name := range strings.Split(f.hold, ",") {
-			v, err := bm.TransformedData(strings.TrimSpace(name))
+		names, err := uniqueNames("--hold", f.hold)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			v, err := bm.TransformedData(name)
 			if err != nil {
 				return nil, fmt.Errorf("--hold: %w", err)
 			}
@@ -572,8 +662,17 @@ func (f *lambdaFlags) replicates() ([]calibrate.Replicate, error) {
 	var reps []calibrate.Replicate
 	for _, pair := range strings.Split(f.replicate, ",") {
 		d, g, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		d, g = strings.TrimSpace(d), strings.TrimSpace(g)
 		if !ok || d == "" || g == "" {
 			return nil, fmt.Errorf("--replicate %q: want data=generated, e.g. y=y_rep", pair)
+		}
+		for _, r := range reps {
+			if r.Data == d {
+				return nil, fmt.Errorf("--replicate %q: the data %s is replaced twice", f.replicate, d)
+			}
+			if r.Generated == g {
+				return nil, fmt.Errorf("--replicate %q: the generated quantity %s is used twice", f.replicate, g)
+			}
 		}
 		reps = append(reps, calibrate.Replicate{Data: d, Generated: g})
 	}
@@ -613,7 +712,11 @@ func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f
 	if err != nil {
 		return err
 	}
-	return calibrate.Bootstrap(dir, set, strings.Split(f.resample, ","), plan.Datasets, plan.Seed)
+	names, err := uniqueNames("--resample", f.resample)
+	if err != nil {
+		return err
+	}
+	return calibrate.Bootstrap(dir, set, names, plan.Datasets, plan.Seed)
 }
 
 // cmdCalibrateTask runs one task of a Slurm job array.
