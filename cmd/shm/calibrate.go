@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/shmlang/shm/calibrate"
 	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/nuts"
@@ -327,6 +329,15 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 // calibrateLambda prepares the folder (plan, datasets) and runs the search.
 func calibrateLambda(ctx context.Context, model string, files []string, f *lambdaFlags, search *calibrate.Search, stderr io.Writer) (*calibrate.Outcome, error) {
 	dir := calibrate.Dir(f.dir)
+	if f.collect {
+		// --collect runs nothing and writes nothing: without a plan
+		// there is nothing to collect.
+		if _, err := dir.ReadPlan(); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--collect: %s holds no calibration (no plan.json): there are no results to collect", f.dir)
+		} else if err != nil {
+			return nil, err
+		}
+	}
 	datasetFiles, err := expandFiles(f.datasets)
 	if err != nil {
 		return nil, err
@@ -338,7 +349,14 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if f.datasets != "" {
 		plan.Datasets = len(datasetFiles)
 	}
-	bind := planBinder(plan)
+	checked, err := checkModelContext(ctx, plan.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLossScale(checked, plan.Param); err != nil {
+		return nil, err
+	}
+	bind := planBinderChecked(plan, checked)
 	// The model bound to the data as given, at lambda0 (bootstrap) or at
 	// the first scale: it lays out the parameters, draws the known-truth
 	// datasets and, for a bootstrap, estimates the truth.
@@ -358,6 +376,9 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	}
 	bm, err := bind(ctx, extra, plan.Seed)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDraws(bm, plan); err != nil {
 		return nil, err
 	}
 	if f.hold != "" {
@@ -491,11 +512,12 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 // planBinder binds the plan's model to its data with extra values. The
 // model is read and checked once, by the first bind, for every bind of
 // the process.
-func planBinder(plan *calibrate.Plan) calibrate.Binder {
-	var (
-		mu      sync.Mutex
-		checked *ir.Model
-	)
+func planBinder(plan *calibrate.Plan) calibrate.Binder { return planBinderChecked(plan, nil) }
+
+// planBinderChecked is planBinder with the model already read and checked
+// (nil: read by the first bind).
+func planBinderChecked(plan *calibrate.Plan, checked *ir.Model) calibrate.Binder {
+	var mu sync.Mutex
 	return func(ctx context.Context, extra []*data.Value, seed uint64) (*runtime.Model, error) {
 		mu.Lock()
 		m := checked
@@ -519,6 +541,53 @@ func planBinder(plan *calibrate.Plan) calibrate.Binder {
 		return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: io.Discard, Seed: seed, DataFiles: plan.Data,
 			Context: ctx, Hold: plan.HeldValues()})
 	}
+}
+
+// checkLossScale returns an error unless name is a real scalar data
+// variable of m: the variable --param names, which each run sets to its
+// loss scale.
+func checkLossScale(m *ir.Model, name string) error {
+	var reals []string
+	for _, d := range m.Data {
+		scalarReal := d.Var.Type == lang.RealType && len(d.Sizes) == 0
+		if d.Var.Name == name {
+			if !scalarReal {
+				return fmt.Errorf("--param %s: the loss scale must be a real (scalar) data variable; %s is declared %s", name, name, d.Var.Type)
+			}
+			return nil
+		}
+		if scalarReal {
+			reals = append(reals, d.Var.Name)
+		}
+	}
+	for _, s := range m.TransformedData {
+		if d, ok := s.(*ir.DeclStmt); ok && d.Decl.Var.Name == name {
+			return fmt.Errorf("--param %s: %s is transformed data; the loss scale must be a real (scalar) data variable (the model's: %s)", name, name, listOrNone(reals))
+		}
+	}
+	return fmt.Errorf("--param %s: no real data variable of that name (the model's: %s)", name, listOrNone(reals))
+}
+
+// listOrNone joins names with commas, "none" for no name.
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkDraws returns an error when a run's draws (chains × samples) are
+// too few for the credible regions: the ellipse's covariance needs more
+// draws than parameter columns.
+func checkDraws(bm *runtime.Model, plan *calibrate.Plan) error {
+	cols := 0
+	for _, e := range bm.Layout.Entries {
+		cols += len(e.Columns)
+	}
+	if n := plan.Chains * plan.Samples; n <= cols {
+		return fmt.Errorf("--chains %d × --samples %d = %d draws per run: the credible regions need more draws than the model's %d parameter value(s)", plan.Chains, plan.Samples, n, cols)
+	}
+	return nil
 }
 
 // truthColumns reads --truth (every parameter given) as values by output

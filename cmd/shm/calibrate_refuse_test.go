@@ -52,3 +52,35 @@ func TestCalibrateLambdaModes(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateLambdaRefusedBeforeRuns: settings the model makes
+// impossible (a --param that is not a real scalar data variable, too few
+// draws for the regions) and --collect on a folder without a calibration
+// are refused before any run, naming the flag, with no folder written.
+func TestCalibrateLambdaRefusedBeforeRuns(t *testing.T) {
+	model, y := calibrationFiles(t)
+	known := []string{"--truth", "mu=0.5", "--generate", "3", "--replicate", "y=y_rep"}
+	with := func(extra ...string) []string { return append(append([]string{}, known...), extra...) }
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{with("--param", "nope"), "--param nope: no real data variable of that name (the model's: lambda)"},
+		{with("--param", "h"), "--param h: h is transformed data; the loss scale must be a real (scalar) data variable"},
+		{with("--param", "N"), "--param N: the loss scale must be a real (scalar) data variable; N is declared int"},
+		{with("--param", "y"), "--param y: the loss scale must be a real (scalar) data variable; y is declared vector"},
+		{with("--samples", "1"), "--chains 1 × --samples 1 = 1 draws per run: the credible regions need more draws"},
+		{with("--collect"), "holds no calibration (no plan.json): there are no results to collect"},
+	} {
+		dir := filepath.Join(t.TempDir(), "cal")
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"calibrate", "lambda", model, y, "--dir", dir, "--refresh", "0"}, tc.args...)
+		code := run(args, &stdout, &stderr)
+		if code == 0 || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "running") {
+			t.Errorf("%v: exit %d, stderr %q; want a failure with %q and no run", tc.args, code, stderr.String(), tc.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v: the folder was created", tc.args)
+		}
+	}
+}
