@@ -356,6 +356,9 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if err := checkLossScale(checked, plan.Param); err != nil {
 		return nil, err
 	}
+	if err := checkDatasetFiles(checked, plan.Param, datasetFiles, stderr); err != nil {
+		return nil, err
+	}
 	bind := planBinderChecked(plan, checked)
 	// The model bound to the data as given, at lambda0 (bootstrap) or at
 	// the first scale: it lays out the parameters, draws the known-truth
@@ -397,7 +400,7 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	}
 	var pilot *calibrate.Posterior // the estimate's run
 	switch {
-	case strings.HasSuffix(strings.ToLower(f.truth), ".csv"):
+	case strings.HasSuffix(strings.ToLower(strings.TrimSpace(f.truth)), ".csv"):
 		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles); err != nil {
 			return nil, err
 		}
@@ -495,7 +498,32 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 		}
 		plan.Data = append(plan.Data, a)
 	}
-	if plan.Files, err = calibrate.HashFiles(append([]string{plan.Model}, plan.Data...)...); err != nil {
+	// Every input file's contents: the model, the data, the datasets
+	// given as files and a truth given as a file. A rerun after any of
+	// them was edited is refused.
+	inputs := append([]string{plan.Model}, plan.Data...)
+	datasets, err := expandFiles(f.datasets)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range datasets {
+		a, err := abs(d)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, a)
+	}
+	if truthFile(f.truth) {
+		a, err := abs(strings.TrimSpace(f.truth))
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, a)
+	}
+	if plan.Files, err = calibrate.HashFiles(inputs...); err != nil {
+		return nil, err
+	}
+	if err := distinctDatasets(datasets, plan.Files[len(plan.Data)+1:len(plan.Data)+1+len(datasets)]); err != nil {
 		return nil, err
 	}
 	switch {
@@ -507,6 +535,66 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 		plan.Datasets = f.bootstrap
 	}
 	return plan, nil
+}
+
+// truthFile reports whether --truth names a file (a JSON point or a CSV
+// file of truths) rather than giving name=value pairs.
+func truthFile(truth string) bool {
+	t := strings.ToLower(strings.TrimSpace(truth))
+	return strings.HasSuffix(t, ".json") || strings.HasSuffix(t, ".csv")
+}
+
+// distinctDatasets refuses a dataset file given twice: by its path, or
+// by its contents (hashes, in the files' order): it would count twice.
+func distinctDatasets(files []string, hashes []calibrate.FileHash) error {
+	byPath, byHash := map[string]string{}, map[string]string{}
+	for i, file := range files {
+		if first, ok := byPath[hashes[i].Path]; ok {
+			return fmt.Errorf("--datasets: %s is given twice (as %s and %s): each dataset counts once", hashes[i].Path, first, file)
+		}
+		byPath[hashes[i].Path] = file
+		if first, ok := byHash[hashes[i].SHA256]; ok {
+			return fmt.Errorf("--datasets: %s and %s have the same contents: each dataset counts once", first, file)
+		}
+		byHash[hashes[i].SHA256] = file
+	}
+	return nil
+}
+
+// checkDatasetFiles refuses a dataset file that replaces none of the
+// model's data (every run on it would be a run on the data as given), and
+// warns about the names in it that the model does not use, or that the
+// calibration overrides (the loss scale).
+func checkDatasetFiles(m *ir.Model, param string, files []string, warn io.Writer) error {
+	isData := map[string]bool{}
+	var names []string
+	for _, d := range m.Data {
+		isData[d.Var.Name] = true
+		if d.Var.Name != param {
+			names = append(names, d.Var.Name)
+		}
+	}
+	for _, file := range files {
+		values, err := data.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("--datasets: %w", err)
+		}
+		replaced := 0
+		for _, v := range values {
+			switch {
+			case v.Name == param:
+				fmt.Fprintf(warn, "warning: --datasets %s: its %s is ignored: the loss scale (--param) is set by the calibration\n", file, v.Name)
+			case isData[v.Name]:
+				replaced++
+			default:
+				fmt.Fprintf(warn, "warning: --datasets %s: %s is not a data variable of the model (ignored)\n", file, v.Name)
+			}
+		}
+		if replaced == 0 {
+			return fmt.Errorf("--datasets %s holds none of the model's data (%s): every run on it would be a run on the data as given", file, listOrNone(names))
+		}
+	}
+	return nil
 }
 
 // planBinder binds the plan's model to its data with extra values. The
@@ -649,67 +737,95 @@ func expandFiles(list string) ([]string, error) {
 }
 
 // datasetTruths reads a truth per dataset from a CSV file with a column
-// per parameter column (others are ignored): its rows in the datasets'
+// per parameter column and no other but "file": its rows in the datasets'
 // order, or, when it has a "file" column, the row naming each dataset's
-// file (base names compared).
+// file (base names compared). Every value must be finite and in the
+// parameters' support; a file named twice, a column named twice or a
+// column that is not a parameter's is refused, naming the file, row and
+// column.
 func datasetTruths(bm *runtime.Model, path string, datasets []string) ([]map[string]float64, error) {
 	if len(datasets) == 0 {
 		return nil, fmt.Errorf("--truth %s gives a truth per dataset: give the datasets with --datasets", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--truth: %w", err)
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("--truth: %w", err)
+		return nil, fmt.Errorf("--truth %s: %w", path, err)
 	}
 	if len(rows) < 2 {
 		return nil, fmt.Errorf("--truth %s: no rows", path)
 	}
-	col := map[string]int{}
-	for j, h := range rows[0] {
-		col[strings.TrimSpace(h)] = j
-	}
 	var params []string
 	for _, e := range bm.Layout.Entries {
-		for _, c := range e.Columns {
-			if _, ok := col[c]; !ok {
-				return nil, fmt.Errorf("--truth %s has no column %s", path, c)
-			}
-			params = append(params, c)
+		params = append(params, e.Columns...)
+	}
+	col := map[string]int{}
+	for j, h := range rows[0] {
+		h = strings.TrimSpace(h)
+		if _, ok := col[h]; ok {
+			return nil, fmt.Errorf("--truth %s: the column %s is named twice", path, h)
+		}
+		if h != "file" && !slices.Contains(params, h) {
+			return nil, fmt.Errorf("--truth %s: the column %s is not a parameter of the model (its columns: file and %s)", path, h, strings.Join(params, ", "))
+		}
+		col[h] = j
+	}
+	for _, c := range params {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("--truth %s has no column %s", path, c)
 		}
 	}
-	byFile := map[string][]string{}
+	// rowOf[i] is the row (index in rows) of dataset i.
+	rowOf := make([]int, len(datasets))
 	if j, ok := col["file"]; ok {
-		for _, r := range rows[1:] {
-			if j < len(r) {
-				byFile[filepath.Base(strings.TrimSpace(r[j]))] = r
+		byFile := map[string]int{}
+		for k, r := range rows[1:] {
+			name := filepath.Base(strings.TrimSpace(r[j]))
+			if first, ok := byFile[name]; ok {
+				return nil, fmt.Errorf("--truth %s: rows %d and %d both give the truth of %s", path, first+1, k+2, name)
+			}
+			byFile[name] = k + 1
+		}
+		seen := map[string]string{}
+		for i, d := range datasets {
+			name := filepath.Base(d)
+			if other, ok := seen[name]; ok {
+				return nil, fmt.Errorf("--truth %s names datasets by file name, and %s and %s have the same name %s", path, other, d, name)
+			}
+			seen[name] = d
+			if rowOf[i], ok = byFile[name]; !ok {
+				return nil, fmt.Errorf("--truth %s has no row for %s", path, name)
 			}
 		}
-	} else if len(rows)-1 != len(datasets) {
-		return nil, fmt.Errorf("--truth %s has %d rows for %d datasets (or give a \"file\" column)", path, len(rows)-1, len(datasets))
+	} else {
+		if len(rows)-1 != len(datasets) {
+			return nil, fmt.Errorf("--truth %s has %d rows for %d datasets (or give a \"file\" column)", path, len(rows)-1, len(datasets))
+		}
+		for i := range rowOf {
+			rowOf[i] = i + 1
+		}
 	}
 	out := make([]map[string]float64, len(datasets))
 	for i, d := range datasets {
-		r := rows[1+min(i, len(rows)-2)]
-		if len(byFile) > 0 {
-			var ok bool
-			if r, ok = byFile[filepath.Base(d)]; !ok {
-				return nil, fmt.Errorf("--truth %s has no row for %s", path, filepath.Base(d))
-			}
-		}
+		r := rows[rowOf[i]]
+		line := rowOf[i] + 1 // the header is row 1
 		out[i] = map[string]float64{}
 		for _, c := range params {
-			if col[c] >= len(r) {
-				return nil, fmt.Errorf("--truth %s: a row has no %s", path, c)
-			}
 			x, err := strconv.ParseFloat(strings.TrimSpace(r[col[c]]), 64)
 			if err != nil {
-				return nil, fmt.Errorf("--truth %s: %s of %s: %w", path, c, filepath.Base(d), err)
+				return nil, fmt.Errorf("--truth %s: row %d (%s), column %s: %q is not a number", path, line, filepath.Base(d), c, r[col[c]])
+			}
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("--truth %s: row %d (%s), column %s: %v (a parameter's value must be finite)", path, line, filepath.Base(d), c, x)
 			}
 			out[i][c] = x
+		}
+		if _, err := bm.UnconstrainColumns(out[i]); err != nil {
+			return nil, fmt.Errorf("--truth %s: row %d (%s): %w", path, line, filepath.Base(d), err)
 		}
 	}
 	return out, nil

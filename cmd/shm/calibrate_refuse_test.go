@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -81,6 +83,116 @@ func TestCalibrateLambdaRefusedBeforeRuns(t *testing.T) {
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%v: the folder was created", tc.args)
+		}
+	}
+}
+
+// datasetFile writes a dataset of n values of y.
+func datasetFile(t *testing.T, dir, name string, shift float64, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"y": [`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatFloat(shift+math.Sin(float64(3*i+1)), 'g', -1, 64))
+	}
+	b.WriteString("]}\n")
+	return writeFile(t, dir, name, b.String())
+}
+
+// TestCalibrateInputsEdited: a rerun after any input file was edited
+// (a --datasets file, a --truth CSV or JSON file, as the model and data in
+// TestCalibrateEditedFiles) is refused, naming the file.
+func TestCalibrateInputsEdited(t *testing.T) {
+	model, y := calibrationFiles(t)
+	for _, tc := range []struct {
+		name  string
+		truth func(dir string) string
+		edit  func(dir string) string // edits a file, returns its name
+	}{
+		{"dataset", func(string) string { return "mu=0.5" },
+			func(dir string) string { return datasetFile(t, dir, "d1.json", 0.9, 20) }},
+		{"truth csv", func(dir string) string {
+			return writeFile(t, dir, "truth.csv", "file,mu\nd1.json,0.5\nd2.json,0.5\n")
+		}, func(dir string) string { return writeFile(t, dir, "truth.csv", "file,mu\nd1.json,0.5\nd2.json,0.6\n") }},
+		{"truth json", func(dir string) string { return writeFile(t, dir, "truth.json", `{"mu": 0.5}`) },
+			func(dir string) string { return writeFile(t, dir, "truth.json", `{"mu": 0.6}`) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := t.TempDir()
+			datasetFile(t, in, "d1.json", 0.5, 20)
+			datasetFile(t, in, "d2.json", 0.4, 20)
+			dir := filepath.Join(t.TempDir(), "cal")
+			args := []string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", tc.truth(in),
+				"--datasets", filepath.Join(in, "d*.json"), "--lambdas", "1", "--warmup", "100", "--samples", "100", "--refresh", "0"}
+			var stdout, stderr bytes.Buffer
+			run(args, &stdout, &stderr) // coverage may miss the target: the folder is what counts
+			if _, err := os.Stat(filepath.Join(dir, "plan.json")); err != nil {
+				t.Fatalf("no plan: %s", stderr.String())
+			}
+			file := tc.edit(in)
+			stderr.Reset()
+			if code := run(args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), file+" was edited") {
+				t.Errorf("rerun after editing %s: exit %d: %s", filepath.Base(file), code, stderr.String())
+			}
+		})
+	}
+}
+
+// TestCalibrateDatasetsAndTruthRefused: dataset files that replace none
+// of the model's data, datasets given twice (by path or by contents) and
+// truth CSV files with a column that is not a parameter, a file named
+// twice, or a value that is not a finite number are refused before any
+// run, naming the file (and row and column).
+func TestCalibrateDatasetsAndTruthRefused(t *testing.T) {
+	model, y := calibrationFiles(t)
+	in := t.TempDir()
+	d1 := datasetFile(t, in, "d1.json", 0.5, 20)
+	d2 := datasetFile(t, in, "d2.json", 0.4, 20)
+	copy1 := datasetFile(t, in, "copy1.json", 0.5, 20)
+	empty := writeFile(t, in, "empty.json", "{}\n")
+	other := writeFile(t, in, "other.json", `{"Y": [1, 2, 3]}`)
+	truth := func(text string) string { return writeFile(t, t.TempDir(), "truth.csv", text) }
+	both := d1 + "," + d2
+	for _, tc := range []struct {
+		truth, datasets, want string
+	}{
+		{"mu=0.5", empty, "--datasets " + empty + " holds none of the model's data (N, y)"},
+		{"mu=0.5", other, "--datasets " + other + " holds none of the model's data (N, y)"},
+		{"mu=0.5", d2 + "," + d2, "is given twice (as " + d2 + " and " + d2 + ")"},
+		{"mu=0.5", d1 + "," + filepath.Join(in, "..", filepath.Base(in), "d1.json"), "d1.json is given twice"},
+		{"mu=0.5", d1 + "," + copy1, d1 + " and " + copy1 + " have the same contents"},
+		{truth("file,mu,sigma\nd1.json,0.5,1\nd2.json,0.5,1\n"), both, "the column sigma is not a parameter of the model (its columns: file and mu)"},
+		{truth("file,mu\nd1.json,0.5\nd2.json,0.5\nd1.json,0.7\n"), both, "rows 2 and 4 both give the truth of d1.json"},
+		{truth("file,mu\nd1.json,0.5\nd2.json,NaN\n"), both, "row 3 (d2.json), column mu: NaN (a parameter's value must be finite)"},
+		{truth("file,mu\nd1.json,Inf\nd2.json,0.5\n"), both, "row 2 (d1.json), column mu: +Inf (a parameter's value must be finite)"},
+		{truth("mu\n0.5\nx\n"), both, `row 3 (d2.json), column mu: "x" is not a number`},
+		{truth("mu,mu\n0.5,0.5\n0.5,0.5\n"), both, "the column mu is named twice"},
+		{truth("file,mu\nd1.json,0.5\n"), both, "has no row for d2.json"},
+	} {
+		dir := filepath.Join(t.TempDir(), "cal")
+		var stdout, stderr bytes.Buffer
+		args := []string{"calibrate", "lambda", model, y, "--dir", dir, "--truth", tc.truth, "--datasets", tc.datasets,
+			"--lambdas", "1", "--refresh", "0"}
+		code := run(args, &stdout, &stderr)
+		if code == 0 || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "running") {
+			t.Errorf("%s %s: exit %d, stderr %q; want a failure with %q before any run", tc.truth, tc.datasets, code, stderr.String(), tc.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s %s: the folder was created", tc.truth, tc.datasets)
+		}
+	}
+	// Names the model does not use are warned about.
+	mixed := writeFile(t, in, "mixed.json", `{"Y": [1, 2], "y": [1, 2, 3], "N": 3, "lambda": 7}`)
+	var stdout, stderr bytes.Buffer
+	run([]string{"calibrate", "lambda", model, y, "--dir", filepath.Join(t.TempDir(), "cal"), "--truth", "mu=0.5",
+		"--datasets", mixed, "--lambdas", "1", "--warmup", "50", "--samples", "50", "--refresh", "0"}, &stdout, &stderr)
+	for _, want := range []string{"--datasets " + mixed + ": Y is not a data variable of the model (ignored)",
+		"--datasets " + mixed + ": its lambda is ignored: the loss scale (--param) is set by the calibration"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("no warning %q in %q", want, stderr.String())
 		}
 	}
 }
