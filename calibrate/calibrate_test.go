@@ -466,3 +466,27 @@ func TestDraws(t *testing.T) {
 		}
 	}
 }
+
+// TestResolutionCheck: a resolution is usable when some rule gives a
+// scale and every rule's eps is positive and finite at alpha.
+func TestResolutionCheck(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name  string
+		r     Resolution
+		alpha float64
+		want  string // "" for no error
+	}{
+		{"every rule", Resolution{Noise: 0.1, NearestNeighbour: 0.2, Spacing: 0.5}, 1, ""},
+		{"spacing only", Resolution{Noise: nan, NearestNeighbour: 0, Spacing: 1}, 1, ""},
+		{"noise only", Resolution{Noise: 0.1, NearestNeighbour: 0, Spacing: math.Inf(1)}, 1, ""},
+		{"all equal", Resolution{Noise: nan, NearestNeighbour: 0, Spacing: math.Inf(1)}, 1, "the points are all equal"},
+		{"overflow", Resolution{Noise: nan, NearestNeighbour: 0.2, Spacing: 0.5}, 1e308, "is +Inf for the median nearest neighbour rule's h = 0.2"},
+		{"underflow", Resolution{Noise: 1e-200, NearestNeighbour: 0.2, Spacing: 0.5}, 1, "is 0 for the known noise rule's h = 1e-200"},
+	} {
+		err := tc.r.Check(tc.alpha)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
+		}
+	}
+}
