@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -194,5 +195,98 @@ func TestCalibrateDatasetsAndTruthRefused(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("no warning %q in %q", want, stderr.String())
 		}
+	}
+}
+
+// TestCalibrateBudgetFlags: calibrate iters' and crn's budgets given
+// twice, a crn K without a spread, --ref 0 and --points without --draws
+// are refused before the model is read, naming the flag.
+func TestCalibrateBudgetFlags(t *testing.T) {
+	model, y := calibrationFiles(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"iters", "--iters", "10,10", "--at", "mu=1"}, "--iters: 10 is given twice"},
+		{[]string{"iters", "--iters", "10", "--ref", "0", "--at", "mu=1"}, "--ref must be a positive integer, got 0"},
+		{[]string{"iters", "--iters", "10", "--ref", "-1", "--at", "mu=1"}, "--ref must be a positive integer, got -1"},
+		{[]string{"iters", "--iters", "10", "--at", "mu=1", "--points", "5"}, "--points needs --draws"},
+		{[]string{"crn", "--k", "2,2", "--at", "mu=1"}, "--k: 2 is given twice"},
+		{[]string{"crn", "--k", "1", "--at", "mu=1"}, "--k: 1 is below 2: Var[S̄_K] is estimated from the spread of the K replicates"},
+		{[]string{"crn", "--k", "4,1", "--at", "mu=1"}, "--k: 1 is below 2"},
+		{[]string{"crn", "--k", "2", "--at", "mu=1", "--points", "3"}, "--points needs --draws"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"calibrate", tc.args[0], model, y, "--set", "lambda=1"}, tc.args[1:]...)
+		if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestCalibrateDrawsOfAnotherModel: --draws whose columns are not the
+// model's are refused (naming the header's model when it is another);
+// the model's columns under another model name are taken with a warning.
+func TestCalibrateDrawsOfAnotherModel(t *testing.T) {
+	model, y := calibrationFiles(t)
+	bm, err := bindModel(model, []string{y}, []string{"lambda=1"}, 1, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampler := []string{"lp__", "accept_stat__", "stepsize__"}
+	own := append(append([]string{}, sampler...), bm.Columns()...)
+	for _, tc := range []struct {
+		name       string
+		model      string
+		columns    []string
+		err, warns string
+	}{
+		{"own", "norm", own, "", ""},
+		{"cmdstan's name", "norm_model", own, "", ""},
+		{"no name", "", own, "", ""},
+		{"renamed", "expA", own, "", "its header says model = expA; the model is norm"},
+		{"other columns", "expA", append(append([]string{}, own...), "sigma"), "the column sigma is not an output of the model: the draws are not the model's (its header says model = expA; the model is norm)", ""},
+		{"missing column", "other", append(append([]string{}, sampler...), "nu"), "no column mu: the draws are not the model's (its header says model = other", ""},
+		{"reordered", "norm", append(append([]string{}, sampler...), append(bm.Columns()[1:], "mu")...), "its columns are not the model's, in its order", ""},
+	} {
+		var warn bytes.Buffer
+		err := checkDrawsModel(bm, tc.model, tc.columns, "pilot.csv", &warn)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), "--draws pilot.csv: "+tc.err)):
+			t.Errorf("%s: error %v; want %q", tc.name, err, tc.err)
+		case tc.warns == "" && warn.Len() > 0, tc.warns != "" && !strings.Contains(warn.String(), tc.warns):
+			t.Errorf("%s: warning %q; want %q", tc.name, warn.String(), tc.warns)
+		}
+	}
+}
+
+// TestCalibrateEpsRefused: calibrate eps without a data file, with a --y
+// the files do not hold, with an alpha whose eps is not positive and
+// finite, or on points that are all equal, is refused with the reason.
+func TestCalibrateEpsRefused(t *testing.T) {
+	_, y := calibrationFiles(t)
+	same := writeFile(t, t.TempDir(), "same.csv", "y\n1\n1\n1\n")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--y", "y"}, 2, "no data file given: --y y names a value of the data files"},
+		{[]string{y, "--y", "nope"}, 1, "--y nope: no data value nope in " + y + " (their values: y)"},
+		{[]string{y, "--y", "y", "--alpha", "1e308"}, 1, "eps = (alpha h)^2 is +Inf for the median nearest neighbour rule's h"},
+		{[]string{y, "--y", "y", "--alpha", "1e-300"}, 1, "eps = (alpha h)^2 is 0 for the median nearest neighbour rule's h"},
+		{[]string{same, "--y", "y"}, 1, "the points are all equal: they have no scale"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"calibrate", "eps"}, tc.args...), &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) || stdout.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+		}
+	}
+	// With a known noise, equal points still have rule 1's eps.
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"calibrate", "eps", same, "--y", "y", "--noise", "0.1"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "h = 0: at least half the points repeat another") {
+		t.Errorf("equal points with --noise: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
