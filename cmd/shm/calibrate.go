@@ -401,7 +401,7 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	var pilot *calibrate.Posterior // the estimate's run
 	switch {
 	case strings.HasSuffix(strings.ToLower(strings.TrimSpace(f.truth)), ".csv"):
-		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles); err != nil {
+		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles, stderr); err != nil {
 			return nil, err
 		}
 	case f.truth != "":
@@ -737,13 +737,12 @@ func expandFiles(list string) ([]string, error) {
 }
 
 // datasetTruths reads a truth per dataset from a CSV file with a column
-// per parameter column and no other but "file": its rows in the datasets'
-// order, or, when it has a "file" column, the row naming each dataset's
-// file (base names compared). Every value must be finite and in the
-// parameters' support; a file named twice, a column named twice or a
-// column that is not a parameter's is refused, naming the file, row and
-// column.
-func datasetTruths(bm *runtime.Model, path string, datasets []string) ([]map[string]float64, error) {
+// per parameter column (others are warned about and ignored): its rows in
+// the datasets' order, or, when it has a "file" column, the row naming
+// each dataset's file (base names compared). Every value must be finite
+// and in the parameters' support; a file or a column named twice is
+// refused, naming the file, row and column.
+func datasetTruths(bm *runtime.Model, path string, datasets []string, warn io.Writer) ([]map[string]float64, error) {
 	if len(datasets) == 0 {
 		return nil, fmt.Errorf("--truth %s gives a truth per dataset: give the datasets with --datasets", path)
 	}
@@ -764,15 +763,21 @@ func datasetTruths(bm *runtime.Model, path string, datasets []string) ([]map[str
 		params = append(params, e.Columns...)
 	}
 	col := map[string]int{}
+	var others []string
 	for j, h := range rows[0] {
 		h = strings.TrimSpace(h)
 		if _, ok := col[h]; ok {
 			return nil, fmt.Errorf("--truth %s: the column %s is named twice", path, h)
 		}
 		if h != "file" && !slices.Contains(params, h) {
-			return nil, fmt.Errorf("--truth %s: the column %s is not a parameter of the model (its columns: file and %s)", path, h, strings.Join(params, ", "))
+			others = append(others, h)
 		}
 		col[h] = j
+	}
+	if len(others) > 0 {
+		// Not refused: a truth file may describe its datasets too
+		// (Experiment D's has index and label columns).
+		fmt.Fprintf(warn, "warning: --truth %s: the column(s) %s are not parameters of the model (its parameters: %s): ignored\n", path, strings.Join(others, ", "), strings.Join(params, ", "))
 	}
 	for _, c := range params {
 		if _, ok := col[c]; !ok {

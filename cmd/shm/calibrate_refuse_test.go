@@ -144,9 +144,9 @@ func TestCalibrateInputsEdited(t *testing.T) {
 
 // TestCalibrateDatasetsAndTruthRefused: dataset files that replace none
 // of the model's data, datasets given twice (by path or by contents) and
-// truth CSV files with a column that is not a parameter, a file named
-// twice, or a value that is not a finite number are refused before any
-// run, naming the file (and row and column).
+// truth CSV files with a column or a file named twice, or a value that is
+// not a finite number, are refused before any run, naming the file (and
+// row and column); names that are not the model's are warned about.
 func TestCalibrateDatasetsAndTruthRefused(t *testing.T) {
 	model, y := calibrationFiles(t)
 	in := t.TempDir()
@@ -165,7 +165,6 @@ func TestCalibrateDatasetsAndTruthRefused(t *testing.T) {
 		{"mu=0.5", d2 + "," + d2, "is given twice (as " + d2 + " and " + d2 + ")"},
 		{"mu=0.5", d1 + "," + filepath.Join(in, "..", filepath.Base(in), "d1.json"), "d1.json is given twice"},
 		{"mu=0.5", d1 + "," + copy1, d1 + " and " + copy1 + " have the same contents"},
-		{truth("file,mu,sigma\nd1.json,0.5,1\nd2.json,0.5,1\n"), both, "the column sigma is not a parameter of the model (its columns: file and mu)"},
 		{truth("file,mu\nd1.json,0.5\nd2.json,0.5\nd1.json,0.7\n"), both, "rows 2 and 4 both give the truth of d1.json"},
 		{truth("file,mu\nd1.json,0.5\nd2.json,NaN\n"), both, "row 3 (d2.json), column mu: NaN (a parameter's value must be finite)"},
 		{truth("file,mu\nd1.json,Inf\nd2.json,0.5\n"), both, "row 2 (d1.json), column mu: +Inf (a parameter's value must be finite)"},
@@ -185,13 +184,16 @@ func TestCalibrateDatasetsAndTruthRefused(t *testing.T) {
 			t.Errorf("%s %s: the folder was created", tc.truth, tc.datasets)
 		}
 	}
-	// Names the model does not use are warned about.
+	// Names the model does not use are warned about: a dataset's, a truth
+	// file's columns (Experiment D's truth.csv describes its images).
 	mixed := writeFile(t, in, "mixed.json", `{"Y": [1, 2], "y": [1, 2, 3], "N": 3, "lambda": 7}`)
+	truthCSV := truth("index,file,mu,sigma\n1,mixed.json,0.5,1\n")
 	var stdout, stderr bytes.Buffer
-	run([]string{"calibrate", "lambda", model, y, "--dir", filepath.Join(t.TempDir(), "cal"), "--truth", "mu=0.5",
+	run([]string{"calibrate", "lambda", model, y, "--dir", filepath.Join(t.TempDir(), "cal"), "--truth", truthCSV,
 		"--datasets", mixed, "--lambdas", "1", "--warmup", "50", "--samples", "50", "--refresh", "0"}, &stdout, &stderr)
 	for _, want := range []string{"--datasets " + mixed + ": Y is not a data variable of the model (ignored)",
-		"--datasets " + mixed + ": its lambda is ignored: the loss scale (--param) is set by the calibration"} {
+		"--datasets " + mixed + ": its lambda is ignored: the loss scale (--param) is set by the calibration",
+		"--truth " + truthCSV + ": the column(s) index, sigma are not parameters of the model (its parameters: mu): ignored"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("no warning %q in %q", want, stderr.String())
 		}
