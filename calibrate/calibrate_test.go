@@ -528,6 +528,12 @@ func TestPlanFilesUpgrade(t *testing.T) {
 		if err := dir.WritePlan(plan(all[:2], 3)); err != nil {
 			t.Fatal(err)
 		}
+		if err := dir.CheckPlan(tc.now); (err == nil) != tc.ok {
+			t.Errorf("%s: CheckPlan: %v", tc.name, err)
+		}
+		if got, _ := dir.ReadPlan(); !reflect.DeepEqual(got, plan(all[:2], 3)) {
+			t.Errorf("%s: CheckPlan wrote the plan", tc.name)
+		}
 		err := dir.WritePlan(tc.now)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: %v", tc.name, err)

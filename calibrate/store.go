@@ -150,7 +150,19 @@ func (d Dir) ResultPath(t Task) string {
 
 // WritePlan writes p as the folder's plan, or checks that the plan already
 // there is the same: a folder holds one calibration.
-func (d Dir) WritePlan(p *Plan) error {
+func (d Dir) WritePlan(p *Plan) error { return d.writePlan(p, true) }
+
+// CheckPlan is WritePlan without writing: an error unless the folder
+// holds p's calibration (a plan that hashes fewer of p's input files, an
+// earlier version's, is p's).
+func (d Dir) CheckPlan(p *Plan) error {
+	if _, err := os.Stat(d.path("plan.json")); err != nil {
+		return err
+	}
+	return d.writePlan(p, false)
+}
+
+func (d Dir) writePlan(p *Plan, write bool) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
@@ -168,6 +180,9 @@ func (d Dir) WritePlan(p *Plan) error {
 				// An earlier version hashed fewer input files (the model
 				// and data only): the same calibration, whose plan now
 				// records every input file.
+				if !write {
+					return nil
+				}
 				return writeAtomic(d.path("plan.json"), b)
 			}
 		}

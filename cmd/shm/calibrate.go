@@ -440,7 +440,11 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			return nil, err
 		}
 	}
-	if err := dir.WritePlan(plan); err != nil {
+	writePlan := dir.WritePlan
+	if f.collect {
+		writePlan = dir.CheckPlan // --collect writes nothing
+	}
+	if err := writePlan(plan); err != nil {
 		return nil, err
 	}
 	if pilot != nil && plan.Reuse != nil {
