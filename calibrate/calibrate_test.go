@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -463,6 +464,82 @@ func TestDraws(t *testing.T) {
 		}
 		if got, err := dir.ReadDraws(task); err == nil || !strings.Contains(err.Error(), dir.DrawsPath(task)) {
 			t.Errorf("%s: %v, %v; want an error naming the file", name, got, err)
+		}
+	}
+}
+
+// TestResolutionCheck: a resolution is usable when some rule gives a
+// scale and every rule's eps is positive and finite at alpha.
+func TestResolutionCheck(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name  string
+		r     Resolution
+		alpha float64
+		want  string // "" for no error
+	}{
+		{"every rule", Resolution{Noise: 0.1, NearestNeighbour: 0.2, Spacing: 0.5}, 1, ""},
+		{"spacing only", Resolution{Noise: nan, NearestNeighbour: 0, Spacing: 1}, 1, ""},
+		{"noise only", Resolution{Noise: 0.1, NearestNeighbour: 0, Spacing: math.Inf(1)}, 1, ""},
+		{"all equal", Resolution{Noise: nan, NearestNeighbour: 0, Spacing: math.Inf(1)}, 1, "the points are all equal"},
+		{"overflow", Resolution{Noise: nan, NearestNeighbour: 0.2, Spacing: 0.5}, 1e308, "is +Inf for the median nearest neighbour rule's h = 0.2"},
+		{"underflow", Resolution{Noise: 1e-200, NearestNeighbour: 0.2, Spacing: 0.5}, 1, "is 0 for the known noise rule's h = 1e-200"},
+	} {
+		err := tc.r.Check(tc.alpha)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestPlanFilesUpgrade: a folder whose plan an earlier version wrote,
+// hashing fewer input files, resumes with the plan that hashes them all;
+// a plan that differs otherwise, or in a hash, is refused.
+func TestPlanFilesUpgrade(t *testing.T) {
+	in := t.TempDir()
+	var paths []string
+	for i, text := range []string{"model", "data", "dataset"} {
+		paths = append(paths, filepath.Join(in, strconv.Itoa(i)))
+		if err := os.WriteFile(paths[i], []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := HashFiles(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(files []FileHash, seed uint64) *Plan {
+		return &Plan{Model: paths[0], Data: paths[1:2], Param: "lambda", Datasets: 1, Level: 0.9, Chains: 1, Samples: 10,
+			Seed: seed, Truth: map[string]float64{"mu": 0.5}, Files: files}
+	}
+	changed := append([]FileHash{}, all...)
+	changed[1].SHA256 = "0"
+	for _, tc := range []struct {
+		name string
+		now  *Plan
+		ok   bool
+	}{
+		{"every input hashed now", plan(all, 3), true},
+		{"another seed", plan(all, 4), false},
+		{"another hash", plan(changed, 3), false},
+		{"fewer hashes", plan(all[:1], 3), false},
+	} {
+		dir := Dir(t.TempDir())
+		if err := dir.WritePlan(plan(all[:2], 3)); err != nil {
+			t.Fatal(err)
+		}
+		if err := dir.CheckPlan(tc.now); (err == nil) != tc.ok {
+			t.Errorf("%s: CheckPlan: %v", tc.name, err)
+		}
+		if got, _ := dir.ReadPlan(); !reflect.DeepEqual(got, plan(all[:2], 3)) {
+			t.Errorf("%s: CheckPlan wrote the plan", tc.name)
+		}
+		err := dir.WritePlan(tc.now)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if got, _ := dir.ReadPlan(); tc.ok && !reflect.DeepEqual(got, tc.now) {
+			t.Errorf("%s: plan %+v, want %+v", tc.name, got, tc.now)
 		}
 	}
 }

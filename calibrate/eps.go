@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -54,10 +55,42 @@ func Spacing(x []float64, n, d int) float64 {
 // Eps returns (alpha·h)².
 func Eps(alpha, h float64) float64 { return (alpha * h) * (alpha * h) }
 
+// scale reports whether h is a data resolution: positive and finite (a
+// median nearest-neighbour distance of 0, from repeated points, is not).
+func scale(h float64) bool { return h > 0 && !math.IsInf(h, 1) }
+
+// Check returns an error unless some rule gives a scale (a positive,
+// finite h: points that are all equal have none) and every rule's eps is
+// positive and finite at alpha (not overflowing to +Inf or underflowing
+// to 0).
+func (r Resolution) Check(alpha float64) error {
+	rules := []struct {
+		name string
+		h    float64
+	}{{"known noise", r.Noise}, {"median nearest neighbour", r.NearestNeighbour}, {"grid spacing", r.Spacing}}
+	found := false
+	for _, rule := range rules {
+		if !scale(rule.h) {
+			continue
+		}
+		found = true
+		if eps := Eps(alpha, rule.h); !(eps > 0) || math.IsInf(eps, 1) {
+			return fmt.Errorf("--alpha %g: eps = (alpha h)^2 is %g for the %s rule's h = %g: eps must be positive and finite", alpha, eps, rule.name, rule.h)
+		}
+	}
+	if !found {
+		return errors.New("the points are all equal: they have no scale (every rule's h is 0 or none), so there is no eps")
+	}
+	return nil
+}
+
 // Table renders the three rules with their h and eps.
 func (r Resolution) Table(alpha float64) string {
 	line := func(rule string, h float64, note string) string {
-		if math.IsNaN(h) || math.IsInf(h, 0) {
+		if h == 0 {
+			return fmt.Sprintf("  %-28s %12s %12s  %s\n", rule, "0", "-", note+" (h = 0: at least half the points repeat another, not a scale)")
+		}
+		if !scale(h) {
 			return fmt.Sprintf("  %-28s %12s %12s  %s\n", rule, "-", "-", note)
 		}
 		return fmt.Sprintf("  %-28s %12.6g %12.6g  %s\n", rule, h, Eps(alpha, h), note)

@@ -150,7 +150,19 @@ func (d Dir) ResultPath(t Task) string {
 
 // WritePlan writes p as the folder's plan, or checks that the plan already
 // there is the same: a folder holds one calibration.
-func (d Dir) WritePlan(p *Plan) error {
+func (d Dir) WritePlan(p *Plan) error { return d.writePlan(p, true) }
+
+// CheckPlan is WritePlan without writing: an error unless the folder
+// holds p's calibration (a plan that hashes fewer of p's input files, an
+// earlier version's, is p's).
+func (d Dir) CheckPlan(p *Plan) error {
+	if _, err := os.Stat(d.path("plan.json")); err != nil {
+		return err
+	}
+	return d.writePlan(p, false)
+}
+
+func (d Dir) writePlan(p *Plan, write bool) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
@@ -164,6 +176,15 @@ func (d Dir) WritePlan(p *Plan) error {
 			if err := was.CheckFiles(); err != nil && was.Model == p.Model && slices.Equal(was.Data, p.Data) {
 				return fmt.Errorf("%s: %w", d, err)
 			}
+			if fewerHashes(&was, p) {
+				// An earlier version hashed fewer input files (the model
+				// and data only): the same calibration, whose plan now
+				// records every input file.
+				if !write {
+					return nil
+				}
+				return writeAtomic(d.path("plan.json"), b)
+			}
 		}
 		return fmt.Errorf("%s holds a calibration with other settings (its plan.json differs): use another --dir, or remove it", d)
 	case err == nil:
@@ -172,6 +193,24 @@ func (d Dir) WritePlan(p *Plan) error {
 		return err
 	}
 	return writeAtomic(d.path("plan.json"), b)
+}
+
+// fewerHashes reports whether plan was differs from p only in hashing
+// fewer of p's input files (the same contents for those it hashes).
+func fewerHashes(was, p *Plan) bool {
+	if len(was.Files) >= len(p.Files) {
+		return false
+	}
+	for _, f := range was.Files {
+		if !slices.Contains(p.Files, f) {
+			return false
+		}
+	}
+	upgraded := *was
+	upgraded.Files = p.Files
+	a, errA := json.Marshal(&upgraded)
+	b, errB := json.Marshal(p)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
 // ReadPlan reads the folder's plan.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/shmlang/shm/calibrate"
 	"github.com/shmlang/shm/ir"
+	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/nuts"
@@ -181,6 +184,9 @@ func (f *lambdaFlags) validate() error {
 	case f.maxRunning < 0:
 		return fmt.Errorf("--max-running must be at least 1 (or 0: no limit), got %d", f.maxRunning)
 	}
+	if err := f.checkModes(); err != nil {
+		return err
+	}
 	if f.slurm && !f.collect {
 		for _, tool := range calibrate.SlurmTools() {
 			if _, err := exec.LookPath(tool); err != nil {
@@ -189,6 +195,84 @@ func (f *lambdaFlags) validate() error {
 		}
 	}
 	return nil
+}
+
+// checkModes refuses flags that conflict or that need a mode not asked
+// for: a flag the calibration would silently ignore.
+func (f *lambdaFlags) checkModes() error {
+	// The ways of getting the datasets exclude each other.
+	var sources []string
+	for _, name := range []string{"generate", "datasets", "bootstrap"} {
+		if f.set[name] {
+			sources = append(sources, "--"+name)
+		}
+	}
+	if len(sources) > 1 {
+		return fmt.Errorf("%s and %s are two ways of getting the datasets: give one", sources[0], sources[1])
+	}
+	if f.set["bootstrap"] && f.set["truth"] {
+		return errors.New("--bootstrap and --truth conflict: a bootstrap estimates the truth (unknown truth), --truth gives it (known truth)")
+	}
+	// Flags that need another flag.
+	for _, need := range []struct{ flag, needs, what string }{
+		{"replicate", "generate", "the datasets drawn by the generated quantities"},
+		{"resample", "bootstrap", "the bootstrap's datasets"},
+		{"lambda0", "bootstrap", "the bootstrap's estimate of the truth"},
+		{"max-running", "slurm", "Slurm job arrays"},
+		{"runs-per-task", "slurm", "Slurm job arrays"},
+		{"sbatch", "slurm", "Slurm job arrays"},
+	} {
+		if f.set[need.flag] && !f.set[need.needs] {
+			return fmt.Errorf("--%s needs --%s: it is a setting of %s", need.flag, need.needs, need.what)
+		}
+	}
+	if f.set["warm-warmup"] && f.exact {
+		return errors.New("--warm-warmup conflicts with --exact: --exact makes no warm-started run")
+	}
+	if f.lambdas != "" {
+		for _, name := range []string{"start", "factor", "tol", "max-temps"} {
+			if f.set[name] {
+				return fmt.Errorf("--%s is a setting of the search, which --lambdas replaces by a grid: give one", name)
+			}
+		}
+	}
+	for _, s := range f.sets {
+		name, _, _ := strings.Cut(s, "=")
+		if strings.TrimSpace(name) == f.param {
+			return fmt.Errorf("--set %s: %s is the loss scale (--param), which the calibration sets for every run: remove it", s, f.param)
+		}
+	}
+	for _, list := range []struct{ flag, value string }{{"resample", f.resample}, {"hold", f.hold}} {
+		if _, err := uniqueNames("--"+list.flag, list.value); err != nil {
+			return err
+		}
+	}
+	if f.replicate != "" {
+		if _, err := f.replicates(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// uniqueNames splits a comma-separated list of names, refusing an empty
+// or repeated name.
+func uniqueNames(flag, list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			return nil, fmt.Errorf("%s %q: an empty name", flag, list)
+		case slices.Contains(out, name):
+			return nil, fmt.Errorf("%s %q: %s is given twice", flag, list, name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -216,6 +300,10 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 				fmt.Fprintf(stderr, "shm calibrate lambda: --lambdas: %q is not a positive finite number\n", s)
 				return 2
 			}
+			if slices.Contains(search.Grid, x) {
+				fmt.Fprintf(stderr, "shm calibrate lambda: --lambdas: %g is given twice\n", x)
+				return 2
+			}
 			search.Grid = append(search.Grid, x)
 		}
 	}
@@ -241,6 +329,15 @@ func cmdCalibrateLambda(ctx context.Context, args []string, stdout, stderr io.Wr
 // calibrateLambda prepares the folder (plan, datasets) and runs the search.
 func calibrateLambda(ctx context.Context, model string, files []string, f *lambdaFlags, search *calibrate.Search, stderr io.Writer) (*calibrate.Outcome, error) {
 	dir := calibrate.Dir(f.dir)
+	if f.collect {
+		// --collect runs nothing and writes nothing: without a plan
+		// there is nothing to collect.
+		if _, err := dir.ReadPlan(); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--collect: %s holds no calibration (no plan.json): there are no results to collect", f.dir)
+		} else if err != nil {
+			return nil, err
+		}
+	}
 	datasetFiles, err := expandFiles(f.datasets)
 	if err != nil {
 		return nil, err
@@ -252,7 +349,17 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if f.datasets != "" {
 		plan.Datasets = len(datasetFiles)
 	}
-	bind := planBinder(plan)
+	checked, err := checkModelContext(ctx, plan.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLossScale(checked, plan.Param); err != nil {
+		return nil, err
+	}
+	if err := checkDatasetFiles(checked, plan.Param, datasetFiles, stderr); err != nil {
+		return nil, err
+	}
+	bind := planBinderChecked(plan, checked)
 	// The model bound to the data as given, at lambda0 (bootstrap) or at
 	// the first scale: it lays out the parameters, draws the known-truth
 	// datasets and, for a bootstrap, estimates the truth.
@@ -274,10 +381,17 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDraws(bm, plan); err != nil {
+		return nil, err
+	}
 	if f.hold != "" {
 		// The bound model has the data as given: its values are held.
-		for _, name := range strings.Split(f.hold, ",") {
-			v, err := bm.TransformedData(strings.TrimSpace(name))
+		names, err := uniqueNames("--hold", f.hold)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			v, err := bm.TransformedData(name)
 			if err != nil {
 				return nil, fmt.Errorf("--hold: %w", err)
 			}
@@ -286,8 +400,8 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	}
 	var pilot *calibrate.Posterior // the estimate's run
 	switch {
-	case strings.HasSuffix(strings.ToLower(f.truth), ".csv"):
-		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles); err != nil {
+	case strings.HasSuffix(strings.ToLower(strings.TrimSpace(f.truth)), ".csv"):
+		if plan.DatasetTruth, err = datasetTruths(bm, f.truth, datasetFiles, stderr); err != nil {
 			return nil, err
 		}
 	case f.truth != "":
@@ -326,7 +440,11 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			return nil, err
 		}
 	}
-	if err := dir.WritePlan(plan); err != nil {
+	writePlan := dir.WritePlan
+	if f.collect {
+		writePlan = dir.CheckPlan // --collect writes nothing
+	}
+	if err := writePlan(plan); err != nil {
 		return nil, err
 	}
 	if pilot != nil && plan.Reuse != nil {
@@ -384,7 +502,32 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 		}
 		plan.Data = append(plan.Data, a)
 	}
-	if plan.Files, err = calibrate.HashFiles(append([]string{plan.Model}, plan.Data...)...); err != nil {
+	// Every input file's contents: the model, the data, the datasets
+	// given as files and a truth given as a file. A rerun after any of
+	// them was edited is refused.
+	inputs := append([]string{plan.Model}, plan.Data...)
+	datasets, err := expandFiles(f.datasets)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range datasets {
+		a, err := abs(d)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, a)
+	}
+	if truthFile(f.truth) {
+		a, err := abs(strings.TrimSpace(f.truth))
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, a)
+	}
+	if plan.Files, err = calibrate.HashFiles(inputs...); err != nil {
+		return nil, err
+	}
+	if err := distinctDatasets(datasets, plan.Files[len(plan.Data)+1:len(plan.Data)+1+len(datasets)]); err != nil {
 		return nil, err
 	}
 	switch {
@@ -398,14 +541,75 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 	return plan, nil
 }
 
+// truthFile reports whether --truth names a file (a JSON point or a CSV
+// file of truths) rather than giving name=value pairs.
+func truthFile(truth string) bool {
+	t := strings.ToLower(strings.TrimSpace(truth))
+	return strings.HasSuffix(t, ".json") || strings.HasSuffix(t, ".csv")
+}
+
+// distinctDatasets refuses a dataset file given twice: by its path, or
+// by its contents (hashes, in the files' order): it would count twice.
+func distinctDatasets(files []string, hashes []calibrate.FileHash) error {
+	byPath, byHash := map[string]string{}, map[string]string{}
+	for i, file := range files {
+		if first, ok := byPath[hashes[i].Path]; ok {
+			return fmt.Errorf("--datasets: %s is given twice (as %s and %s): each dataset counts once", hashes[i].Path, first, file)
+		}
+		byPath[hashes[i].Path] = file
+		if first, ok := byHash[hashes[i].SHA256]; ok {
+			return fmt.Errorf("--datasets: %s and %s have the same contents: each dataset counts once", first, file)
+		}
+		byHash[hashes[i].SHA256] = file
+	}
+	return nil
+}
+
+// checkDatasetFiles refuses a dataset file that replaces none of the
+// model's data (every run on it would be a run on the data as given), and
+// warns about the names in it that the model does not use, or that the
+// calibration overrides (the loss scale).
+func checkDatasetFiles(m *ir.Model, param string, files []string, warn io.Writer) error {
+	isData := map[string]bool{}
+	var names []string
+	for _, d := range m.Data {
+		isData[d.Var.Name] = true
+		if d.Var.Name != param {
+			names = append(names, d.Var.Name)
+		}
+	}
+	for _, file := range files {
+		values, err := data.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("--datasets: %w", err)
+		}
+		replaced := 0
+		for _, v := range values {
+			switch {
+			case v.Name == param:
+				fmt.Fprintf(warn, "warning: --datasets %s: its %s is ignored: the loss scale (--param) is set by the calibration\n", file, v.Name)
+			case isData[v.Name]:
+				replaced++
+			default:
+				fmt.Fprintf(warn, "warning: --datasets %s: %s is not a data variable of the model (ignored)\n", file, v.Name)
+			}
+		}
+		if replaced == 0 {
+			return fmt.Errorf("--datasets %s holds none of the model's data (%s): every run on it would be a run on the data as given", file, listOrNone(names))
+		}
+	}
+	return nil
+}
+
 // planBinder binds the plan's model to its data with extra values. The
 // model is read and checked once, by the first bind, for every bind of
 // the process.
-func planBinder(plan *calibrate.Plan) calibrate.Binder {
-	var (
-		mu      sync.Mutex
-		checked *ir.Model
-	)
+func planBinder(plan *calibrate.Plan) calibrate.Binder { return planBinderChecked(plan, nil) }
+
+// planBinderChecked is planBinder with the model already read and checked
+// (nil: read by the first bind).
+func planBinderChecked(plan *calibrate.Plan, checked *ir.Model) calibrate.Binder {
+	var mu sync.Mutex
 	return func(ctx context.Context, extra []*data.Value, seed uint64) (*runtime.Model, error) {
 		mu.Lock()
 		m := checked
@@ -429,6 +633,53 @@ func planBinder(plan *calibrate.Plan) calibrate.Binder {
 		return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: io.Discard, Seed: seed, DataFiles: plan.Data,
 			Context: ctx, Hold: plan.HeldValues()})
 	}
+}
+
+// checkLossScale returns an error unless name is a real scalar data
+// variable of m: the variable --param names, which each run sets to its
+// loss scale.
+func checkLossScale(m *ir.Model, name string) error {
+	var reals []string
+	for _, d := range m.Data {
+		scalarReal := d.Var.Type == lang.RealType && len(d.Sizes) == 0
+		if d.Var.Name == name {
+			if !scalarReal {
+				return fmt.Errorf("--param %s: the loss scale must be a real (scalar) data variable; %s is declared %s", name, name, d.Var.Type)
+			}
+			return nil
+		}
+		if scalarReal {
+			reals = append(reals, d.Var.Name)
+		}
+	}
+	for _, s := range m.TransformedData {
+		if d, ok := s.(*ir.DeclStmt); ok && d.Decl.Var.Name == name {
+			return fmt.Errorf("--param %s: %s is transformed data; the loss scale must be a real (scalar) data variable (the model's: %s)", name, name, listOrNone(reals))
+		}
+	}
+	return fmt.Errorf("--param %s: no real data variable of that name (the model's: %s)", name, listOrNone(reals))
+}
+
+// listOrNone joins names with commas, "none" for no name.
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkDraws returns an error when a run's draws (chains × samples) are
+// too few for the credible regions: the ellipse's covariance needs more
+// draws than parameter columns.
+func checkDraws(bm *runtime.Model, plan *calibrate.Plan) error {
+	cols := 0
+	for _, e := range bm.Layout.Entries {
+		cols += len(e.Columns)
+	}
+	if n := plan.Chains * plan.Samples; n <= cols {
+		return fmt.Errorf("--chains %d × --samples %d = %d draws per run: the credible regions need more draws than the model's %d parameter value(s)", plan.Chains, plan.Samples, n, cols)
+	}
+	return nil
 }
 
 // truthColumns reads --truth (every parameter given) as values by output
@@ -490,67 +741,100 @@ func expandFiles(list string) ([]string, error) {
 }
 
 // datasetTruths reads a truth per dataset from a CSV file with a column
-// per parameter column (others are ignored): its rows in the datasets'
-// order, or, when it has a "file" column, the row naming each dataset's
-// file (base names compared).
-func datasetTruths(bm *runtime.Model, path string, datasets []string) ([]map[string]float64, error) {
+// per parameter column (others are warned about and ignored): its rows in
+// the datasets' order, or, when it has a "file" column, the row naming
+// each dataset's file (base names compared). Every value must be finite
+// and in the parameters' support; a file or a column named twice is
+// refused, naming the file, row and column.
+func datasetTruths(bm *runtime.Model, path string, datasets []string, warn io.Writer) ([]map[string]float64, error) {
 	if len(datasets) == 0 {
 		return nil, fmt.Errorf("--truth %s gives a truth per dataset: give the datasets with --datasets", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--truth: %w", err)
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("--truth: %w", err)
+		return nil, fmt.Errorf("--truth %s: %w", path, err)
 	}
 	if len(rows) < 2 {
 		return nil, fmt.Errorf("--truth %s: no rows", path)
 	}
-	col := map[string]int{}
-	for j, h := range rows[0] {
-		col[strings.TrimSpace(h)] = j
-	}
 	var params []string
 	for _, e := range bm.Layout.Entries {
-		for _, c := range e.Columns {
-			if _, ok := col[c]; !ok {
-				return nil, fmt.Errorf("--truth %s has no column %s", path, c)
-			}
-			params = append(params, c)
+		params = append(params, e.Columns...)
+	}
+	col := map[string]int{}
+	var others []string
+	for j, h := range rows[0] {
+		h = strings.TrimSpace(h)
+		if _, ok := col[h]; ok {
+			return nil, fmt.Errorf("--truth %s: the column %s is named twice", path, h)
+		}
+		if h != "file" && !slices.Contains(params, h) {
+			others = append(others, h)
+		}
+		col[h] = j
+	}
+	if len(others) > 0 {
+		// Not refused: a truth file may describe its datasets too
+		// (Experiment D's has index and label columns).
+		fmt.Fprintf(warn, "warning: --truth %s: the column(s) %s are not parameters of the model (its parameters: %s): ignored\n", path, strings.Join(others, ", "), strings.Join(params, ", "))
+	}
+	for _, c := range params {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("--truth %s has no column %s", path, c)
 		}
 	}
-	byFile := map[string][]string{}
+	// rowOf[i] is the row (index in rows) of dataset i.
+	rowOf := make([]int, len(datasets))
 	if j, ok := col["file"]; ok {
-		for _, r := range rows[1:] {
-			if j < len(r) {
-				byFile[filepath.Base(strings.TrimSpace(r[j]))] = r
+		byFile := map[string]int{}
+		for k, r := range rows[1:] {
+			name := filepath.Base(strings.TrimSpace(r[j]))
+			if first, ok := byFile[name]; ok {
+				return nil, fmt.Errorf("--truth %s: rows %d and %d both give the truth of %s", path, first+1, k+2, name)
+			}
+			byFile[name] = k + 1
+		}
+		seen := map[string]string{}
+		for i, d := range datasets {
+			name := filepath.Base(d)
+			if other, ok := seen[name]; ok {
+				return nil, fmt.Errorf("--truth %s names datasets by file name, and %s and %s have the same name %s", path, other, d, name)
+			}
+			seen[name] = d
+			if rowOf[i], ok = byFile[name]; !ok {
+				return nil, fmt.Errorf("--truth %s has no row for %s", path, name)
 			}
 		}
-	} else if len(rows)-1 != len(datasets) {
-		return nil, fmt.Errorf("--truth %s has %d rows for %d datasets (or give a \"file\" column)", path, len(rows)-1, len(datasets))
+	} else {
+		if len(rows)-1 != len(datasets) {
+			return nil, fmt.Errorf("--truth %s has %d rows for %d datasets (or give a \"file\" column)", path, len(rows)-1, len(datasets))
+		}
+		for i := range rowOf {
+			rowOf[i] = i + 1
+		}
 	}
 	out := make([]map[string]float64, len(datasets))
 	for i, d := range datasets {
-		r := rows[1+min(i, len(rows)-2)]
-		if len(byFile) > 0 {
-			var ok bool
-			if r, ok = byFile[filepath.Base(d)]; !ok {
-				return nil, fmt.Errorf("--truth %s has no row for %s", path, filepath.Base(d))
-			}
-		}
+		r := rows[rowOf[i]]
+		line := rowOf[i] + 1 // the header is row 1
 		out[i] = map[string]float64{}
 		for _, c := range params {
-			if col[c] >= len(r) {
-				return nil, fmt.Errorf("--truth %s: a row has no %s", path, c)
-			}
 			x, err := strconv.ParseFloat(strings.TrimSpace(r[col[c]]), 64)
 			if err != nil {
-				return nil, fmt.Errorf("--truth %s: %s of %s: %w", path, c, filepath.Base(d), err)
+				return nil, fmt.Errorf("--truth %s: row %d (%s), column %s: %q is not a number", path, line, filepath.Base(d), c, r[col[c]])
+			}
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("--truth %s: row %d (%s), column %s: %v (a parameter's value must be finite)", path, line, filepath.Base(d), c, x)
 			}
 			out[i][c] = x
+		}
+		if _, err := bm.UnconstrainColumns(out[i]); err != nil {
+			return nil, fmt.Errorf("--truth %s: row %d (%s): %w", path, line, filepath.Base(d), err)
 		}
 	}
 	return out, nil
@@ -572,8 +856,17 @@ func (f *lambdaFlags) replicates() ([]calibrate.Replicate, error) {
 	var reps []calibrate.Replicate
 	for _, pair := range strings.Split(f.replicate, ",") {
 		d, g, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		d, g = strings.TrimSpace(d), strings.TrimSpace(g)
 		if !ok || d == "" || g == "" {
 			return nil, fmt.Errorf("--replicate %q: want data=generated, e.g. y=y_rep", pair)
+		}
+		for _, r := range reps {
+			if r.Data == d {
+				return nil, fmt.Errorf("--replicate %q: the data %s is replaced twice", f.replicate, d)
+			}
+			if r.Generated == g {
+				return nil, fmt.Errorf("--replicate %q: the generated quantity %s is used twice", f.replicate, g)
+			}
 		}
 		reps = append(reps, calibrate.Replicate{Data: d, Generated: g})
 	}
@@ -613,7 +906,11 @@ func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f
 	if err != nil {
 		return err
 	}
-	return calibrate.Bootstrap(dir, set, strings.Split(f.resample, ","), plan.Datasets, plan.Seed)
+	names, err := uniqueNames("--resample", f.resample)
+	if err != nil {
+		return err
+	}
+	return calibrate.Bootstrap(dir, set, names, plan.Datasets, plan.Seed)
 }
 
 // cmdCalibrateTask runs one task of a Slurm job array.

@@ -39,23 +39,32 @@ func (f *budgetFlags) register(fs *flag.FlagSet, listName, listHelp string) {
 	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
 }
 
-// parse returns the positive integers of the budget list.
-func (f *budgetFlags) budgets(name string) ([]int, error) {
+// budgets returns the distinct integers of the budget list, each at
+// least least (why says why), and checks the points' flags (set: the
+// flags given).
+func (f *budgetFlags) budgets(name string, least int, why string, set map[string]bool) ([]int, error) {
 	if f.list == "" {
 		return nil, fmt.Errorf("--%s is required", name)
 	}
 	var out []int
 	for _, s := range strings.Split(f.list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
+		switch {
+		case err != nil || n < 1:
 			return nil, fmt.Errorf("--%s: %q is not a positive integer", name, s)
+		case n < least:
+			return nil, fmt.Errorf("--%s: %d is below %d: %s", name, n, least, why)
+		case slices.Contains(out, n):
+			return nil, fmt.Errorf("--%s: %d is given twice", name, n)
 		}
 		out = append(out, n)
 	}
-	if len(f.at) == 0 && len(f.draws) == 0 {
+	switch {
+	case len(f.at) == 0 && len(f.draws) == 0:
 		return nil, errors.New("give the points: --at name=value,... (repeatable) or --draws pilot.csv")
-	}
-	if len(f.draws) > 0 && f.points < 1 {
+	case set["points"] && len(f.draws) == 0:
+		return nil, errors.New("--points needs --draws: it is the number of a pilot run's draws taken as points (--at gives each point)")
+	case len(f.draws) > 0 && f.points < 1:
 		return nil, fmt.Errorf("--points must be at least 1, got %d", f.points)
 	}
 	return out, nil
@@ -79,8 +88,10 @@ func newBudgetBinder(ctx context.Context, model string, files []string, f *budge
 	}
 }
 
-// budgetPoints returns the unconstrained points the flags give.
-func budgetPoints(bm *runtime.Model, f *budgetFlags) ([][]float64, error) {
+// budgetPoints returns the unconstrained points the flags give. Draws
+// of another model (other columns) are refused; draws whose header names
+// another model, with the model's columns, are warned about.
+func budgetPoints(bm *runtime.Model, f *budgetFlags, warn io.Writer) ([][]float64, error) {
 	var out [][]float64
 	for _, at := range f.at {
 		set, err := loadPoint("--at", at)
@@ -99,6 +110,9 @@ func budgetPoints(bm *runtime.Model, f *budgetFlags) ([][]float64, error) {
 	if len(f.draws) > 0 {
 		fit, err := stancsv.ReadFit(f.draws...)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkDrawsModel(bm, fit.Model, fit.Columns, strings.Join(f.draws, ", "), warn); err != nil {
 			return nil, err
 		}
 		var rows [][]float64
@@ -120,6 +134,41 @@ func budgetPoints(bm *runtime.Model, f *budgetFlags) ([][]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkDrawsModel returns an error unless the columns of a chain file
+// (its sampler's columns, ending in __, aside) are the model's output
+// columns, and warns when its header names another model (name is the
+// header's "model", which CmdStan writes as the file's name + "_model").
+func checkDrawsModel(bm *runtime.Model, name string, columns []string, files string, warn io.Writer) error {
+	var got []string
+	for _, c := range columns {
+		if !strings.HasSuffix(c, "__") {
+			got = append(got, c)
+		}
+	}
+	want := bm.Columns()
+	other := ""
+	if name != "" && name != bm.IR.Name && name != bm.IR.Name+"_model" {
+		other = fmt.Sprintf(" (its header says model = %s; the model is %s)", name, bm.IR.Name)
+	}
+	if !slices.Equal(got, want) {
+		for _, c := range want {
+			if !slices.Contains(got, c) {
+				return fmt.Errorf("--draws %s: no column %s: the draws are not the model's%s", files, c, other)
+			}
+		}
+		for _, c := range got {
+			if !slices.Contains(want, c) {
+				return fmt.Errorf("--draws %s: the column %s is not an output of the model: the draws are not the model's%s", files, c, other)
+			}
+		}
+		return fmt.Errorf("--draws %s: its columns are not the model's, in its order (%s): the draws are not the model's%s", files, strings.Join(want, ", "), other)
+	}
+	if other != "" {
+		fmt.Fprintf(warn, "warning: --draws %s%s: the columns are the model's, the draws are taken\n", files, other)
+	}
+	return nil
 }
 
 // evaluation is a log density and its gradient at one point.
@@ -308,7 +357,11 @@ func cmdCalibrateIters(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return flagStatus(err)
 	}
-	budgets, err := f.budgets("iters")
+	set := setFlags(fs)
+	budgets, err := f.budgets("iters", 1, "", set)
+	if err == nil && set["ref"] && f.ref < 1 {
+		err = fmt.Errorf("--ref must be a positive integer, got %d (leave it out for 5 times the largest T)", f.ref)
+	}
 	if err == nil && len(pos) < 1 {
 		err = errors.New("usage: shm calibrate iters model.shm [data...] --iters 20,40,80 (--at ... | --draws pilot.csv)")
 	}
@@ -324,7 +377,7 @@ func cmdCalibrateIters(ctx context.Context, args []string, stdout, stderr io.Wri
 		return 2
 	}
 	bind := newBudgetBinder(ctx, pos[0], pos[1:], &f)
-	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f) }, budgets, f.ref)
+	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f, stderr) }, budgets, f.ref)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -344,12 +397,12 @@ func cmdCalibrateIters(ctx context.Context, args []string, stdout, stderr io.Wri
 func cmdCalibrateCRN(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("calibrate crn", stderr)
 	var f budgetFlags
-	f.register(fs, "k", "numbers of replicates K to compare, e.g. 1,2,4,8 (comma-separated)")
+	f.register(fs, "k", "numbers of replicates K to compare, each at least 2, e.g. 2,4,8 (comma-separated)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagStatus(err)
 	}
-	ks, err := f.budgets("k")
+	ks, err := f.budgets("k", 2, "Var[S̄_K] is estimated from the spread of the K replicates, and one replicate has none", setFlags(fs))
 	if err == nil && len(pos) < 1 {
 		err = errors.New("usage: shm calibrate crn model.shm [data...] --k 2,4,8 (--at ... | --draws pilot.csv)")
 	}
@@ -358,7 +411,7 @@ func cmdCalibrateCRN(ctx context.Context, args []string, stdout, stderr io.Write
 		return 2
 	}
 	bind := newBudgetBinder(ctx, pos[0], pos[1:], &f)
-	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f) }, ks)
+	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f, stderr) }, ks)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -400,13 +453,17 @@ func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shm calibrate eps: --noise must be positive and finite, got %g\n", noise)
 		return 2
 	}
+	if len(pos) == 0 {
+		fmt.Fprintf(stderr, "shm calibrate eps: no data file given: --y %s names a value of the data files (shm calibrate eps data... --y NAME)\n", y)
+		return 2
+	}
 	set, err := data.Load(pos, sets)
 	if err != nil {
 		return report(stderr, err)
 	}
 	v, ok := set.Lookup(y)
 	if !ok {
-		return report(stderr, fmt.Errorf("no data value %s", y))
+		return report(stderr, fmt.Errorf("--y %s: no data value %s in %s (their values: %s)", y, y, strings.Join(pos, ", "), listOrNone(set.Names())))
 	}
 	n, d := 0, 1
 	switch len(v.Dims) {
@@ -418,8 +475,11 @@ func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, fmt.Errorf("%s: want a vector or an N×d matrix of points, got sizes %v", y, v.Dims))
 	}
 	r, err := calibrate.Resolve(v.Data, n, d, noise)
+	if err == nil {
+		err = r.Check(alpha)
+	}
 	if err != nil {
-		return report(stderr, err)
+		return report(stderr, fmt.Errorf("%s: %w", y, err))
 	}
 	fmt.Fprintf(stdout, "Data resolution of %s (%d points in %d dimension(s)):\n%s", y, n, d, r.Table(alpha))
 	return 0

@@ -72,7 +72,7 @@ func TestCalibrateIters(t *testing.T) {
 	model := filepath.Join("..", "..", "models", "expA.shm")
 	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: stringList{"lambda=1"}, seed: 1}
 	bind := newBudgetBinder(context.Background(), model, []string{dataFile}, f)
-	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f) }, []int{10, 30}, 90)
+	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f, io.Discard) }, []int{10, 30}, 90)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestCalibrateItersRefuses(t *testing.T) {
 		want  string
 	}{
 		{model, []string{"--iters", "10,30", "--ref", "30"}, "--ref 30 must exceed every budget"},
-		{model, []string{"--iters", "10,30", "--ref", "-5"}, "--ref -5 must exceed every budget"},
+		{model, []string{"--iters", "10,30", "--ref", "-5"}, "--ref must be a positive integer, got -5"},
 		{model, []string{"--iters", "10", "--draws", "x.csv", "--points", "0"}, "--points must be at least 1"},
 		{plain, []string{"--iters", "10"}, "has no sinkhorn call whose iterations reach the log density"},
 		{tol, []string{"--iters", "10"}, "every sinkhorn call of " + tol + " has tol"},
@@ -139,7 +139,7 @@ func TestCalibrateCRN(t *testing.T) {
 	model := filepath.Join("..", "..", "models", "expA.shm")
 	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: stringList{"lambda=1"}, seed: 1}
 	bind := newBudgetBinder(context.Background(), model, []string{dataFile}, f)
-	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f) }, []int{3, 12})
+	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f, io.Discard) }, []int{3, 12})
 	if err != nil {
 		t.Fatal(err)
 	}
