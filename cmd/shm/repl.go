@@ -660,6 +660,7 @@ type chainRecord struct {
 	header    stancsv.Config
 	columns   []string
 	adapted   bool
+	adaptedAt int // the rows written before the adaptation (saved warmup draws)
 	stepSize  float64
 	dense     bool
 	dim       int
@@ -671,7 +672,7 @@ type chainRecord struct {
 }
 
 func (c *chainRecord) WriteAdaptation(stepSize float64, dense bool, dim int, invMetric []float64) error {
-	c.adapted, c.stepSize, c.dense, c.dim = true, stepSize, dense, dim
+	c.adapted, c.adaptedAt, c.stepSize, c.dense, c.dim = true, len(c.rows), stepSize, dense, dim
 	c.invMetric = slices.Clone(invMetric)
 	return nil
 }
@@ -690,16 +691,22 @@ func (c *chainRecord) Finish() error { return nil }
 func (c *chainRecord) Commit() error { return nil }
 func (c *chainRecord) Abort()        {}
 
-// replay writes the recorded chain to w and closes it.
+// replay writes the recorded chain to w, in the order it was written
+// (saved warmup draws, the adaptation, the draws), and closes it.
 func (c *chainRecord) replay(w *stancsv.Writer) error {
 	defer w.Abort()
-	if c.adapted {
-		if err := w.WriteAdaptation(c.stepSize, c.dense, c.dim, c.invMetric); err != nil {
+	for i, row := range c.rows {
+		if c.adapted && i == c.adaptedAt {
+			if err := w.WriteAdaptation(c.stepSize, c.dense, c.dim, c.invMetric); err != nil {
+				return err
+			}
+		}
+		if err := w.WriteRow(row); err != nil {
 			return err
 		}
 	}
-	for _, row := range c.rows {
-		if err := w.WriteRow(row); err != nil {
+	if c.adapted && c.adaptedAt == len(c.rows) {
+		if err := w.WriteAdaptation(c.stepSize, c.dense, c.dim, c.invMetric); err != nil {
 			return err
 		}
 	}

@@ -156,6 +156,53 @@ func TestReplLogDensity(t *testing.T) {
 	}
 }
 
+// sameAsSample checks that the chain files the REPL wrote to replOut
+// after ":sample flags" of model are those of shm sample with the same
+// flags, but for their names, the refresh setting and the timing.
+func sameAsSample(t *testing.T, model, flags, replOut string) {
+	t.Helper()
+	sampleOut := filepath.Join(t.TempDir(), "sample")
+	args := append([]string{"sample", model, "--output", sampleOut, "--refresh", "100"}, strings.Fields(flags)...)
+	if _, errs, code := runCmd(t, args...); code != 0 {
+		t.Fatalf("shm sample: exit %d: %s", code, errs)
+	}
+	names, err := filepath.Glob(filepath.Join(sampleOut, "*.csv"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("shm sample wrote no files (%v)", err)
+	}
+	for _, path := range names {
+		name := filepath.Base(path)
+		a, err := os.ReadFile(filepath.Join(replOut, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := withoutTiming(strings.ReplaceAll(string(a), replOut, "OUT"))
+		want := withoutTiming(strings.ReplaceAll(string(b), sampleOut, "OUT"))
+		if got != want {
+			t.Errorf("%s differs from shm sample's", name)
+		}
+	}
+}
+
+// TestReplSampleSaveWarmup: :sample --save-warmup keeps its run (its
+// files have the warmup draws before the adaptation, as shm sample's;
+// the in-memory copy had them after it, and the run was refused).
+func TestReplSampleSaveWarmup(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	replOut := filepath.Join(dir, "repl")
+	flags := "--chains 2 --warmup 30 --samples 20 --seed 7 --save-warmup"
+	stdout, stderr, code := runRepl(t, ":sample "+flags+"\n:summary\n:write "+replOut, model)
+	if code != 0 || !strings.Contains(stdout, "2 chain(s) × 20 draws (seed 7)") || !strings.Contains(stdout, "2 chains: each with iter=(20,20); warmup=(30,30)") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	sameAsSample(t, model, flags, replOut)
+}
+
 // TestReplSample samples in memory and checks the summary, :draws and
 // :write, whose files must be those of "shm sample" with the same flags.
 func TestReplSample(t *testing.T) {
@@ -191,29 +238,7 @@ func TestReplSample(t *testing.T) {
 		}
 	}
 
-	// The files match those of shm sample, but for their names, the
-	// refresh setting and the timing.
-	sampleOut := filepath.Join(dir, "sample")
-	args := append([]string{"sample", model, "--output", sampleOut, "--refresh", "100"}, strings.Fields(flags)...)
-	if _, errs, code := runCmd(t, args...); code != 0 {
-		t.Fatalf("shm sample: exit %d: %s", code, errs)
-	}
-	for c := 1; c <= 2; c++ {
-		name := fmt.Sprintf("op-%d.csv", c)
-		a, err := os.ReadFile(filepath.Join(replOut, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(sampleOut, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := withoutTiming(strings.ReplaceAll(string(a), replOut, "OUT"))
-		want := withoutTiming(strings.ReplaceAll(string(b), sampleOut, "OUT"))
-		if got != want {
-			t.Errorf("%s differs from shm sample's", name)
-		}
-	}
+	sameAsSample(t, model, flags, replOut)
 
 	// :draws mu reports the type-7 quantiles of the draws in the files and
 	// a histogram of all of them.
