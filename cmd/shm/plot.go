@@ -64,6 +64,12 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		for _, w := range r.Fit.Warnings {
 			fmt.Fprintf(stderr, "warning: %s\n", w)
 		}
+		if err := hasDraws(r, kind == "trace" && *warmup); err != nil {
+			return report(stderr, err)
+		}
+		if bad := r.Fit.NonFinite(); len(bad) > 0 {
+			fmt.Fprintf(stderr, "warning: %s: draws that are NaN or infinite in %s are left out of the figure\n", r.Label, strings.Join(bad, ", "))
+		}
 	}
 	var fig *plots.Figure
 	switch kind {
@@ -213,7 +219,11 @@ func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*plots.Run{{Label: fit.Model + " (" + describeFiles(files) + ")", Fit: fit}}, nil
+		label := describeFiles(files)
+		if fit.Model != "" {
+			label = fit.Model + " (" + label + ")"
+		}
+		return []*plots.Run{{Label: label, Fit: fit}}, nil
 	}
 	var groups []*csvGroup
 	find := map[string]*csvGroup{}
@@ -238,7 +248,10 @@ func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
 			return nil, err
 		}
 		label := fit.Model
-		if len(groups) > 1 && sameModel(groups) {
+		switch {
+		case label == "":
+			label = describeFiles(g.files)
+		case len(groups) > 1 && sameModel(groups):
 			label = g.key
 		}
 		runs = append(runs, &plots.Run{Label: label, Fit: fit})
@@ -307,4 +320,16 @@ func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 // when complete.
 func writeFigure(path string, fig *plots.Figure, format string, w, h vg.Length) error {
 	return writeAtomic(path, func(out io.Writer) error { return plots.Render(fig, out, format, w, h) })
+}
+
+// hasDraws refuses a run with no draws to plot (a run of --samples 0, or
+// a file with a header only): its figure would be empty axes. With
+// warmup (a trace of the saved warmup), warmup draws count.
+func hasDraws(r *plots.Run, warmup bool) error {
+	for _, ch := range r.Fit.Chains {
+		if len(ch.Draws) > 0 || (warmup && len(ch.WarmupDraws) > 0) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s has no draws to plot (its chains saved no sampling iterations)", r.Label)
 }

@@ -249,3 +249,34 @@ func TestPlotLocationErrors(t *testing.T) {
 		t.Errorf("a valid location figure: %s", stderr)
 	}
 }
+
+// TestNoDrawsAndNonFinite: plot and summary refuse files with no draws
+// (a run of --samples 0, a header only) instead of drawing empty axes or
+// a table of NaN, and say which columns have NaN or infinite draws
+// (which a figure leaves out and a summary cannot describe).
+func TestNoDrawsAndNonFinite(t *testing.T) {
+	dir := t.TempDir()
+	empty := writeFile(t, dir, "empty.csv", "lp__,mu,sigma\n")
+	nonFinite := writeFile(t, dir, "nan.csv", "lp__,mu,sigma\n-1,0.5,1\n-2,nan,inf\n-1.5,0.3,2\n-1.2,-inf,1\n")
+	for _, kind := range []string{"trace", "rank", "dens", "pairs", "energy"} {
+		_, stderr, code := runCmd(t, "plot", kind, empty, "--out", filepath.Join(dir, kind+".png"))
+		if want := "shm: " + empty + " has no draws to plot (its chains saved no sampling iterations)\n"; code != 1 || stderr != want {
+			t.Errorf("plot %s of no draws: exit %d, %q, want %q", kind, code, stderr, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, kind+".png")); err == nil {
+			t.Errorf("plot %s of no draws wrote a figure", kind)
+		}
+	}
+	if _, stderr, code := runCmd(t, "summary", empty); code != 1 || !strings.Contains(stderr, "no draws to summarize") {
+		t.Errorf("summary of no draws: exit %d, %q", code, stderr)
+	}
+
+	_, stderr, code := runCmd(t, "plot", "trace", nonFinite, "--out", filepath.Join(dir, "nan.png"))
+	if want := "warning: " + nonFinite + ": draws that are NaN or infinite in mu (2 of 4 draws), sigma (1 of 4 draws) are left out of the figure\n"; code != 0 || stderr != want {
+		t.Errorf("plot of non-finite draws: exit %d, %q, want %q", code, stderr, want)
+	}
+	stdout, _, code := runCmd(t, "summary", nonFinite)
+	if want := "Warning: draws that are NaN or infinite in mu (2 of 4 draws), sigma (1 of 4 draws): the statistics of those columns are not meaningful."; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("summary of non-finite draws: exit %d, %q", code, stdout)
+	}
+}

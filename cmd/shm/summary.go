@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/stancsv"
@@ -26,6 +28,10 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, w := range fit.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	if !slices.ContainsFunc(fit.Chains, func(c diag.Chain) bool { return len(c.Draws) > 0 }) {
+		fmt.Fprintf(stderr, "shm summary: %s: no draws to summarize (the chains saved no sampling iterations)\n", strings.Join(files, ", "))
+		return 1
 	}
 	if err := diag.WriteSummary(stdout, fit); err != nil {
 		return report(stderr, err)

@@ -265,8 +265,35 @@ func WriteSummary(w io.Writer, f *Fit) error {
 	return err
 }
 
+// NonFinite lists the columns with NaN or infinite draws (post-warmup),
+// each with its count ("mu (2 of 400 draws)"), or nil.
+func (f *Fit) NonFinite() []string {
+	var out []string
+	total := 0
+	for _, ch := range f.Chains {
+		total += len(ch.Draws)
+	}
+	for j, name := range f.Columns {
+		n := 0
+		for _, ch := range f.Chains {
+			for _, row := range ch.Draws {
+				if math.IsNaN(row[j]) || math.IsInf(row[j], 0) {
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s (%d of %d draws)", name, n, total))
+		}
+	}
+	return out
+}
+
 func warnings(f *Fit, rows []Summary, params []int, sd SamplerDiagnostics) []string {
 	var out []string
+	if bad := f.NonFinite(); len(bad) > 0 {
+		out = append(out, fmt.Sprintf("draws that are NaN or infinite in %s: the statistics of those columns are not meaningful.", listNames(bad)))
+	}
 	pct := func(n int) string { return percentText(100 * float64(n) / float64(max(sd.Draws, 1))) }
 	if sd.Divergent > 0 {
 		out = append(out, fmt.Sprintf("%d of %d (%s%%) transitions ended with a divergence; increase adapt delta or reparameterize the model.", sd.Divergent, sd.Draws, pct(sd.Divergent)))
