@@ -76,7 +76,8 @@ func ReadFile(path string) (*File, error) {
 // Read parses a Stan CSV file.
 func Read(r io.Reader) (*File, error) {
 	f := &File{Config: map[string]string{}, StepSize: math.NaN()}
-	sc := bufio.NewScanner(r)
+	end := &lastByte{r: r}
+	sc := bufio.NewScanner(end)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	var (
 		stack       []string // argument path by level
@@ -165,6 +166,11 @@ func Read(r io.Reader) (*File, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("stancsv: %w", err)
+	}
+	if end.n > 0 && end.last != '\n' {
+		// Every writer ends its lines: a last line without its end was
+		// cut (a copy or a disk that stopped), perhaps inside a value.
+		return nil, fmt.Errorf("stancsv: line %d, the last, has no end of line: the file was cut short or is still being written", lineNo)
 	}
 	if state == header {
 		return nil, fmt.Errorf("stancsv: no column header line")
@@ -258,4 +264,20 @@ func parseRow(line string) ([]float64, error) {
 		row[i] = v
 	}
 	return row, nil
+}
+
+// lastByte is a reader that remembers the last byte read through it.
+type lastByte struct {
+	r    io.Reader
+	n    int64
+	last byte
+}
+
+func (l *lastByte) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.n += int64(n)
+		l.last = p[n-1]
+	}
+	return n, err
 }

@@ -3,6 +3,7 @@ package stancsv
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -388,5 +389,17 @@ func TestToFitRuns(t *testing.T) {
 	}
 	if _, err := ReadFit(a, cut); err == nil || !strings.Contains(err.Error(), "incomplete") {
 		t.Errorf("a file cut short: %v", err)
+	}
+	// Cut before the end of the last draw's line (inside its last
+	// value, of which a digit may be missing): the rows' count still
+	// matches the header, but the line has no end.
+	lastDraw := strings.TrimSuffix(lines[last], "\n")
+	inside := filepath.Join(dir, "inside.csv")
+	if err := os.WriteFile(inside, []byte(strings.Join(lines[:last], "")+lastDraw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s: stancsv: line %d, the last, has no end of line: the file was cut short or is still being written", inside, last+1)
+	if _, err := ReadFit(a, inside); err == nil || err.Error() != want {
+		t.Errorf("a file cut inside its last value: %v, want %s", err, want)
 	}
 }
