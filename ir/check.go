@@ -1,6 +1,8 @@
 package ir
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,12 @@ import (
 
 // CheckSource parses and checks the source text of one file.
 func CheckSource(file, text string) (*Model, lang.ErrorList) {
-	return checkSource(file, text, firstPrefix)
+	m, errs := checkSource(file, text, firstPrefix)
+	if m != nil {
+		sum := sha256.Sum256([]byte(text))
+		m.SourceSHA256 = hex.EncodeToString(sum[:])
+	}
+	return m, errs
 }
 
 // firstPrefix is the size of the first prefix that checkSource checks.

@@ -9,6 +9,9 @@ import (
 type Model struct {
 	Name string // model name: the file name without extension
 	File string
+	// SourceSHA256 is the digest of the program's text (CheckSource),
+	// which a chain's header records.
+	SourceSHA256 string
 	// Vars holds every variable of the program (block-level, local and
 	// loop variables); Var.Slot indexes it.
 	Vars []*Var

@@ -157,8 +157,8 @@ model {
 parameters { real mu; }
 model { mu ~ normal(0, 1); }
 `)
-	// A program of 100 000 lines, which takes seconds to parse.
-	huge := writeFile(t, dir, "huge.shm", hugeModel(100000))
+	// A program of 25 000 lines (within the parser's limits), which takes seconds to parse.
+	huge := writeFile(t, dir, "huge.shm", hugeModel(25000))
 	cases := []struct {
 		name, model string
 		progress    bool // wait for the first progress line
@@ -179,7 +179,7 @@ model { mu ~ normal(0, 1); }
 // parse with SIGTERM and SIGINT.
 func TestCheckSignals(t *testing.T) {
 	dir := t.TempDir()
-	huge := writeFile(t, dir, "huge.shm", hugeModel(100000))
+	huge := writeFile(t, dir, "huge.shm", hugeModel(25000))
 	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
 		t.Run(sig.String(), func(t *testing.T) {
 			signalRun(t, filepath.Join(dir, "none"), false, sig, "check", huge)

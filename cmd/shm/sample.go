@@ -349,7 +349,7 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 		Thin: cfg.Thin, FixedParam: fixed, AdaptEngaged: !fixed, Gamma: cfg.Gamma, Delta: cfg.Delta,
 		Kappa: cfg.Kappa, T0: cfg.T0, InitBuffer: cfg.InitBuffer, TermBuffer: cfg.TermBuffer,
 		Window: cfg.BaseWindow, MaxDepth: cfg.MaxDepth, Metric: cfg.Metric.String(), StepSize: cfg.StepSize,
-		NumChains: f.chains, ID: chain, DataFiles: files, Sets: f.sets, DataSHA256: f.dataDigest, Init: initText, Seed: f.seed,
+		NumChains: f.chains, ID: chain, DataFiles: files, Sets: f.sets, DataSHA256: f.dataDigest, ModelSHA256: bm.IR.SourceSHA256, Init: initText, Seed: f.seed,
 		Refresh: f.refresh, SigFigs: f.sigFigs,
 	}
 	w, err := open(header, bm.Columns())

@@ -74,7 +74,7 @@ func sameChain(a, b *File) bool {
 }
 
 // runKeys are the configuration keys that the chains of one run share.
-var runKeys = []string{"random.seed", "data.file", "data.set", "data.sha256", "num_samples", "num_warmup", "thin", "save_warmup",
+var runKeys = []string{"model_sha256", "random.seed", "data.file", "data.set", "data.sha256", "num_samples", "num_warmup", "thin", "save_warmup",
 	"max_depth", "delta", "metric", "algorithm"}
 
 // complete checks that the file holds the draws its header declares:

@@ -367,6 +367,15 @@ func TestToFitRuns(t *testing.T) {
 	if w := strings.Join(fit.Warnings, "\n"); !strings.Contains(w, "random.seed = 99") || !strings.Contains(w, "data.file = other.json") {
 		t.Errorf("warnings %q, want the seed and the data files", fit.Warnings)
 	}
+	// The same model name, another text (a prior edited between runs).
+	edited := write("e.csv", func(c *Config) { c.ModelSHA256 = "0123abcd" })
+	fit, err = ReadFit(write("f.csv", func(c *Config) { c.ID, c.ModelSHA256 = 4, "4567ef01" }), edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(fit.Warnings, "\n"); !strings.Contains(w, "file 2 is from another run than file 1: model_sha256 = 0123abcd, and 4567ef01") {
+		t.Errorf("warnings %q, want the models' digests", fit.Warnings)
+	}
 	model := write("d.csv", func(c *Config) { c.Model = "other_model" })
 	if _, err := ReadFit(a, model); err == nil || !strings.Contains(err.Error(), "other_model") {
 		t.Errorf("files of two models: %v", err)

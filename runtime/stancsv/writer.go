@@ -57,11 +57,13 @@ type Config struct {
 	// (shm's extension of CmdStan's header).
 	Sets       []string
 	DataSHA256 string
-	Init       string // "2" (the default radius) or the init file or values
-	Seed       uint64
-	OutputFile string
-	Refresh    int
-	SigFigs    int // -1 or 0: default (6)
+	// ModelSHA256 is a digest of the model's source text.
+	ModelSHA256 string
+	Init        string // "2" (the default radius) or the init file or values
+	Seed        uint64
+	OutputFile  string
+	Refresh     int
+	SigFigs     int // -1 or 0: default (6)
 
 	// Extra lines (without the "# ") appended to the header, e.g. the
 	// program's name and version.
@@ -87,6 +89,9 @@ func (c *Config) header() []string {
 		"stan_version_minor = 32",
 		"stan_version_patch = 2",
 		"model = " + c.Model,
+	}
+	if c.ModelSHA256 != "" {
+		lines = append(lines, "model_sha256 = "+c.ModelSHA256)
 	}
 	if !c.Start.IsZero() {
 		lines = append(lines, "start_datetime = "+c.Start.UTC().Format("2006-01-02 15:04:05")+" UTC")
