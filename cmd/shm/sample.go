@@ -13,6 +13,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -90,6 +93,10 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return report(stderr, err)
+	}
+	if old := otherChains(paths); len(old) > 0 {
+		fmt.Fprintf(stderr, "note: %s also holds %s of an earlier run, not of this one (a summary or plot of %s mixes them in)\n",
+			f.output, listFiles(old), filepath.Join(f.output, "*.csv"))
 	}
 	fit, err := stancsv.ReadFit(paths...)
 	if err != nil {
@@ -238,6 +245,38 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 }
 
 // chainPath is the Stan CSV file of one chain in dir.
+// otherChains returns the chain files of the run's model beside its
+// files paths (model-N.csv, N an integer) that the run did not write: an
+// earlier run's, with more chains or other chain ids.
+func otherChains(paths []string) []string {
+	if len(paths) == 0 {
+		return nil
+	}
+	base := filepath.Base(paths[0])
+	model := base[:max(strings.LastIndex(base, "-"), 0)]
+	found, err := filepath.Glob(filepath.Join(filepath.Dir(paths[0]), model+"-*.csv"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range found {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), model+"-"), ".csv")
+		if _, err := strconv.Atoi(id); err == nil && !slices.Contains(paths, p) {
+			out = append(out, filepath.Base(p))
+		}
+	}
+	return out
+}
+
+// listFiles names files: all of up to four, else the first three and a
+// count.
+func listFiles(names []string) string {
+	if len(names) <= 4 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+}
+
 func chainPath(dir, model string, chain int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-%d.csv", model, chain))
 }

@@ -503,3 +503,20 @@ model { target += -sinkhorn(mu + sigma * y, y, eps = 0.5, iters = 20); }
 		}
 	}
 }
+
+// TestSampleNotesOtherChains: a run into a folder that holds chain files
+// of its model from an earlier run (which a summary of the folder would
+// mix in) says so, naming them.
+func TestSampleNotesOtherChains(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", "parameters {\n  real x;\n}\nmodel {\n  x ~ normal(0, 1);\n}\n")
+	out := filepath.Join(dir, "out")
+	args := []string{"sample", model, "--warmup", "20", "--samples", "20", "--seed", "1", "--output", out}
+	if _, stderr, code := runCmd(t, append(args, "--chains", "3")...); code != 0 || strings.Contains(stderr, "note:") {
+		t.Fatalf("first run: exit %d, %s", code, stderr)
+	}
+	_, stderr, code := runCmd(t, append(args, "--chains", "1")...)
+	if want := "note: " + out + " also holds m-2.csv, m-3.csv of an earlier run, not of this one"; code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("second run: exit %d, %q, want %q", code, stderr, want)
+	}
+}
