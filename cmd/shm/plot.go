@@ -71,6 +71,11 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "warning: %s: draws that are NaN or infinite in %s are left out of the figure\n", r.Label, strings.Join(bad, ", "))
 		}
 	}
+	if (kind == "ppc" || kind == "location") && *dataFiles != "" {
+		if w := otherData(files[0], strings.Split(*dataFiles, ",")); w != "" {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
+	}
 	var fig *plots.Figure
 	switch kind {
 	case "ppc":
@@ -332,4 +337,19 @@ func hasDraws(r *plots.Run, warmup bool) error {
 		}
 	}
 	return fmt.Errorf("%s has no draws to plot (its chains saved no sampling iterations)", r.Label)
+}
+
+// otherData says when the data files given to a figure are not those the
+// run of the chain file csv saw (its header's data.sha256), or "".
+func otherData(csv string, files []string) string {
+	f, err := stancsv.ReadFile(csv)
+	if err != nil {
+		return ""
+	}
+	want := f.Config["data.sha256"]
+	got, err := dataDigest(files)
+	if want == "" || err != nil || got == want {
+		return ""
+	}
+	return fmt.Sprintf("--data %s is not the data of the run in %s (its header's data.sha256 differs): the figure compares the draws with other data", strings.Join(files, ","), csv)
 }

@@ -116,13 +116,19 @@ generated quantities {
 	for _, extra := range [][]string{{"--y", "y"}, {"--y", "y", "--series"}, {"--y", "t,y"}} {
 		svg := filepath.Join(dir, "ppc.svg")
 		args := append(append([]string{"plot", "ppc", "--data", dataFile, "--out", svg}, extra...), files...)
-		if _, stderr, code := runCmd(t, args...); code != 0 {
-			t.Fatalf("plot ppc %v: %s", extra, stderr)
+		if _, stderr, code := runCmd(t, args...); code != 0 || stderr != "" {
+			t.Fatalf("plot ppc %v: exit %d, %s", extra, code, stderr)
 		}
 		text, _ := os.ReadFile(svg)
 		if !strings.Contains(string(text), "y_rep") || !strings.Contains(string(text), "observed") {
 			t.Errorf("plot ppc %v: the figure does not name y_rep and the observed data", extra)
 		}
+	}
+	// Data other than the run's: drawn, with a warning.
+	other := writeFile(t, dir, "other.csv", "t,y\n1,5\n2,5\n3,5\n4,5\n5,5\n6,5\n7,5\n")
+	_, stderr, code := runCmd(t, append([]string{"plot", "ppc", "--data", other, "--y", "y", "--out", filepath.Join(dir, "o.png")}, files...)...)
+	if code != 0 || !strings.Contains(stderr, "warning: --data "+other+" is not the data of the run in "+files[0]) {
+		t.Errorf("ppc of other data: exit %d, %q", code, stderr)
 	}
 	for _, tt := range []struct {
 		args []string
