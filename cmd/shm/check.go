@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"text/tabwriter"
 
@@ -16,7 +17,7 @@ import (
 // cmdCheck implements "shm check model.shm": it prints "ok" and one line
 // per parameter, or every error found, and exits 1 on error.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+	if slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }) {
 		fmt.Fprintln(stderr, "usage: shm check model.shm")
 		return 0
 	}

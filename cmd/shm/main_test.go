@@ -100,8 +100,11 @@ func TestHelpStatus(t *testing.T) {
 	for _, cmd := range [][]string{{"sample"}, {"plot"}, {"summary"}, {"diagnose"}, {"check"}, {"calibrate", "lambda"},
 		{"calibrate", "iters"}, {"calibrate", "crn"}, {"calibrate", "eps"}} {
 		var stdout, stderr bytes.Buffer
-		if code := run(append(slices.Clone(cmd), "--help"), &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "sage") {
-			t.Errorf("%v --help: exit %d, stderr %q", cmd, code, stderr.String())
+		for _, help := range [][]string{{"--help"}, {"-h"}, {"m.shm", "--help"}, {"--help", "m.shm"}} {
+			stderr.Reset()
+			if code := run(append(slices.Clone(cmd), help...), &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "sage") {
+				t.Errorf("%v %v: exit %d, stderr %q", cmd, help, code, stderr.String())
+			}
 		}
 		stderr.Reset()
 		if code := run(append(slices.Clone(cmd), "--no-such-flag"), &stdout, &stderr); code != 2 && cmd[0] != "check" {
