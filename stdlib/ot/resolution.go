@@ -39,10 +39,12 @@ func Resolution(x []float64, n, d int) (float64, error) {
 // nearestSq returns, for each of the n points of x, the squared Euclidean
 // distance to its nearest other point, summed coordinate by coordinate in
 // order (as a brute-force search would). The search descends a k-d tree
-// and skips a node when the squared distance to its box exceeds the best
-// distance found: the box distance, computed in floating point, is at most
-// the computed distance of any point inside (subtraction, squaring and
-// addition are monotone), so nothing closer is skipped.
+// and skips a node when the squared distance to its box is at least the
+// best distance found: the box distance, computed in floating point, is at
+// most the computed distance of any point inside (subtraction, squaring
+// and addition are monotone), so nothing closer is skipped. A point with
+// a duplicate (best 0) skips every other node: repeated values, even all
+// equal, cost O(n log n), not O(n²).
 func nearestSq(x []float64, n, d int) []float64 {
 	var t kdTree
 	t.build(x, n, d)
@@ -55,7 +57,7 @@ func nearestSq(x []float64, n, d int) []float64 {
 		for len(stack) > 0 {
 			c := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if boxSq(p, t.lo(c), t.hi(c)) > best {
+			if boxSq(p, t.lo(c), t.hi(c)) >= best {
 				continue
 			}
 			nd := t.nodes[c]

@@ -85,3 +85,44 @@ func TestResolutionMatchesBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// TestResolutionRepeatedValues: points that repeat (all equal, or two
+// values) have resolution 0 and take O(n log n), not O(n²): 80 000 equal
+// values took 41 s, and 2 million did not finish in 10 minutes. The
+// distances are still the brute force's for points without a duplicate.
+func TestResolutionRepeatedValues(t *testing.T) {
+	const n = 200_000
+	equal := make([]float64, n)
+	twoValues := make([]float64, n)
+	for i := range twoValues {
+		twoValues[i] = float64(i % 2)
+	}
+	for _, tc := range []struct {
+		name string
+		x    []float64
+		d    int
+	}{
+		{"all equal, 1-D", equal, 1},
+		{"all equal, 2-D", equal, 2},
+		{"two values", twoValues, 1},
+		{"two values, 2-D", twoValues, 2},
+	} {
+		h, err := Resolution(tc.x, len(tc.x)/tc.d, tc.d)
+		if err != nil || h != 0 {
+			t.Errorf("%s: %g, %v; want 0", tc.name, h, err)
+		}
+	}
+	// One point apart from many duplicates: its nearest neighbour is 3
+	// away, the others' 0.
+	x := append(make([]float64, 9), 3)
+	nn := nearestSq(x, 10, 1)
+	for i, v := range nn {
+		want := 0.0
+		if i == 9 {
+			want = 9
+		}
+		if v != want {
+			t.Errorf("point %d: squared distance %g, want %g", i+1, v, want)
+		}
+	}
+}
