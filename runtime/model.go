@@ -85,20 +85,9 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ev.transformedData(m.TransformedData, opts.Hold); err != nil {
-		return nil, fmt.Errorf("transformed data: %w", err)
-	}
-	for _, d := range blockDecls(m.TransformedData) {
-		v, err := ev.read(d.Var, d.Pos)
-		if err != nil {
-			return nil, err
-		}
-		if err := ev.checkBounds(d, v); err != nil {
-			return nil, fmt.Errorf("transformed data: %v", err)
-		}
-	}
-	if err := tape.Err(); err != nil {
-		return nil, fmt.Errorf("transformed data: %w", err)
+	if err := ev.bindTransformedData(m, tape, opts.Hold); err != nil {
+		// The data's warnings (an infinite value) often explain it.
+		return nil, &WarnedError{Err: err, Warnings: dataWarnings}
 	}
 	bm := &Model{IR: m, opts: opts, tape: tape, frame: ev.frame}
 	layout, err := ir.NewLayout(m.Params, func(d *ir.Decl) ([]int, error) { return ev.declDims(d) })
@@ -124,6 +113,44 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 	bm.Warnings = append(bm.Warnings, unusedWarnings(set.Unused())...)
 	return bm, nil
 }
+
+// bindTransformedData runs the transformed data block and checks its
+// declarations' constraints.
+func (ev *evaluator) bindTransformedData(m *ir.Model, tape *autodiff.Tape, hold map[string]*data.Value) error {
+	if err := ev.transformedData(m.TransformedData, hold); err != nil {
+		return fmt.Errorf("transformed data: %w", err)
+	}
+	for _, d := range blockDecls(m.TransformedData) {
+		v, err := ev.read(d.Var, d.Pos)
+		if err != nil {
+			return err
+		}
+		if err := ev.checkBounds(d, v); err != nil {
+			return fmt.Errorf("transformed data: %v", err)
+		}
+	}
+	if err := tape.Err(); err != nil {
+		return fmt.Errorf("transformed data: %w", err)
+	}
+	return nil
+}
+
+// WarnedError is an error after warnings that may explain it (the data's,
+// when transformed data fails): its message ends with them.
+type WarnedError struct {
+	Err      error
+	Warnings []string
+}
+
+func (e *WarnedError) Error() string {
+	msg := e.Err.Error()
+	for _, w := range e.Warnings {
+		msg += "\n  after the warning: " + w
+	}
+	return msg
+}
+
+func (e *WarnedError) Unwrap() error { return e.Err }
 
 // maxUnusedNamed is the most unused values of one file warned about one
 // by one; beyond it, one line per file names the first of them and counts

@@ -86,3 +86,17 @@ func TestInfiniteDataNamed(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestDataWarningsWithBindError: when transformed data fails, the data's
+// warnings (an infinite value, which often explains it) come with the
+// error instead of being lost.
+func TestDataWarningsWithBindError(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "res.shm", "data { int N; vector[N] y; }\ntransformed data { real h = resolution(y); }\nparameters { real mu; }\nmodel { mu ~ normal(0, 1); }\n")
+	y := writeFile(t, dir, "inf.csv", "y\n1\ninf\n3\n")
+	_, stderr, code := runCmd(t, "sample", model, y, "--output", filepath.Join(dir, "out"))
+	want := "shm: transformed data: " + model + ":2:29: resolution: ot: resolution: coordinate 1 of point 2 is +Inf\n  after the warning: " + y + `: column "y", row 3: y[2] is +Inf`
+	if code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, %q, want it to start %q", code, stderr, want)
+	}
+}
