@@ -100,3 +100,18 @@ func TestDataWarningsWithBindError(t *testing.T) {
 		t.Errorf("exit %d, %q, want it to start %q", code, stderr, want)
 	}
 }
+
+// TestDiagnoseCRNNoiseWithoutCRN: --crn-noise of a model without a crn
+// call is refused (it wrote a file holding an empty line, status 0).
+func TestDiagnoseCRNNoiseWithoutCRN(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", "parameters { real mu; }\nmodel { mu ~ normal(0, 1); }\n")
+	noise := filepath.Join(dir, "noise.csv")
+	_, stderr, code := runCmd(t, "diagnose", model, "--crn-noise", noise)
+	if want := "shm diagnose: --crn-noise: " + model + " has no crn(K, ...) call: there is no noise to write\n"; code != 2 || stderr != want {
+		t.Errorf("exit %d, %q, want %q", code, stderr, want)
+	}
+	if _, err := os.Stat(noise); err == nil {
+		t.Error("a noise file was written")
+	}
+}

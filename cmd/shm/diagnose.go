@@ -39,6 +39,10 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, err)
 	}
+	if *noiseFile != "" && len(bm.IR.CRNs) == 0 {
+		fmt.Fprintf(stderr, "shm diagnose: --crn-noise: %s has no crn(K, ...) call: there is no noise to write\n", pos[0])
+		return 2
+	}
 	for _, w := range bm.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
