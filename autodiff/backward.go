@@ -2,10 +2,22 @@ package autodiff
 
 import "math"
 
-// backward runs every recorded node in reverse order.
-func (t *Tape) backward() {
+// interruptEvery is how many nodes the backward sweep runs between polls
+// of the tape's interruption channel (SetInterrupt).
+const interruptEvery = 1 << 16
+
+// backward runs every recorded node in reverse order. It reports false
+// when the tape's interruption channel closed before the sweep ended.
+func (t *Tape) backward() bool {
 	val, adj, nodes := t.val, t.adj, t.nodes
 	for k := len(nodes) - 1; k >= 0; k-- {
+		if k&(interruptEvery-1) == 0 && t.done != nil {
+			select {
+			case <-t.done:
+				return false
+			default:
+			}
+		}
 		nd := &nodes[k]
 		if nd.n == 1 && nd.op == opBinary && nd.fn <= uint8(Div) {
 			// Scalar arithmetic, inline. Adding into a constant's
@@ -196,6 +208,7 @@ func (t *Tape) backward() {
 			t.custom[nd.c].Backward(t, t.args[nd.a], t.args[nd.a+1:nd.b])
 		}
 	}
+	return true
 }
 
 func (t *Tape) backBinary(nd *node, g []float64) {

@@ -187,7 +187,18 @@ type Tape struct {
 	swept bool // Gradient has run since the last Reset
 	err   error
 	limit int // most values the arena may hold (SetLimit); 0: 2^31 − 1
+	done  <-chan struct{} // SetInterrupt
 }
+
+// ErrInterrupted is Gradient's error when the channel given to
+// SetInterrupt closed during the backward sweep.
+var ErrInterrupted = errors.New("autodiff: gradient interrupted")
+
+// SetInterrupt makes Gradient stop its backward sweep, with
+// ErrInterrupted, once done is closed (a run's Ctrl-C): a sweep over a
+// tape of hundreds of millions of values takes seconds. A nil done never
+// interrupts.
+func (t *Tape) SetInterrupt(done <-chan struct{}) { t.done = done }
 
 // ArenaFull is the value a Tape panics with when recording a value would
 // make its arena hold more than its limit (SetLimit, and 2^31 − 1 elements
@@ -514,7 +525,9 @@ func (t *Tape) Gradient(out Value) error {
 		clear(t.adj[t.kept:])
 	}
 	t.adj[out.off] = 1
-	t.backward()
+	if !t.backward() {
+		return ErrInterrupted
+	}
 	t.swept = true
 	return nil
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -158,6 +159,9 @@ func (d *Density) LogDensityGrad(theta, grad []float64) (float64, error) {
 		return math.Inf(-1), err
 	}
 	if err := d.tape.Gradient(lp); err != nil {
+		if errors.Is(err, autodiff.ErrInterrupted) && d.ev.ctx0 != nil {
+			err = &Error{File: d.ev.file, Msg: "interrupted", cause: d.ev.ctx0.Err()}
+		}
 		return math.Inf(-1), err
 	}
 	if d.tape.NumVars() != len(grad) {

@@ -88,6 +88,9 @@ func (ev *evaluator) setContext(ctx context.Context) {
 	if ctx != nil {
 		ev.done = ctx.Done()
 	}
+	if ev.ctx.Tape != nil {
+		ev.ctx.Tape.SetInterrupt(ev.done)
+	}
 	ev.ctx.Run = ctx
 }
 
