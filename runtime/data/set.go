@@ -51,6 +51,7 @@ func ParseFlag(flag, arg string) (*Value, error) {
 			return nil, fmt.Errorf("%s %s: unexpected %s after the value", flag, name, p.found())
 		}
 		v.Dims, v.Data, v.IsInt = jv.Dims, jv.Data, jv.IsInt
+		v.realAt, v.realText = jv.realAt, jv.realText
 		return v, nil
 	}
 	f, isInt, err := parseCell(text)
@@ -58,6 +59,9 @@ func ParseFlag(flag, arg string) (*Value, error) {
 		return nil, fmt.Errorf("%s %s: %v", flag, name, err)
 	}
 	v.Data, v.IsInt = []float64{f}, isInt
+	if !isInt {
+		v.noteReal(0, text)
+	}
 	return v, nil
 }
 
