@@ -76,6 +76,15 @@ type Set struct {
 
 	mu   sync.Mutex      // guards used
 	used map[string]bool // names looked up
+
+	notes []string // what Load noted: a --set replacing a file's value
+}
+
+// Notes returns the notes of Load: one line for each --set argument that
+// replaces a value of a data file ("--set lambda=5 replaces the value in
+// d.json (key "lambda")"), to be printed as warnings.
+func (s *Set) Notes() []string {
+	return append([]string(nil), s.notes...)
 }
 
 // AddFile adds the values read from one data file. A name that a file added
