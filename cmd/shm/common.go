@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"slices"
@@ -369,7 +370,27 @@ func loadInit(arg string) (*data.Set, error) {
 	if _, ok := initRadius(arg); ok || arg == "" {
 		return &data.Set{}, nil
 	}
+	if err := initNumberError(arg); err != nil {
+		return nil, err
+	}
 	return loadPoint("--init", arg)
+}
+
+// initNumberError explains an --init that is meant as a number (it
+// starts as one and has no '=' or .json) but does not parse as one: out
+// of range (1e400) or not decimal (0x10), rather than "expected
+// name=value".
+func initNumberError(arg string) error {
+	text := strings.TrimSpace(arg)
+	if text == "" || strings.Contains(text, "=") || strings.HasSuffix(strings.ToLower(text), ".json") ||
+		!strings.ContainsRune("0123456789+-.", rune(text[0])) {
+		return nil
+	}
+	_, err := strconv.ParseFloat(text, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("--init %s: the number is out of range (the radius of the random initial values must be finite and at least 0)", text)
+	}
+	return fmt.Errorf("--init %s: not a decimal number (a radius such as 2 or 0.5), nor name=value,... or a JSON file", text)
 }
 
 // loadPoint reads values of parameters given by source (the flag or
@@ -491,6 +512,14 @@ func checkInit(arg string, set *data.Set, bm *runtime.Model, stderr io.Writer) e
 	}
 	if err := checkPoint("--init", set, bm, false); err != nil {
 		return err
+	}
+	// The given values' constraints, once here rather than once per
+	// chain; their check does not depend on the random values of the
+	// parameters not given.
+	if len(set.Names()) > 0 {
+		if _, err := bm.Unconstrain(set, rand.New(rand.NewPCG(1, 1)), 2); err != nil {
+			return err
+		}
 	}
 	params := map[string]bool{}
 	var names []string

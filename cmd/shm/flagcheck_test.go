@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -165,6 +166,50 @@ func TestPlotFlagErrors(t *testing.T) {
 		_, stderr, code := runCmd(t, tt.args...)
 		if code != 2 || stderr != tt.want {
 			t.Errorf("%q: exit %d, stderr %q; want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
+
+// TestJoinDistinct checks that chains failing alike report one error.
+func TestJoinDistinct(t *testing.T) {
+	a, b := errors.New("bad init"), errors.New("other")
+	tests := []struct {
+		errs []error
+		want string
+	}{
+		{[]error{nil, nil}, ""},
+		{[]error{a, errors.New("bad init"), nil}, "bad init"},
+		{[]error{a, b, a}, "bad init\nother"},
+	}
+	for _, tt := range tests {
+		err := joinDistinct(tt.errs)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("joinDistinct(%v) = %q, want %q", tt.errs, got, tt.want)
+		}
+	}
+}
+
+// TestInitErrorsOnce checks --init: a number out of range or not decimal
+// is said to be one, and a value outside its constraint is reported
+// once, with the shm: prefix, however many chains.
+func TestInitErrorsOnce(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "norm.shm", "data { int<lower=0> N; vector[N] y; }\nparameters { real mu; real<lower=0> sigma; }\nmodel { y ~ normal(mu, sigma); }\n")
+	data := writeFile(t, dir, "y.csv", "y\n1\n2\n3\n")
+	bad := writeFile(t, dir, "i3.json", `{"mu": 0, "sigma": -2}`)
+	for _, tt := range []struct{ init, want string }{
+		{"1e400", "shm: --init 1e400: the number is out of range (the radius of the random initial values must be finite and at least 0)\n"},
+		{"0x10", "shm: --init 0x10: not a decimal number (a radius such as 2 or 0.5), nor name=value,... or a JSON file\n"},
+		{bad, "shm: " + bad + ": key \"sigma\": initial value of sigma (real<lower=0>): element 1 = -2 is not above the lower bound 0\n"},
+		{"mu=0,sigma=-2", "shm: --init sigma: initial value of sigma (real<lower=0>): element 1 = -2 is not above the lower bound 0\n"},
+	} {
+		_, stderr, code := runCmd(t, "sample", model, data, "--chains", "3", "--init", tt.init, "--output", filepath.Join(dir, "out"), "--refresh", "0")
+		if code != 1 || stderr != tt.want {
+			t.Errorf("--init %s: exit %d, stderr %q; want %q", tt.init, code, stderr, tt.want)
 		}
 	}
 }

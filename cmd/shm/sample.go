@@ -326,7 +326,7 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 	// The outputs are published together, and only when every chain has
 	// finished: a failed run leaves neither its own files nor half of
 	// them over the previous run's.
-	if err := errors.Join(errs...); err != nil {
+	if err := joinDistinct(errs); err != nil {
 		for _, o := range outs {
 			if o != nil {
 				o.Abort()
@@ -343,6 +343,23 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 		}
 	}
 	return nil
+}
+
+// joinDistinct joins the errors of the chains, each message once: the
+// chains failing alike (the same bad initial value) is one error.
+func joinDistinct(errs []error) error {
+	var distinct []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			distinct = append(distinct, err)
+		}
+	}
+	if len(distinct) == 1 {
+		return distinct[0]
+	}
+	return errors.Join(distinct...)
 }
 
 // runChain runs one chain and writes its output, finished but not
