@@ -38,7 +38,6 @@ func TestSampleFlagBounds(t *testing.T) {
 		{[]string{"--max-depth", "1000000000"}, "--max-depth is 1000000000, at most 30 (a tree of 2^30 leapfrog steps)"},
 		{[]string{"--max-depth", "30"}, ""},
 		{[]string{"--parallel", "0"}, "--parallel must be at least 1, got 0"},
-		{[]string{"--output", ""}, "--output is empty: give a directory (default: output)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -57,6 +56,15 @@ func TestSampleFlagBounds(t *testing.T) {
 				t.Errorf("validate() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSampleEmptyOutput checks that sample refuses an empty --output
+// (the REPL's :sample, which keeps its draws, has none).
+func TestSampleEmptyOutput(t *testing.T) {
+	_, stderr, code := runCmd(t, "sample", "nothere.shm", "--output", "")
+	if code != 2 || stderr != "shm sample: --output is empty: give a directory (default: output)\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
 

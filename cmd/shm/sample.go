@@ -73,7 +73,11 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: shm sample model.shm [data...] [--chains 4 --warmup 1000 --samples 1000 --seed N --output DIR ...]")
 		return 2
 	}
-	if err := f.validate(); err != nil {
+	err = f.validate()
+	if err == nil && f.output == "" {
+		err = errors.New("--output is empty: give a directory (default: output)")
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "shm sample: %v\n", err)
 		return 2
 	}
@@ -179,8 +183,6 @@ func (f *sampleFlags) validate() error {
 		return fmt.Errorf("--sig-figs must be between 1 and 18, got %d", f.sigFigs)
 	case f.parallel < 1:
 		return fmt.Errorf("--parallel must be at least 1, got %d", f.parallel)
-	case f.output == "":
-		return errors.New("--output is empty: give a directory (default: output)")
 	}
 	return nil
 }
