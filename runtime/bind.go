@@ -102,6 +102,10 @@ func (ev *evaluator) fromData(d *ir.Decl, dims []int, dv *data.Value) (stdlib.Va
 		return stdlib.Value{}, fmt.Errorf("%s: %s is declared %s, a scalar, but the data has sizes %s",
 			dv.Origin(), d.Var.Name, d.TypeText, dimsText(dataDims(dv)))
 	}
+	if !sizesMatch(dims, dv) && len(dv.Dims) == 0 {
+		return stdlib.Value{}, fmt.Errorf("%s: %s is declared %s with sizes %s, but the data gives a scalar",
+			dv.Origin(), d.Var.Name, d.TypeText, dimsText(dims))
+	}
 	if !sizesMatch(dims, dv) {
 		return stdlib.Value{}, fmt.Errorf("%s: %s is declared %s with sizes %s, but the data has sizes %s",
 			dv.Origin(), d.Var.Name, d.TypeText, dimsText(dims), dimsText(dataDims(dv)))

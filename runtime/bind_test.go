@@ -95,6 +95,8 @@ func TestBadData(t *testing.T) {
 			`d.json: key "lambda": lambda is declared real, a scalar, but the data has sizes [1]`},
 		{"one-element array from --set", "data { real lambda; }\nmodel { }", map[string]string{"--set lambda=[1]": ""},
 			`--set lambda: lambda is declared real, a scalar, but the data has sizes [1]`},
+		{"scalar for a vector of a given size", vecModel, map[string]string{"--set y=3": "", "d.csv": "N,y\n2,1\n,2\n"},
+			`--set y: y is declared vector[N] with sizes [2], but the data gives a scalar`},
 		{"scalar for a vector whose size is inferred", vecModel, map[string]string{"--set y=3": "", "d.csv": "y\n1\n2\n"},
 			`--set y: y is declared vector[N], but the data gives a scalar (N, its size, would have been inferred from it)`},
 		{"matrix column missing", matModel, map[string]string{"data.csv": "x.1,x.3\n1,2\n3,4\n"},

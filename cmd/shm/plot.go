@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -160,6 +161,9 @@ func locationFigure(run *plots.Run, files, image string, vars []string, at strin
 	var origin [2]float64
 	if _, err := fmt.Sscanf(strings.ReplaceAll(at, " ", ""), "%g,%g", &origin[0], &origin[1]); err != nil {
 		return nil, fmt.Errorf("shm plot location: --at %s: want COLUMN,ROW", at)
+	}
+	if math.IsNaN(origin[0]+origin[1]) || math.IsInf(origin[0]+origin[1], 0) {
+		return nil, fmt.Errorf("shm plot location: --at %s: want COLUMN,ROW, two finite numbers", at)
 	}
 	set, err := data.Load(strings.Split(files, ","), nil)
 	if err != nil {
