@@ -95,13 +95,33 @@ func readCSV(name string, r io.Reader, maxValues int64) ([]*Value, error) {
 	// A key-value table (its header "name,value" or alike) is told by its
 	// rows, kept until the end; any other file is read row by row into
 	// its columns, without keeping its text.
+	//
+	// A file whose header could be a key-value table's is one when its
+	// first key is not a number; until that key, its rows are kept.
 	kv := couldBeKeyValueTable(header)
+	decided := !kv
 	if !kv {
 		cr.ReuseRecord = true
 	}
 	cols := newColumnReader(name, header, maxValues)
 	var records [][]string
 	var lines []int
+	blankErr := func(line int) error {
+		return fmt.Errorf("%s: row %d: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in \"1,\")", name, line)
+	}
+	pendingBlank := 0 // a blank line seen before the kind of the file was known
+	asColumns := func() error {
+		if pendingBlank > 0 {
+			return blankErr(pendingBlank)
+		}
+		for i, rec := range records {
+			if err := cols.add(rec, lines[i]); err != nil {
+				return err
+			}
+		}
+		records, lines = nil, nil
+		return nil
+	}
 	end := recordEnd(cr, header)
 	for {
 		rec, err := cr.Read()
@@ -114,14 +134,34 @@ func readCSV(name string, r io.Reader, maxValues int64) ([]*Value, error) {
 		line, _ := cr.FieldPos(0)
 		// A blank line above this row, after the previous one, would
 		// have been skipped: the rows below would move up.
-		if blank := lt.blankBefore(line, end); blank > 0 && !kv {
-			return nil, fmt.Errorf("%s: row %d: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in \"1,\")", name, blank)
+		if blank := lt.blankBefore(line, end); blank > 0 {
+			switch {
+			case !kv:
+				return nil, blankErr(blank)
+			case !decided && pendingBlank == 0:
+				pendingBlank = blank
+			}
 		}
 		end = recordEnd(cr, rec)
 		for j, cell := range rec {
 			rec[j] = strings.TrimSpace(cell)
 		}
+		if kv && !decided && rec[0] != "" {
+			decided = true
+			if _, _, err := parseCell(rec[0]); err == nil {
+				// A number where a key would be: a file of columns.
+				kv = false
+				cr.ReuseRecord = true
+				if err := asColumns(); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if kv {
+			if maxValues > 0 && int64(len(records)) >= maxValues {
+				return nil, fmt.Errorf("%s: row %d: more than %d rows in the file, more than a data file may give (%s, a sixty-fourth of %s)",
+					name, line, maxValues, sysmem.Bytes(float64(8*maxValues)), sysmem.Source())
+			}
 			records = append(records, rec)
 			lines = append(lines, line)
 			continue
@@ -130,13 +170,11 @@ func readCSV(name string, r io.Reader, maxValues int64) ([]*Value, error) {
 			return nil, err
 		}
 	}
-	if kv && isKeyValueTable(header, records) {
+	if kv && decided {
 		return readKeyValueTable(name, records, lines)
 	}
-	for i, rec := range records {
-		if err := cols.add(rec, lines[i]); err != nil {
-			return nil, err
-		}
+	if err := asColumns(); err != nil {
+		return nil, err
 	}
 	return cols.values()
 }
@@ -219,23 +257,6 @@ func couldBeKeyValueTable(header []string) bool {
 	switch strings.ToLower(header[0]) {
 	case "key", "name", "variable":
 		return true
-	}
-	return false
-}
-
-// isKeyValueTable reports whether a file is a table of scalars, one per row:
-// a header of two columns named key (or name, or variable) and value, and a
-// first column that does not start with a number. Read as columns, such a
-// file would be an error.
-func isKeyValueTable(header []string, records [][]string) bool {
-	if !couldBeKeyValueTable(header) {
-		return false
-	}
-	for _, rec := range records {
-		if rec[0] != "" {
-			_, _, err := parseCell(rec[0])
-			return err != nil
-		}
 	}
 	return false
 }

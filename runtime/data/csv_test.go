@@ -539,3 +539,40 @@ func TestWrittenAsReal(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyValueOrColumns checks a file whose header could be a key-value
+// table's: it is one when its first key is not a number, decided at that
+// row, with the blank-line rule and the bound on values of each kind.
+func TestKeyValueOrColumns(t *testing.T) {
+	tests := []struct {
+		name, input string
+		max         int64
+		want        string // names of the values, or the error
+	}{
+		{"key-value", "name,value\nN,2\n\nlambda,0.5\n", 0, "N lambda"},
+		{"columns", "name,value\n1,2\n3,4\n", 0, "name value"},
+		{"columns after an empty first cell", "name,value\n,2\n3,4\n", 0, `data.csv: column "name", row 2: empty cell above the value in row 3 (only the cells at the end of a column may be empty)`},
+		{"blank line in columns", "name,value\n1,2\n\n3,4\n", 0, `data.csv: row 3: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in "1,")`},
+		{"blank line before the first key of columns", "name,value\n\n1,2\n", 0, `data.csv: row 2: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in "1,")`},
+		{"rows of a key-value table bounded", "name,value\nA,1\nB,2\nC,3\n", 2, `data.csv: row 4: more than 2 rows in the file`},
+		{"columns bounded", "name,value\n1,2\n3,4\n", 3, `data.csv: column "value", row 3: more than 3 values in the file`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals, err := readCSV("data.csv", strings.NewReader(tt.input), tt.max)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				var names []string
+				for _, v := range vals {
+					names = append(names, v.Name)
+				}
+				got = strings.Join(names, " ")
+			}
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
