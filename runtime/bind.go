@@ -23,7 +23,10 @@ func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) (
 		dv, ok := set.Lookup(d.Var.Name)
 		var sized []string // the declarations it sizes, all missing
 		if !ok && d.Var.Type == lang.IntType {
-			n, found, users := inferSize(d.Var, decls[i+1:], set)
+			n, found, users, err := inferSize(d.Var, decls[i+1:], set)
+			if err != nil {
+				return warnings, err
+			}
 			if found {
 				ev.frame[d.Var.Slot] = slot{v: stdlib.IntValue(n), set: true}
 				if err := ev.checkBounds(d, stdlib.IntValue(n)); err != nil {
@@ -64,7 +67,8 @@ func (ev *evaluator) bindData(decls []*ir.Decl, set *data.Set, sources string) (
 // inferSize finds the value of an int that sizes a later declaration from
 // that declaration's data: N in vector[N] y is the length of y. When none
 // is found, users lists the declarations it sizes ("y (vector[N])").
-func inferSize(v *ir.Var, later []*ir.Decl, set *data.Set) (n int, found bool, users []string) {
+// A value of the declaration that has too few sizes is an error.
+func inferSize(v *ir.Var, later []*ir.Decl, set *data.Set) (n int, found bool, users []string, err error) {
 	for _, d := range later {
 		sizes := append(append([]ir.Expr{}, d.ArraySizes...), d.Sizes...)
 		for p, e := range sizes {
@@ -73,14 +77,20 @@ func inferSize(v *ir.Var, later []*ir.Decl, set *data.Set) (n int, found bool, u
 				continue
 			}
 			dv, ok := set.Lookup(d.Var.Name)
-			if !ok || p >= len(dv.Dims) {
+			if ok && p >= len(dv.Dims) {
+				// The value is there but has too few sizes: say that
+				// rather than that it is missing.
+				return 0, false, nil, fmt.Errorf("%s: %s is declared %s, but the data gives %s (%s, its size, would have been inferred from it)",
+					dv.Origin(), d.Var.Name, d.TypeText, dimsText(dv.Dims), v.Name)
+			}
+			if !ok {
 				users = append(users, d.Var.Name+" ("+d.TypeText+")")
 				continue
 			}
-			return dv.Dims[p], true, nil
+			return dv.Dims[p], true, nil, nil
 		}
 	}
-	return 0, false, users
+	return 0, false, users, nil
 }
 
 // fromData converts a data value to a runtime value of declaration d with
@@ -88,9 +98,21 @@ func inferSize(v *ir.Var, later []*ir.Decl, set *data.Set) (n int, found bool, u
 func (ev *evaluator) fromData(d *ir.Decl, dims []int, dv *data.Value) (stdlib.Value, error) {
 	t := ev.tape()
 	typ := d.Var.Type
+	if !sizesMatch(dims, dv) && len(dims) == 0 {
+		return stdlib.Value{}, fmt.Errorf("%s: %s is declared %s, a scalar, but the data has sizes %s",
+			dv.Origin(), d.Var.Name, d.TypeText, dimsText(dataDims(dv)))
+	}
+	if !sizesMatch(dims, dv) && len(dv.Dims) == 0 {
+		return stdlib.Value{}, fmt.Errorf("%s: %s is declared %s with sizes %s, but the data gives a scalar",
+			dv.Origin(), d.Var.Name, d.TypeText, dimsText(dims))
+	}
 	if !sizesMatch(dims, dv) {
 		return stdlib.Value{}, fmt.Errorf("%s: %s is declared %s with sizes %s, but the data has sizes %s",
 			dv.Origin(), d.Var.Name, d.TypeText, dimsText(dims), dimsText(dataDims(dv)))
+	}
+	if k, text, ok := dv.WrittenAsReal(); ok && typ.Base == lang.Int {
+		return stdlib.Value{}, fmt.Errorf("%s: %s%s must be an int, found %q (an int is written without a fraction or an exponent)",
+			dv.Where(k), d.Var.Name, indexText(dims, k), text)
 	}
 	for k, x := range dv.Data {
 		switch {
@@ -139,11 +161,12 @@ func (ev *evaluator) fromData(d *ir.Decl, dims []int, dv *data.Value) (stdlib.Va
 func dataDims(dv *data.Value) []int { return dv.Dims }
 
 // sizesMatch reports whether a data value has the declared sizes. A
-// scalar may come as a single value (a one-row CSV column), and an empty
-// value matches any declaration with zero elements.
+// scalar may come as a one-row CSV column, but not as a one-element array
+// (CmdStan refuses [2] for int N), and an empty value matches any
+// declaration with zero elements.
 func sizesMatch(dims []int, dv *data.Value) bool {
 	if len(dims) == 0 {
-		return len(dv.Data) == 1 && (len(dv.Dims) == 0 || (len(dv.Dims) == 1 && dv.Dims[0] == 1))
+		return len(dv.Data) == 1 && (len(dv.Dims) == 0 || (dv.IsColumn() && len(dv.Dims) == 1 && dv.Dims[0] == 1))
 	}
 	total := 1
 	for _, n := range dims {

@@ -19,6 +19,14 @@ func bindError(t *testing.T, src string, files map[string]string) error {
 	for name, text := range files {
 		var vals []*data.Value
 		var err error
+		if arg, ok := strings.CutPrefix(name, "--set "); ok {
+			v, err := data.ParseSet(arg)
+			if err != nil {
+				return err
+			}
+			set.AddSet(v)
+			continue
+		}
 		if strings.HasSuffix(name, ".json") {
 			vals, err = data.ReadJSON(name, strings.NewReader(text))
 		} else {
@@ -64,7 +72,33 @@ func TestBadData(t *testing.T) {
 		{"violated int constraint", sizedModel, map[string]string{"data.csv": "y,k\n1,0\n2,-1\n"},
 			`data.csv: column "k", row 3: k[2] = -1 violates the constraint lower=0`},
 		{"non-integer int", sizedModel, map[string]string{"data.csv": "y,k\n1,0.5\n"},
-			`data.csv: column "k", row 2: k[1] must be an int, found 0.5`},
+			`data.csv: column "k", row 2: k[1] must be an int, found "0.5"`},
+		// CmdStan reads an int only from an integer literal.
+		{"int written with a fraction", sizedModel, map[string]string{"data.csv": "y,k\n1,0\n2,3.0\n"},
+			`data.csv: column "k", row 3: k[2] must be an int, found "3.0"`},
+		{"int written with an exponent", sizedModel, map[string]string{"data.csv": "y,k\n1,1e3\n"},
+			`data.csv: column "k", row 2: k[1] must be an int, found "1e3"`},
+		{"int of a matrix of columns", "data { array[2, 2] int k; }\nmodel { }", map[string]string{"data.csv": "k.1,k.2\n1,2\n3,4.0\n"},
+			`data.csv: column "k.2", row 3: k[2, 2] must be an int, found "4.0"`},
+		{"int from JSON", vecModel, map[string]string{"d.json": `{"N": 2.0, "y": [1, 2]}`},
+			`d.json: key "N": N must be an int, found "2.0"`},
+		{"int array from JSON", sizedModel, map[string]string{"d.json": `{"y": [1, 2], "k": [1, 2e0]}`},
+			`d.json: key "k"[2]: k[2] must be an int, found "2e0"`},
+		{"int from a key-value table", vecModel, map[string]string{"d.csv": "name,value\nN,2.5\n"},
+			`d.csv: key "N", row 2: N must be an int, found "2.5"`},
+		{"int from --set", vecModel, map[string]string{"--set N=1.0": "", "d.csv": "y\n1\n"},
+			`--set N: N must be an int, found "1.0"`},
+		// CmdStan refuses a one-element array for a scalar.
+		{"one-element array for an int", vecModel, map[string]string{"d.json": `{"N": [2], "y": [1, 2]}`},
+			`d.json: key "N": N is declared int, a scalar, but the data has sizes [1]`},
+		{"one-element array for a real", "data { real lambda; }\nmodel { }", map[string]string{"d.json": `{"lambda": [1]}`},
+			`d.json: key "lambda": lambda is declared real, a scalar, but the data has sizes [1]`},
+		{"one-element array from --set", "data { real lambda; }\nmodel { }", map[string]string{"--set lambda=[1]": ""},
+			`--set lambda: lambda is declared real, a scalar, but the data has sizes [1]`},
+		{"scalar for a vector of a given size", vecModel, map[string]string{"--set y=3": "", "d.csv": "N,y\n2,1\n,2\n"},
+			`--set y: y is declared vector[N] with sizes [2], but the data gives a scalar`},
+		{"scalar for a vector whose size is inferred", vecModel, map[string]string{"--set y=3": "", "d.csv": "y\n1\n2\n"},
+			`--set y: y is declared vector[N], but the data gives a scalar (N, its size, would have been inferred from it)`},
 		{"matrix column missing", matModel, map[string]string{"data.csv": "x.1,x.3\n1,2\n3,4\n"},
 			`x.2`},
 		{"matrix too few columns", fixedMat, map[string]string{"data.csv": "x.1,x.2\n1,2\n3,4\n5,6\n"},

@@ -109,6 +109,7 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 		}
 		bm.gqOut = append(bm.gqOut, outVar{d, dims})
 	}
+	bm.Warnings = append(bm.Warnings, set.Notes()...)
 	bm.Warnings = append(bm.Warnings, dataWarnings...)
 	bm.Warnings = append(bm.Warnings, unusedWarnings(set.Unused())...)
 	return bm, nil

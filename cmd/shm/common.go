@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"slices"
@@ -31,10 +32,14 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // parseArgs parses flags that may come before or after the positional
-// arguments, as language.md asks, and returns the positional ones.
+// arguments, as language.md asks, and returns the positional ones. A flag
+// given twice (itself or by an alias) is an error naming it, unless it is
+// repeatable (a stringList, such as --set), rather than the last value
+// silently winning.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	aliases := addAliases(fs)
 	var flags, pos []string
+	var given []givenFlag
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -48,7 +53,8 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		a = hyphenate(fs, a)
 		flags = append(flags, a)
 		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
+		if n, _, ok := strings.Cut(name, "="); ok {
+			given = append(given, givenFlag{n, a})
 			continue
 		}
 		f := fs.Lookup(name)
@@ -56,11 +62,13 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			continue // fs.Parse reports it
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			given = append(given, givenFlag{name, a})
 			continue
 		}
 		if i+1 < len(args) {
 			i++
 			flags = append(flags, args[i])
+			given = append(given, givenFlag{name, a + " " + args[i]})
 		}
 	}
 	// The flag package prints its error and every flag's usage; a wrong
@@ -74,12 +82,51 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	case errors.Is(err, flag.ErrHelp):
 		printUsage(fs, aliases)
 		return nil, err
-	case err != nil:
+	case err == nil:
+		err = repeatedFlag(fs, given)
+	}
+	if err != nil {
 		err = flagError(fs, err)
 		fmt.Fprintf(out, "shm %s: %v (see shm %s --help)\n", fs.Name(), err, fs.Name())
 		return nil, err
 	}
 	return pos, nil
+}
+
+// A givenFlag is a flag of the command line: its name as given and its
+// text ("--chains 3", "--chains=3").
+type givenFlag struct{ name, text string }
+
+// repeatedFlag returns an error naming the first flag of fs given twice,
+// itself or by an alias; a stringList (--set) may be repeated.
+func repeatedFlag(fs *flag.FlagSet, given []givenFlag) error {
+	first := map[string]string{} // flag name -> its first text
+	for _, g := range given {
+		f := fs.Lookup(g.name)
+		if f == nil {
+			continue
+		}
+		if _, ok := f.Value.(*stringList); ok {
+			continue
+		}
+		name := f.Name
+		if target, ok := strings.CutPrefix(f.Usage, "alias of --"); ok {
+			name = target
+		}
+		if prev, dup := first[name]; dup {
+			return fmt.Errorf("--%s is given twice (%s, then %s): give it once", name, shortArg(prev), shortArg(g.text))
+		}
+		first[name] = g.text
+	}
+	return nil
+}
+
+// shortArg cuts a long command-line argument for a message.
+func shortArg(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:57]) + "..."
+	}
+	return s
 }
 
 // cmdstanAliases are CmdStan's and CmdStanPy's names of shm's flags,
@@ -323,7 +370,27 @@ func loadInit(arg string) (*data.Set, error) {
 	if _, ok := initRadius(arg); ok || arg == "" {
 		return &data.Set{}, nil
 	}
+	if err := initNumberError(arg); err != nil {
+		return nil, err
+	}
 	return loadPoint("--init", arg)
+}
+
+// initNumberError explains an --init that is meant as a number (it
+// starts as one and has no '=' or .json) but does not parse as one: out
+// of range (1e400) or not decimal (0x10), rather than "expected
+// name=value".
+func initNumberError(arg string) error {
+	text := strings.TrimSpace(arg)
+	if text == "" || strings.Contains(text, "=") || strings.HasSuffix(strings.ToLower(text), ".json") ||
+		!strings.ContainsRune("0123456789+-.", rune(text[0])) {
+		return nil
+	}
+	_, err := strconv.ParseFloat(text, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("--init %s: the number is out of range (the radius of the random initial values must be finite and at least 0)", text)
+	}
+	return fmt.Errorf("--init %s: not a decimal number (a radius such as 2 or 0.5), nor name=value,... or a JSON file", text)
 }
 
 // loadPoint reads values of parameters given by source (the flag or
@@ -445,6 +512,14 @@ func checkInit(arg string, set *data.Set, bm *runtime.Model, stderr io.Writer) e
 	}
 	if err := checkPoint("--init", set, bm, false); err != nil {
 		return err
+	}
+	// The given values' constraints, once here rather than once per
+	// chain; their check does not depend on the random values of the
+	// parameters not given.
+	if len(set.Names()) > 0 {
+		if _, err := bm.Unconstrain(set, rand.New(rand.NewPCG(1, 1)), 2); err != nil {
+			return err
+		}
 	}
 	params := map[string]bool{}
 	var names []string

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/shmlang/shm/autodiff"
 )
 
 // cmdDiagnose implements "shm diagnose": like CmdStan's diagnose method, it
@@ -30,6 +30,10 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagStatus(err)
+	}
+	if err := checkDiagnoseFlags(*eps, *tol); err != nil {
+		fmt.Fprintf(stderr, "shm diagnose: %v\n", err)
+		return 2
 	}
 	if len(pos) < 1 {
 		fmt.Fprintln(stderr, "usage: shm diagnose model.shm [data...] [--init name=value,...] [--set name=value] [--seed N]")
@@ -97,11 +101,7 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 		}
 		return v
 	}
-	if *eps > 0 {
-		centralDifferences(f, theta, num, *eps)
-	} else {
-		autodiff.NumericGradient(f, theta, num)
-	}
+	centralDifferences(f, theta, num, *eps)
 	if evalErr != nil {
 		return report(stderr, fmt.Errorf("finite differences: %w", evalErr))
 	}
@@ -128,6 +128,24 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// maxEpsilon bounds diagnose's --epsilon: a step of more than 1 on the
+// unconstrained scale is no derivative (CmdStan's default is 1e-6).
+const maxEpsilon = 1.0
+
+// checkDiagnoseFlags checks diagnose's --epsilon (the finite-difference
+// step) and --error (the tolerance): a NaN, an infinity, a step not above
+// 0 or a negative tolerance would silently test another thing, or
+// nothing.
+func checkDiagnoseFlags(eps, tol float64) error {
+	switch {
+	case !(eps > 0 && eps <= maxEpsilon):
+		return fmt.Errorf("--epsilon must be in (0, %g], got %g", maxEpsilon, eps)
+	case !(tol >= 0 && !math.IsInf(tol, 1)):
+		return fmt.Errorf("--error must be a finite number at least 0, got %g", tol)
+	}
+	return nil
 }
 
 // centralDifferences approximates the gradient of f at x with step h.
@@ -177,7 +195,7 @@ func writeNoise(path string, noise [][][]float64) error {
 		}
 		b.WriteByte('\n')
 	}
-	return writeAtomic(path, func(w io.Writer) error {
+	return writeAtomic("--crn-noise", path, func(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	})
@@ -185,22 +203,49 @@ func writeNoise(path string, noise [][][]float64) error {
 
 // writeAtomic writes path through a temporary file in its folder, renamed
 // into place once write has succeeded, so that path is complete or absent.
-func writeAtomic(path string, write func(io.Writer) error) error {
+//
+// Its errors name the flag that gave the path and the path as given
+// ("--out nodir/t.png: no such file or directory (the folder nodir)"),
+// never the temporary file's name.
+func writeAtomic(flag, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return fmt.Errorf("%s is empty: give a file name", flag)
+	}
+	fail := func(err error) error {
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s %s: %v (the folder %s)", flag, path, err, filepath.Dir(path))
+		}
+		return fmt.Errorf("%s %s: %v", flag, path, err)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("%s %s: is a directory: give a file name", flag, path)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := write(tmp); err != nil {
 		tmp.Close()
-		return err
+		return fail(err)
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
-		return err
+		return fail(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return fail(err)
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fail(err)
+	}
+	return nil
 }

@@ -130,6 +130,14 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"sample", "m.shm", "--chains"}, "shm sample: --chains needs a value (see shm sample --help)\n"},
 		{[]string{"calibrate", "lambda", "m.shm", "--wrokers", "2"}, "shm calibrate lambda: unknown flag --wrokers: did you mean --workers? (see shm calibrate lambda --help)\n"},
 		{[]string{"plot", "trace", "x.csv", "--widht", "3"}, "shm plot: unknown flag --widht: did you mean --width? (see shm plot --help)\n"},
+		// A flag given twice is refused, not the last value kept.
+		{[]string{"sample", "m.shm", "--chains", "2", "--chains", "3"}, "shm sample: --chains is given twice (--chains 2, then --chains 3): give it once (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--chains=2", "--num_chains", "3"}, "shm sample: --chains is given twice (--chains=2, then --num-chains 3): give it once (see shm sample --help)\n"},
+		{[]string{"sample", "m.shm", "--save-warmup", "--save-warmup=false"}, "shm sample: --save-warmup is given twice (--save-warmup, then --save-warmup=false): give it once (see shm sample --help)\n"},
+		{[]string{"diagnose", "m.shm", "--init", "a", "--inits", "b"}, "shm diagnose: --init is given twice (--init a, then --inits b): give it once (see shm diagnose --help)\n"},
+		{[]string{"plot", "trace", "x.csv", "--vars", "a", "--vars", "b"}, "shm plot: --vars is given twice (--vars a, then --vars b): give it once (see shm plot --help)\n"},
+		{[]string{"sample", "m.shm", "-seed", "2", "--random_seed=3"}, "shm sample: --seed is given twice (-seed 2, then --random-seed=3): give it once (see shm sample --help)\n"},
+		{[]string{"calibrate", "lambda", "m.shm", "--workers", "2", "--workers", "3"}, "shm calibrate lambda: --workers is given twice (--workers 2, then --workers 3): give it once (see shm calibrate lambda --help)\n"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != 2 || stderr.String() != tc.want {

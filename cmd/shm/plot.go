@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,9 +53,25 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kind, files := pos[0], pos[1:]
+	given := setFlags(fs)
 	var names []string
-	if *vars != "" {
-		names = strings.Split(*vars, ",")
+	if given["vars"] {
+		if names, err = splitList("--vars", *vars); err != nil {
+			fmt.Fprintf(stderr, "shm plot: %v\n", err)
+			return 2
+		}
+	}
+	if given["out"] && *out == "" {
+		fmt.Fprintln(stderr, "shm plot: --out is empty: give a file name ending in .png or .svg (default: MODEL-KIND.png)")
+		return 2
+	}
+	for _, l := range []struct{ flag, text string }{{"--y", *yName}, {"--data", *dataFiles}} {
+		if given[strings.TrimPrefix(l.flag, "--")] {
+			if _, err := splitList(l.flag, l.text); err != nil {
+				fmt.Fprintf(stderr, "shm plot: %v\n", err)
+				return 2
+			}
+		}
 	}
 	runs, err := plotRuns(files, kind == "dens")
 	if err != nil {
@@ -105,6 +122,30 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// splitList splits the comma-separated list of a flag (--vars
+// "mu,y_rep[1,2]") at the commas outside brackets (at every comma for a
+// list of files, --data), trimming each name; an empty name or
+// unbalanced brackets are an error naming the flag.
+func splitList(flag, s string) ([]string, error) {
+	parts := strings.Split(s, ",")
+	if flag != "--data" {
+		if strings.Count(s, "[") != strings.Count(s, "]") {
+			return nil, fmt.Errorf("%s %q: unbalanced brackets", flag, s)
+		}
+		parts = splitTopLevel(s)
+	}
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+		if parts[i] == "" {
+			if len(parts) == 1 {
+				return nil, fmt.Errorf("%s is empty: give a comma-separated list of names", flag)
+			}
+			return nil, fmt.Errorf("%s %q: name %d of %d is empty (names are separated by single commas)", flag, s, i+1, len(parts))
+		}
+	}
+	return parts, nil
+}
+
 // runFigure builds a figure of the draws alone (every kind but ppc).
 func runFigure(kind string, runs []*plots.Run, names []string, warmup bool) (*plots.Figure, error) {
 	switch kind {
@@ -131,6 +172,9 @@ func locationFigure(run *plots.Run, files, image string, vars []string, at strin
 	var origin [2]float64
 	if _, err := fmt.Sscanf(strings.ReplaceAll(at, " ", ""), "%g,%g", &origin[0], &origin[1]); err != nil {
 		return nil, fmt.Errorf("shm plot location: --at %s: want COLUMN,ROW", at)
+	}
+	if math.IsNaN(origin[0]+origin[1]) || math.IsInf(origin[0]+origin[1], 0) {
+		return nil, fmt.Errorf("shm plot location: --at %s: want COLUMN,ROW, two finite numbers", at)
 	}
 	set, err := data.Load(strings.Split(files, ","), nil)
 	if err != nil {
@@ -169,7 +213,7 @@ func ppcFigure(run *plots.Run, files, y, yrep string, series bool, x string) (*p
 		return nil, err
 	}
 	// One variable, or two vectors ("t,y") as points in the plane.
-	names := strings.Split(y, ",")
+	names := splitTopLevel(y)
 	if len(names) > 2 {
 		return nil, fmt.Errorf("shm plot ppc: --y takes one variable or two vectors, got %s", y)
 	}
@@ -324,7 +368,7 @@ func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 // writeFigure renders fig into path, through a temporary file renamed
 // when complete.
 func writeFigure(path string, fig *plots.Figure, format string, w, h vg.Length) error {
-	return writeAtomic(path, func(out io.Writer) error { return plots.Render(fig, out, format, w, h) })
+	return writeAtomic("--out", path, func(out io.Writer) error { return plots.Render(fig, out, format, w, h) })
 }
 
 // hasDraws refuses a run with no draws to plot (a run of --samples 0, or

@@ -241,6 +241,8 @@ func TestPlotLocationErrors(t *testing.T) {
 	}{
 		{[]string{"--vars", "dx,dy"}, "needs --data FILE --image NAME --vars X,Y --at COLUMN,ROW"},
 		{[]string{"--data", dataFile, "--image", "img", "--vars", "dx,dy", "--at", "a,b"}, "--at a,b: want COLUMN,ROW"},
+		{[]string{"--data", dataFile, "--image", "img", "--vars", "dx,dy", "--at", "NaN,1"}, "--at NaN,1: want COLUMN,ROW, two finite numbers"},
+		{[]string{"--data", dataFile, "--image", "img", "--vars", "dx,dy", "--at", "1,inf"}, "--at 1,inf: want COLUMN,ROW, two finite numbers"},
 		{[]string{"--data", dataFile, "--image", "pic", "--vars", "dx,dy", "--at", "1,1"}, "the data files have no pic"},
 		{[]string{"--data", dataFile, "--image", "v", "--vars", "dx,dy", "--at", "1,1"}, "want a matrix or an array of matrices"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -75,7 +76,11 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: shm sample model.shm [data...] [--chains 4 --warmup 1000 --samples 1000 --seed N --output DIR ...]")
 		return 2
 	}
-	if err := f.validate(); err != nil {
+	err = f.validate()
+	if err == nil && f.output == "" {
+		err = errors.New("--output is empty: give a directory (default: output)")
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "shm sample: %v\n", err)
 		return 2
 	}
@@ -136,6 +141,15 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 // and a run of more chains is better split with --chain-id.
 const maxChains = 10000
 
+// maxCount bounds the counts of sample's flags (chain ids, iterations,
+// --thin, --refresh): CmdStan's are 32-bit ints, and the chains' numbers
+// must fit in their file names.
+const maxCount = 1<<31 - 1
+
+// maxMaxDepth bounds --max-depth: a tree of depth 30 is 2^30 leapfrog
+// steps (the sampler keeps a level per depth).
+const maxMaxDepth = 30
+
 func (f *sampleFlags) validate() error {
 	switch {
 	case f.chains < 1:
@@ -144,13 +158,31 @@ func (f *sampleFlags) validate() error {
 		return fmt.Errorf("--chains is %d, at most %d", f.chains, maxChains)
 	case f.chainID < 1:
 		return fmt.Errorf("--chain-id must be at least 1, got %d", f.chainID)
-	case f.warmup < 0 || f.samples < 0:
-		return fmt.Errorf("--warmup and --samples must not be negative")
+	case f.chainID > maxCount:
+		return fmt.Errorf("--chain-id is %d, at most %d", f.chainID, maxCount)
+	case f.chainID > maxCount-(f.chains-1):
+		return fmt.Errorf("--chain-id %d with --chains %d would number the last chain %d, more than %d", f.chainID, f.chains, f.chainID+f.chains-1, maxCount)
+	case f.warmup < 0:
+		return fmt.Errorf("--warmup must not be negative, got %d", f.warmup)
+	case f.samples < 0:
+		return fmt.Errorf("--samples must not be negative, got %d", f.samples)
+	case f.warmup > maxCount:
+		return fmt.Errorf("--warmup is %d, at most %d", f.warmup, maxCount)
+	case f.samples > maxCount:
+		return fmt.Errorf("--samples is %d, at most %d", f.samples, maxCount)
 	case f.thin < 1:
 		return fmt.Errorf("--thin must be at least 1, got %d", f.thin)
+	case f.thin > maxCount:
+		return fmt.Errorf("--thin is %d, at most %d", f.thin, maxCount)
 	case f.maxDepth < 1:
 		return fmt.Errorf("--max-depth must be at least 1, got %d", f.maxDepth)
-	case f.delta <= 0 || f.delta >= 1:
+	case f.maxDepth > maxMaxDepth:
+		return fmt.Errorf("--max-depth is %d, at most %d (a tree of 2^%d leapfrog steps)", f.maxDepth, maxMaxDepth, maxMaxDepth)
+	case f.refresh < 0:
+		return fmt.Errorf("--refresh must not be negative (0: no progress lines), got %d", f.refresh)
+	case f.refresh > maxCount:
+		return fmt.Errorf("--refresh is %d, at most %d", f.refresh, maxCount)
+	case !(f.delta > 0 && f.delta < 1):
 		return fmt.Errorf("--adapt-delta must be in (0, 1), got %g", f.delta)
 	case f.metric != "diag" && f.metric != "dense":
 		return fmt.Errorf("--metric must be diag or dense, got %q", f.metric)
@@ -200,7 +232,11 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 		}
 	}()
 	if err := os.MkdirAll(f.output, 0o755); err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("--output %s: cannot make the folder %s: %v", f.output, pe.Path, pe.Err)
+		}
+		return nil, fmt.Errorf("--output %s: %v", f.output, err)
 	}
 	cfg := f.nutsConfig()
 	var mu sync.Mutex // serializes progress lines
@@ -331,7 +367,7 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 	// The outputs are published together, and only when every chain has
 	// finished: a failed run leaves neither its own files nor half of
 	// them over the previous run's.
-	if err := errors.Join(errs...); err != nil {
+	if err := joinDistinct(errs); err != nil {
 		for _, o := range outs {
 			if o != nil {
 				o.Abort()
@@ -348,6 +384,23 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 		}
 	}
 	return nil
+}
+
+// joinDistinct joins the errors of the chains, each message once: the
+// chains failing alike (the same bad initial value) is one error.
+func joinDistinct(errs []error) error {
+	var distinct []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			distinct = append(distinct, err)
+		}
+	}
+	if len(distinct) == 1 {
+		return distinct[0]
+	}
+	return errors.Join(distinct...)
 }
 
 // runChain runs one chain and writes its output, finished but not

@@ -300,6 +300,8 @@ func TestInitForms(t *testing.T) {
 		{"-1", "--init -1: a number must be finite and at least 0"},
 		{"mu", `--init "mu": expected name=value`},
 		{"mu=1,s=[1,-1]", "--init s: initial value of s"},
+		// CmdStan refuses a one-element array for a scalar.
+		{"mu=[1],s=[1,1]", "--init mu: initial value of mu has sizes [1], but real declares a scalar"},
 	} {
 		_, stderr, code := runCmd(t, "sample", model, "--init", tt.init, "--output", out)
 		if code != 1 || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "--set") {

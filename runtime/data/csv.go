@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 // maxIndex bounds the indices in CSV column names.
@@ -43,6 +45,8 @@ type csvColumn struct {
 	data     []float64
 	isInt    bool
 	emptyRow int // first row with an empty cell, or -1
+	realRow  int // first row written as a real, when realText is set
+	realText string
 }
 
 // ReadCSV reads a CSV data file. name is used in error messages and in the
@@ -50,7 +54,23 @@ type csvColumn struct {
 // come in the order of their first column in the header. See the package
 // documentation for the format.
 func ReadCSV(name string, r io.Reader) ([]*Value, error) {
-	br := bufio.NewReader(r)
+	return readCSV(name, r, MaxValues())
+}
+
+// MaxValues is the most numbers a data file may give: a sixty-fourth of
+// the memory the process may use (sysmem.Total) in float64s, 0 (no
+// bound) when that is unknown. The runtime keeps several copies of the
+// data (the reader's, the model's tape, its growth), so that the data
+// alone must leave room for the sampler.
+func MaxValues() int64 {
+	total, _ := sysmem.Total()
+	return int64(total / 64 / 8)
+}
+
+// readCSV is ReadCSV with a bound on the number of values (0: none).
+func readCSV(name string, r io.Reader, maxValues int64) ([]*Value, error) {
+	lt := &lineTracker{r: r, line: 1}
+	br := bufio.NewReader(lt)
 	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
@@ -75,13 +95,34 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 	// A key-value table (its header "name,value" or alike) is told by its
 	// rows, kept until the end; any other file is read row by row into
 	// its columns, without keeping its text.
+	//
+	// A file whose header could be a key-value table's is one when its
+	// first key is not a number; until that key, its rows are kept.
 	kv := couldBeKeyValueTable(header)
+	decided := !kv
 	if !kv {
 		cr.ReuseRecord = true
 	}
-	cols := newColumnReader(name, header)
+	cols := newColumnReader(name, header, maxValues)
 	var records [][]string
 	var lines []int
+	blankErr := func(line int) error {
+		return fmt.Errorf("%s: row %d: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in \"1,\")", name, line)
+	}
+	pendingBlank := 0 // a blank line seen before the kind of the file was known
+	asColumns := func() error {
+		if pendingBlank > 0 {
+			return blankErr(pendingBlank)
+		}
+		for i, rec := range records {
+			if err := cols.add(rec, lines[i]); err != nil {
+				return err
+			}
+		}
+		records, lines = nil, nil
+		return nil
+	}
+	end := recordEnd(cr, header)
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -91,10 +132,36 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 			return nil, csvReadError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
+		// A blank line above this row, after the previous one, would
+		// have been skipped: the rows below would move up.
+		if blank := lt.blankBefore(line, end); blank > 0 {
+			switch {
+			case !kv:
+				return nil, blankErr(blank)
+			case !decided && pendingBlank == 0:
+				pendingBlank = blank
+			}
+		}
+		end = recordEnd(cr, rec)
 		for j, cell := range rec {
 			rec[j] = strings.TrimSpace(cell)
 		}
+		if kv && !decided && rec[0] != "" {
+			decided = true
+			if _, _, err := parseCell(rec[0]); err == nil {
+				// A number where a key would be: a file of columns.
+				kv = false
+				cr.ReuseRecord = true
+				if err := asColumns(); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if kv {
+			if maxValues > 0 && int64(len(records)) >= maxValues {
+				return nil, fmt.Errorf("%s: row %d: more than %d rows in the file, more than a data file may give (%s, a sixty-fourth of %s)",
+					name, line, maxValues, sysmem.Bytes(float64(8*maxValues)), sysmem.Source())
+			}
 			records = append(records, rec)
 			lines = append(lines, line)
 			continue
@@ -103,13 +170,11 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 			return nil, err
 		}
 	}
-	if kv && isKeyValueTable(header, records) {
+	if kv && decided {
 		return readKeyValueTable(name, records, lines)
 	}
-	for i, rec := range records {
-		if err := cols.add(rec, lines[i]); err != nil {
-			return nil, err
-		}
+	if err := asColumns(); err != nil {
+		return nil, err
 	}
 	return cols.values()
 }
@@ -120,14 +185,16 @@ type columnReader struct {
 	name  string
 	cols  []csvColumn
 	lines []int // the file's line of each row
+
+	count, maxValues int64 // values read, and the most allowed (0: no bound)
 }
 
-func newColumnReader(name string, header []string) *columnReader {
+func newColumnReader(name string, header []string, maxValues int64) *columnReader {
 	cols := make([]csvColumn, len(header))
 	for j, h := range header {
 		cols[j] = csvColumn{name: h, isInt: true, emptyRow: -1}
 	}
-	return &columnReader{name: name, cols: cols}
+	return &columnReader{name: name, cols: cols, maxValues: maxValues}
 }
 
 // add reads one row, from line of the file.
@@ -154,9 +221,16 @@ func (r *columnReader) add(rec []string, line int) error {
 		if c.emptyRow >= 0 {
 			return fmt.Errorf("%s: column %q, row %d: empty cell above the value in row %d (only the cells at the end of a column may be empty)", name, c.name, r.lines[c.emptyRow], line)
 		}
+		if r.count++; r.maxValues > 0 && r.count > r.maxValues {
+			return fmt.Errorf("%s: column %q, row %d: more than %d values in the file, more than a data file may give (%s, a sixty-fourth of %s)",
+				name, c.name, line, r.maxValues, sysmem.Bytes(float64(8*r.maxValues)), sysmem.Source())
+		}
 		f, isInt, err := parseCell(cell)
 		if err != nil {
 			return fmt.Errorf("%s: column %q, row %d: %v", name, c.name, line, err)
+		}
+		if !isInt && c.realText == "" {
+			c.realRow, c.realText = len(c.data), cell
 		}
 		c.data = append(c.data, f)
 		c.isInt = c.isInt && isInt
@@ -183,23 +257,6 @@ func couldBeKeyValueTable(header []string) bool {
 	switch strings.ToLower(header[0]) {
 	case "key", "name", "variable":
 		return true
-	}
-	return false
-}
-
-// isKeyValueTable reports whether a file is a table of scalars, one per row:
-// a header of two columns named key (or name, or variable) and value, and a
-// first column that does not start with a number. Read as columns, such a
-// file would be an error.
-func isKeyValueTable(header []string, records [][]string) bool {
-	if !couldBeKeyValueTable(header) {
-		return false
-	}
-	for _, rec := range records {
-		if rec[0] != "" {
-			_, _, err := parseCell(rec[0])
-			return err != nil
-		}
 	}
 	return false
 }
@@ -247,12 +304,16 @@ func readKeyValueTable(name string, records [][]string, lines []int) ([]*Value, 
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %q, row %d: %v", name, key, line, err)
 		}
-		values = append(values, &Value{
+		v := &Value{
 			Name:  key,
 			Data:  []float64{f},
 			IsInt: isInt,
 			src:   &kvSource{name: name, key: key, line: line},
-		})
+		}
+		if !isInt {
+			v.noteReal(0, text)
+		}
+		values = append(values, v)
 	}
 	return values, nil
 }
@@ -344,13 +405,17 @@ func groupColumns(name string, cols []csvColumn, lines []int) ([]*Value, error) 
 func (g *csvGroup) value(name string, cols []csvColumn, lines []int) (*Value, error) {
 	if g.plain >= 0 {
 		c := &cols[g.plain]
-		return &Value{
+		v := &Value{
 			Name:  g.base,
 			Dims:  []int{len(c.data)},
 			Data:  c.data,
 			IsInt: c.isInt,
 			src:   &csvSource{name: name, columns: []string{c.name}, lines: lines},
-		}, nil
+		}
+		if c.realText != "" {
+			v.noteReal(c.realRow, c.realText)
+		}
+		return v, nil
 	}
 
 	rank := len(g.members[0].idx)
@@ -410,13 +475,19 @@ func (g *csvGroup) value(name string, cols []csvColumn, lines []int) (*Value, er
 			data[r*len(columns)+i] = f
 		}
 	}
-	return &Value{
+	v := &Value{
 		Name:  g.base,
 		Dims:  append([]int{n}, inner...),
 		Data:  data,
 		IsInt: isInt,
 		src:   &csvSource{name: name, columns: names, lines: lines},
-	}, nil
+	}
+	for i, j := range columns {
+		if c := &cols[j]; c.realText != "" {
+			v.noteReal(c.realRow*len(columns)+i, c.realText)
+		}
+	}
+	return v, nil
 }
 
 // columnName writes the column for 1-based indices idx in the group's
@@ -520,4 +591,55 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// recordEnd returns the line on which the record just read ends: its
+// last field's line, plus the newlines inside that (quoted) field.
+func recordEnd(cr *csv.Reader, rec []string) int {
+	if len(rec) == 0 {
+		return 0
+	}
+	line, _ := cr.FieldPos(len(rec) - 1)
+	return line + strings.Count(rec[len(rec)-1], "\n")
+}
+
+// A lineTracker passes a file through, noting its blank lines (nothing
+// but a line break), which encoding/csv skips. It keeps only those not
+// yet passed by the CSV reader, which reads a buffer ahead.
+type lineTracker struct {
+	r       io.Reader
+	line    int   // the line being read, from 1
+	lineLen int   // bytes of it so far, its '\r' aside
+	blanks  []int // blank lines not yet asked about
+}
+
+func (t *lineTracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for _, b := range p[:n] {
+		switch b {
+		case '\n':
+			if t.lineLen == 0 {
+				t.blanks = append(t.blanks, t.line)
+			}
+			t.line++
+			t.lineLen = 0
+		case '\r':
+		default:
+			t.lineLen++
+		}
+	}
+	return n, err
+}
+
+// blankBefore returns the first blank line after line after and before
+// line, 0 for none, and forgets the blank lines before line.
+func (t *lineTracker) blankBefore(line, after int) int {
+	found, i := 0, 0
+	for ; i < len(t.blanks) && t.blanks[i] < line; i++ {
+		if found == 0 && t.blanks[i] > after {
+			found = t.blanks[i]
+		}
+	}
+	t.blanks = t.blanks[i:]
+	return found
 }

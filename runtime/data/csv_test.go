@@ -87,7 +87,7 @@ func TestReadCSV(t *testing.T) {
 		},
 	}, {
 		name:  "blank lines, comments and spaces",
-		input: "# made by hand\n\n y , x \n\n 1 ,\t2\n# a comment\n3,4\n\n",
+		input: "# made by hand\n\n y , x \n 1 ,\t2\n# a comment\n3,4\n\n\n",
 		want: []want{
 			{"y", []int{2}, []float64{1, 3}, true},
 			{"x", []int{2}, []float64{2, 4}, true},
@@ -171,7 +171,7 @@ func TestCSVWhere(t *testing.T) {
 	input := "# comment line 1\n" +
 		"y,x.1,x.2,z\n" + // line 2
 		"1,2,3,4\n" + // line 3
-		"\n" + // line 4, blank
+		"# comment line 4\n" +
 		"# comment line 5\n" +
 		"5,6,7,\n" + // line 6
 		"\"8\n\",9,10,\n" // lines 7-8: a quoted cell spanning two lines
@@ -238,6 +238,18 @@ func TestReadCSVErrors(t *testing.T) {
 		input: "# nothing\n\n",
 		want:  `data.csv: no header row: the file has no data`,
 	}, {
+		name:  "blank line inside a column",
+		input: "y\n1\n2\n\n3\n",
+		want:  `data.csv: row 4: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in "1,")`,
+	}, {
+		name:  "blank line below the header",
+		input: "y,x\n\n1,2\n",
+		want:  `data.csv: row 2: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in "1,")`,
+	}, {
+		name:  "blank line with CRLF, after a comment",
+		input: "y\r\n1\r\n# note\r\n\r\n2\r\n",
+		want:  `data.csv: row 4: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in "1,")`,
+	}, {
 		name:  "non-numeric cell",
 		input: "y,x.1,x.2\n1,2,3\n4,5,abc\n",
 		want:  `data.csv: column "x.2", row 3: "abc" is not a number`,
@@ -267,7 +279,7 @@ func TestReadCSVErrors(t *testing.T) {
 		want:  `data.csv: column "y", row 2: "` + strings.Repeat("a", 40) + `"… is not a number`,
 	}, {
 		name:  "empty cell before a value",
-		input: "y,z\n1,2\n3,\n\n5,6\n",
+		input: "y,z\n1,2\n3,\n# note\n5,6\n",
 		want:  `data.csv: column "z", row 3: empty cell above the value in row 5 (only the cells at the end of a column may be empty)`,
 	}, {
 		name:  "short record before a value",
@@ -417,5 +429,150 @@ func TestReadErrorsFromReader(t *testing.T) {
 	_, err = ReadJSON("data.json", &failingReader{data: "{"})
 	if err == nil || err.Error() != "data.json: disk on fire" {
 		t.Errorf("ReadJSON error = %v", err)
+	}
+}
+
+// TestCSVBlankLineInQuotedCell checks that a blank line inside a quoted
+// cell spanning lines is not taken for a blank line between rows.
+func TestCSVBlankLineInQuotedCell(t *testing.T) {
+	tests := []struct {
+		name, input string
+		want        []string
+	}{
+		{"quoted header", "\"y\n\nz\",x\n1,2\n", []string{"y\n\nz", "x"}},
+		{"key-value table", "name,value\nN,2\n\nM,3\n", []string{"N", "M"}},
+		{"trailing blank lines", "y\n1\n\n\n", []string{"y"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ReadCSV("data.csv", strings.NewReader(tt.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d values, want %d", len(got), len(tt.want))
+			}
+			for i, v := range got {
+				if v.Name != tt.want[i] {
+					t.Errorf("value %d is %q, want %q", i, v.Name, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestReadValuesBound checks that the number of values a file gives is
+// counted while reading and refused, naming the file, column and row,
+// past the bound.
+func TestReadValuesBound(t *testing.T) {
+	tests := []struct {
+		name, input string
+		json        bool
+		want        string
+	}{
+		{"one column", "y\n1\n2\n3\n4\n", false, `data.csv: column "y", row 5: more than 3 values in the file`},
+		{"two columns", "y,x\n1,2\n3,4\n", false, `data.csv: column "x", row 3: more than 3 values in the file`},
+		{"json", `{"N": 1, "y": [1, 2, 3]}`, true, `data.json: key "y"[3], line 1: more than 3 numbers in the file`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.json {
+				p := &jsonParser{b: tt.input, file: "data.json", maxValues: 3}
+				_, err = p.parseFile()
+			} else {
+				_, err = readCSV("data.csv", strings.NewReader(tt.input), 3)
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %v\nwant it to start with %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := readCSV("data.csv", strings.NewReader("y\n1\n2\n3\n"), 3); err != nil {
+		t.Errorf("3 values with a bound of 3: %v", err)
+	}
+}
+
+// TestWrittenAsReal checks that the readers note the first entry not
+// written as an integer literal, with its text.
+func TestWrittenAsReal(t *testing.T) {
+	tests := []struct {
+		name, file, input string
+		k                 int
+		text              string
+		ok                bool
+	}{
+		{"csv ints", "d.csv", "k\n1\n2\n", 0, "", false},
+		{"csv fraction", "d.csv", "k\n1\n3.0\n1e3\n", 1, "3.0", true},
+		{"csv columns, row-major", "d.csv", "k.1,k.2\n1,2\n3.5,4e0\n", 2, "3.5", true},
+		{"csv columns, later column first row", "d.csv", "k.1,k.2\n1,2.0\n3.5,4\n", 1, "2.0", true},
+		{"key-value", "d.csv", "name,value\nN,2.0\n", 0, "2.0", true},
+		{"json", "d.json", `{"k": [[1, 2], [3, 1e3]]}`, 3, "1e3", true},
+		{"json nan string", "d.json", `{"k": [1, "NaN"]}`, 1, `"NaN"`, true},
+		{"json ints", "d.json", `{"k": [1, -2]}`, 0, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var vals []*Value
+			var err error
+			if strings.HasSuffix(tt.file, ".json") {
+				vals, err = ReadJSON(tt.file, strings.NewReader(tt.input))
+			} else {
+				vals, err = ReadCSV(tt.file, strings.NewReader(tt.input))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, text, ok := vals[0].WrittenAsReal()
+			if k != tt.k || text != tt.text || ok != tt.ok {
+				t.Errorf("WrittenAsReal() = %d, %q, %v; want %d, %q, %v", k, text, ok, tt.k, tt.text, tt.ok)
+			}
+		})
+	}
+	for _, arg := range []string{"k=2.0", "k=[1, 2.0]"} {
+		v, err := ParseSet(arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := v.WrittenAsReal(); !ok {
+			t.Errorf("--set %s: not noted as written as a real", arg)
+		}
+	}
+}
+
+// TestKeyValueOrColumns checks a file whose header could be a key-value
+// table's: it is one when its first key is not a number, decided at that
+// row, with the blank-line rule and the bound on values of each kind.
+func TestKeyValueOrColumns(t *testing.T) {
+	tests := []struct {
+		name, input string
+		max         int64
+		want        string // names of the values, or the error
+	}{
+		{"key-value", "name,value\nN,2\n\nlambda,0.5\n", 0, "N lambda"},
+		{"columns", "name,value\n1,2\n3,4\n", 0, "name value"},
+		{"columns after an empty first cell", "name,value\n,2\n3,4\n", 0, `data.csv: column "name", row 2: empty cell above the value in row 3 (only the cells at the end of a column may be empty)`},
+		{"blank line in columns", "name,value\n1,2\n\n3,4\n", 0, `data.csv: row 3: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in "1,")`},
+		{"blank line before the first key of columns", "name,value\n\n1,2\n", 0, `data.csv: row 2: blank line inside the data (only the end of the file may have blank lines; an empty cell must be written as such, as in "1,")`},
+		{"rows of a key-value table bounded", "name,value\nA,1\nB,2\nC,3\n", 2, `data.csv: row 4: more than 2 rows in the file`},
+		{"columns bounded", "name,value\n1,2\n3,4\n", 3, `data.csv: column "value", row 3: more than 3 values in the file`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals, err := readCSV("data.csv", strings.NewReader(tt.input), tt.max)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				var names []string
+				for _, v := range vals {
+					names = append(names, v.Name)
+				}
+				got = strings.Join(names, " ")
+			}
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -48,8 +48,15 @@
 //     several sizes: the empty cells at the end of a column end it. An empty
 //     cell followed by a value further down the same column is an error. The
 //     columns of one group must all have the same length.
-//   - Blank lines are ignored. Lines that begin with # are comments, before
-//     or after the header. Quoted cells and headers follow RFC 4180
+//   - A blank line below the header and above a row is an error naming it
+//     (encoding/csv would drop it, moving the rows below up a row: a
+//     missing value would go unnoticed); blank lines above the header, at
+//     the end of the file or in a key-value table are ignored. Lines that
+//     begin with # are comments, before or after the header.
+//   - A file may give at most MaxValues numbers (a sixty-fourth of the
+//     memory the process may use, as float64s), counted as they are read;
+//     one more is an error naming its column and row. A JSON file has the
+//     same bound. Quoted cells and headers follow RFC 4180
 //     (encoding/csv). A UTF-8 byte-order mark at the start is ignored.
 //   - A header cell that is a number is an error (the file most likely lacks
 //     a header row); so are duplicate column names, a column given both
@@ -105,4 +112,7 @@
 // (an empty value counts as integer). It says nothing of range: an integer
 // literal beyond ±2^53 has been rounded to the nearest float64, and the
 // binder must check that int data fit the language's int type.
+// [Value.WrittenAsReal] names the first entry written otherwise ("3.0",
+// "1e3", "nan") and its text: CmdStan refuses such an entry for an int,
+// and so does the binder.
 package data

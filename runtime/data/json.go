@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 // maxDepth bounds the nesting of arrays in a JSON value.
@@ -30,7 +32,7 @@ func ReadJSON(name string, r io.Reader) ([]*Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	p := &jsonParser{b: string(b), file: name}
+	p := &jsonParser{b: string(b), file: name, maxValues: MaxValues()}
 	return p.parseFile()
 }
 
@@ -44,6 +46,8 @@ type jsonParser struct {
 	setName string // the name in --set name=value
 	setFlag string // the flag: --set or --init
 
+	count, maxValues int64 // numbers read, and the most allowed (0: no bound)
+
 	// The value being read.
 	inValue   bool
 	key       string
@@ -53,6 +57,8 @@ type jsonParser struct {
 	leafPath  []int   // where the first number was; nil before it
 	data      []float64
 	isInt     bool
+	realAt    int    // the first entry written as a real, if realText is set
+	realText  string // its text
 }
 
 // parseFile reads the top-level object.
@@ -127,6 +133,7 @@ func (p *jsonParser) parseNamedValue(key string) (*Value, error) {
 	p.leafPath = nil
 	p.data = nil
 	p.isInt = true
+	p.realAt, p.realText = 0, ""
 	if err := p.parseValue(0); err != nil {
 		return nil, err
 	}
@@ -135,7 +142,11 @@ func (p *jsonParser) parseNamedValue(key string) (*Value, error) {
 	if data == nil {
 		data = []float64{}
 	}
-	return &Value{Name: key, Dims: p.dims, Data: data, IsInt: p.isInt}, nil
+	v := &Value{Name: key, Dims: p.dims, Data: data, IsInt: p.isInt}
+	if p.realText != "" {
+		v.noteReal(p.realAt, p.realText)
+	}
+	return v, nil
 }
 
 // parseValue reads a value at the given array depth, appending its numbers
@@ -160,7 +171,7 @@ func (p *jsonParser) parseValue(depth int) error {
 		if !ok {
 			return p.errorf(start, "the string %s is not a number (the strings allowed are \"NaN\", \"Inf\", \"-Inf\", \"Infinity\" and \"-Infinity\")", quoteText(s))
 		}
-		return p.leaf(start, depth, f, false)
+		return p.leaf(start, depth, f, p.b[start:p.pos])
 	}
 	// A number or a bare word: take the whole token.
 	for p.pos < len(p.b) && isTokenByte(p.b[p.pos]) {
@@ -171,7 +182,7 @@ func (p *jsonParser) parseValue(depth int) error {
 		return p.errorf(start, "expected a value, found %s", p.foundAt(start))
 	}
 	if f, ok := parseSpecialWord(tok); ok {
-		return p.leaf(start, depth, f, false)
+		return p.leaf(start, depth, f, tok)
 	}
 	isInt, ok := scanJSONNumber(tok)
 	if !ok {
@@ -181,7 +192,10 @@ func (p *jsonParser) parseValue(depth int) error {
 	if err != nil {
 		return p.errorf(start, "%s %v", shorten(tok), err)
 	}
-	return p.leaf(start, depth, f, isInt)
+	if isInt {
+		tok = ""
+	}
+	return p.leaf(start, depth, f, tok)
 }
 
 func isTokenByte(b byte) bool {
@@ -236,15 +250,24 @@ func (p *jsonParser) parseArray(depth int) error {
 }
 
 // leaf records a number read at the given depth.
-func (p *jsonParser) leaf(pos, depth int, f float64, isInt bool) error {
+// leaf appends a number; real is its text when it was not written as an
+// integer literal, "" when it was.
+func (p *jsonParser) leaf(pos, depth int, f float64, real string) error {
 	if depth < len(p.dims) {
 		return p.errorf(pos, "a number where an array was expected (%s is an array)", p.pathString(p.firstPath[depth]))
 	}
 	if p.leafPath == nil {
 		p.leafPath = append([]int{}, p.path...)
 	}
+	if p.count++; p.maxValues > 0 && p.count > p.maxValues {
+		return p.errorf(pos, "more than %d numbers in the file, more than a data file may give (%s, a sixty-fourth of %s)",
+			p.maxValues, sysmem.Bytes(float64(8*p.maxValues)), sysmem.Source())
+	}
+	if real != "" && p.realText == "" {
+		p.realAt, p.realText = len(p.data), real
+	}
 	p.data = append(p.data, f)
-	p.isInt = p.isInt && isInt
+	p.isInt = p.isInt && real == ""
 	return nil
 }
 

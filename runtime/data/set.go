@@ -51,6 +51,7 @@ func ParseFlag(flag, arg string) (*Value, error) {
 			return nil, fmt.Errorf("%s %s: unexpected %s after the value", flag, name, p.found())
 		}
 		v.Dims, v.Data, v.IsInt = jv.Dims, jv.Data, jv.IsInt
+		v.realAt, v.realText = jv.realAt, jv.realText
 		return v, nil
 	}
 	f, isInt, err := parseCell(text)
@@ -58,6 +59,9 @@ func ParseFlag(flag, arg string) (*Value, error) {
 		return nil, fmt.Errorf("%s %s: %v", flag, name, err)
 	}
 	v.Data, v.IsInt = []float64{f}, isInt
+	if !isInt {
+		v.noteReal(0, text)
+	}
 	return v, nil
 }
 
@@ -72,6 +76,15 @@ type Set struct {
 
 	mu   sync.Mutex      // guards used
 	used map[string]bool // names looked up
+
+	notes []string // what Load noted: a --set replacing a file's value
+}
+
+// Notes returns the notes of Load: one line for each --set argument that
+// replaces a value of a data file ("--set lambda=5 replaces the value in
+// d.json (key "lambda")"), to be printed as warnings.
+func (s *Set) Notes() []string {
+	return append([]string(nil), s.notes...)
 }
 
 // AddFile adds the values read from one data file. A name that a file added

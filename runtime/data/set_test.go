@@ -301,3 +301,41 @@ func TestParseFlagSource(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSets checks the --set arguments of Load: one that replaces a
+// file's value is noted, one name given twice is refused.
+func TestLoadSets(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "d.json")
+	if err := os.WriteFile(js, []byte(`{"lambda": 1, "N": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		sets    []string
+		notes   []string
+		wantErr string
+	}{
+		{"new name", []string{"mu=2"}, nil, ""},
+		{"replaces a file's value", []string{"lambda=5", "mu=1"}, []string{`--set lambda=5 replaces the value in ` + js + ` (key "lambda")`}, ""},
+		{"same name twice", []string{"N=20", "N=21"}, nil, "--set N is given twice (--set N=20 and --set N=21)"},
+		{"same name twice, spaces", []string{"N=20", " N = [1] "}, nil, "--set N is given twice (--set N=20 and --set N = [1])"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := Load([]string{js}, tt.sets)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := set.Notes(); !slices.Equal(got, tt.notes) {
+				t.Errorf("notes %q, want %q", got, tt.notes)
+			}
+		})
+	}
+}

@@ -25,7 +25,41 @@ type Value struct {
 	// no fraction, no exponent, not nan or inf.
 	IsInt bool
 
+	// real is the first entry written as a real (with a fraction, an
+	// exponent, or as nan or inf), as a reader saw it; realAt is -1 when
+	// none was or the value was not read from text.
+	realAt   int
+	realText string
+
 	src source
+}
+
+// noteReal records that entry k was written as text, not an integer
+// literal, unless an earlier entry was.
+func (v *Value) noteReal(k int, text string) {
+	if v.realText == "" || k < v.realAt {
+		v.realAt, v.realText = k, text
+	}
+}
+
+// WrittenAsReal returns the first entry (an index into Data) that a data
+// file or flag wrote as a real number rather than an integer literal
+// ("3.0", "1e3", "nan"), and its text. ok is false when every entry was
+// an integer literal, or when the value was not read from text. CmdStan
+// reads an int only from an integer literal.
+func (v *Value) WrittenAsReal() (k int, text string, ok bool) {
+	if v.realText == "" {
+		return 0, "", false
+	}
+	return v.realAt, v.realText, true
+}
+
+// IsColumn reports whether the value is a column (or columns) of a CSV
+// file, whose first size is its number of rows: a one-row column may give
+// a scalar.
+func (v *Value) IsColumn() bool {
+	_, ok := v.src.(*csvSource)
+	return ok
 }
 
 // A source describes where a value came from.
