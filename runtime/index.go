@@ -302,8 +302,8 @@ func (ev *evaluator) checkSize(d *ir.Decl, dims []int) error {
 	if d.Var.Type == lang.IntType {
 		return nil
 	}
-	if n, over := sysmem.Exceeds(dims...); over {
-		return ev.errorf(d.Pos, "%s %s needs %s, %s", d.TypeText, d.Var.Name, sysmem.Elements(n), sysmem.Beyond())
+	if n, over := stdlib.ExceedsFootprint(d.Var.Type, dims); over {
+		return ev.errorf(d.Pos, "%s %s needs %s, %s", d.TypeText, d.Var.Name, stdlib.FootprintText(d.Var.Type, dims, n), sysmem.Beyond())
 	}
 	return nil
 }

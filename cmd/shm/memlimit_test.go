@@ -40,12 +40,24 @@ func TestMemoryUnderRlimit(t *testing.T) {
 	plain := "data {\n  int N;\n  vector[N] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, 1);\n}\n"
 	for _, tc := range []struct {
 		name, src, want string
-		args            []string // data files
+		args            []string // data files and --set flags
 	}{
 		{"matrix", "transformed data {\n  matrix[20000, 20000] m = rep_matrix(0, 20000, 20000);\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"m.shm:2:3: matrix[20000, 20000] m needs 4e+08 elements (3.0 GiB), more than half of the address-space limit (ulimit -v) (3.8 GiB)", nil},
 		{"recursion", "functions {\n  real f(int n) {\n    vector[200000] v = rep_vector(1, 200000);\n    if (n == 0) return 0;\n    return sum(v) * 0 + f(n - 1);\n  }\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(f(2000), 1);\n}\n",
 			"one evaluation may hold (an eighth of the address-space limit (ulimit -v) (3.8 GiB))", nil},
+		// An array of vectors holds a Value header per element (about 16
+		// words) beside its scalars: array[N] vector[2] of N = 2e7 needs
+		// 2.7 GiB, not the 305 MiB of its 4e7 values.
+		{"array of vectors in the model", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  if (N > 0) {\n    array[N] vector[2] s;\n  }\n}\n",
+			"m.shm:10:5: array[N] vector[2] s needs 4e+07 elements in 2e+07 vector elements (2.7 GiB with each element's header), more than half of the address-space limit (ulimit -v) (3.8 GiB)",
+			[]string{"--set", "N=20000000"}},
+		{"array of vectors in transformed data", "data {\n  int N;\n}\ntransformed data {\n  array[N] vector[2] s;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
+			"m.shm:5:3: array[N] vector[2] s needs 8e+07 elements in 4e+07 vector elements", []string{"--set", "N=40000000"}},
+		{"array of vectors in generated quantities", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\ngenerated quantities {\n  array[N] vector[1] s;\n}\n",
+			"m.shm:11:3: array[N] vector[1] s needs 3e+07 elements in 3e+07 vector elements", []string{"--set", "N=30000000"}},
+		{"ODE solution", "functions {\n  vector f(real t, vector y) {\n    return -y;\n  }\n}\ndata {\n  int T;\n}\ntransformed data {\n  real s = ode_rk45(f, [1, 1]', 0, linspaced_array(T, 1e-9, 1))[1][1];\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
+			"ode_rk45: the solution at 20000000 times of 2 states needs 4e+07 elements in 2e+07 vector elements", []string{"--set", "T=20000000"}},
 		{"data from /dev/zero", plain, "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))",
 			[]string{"/dev/zero"}},
 	} {
