@@ -37,6 +37,9 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	// 8M pairs: 48 MB of JSON (under the sixteenth of the limit a data
+	// file may have) that would be 1.1 GiB as an array of vectors.
+	pairs := writeFile(t, dir, "pairs.json", `{"x": [`+strings.Repeat("[0,0],", 8000000-1)+"[0,0]]}")
 	plain := "data {\n  int N;\n  vector[N] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, 1);\n}\n"
 	for _, tc := range []struct {
 		name, src, want string
@@ -58,6 +61,9 @@ func TestMemoryUnderRlimit(t *testing.T) {
 			"m.shm:11:3: array[N] vector[1] s needs 3e+07 elements in 3e+07 vector elements", []string{"--set", "N=30000000"}},
 		{"ODE solution", "functions {\n  vector f(real t, vector y) {\n    return -y;\n  }\n}\ndata {\n  int T;\n}\ntransformed data {\n  real s = ode_rk45(f, [1, 1]', 0, linspaced_array(T, 1e-9, 1))[1][1];\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"ode_rk45: the solution at 20000000 times of 2 states needs 4e+07 elements in 2e+07 vector elements", []string{"--set", "T=20000000"}},
+		{"JSON array of vectors", "data {\n  int N;\n  array[N] vector[2] x;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
+			"data file " + pairs + `: key "x", line 1: the values read so far need 977 MiB in memory (a word per number and a header per array that may become a vector, row vector or matrix), more than the 977 MiB a data file's values may hold (a quarter of the address-space limit (ulimit -v) (3.8 GiB))`,
+			[]string{pairs}},
 		{"data from /dev/zero", plain, "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))",
 			[]string{"/dev/zero"}},
 	} {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/shmlang/shm/stdlib"
 )
 
 // maxIndex bounds the indices in CSV column names.
@@ -50,6 +52,15 @@ type csvColumn struct {
 // come in the order of their first column in the header. See the package
 // documentation for the format.
 func ReadCSV(name string, r io.Reader) ([]*Value, error) {
+	return readCSV(name, r, MaxValueWords())
+}
+
+// readCSV is ReadCSV with the bound of its values' memory, in words
+// (valueBudget; 0: none): each row counts its cells, its line number, the
+// cells' text while a key-value table's rows are kept, and a header for
+// each indexed variable (x.1, x.2 or x[1], x[2]), whose row may become a
+// vector, row vector or matrix of an array.
+func readCSV(name string, r io.Reader, maxWords int64) ([]*Value, error) {
 	br := bufio.NewReader(r)
 	if b, err := br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
@@ -82,6 +93,11 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 	cols := newColumnReader(name, header)
 	var records [][]string
 	var lines []int
+	budget := &valueBudget{file: name, limit: maxWords}
+	rowWords := int64(1 + len(header) + indexedVariables(header)*int(stdlib.ElementWords))
+	if kv {
+		rowWords += int64(3 * len(header)) // each cell's string, and the row's slice
+	}
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -91,6 +107,9 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 			return nil, csvReadError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
+		if budget.add(rowWords + int64(max(len(rec)-len(header), 0))) {
+			return nil, budget.err(fmt.Sprintf("row %d", line))
+		}
 		for j, cell := range rec {
 			rec[j] = strings.TrimSpace(cell)
 		}
@@ -112,6 +131,19 @@ func ReadCSV(name string, r io.Reader) ([]*Value, error) {
 		}
 	}
 	return cols.values()
+}
+
+// indexedVariables counts the variables of a header given by indexed
+// columns (x.1, x.2, x[1, 1], ...).
+func indexedVariables(header []string) int {
+	seen := map[string]bool{}
+	for _, h := range header {
+		base, idx, _, err := parseColumnName(h)
+		if err == nil && len(idx) > 0 {
+			seen[base] = true
+		}
+	}
+	return len(seen)
 }
 
 // columnReader reads the rows of a file of columns, one variable (or one

@@ -1,13 +1,13 @@
 package data
 
 import (
-	"io"
-
 	"fmt"
-	"github.com/shmlang/shm/internal/sysmem"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 // ReadFile reads a data file by path: CmdStan JSON when the name ends in
@@ -34,9 +34,40 @@ func ReadFile(path string) ([]*Value, error) {
 			sysmem.Bytes(float64(limit)), sysmem.Source())}
 	}
 	if strings.EqualFold(filepath.Ext(path), ".json") {
-		return ReadJSON(path, r)
+		return readJSON(path, r, MaxValueWords())
 	}
-	return ReadCSV(path, r)
+	return readCSV(path, r, MaxValueWords())
+}
+
+// MaxValueWords bounds the memory, in 8-byte words, that the values of one
+// data file may hold once read and bound: a quarter of the memory the
+// process may use (sysmem.Total), 0 (no bound) when that is unknown. A
+// file within MaxFileBytes may hold more: two bytes of text ("0,") are a
+// value of eight, and a short array ("[0,0]") may become a vector of an
+// array, with a header of stdlib.ElementWords words.
+func MaxValueWords() int64 {
+	total, _ := sysmem.Total()
+	return int64(total / 4 / 8)
+}
+
+// valueBudget counts the memory, in 8-byte words, that a file's values
+// will hold, against a limit (0: none).
+type valueBudget struct {
+	file        string
+	limit, used int64
+}
+
+// add counts n more words and reports whether they are beyond the limit.
+func (b *valueBudget) add(n int64) bool {
+	b.used += n
+	return b.limit > 0 && b.used > b.limit
+}
+
+// err is the error of a file beyond the limit, naming what (a variable, a
+// column) was being read.
+func (b *valueBudget) err(what string) error {
+	return fmt.Errorf("data file %s: %s: the values read so far need %s in memory (a word per number and a header per array that may become a vector, row vector or matrix), more than the %s a data file's values may hold (a quarter of %s)",
+		b.file, what, sysmem.Bytes(8*float64(b.used)), sysmem.Bytes(8*float64(b.limit)), sysmem.Source())
 }
 
 // MaxFileBytes is the largest data file read: a sixteenth of the memory

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shmlang/shm/stdlib"
 )
 
 // maxDepth bounds the nesting of arrays in a JSON value.
@@ -26,11 +28,17 @@ func (s *jsonSource) where(v *Value, k int) string { return s.describe(v) + inde
 // messages and in the values' provenance. The values come in the order of
 // their keys in the file. See the package documentation for the format.
 func ReadJSON(name string, r io.Reader) ([]*Value, error) {
+	return readJSON(name, r, MaxValueWords())
+}
+
+// readJSON is ReadJSON with the bound of its values' memory, in words
+// (valueBudget; 0: none).
+func readJSON(name string, r io.Reader, maxWords int64) ([]*Value, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	p := &jsonParser{b: string(b), file: name}
+	p := &jsonParser{b: string(b), file: name, budget: &valueBudget{file: name, limit: maxWords}}
 	return p.parseFile()
 }
 
@@ -53,6 +61,9 @@ type jsonParser struct {
 	leafPath  []int   // where the first number was; nil before it
 	data      []float64
 	isInt     bool
+
+	// budget counts the memory of the file's values (nil: no bound).
+	budget *valueBudget
 }
 
 // parseFile reads the top-level object.
@@ -201,6 +212,13 @@ func (p *jsonParser) parseArray(depth int) error {
 		p.dims = append(p.dims, -1)
 		p.firstPath = append(p.firstPath, append([]int(nil), p.path...))
 	}
+	if depth > 0 && p.budget != nil {
+		// A nested array may become an element of an array of vectors
+		// or matrices, with its Value header.
+		if p.budget.add(int64(stdlib.ElementWords)) {
+			return p.budget.err(fmt.Sprintf("key %q, line %d", p.key, p.line(start)))
+		}
+	}
 	p.pos++
 	count := 0
 	p.skipSpace()
@@ -242,6 +260,12 @@ func (p *jsonParser) leaf(pos, depth int, f float64, isInt bool) error {
 	}
 	if p.leafPath == nil {
 		p.leafPath = append([]int{}, p.path...)
+	}
+	if p.budget != nil {
+		// The number, and its share of the slice's growth.
+		if p.budget.add(1) {
+			return p.budget.err(fmt.Sprintf("key %q, line %d", p.key, p.line(pos)))
+		}
 	}
 	p.data = append(p.data, f)
 	p.isInt = p.isInt && isInt
