@@ -211,6 +211,11 @@ func (t *Tape) SetLimit(n int64) {
 	}
 }
 
+// Limit returns the most values the tape may hold (SetLimit): the bound
+// of one evaluation's memory, in float64 values, that the built-ins'
+// working memory is checked against too.
+func (t *Tape) Limit() int64 { return int64(t.maxLen()) }
+
 // maxLen returns the arena's limit.
 func (t *Tape) maxLen() int {
 	if t.limit <= 0 {

@@ -1,12 +1,31 @@
 package stdlib
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
 	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/lang"
 )
+
+// ErrMemory marks (wrapped, with %w) a built-in's refusal of a size that
+// would not fit in memory: it does not depend on a proposal, so the run
+// stops with it instead of rejecting the proposal as a built-in's other
+// failures do.
+var ErrMemory = errors.New("not enough memory")
+
+// memoryError is a refusal for want of memory (ErrMemory).
+type memoryError struct{ msg string }
+
+func (e memoryError) Error() string        { return e.msg }
+func (e memoryError) Is(target error) bool { return target == ErrMemory }
+
+// MemoryErrorf formats a refusal for want of memory: errors.Is(err,
+// ErrMemory) holds.
+func MemoryErrorf(format string, args ...any) error {
+	return memoryError{fmt.Sprintf(format, args...)}
+}
 
 // CheckSize checks the sizes of a result that a built-in is about to
 // allocate: each must be non-negative, and their product (the scalars to
@@ -35,7 +54,7 @@ func CheckSizeOf(typ lang.Type, dims []int) error {
 		}
 	}
 	if words, over := ExceedsFootprint(typ, dims); over {
-		return fmt.Errorf("a result of %s needs %s", FootprintText(typ, dims, words), sysmem.Beyond())
+		return MemoryErrorf("a result of %s needs %s", FootprintText(typ, dims, words), sysmem.Beyond())
 	}
 	return nil
 }

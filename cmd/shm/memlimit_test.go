@@ -64,6 +64,10 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"JSON array of vectors", "data {\n  int N;\n  array[N] vector[2] x;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"data file " + pairs + `: key "x", line 1: the values read so far need 977 MiB in memory (a word per number and a header per array that may become a vector, row vector or matrix), more than the 977 MiB a data file's values may hold (a quarter of the address-space limit (ulimit -v) (3.8 GiB))`,
 			[]string{pairs}},
+		// An unrolled gradient keeps every iteration's potentials.
+		{"Sinkhorn history", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -sinkhorn(mu + y, y, eps = 0.1, iters = 5000000);\n}\n",
+			"m.shm:9:14: sinkhorn: the history of 5000000 iterations over 3 and 3 points kept for the exact gradient needs 1.5 GiB, more than the 488 MiB one evaluation may hold; give tol",
+			[]string{"--set", "y=[1,2,3]"}},
 		{"data from /dev/zero", plain, "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))",
 			[]string{"/dev/zero"}},
 	} {

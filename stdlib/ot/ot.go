@@ -366,6 +366,18 @@ func (e *engine) reserve(k int) {
 	e.rowGrad = grow(e.rowGrad, k*e.d)
 }
 
+// HistoryWords is the memory, in 8-byte words, of the iteration history
+// that an unrolled gradient (GradUnrolled without Tol) keeps for its exact
+// reverse pass over iters iterations of problems of up to n points a side
+// in dimension d: the potentials of every iteration and, on the scaling
+// path, every sweep's row sums, their inverses, correction factors and
+// gradient sums, and its record. It grows with iters × n, unlike the rest
+// of a workspace; a caller checks it before solving.
+func HistoryWords(n, d, iters int) float64 {
+	t, rows := float64(iters), float64(n)
+	return 2*t*rows + rows + 2*t*rows*(3+float64(d)) + 2*t*5
+}
+
 // consts are the derived constants of one evaluation; with tol > 0,
 // iters is the cap.
 type consts struct {
