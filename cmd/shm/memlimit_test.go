@@ -58,7 +58,7 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"array of vectors in transformed data", "data {\n  int N;\n}\ntransformed data {\n  array[N] vector[2] s;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"m.shm:5:3: array[N] vector[2] s needs 8e+07 elements in 4e+07 vector elements", []string{"--set", "N=40000000"}},
 		{"array of vectors in generated quantities", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\ngenerated quantities {\n  array[N] vector[1] s;\n}\n",
-			"m.shm:11:3: array[N] vector[1] s needs 3e+07 elements in 3e+07 vector elements", []string{"--set", "N=30000000"}},
+			"m.shm:11:3: array[N] vector[1] s needs 3e+07 elements in 3e+07 vector elements", []string{"--set", "N=3000000"}},
 		{"ODE solution", "functions {\n  vector f(real t, vector y) {\n    return -y;\n  }\n}\ndata {\n  int T;\n}\ntransformed data {\n  real s = ode_rk45(f, [1, 1]', 0, linspaced_array(T, 1e-9, 1))[1][1];\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"ode_rk45: the solution at 20000000 times of 2 states needs 4e+07 elements in 2e+07 vector elements", []string{"--set", "T=20000000"}},
 		{"JSON array of vectors", "data {\n  int N;\n  array[N] vector[2] x;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
@@ -68,6 +68,14 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"Sinkhorn history", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -sinkhorn(mu + y, y, eps = 0.1, iters = 5000000);\n}\n",
 			"m.shm:9:14: sinkhorn: the history of 5000000 iterations over 3 and 3 points kept for the exact gradient needs 1.5 GiB, more than the 488 MiB one evaluation may hold; give tol",
 			[]string{"--set", "y=[1,2,3]"}},
+		// The chain's vectors and the dense metric's matrices are
+		// checked before anything is allocated.
+		{"dense metric", "data {\n  int N;\n}\nparameters {\n  vector[N] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n",
+			"nuts: 30000 parameters with the dense metric need 26.9 GiB per chain (30000×30000 matrices: the metric, its factor, its estimate and the adapted copy), more than half of the address-space limit (ulimit -v) (3.8 GiB): the dense metric allows at most 7983 parameters here; use the diagonal metric",
+			[]string{"--set", "N=30000", "--metric", "dense"}},
+		{"many parameters", "data {\n  int N;\n}\nparameters {\n  vector[N] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n",
+			"nuts: 3000000 parameters need 3.1 GiB per chain (the trajectory's and the tree's vectors), more than half of the address-space limit (ulimit -v) (3.8 GiB): at most 1828571 parameters fit here",
+			[]string{"--set", "N=3000000"}},
 		{"data from /dev/zero", plain, "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))",
 			[]string{"/dev/zero"}},
 	} {
