@@ -76,6 +76,10 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"many parameters", "data {\n  int N;\n}\nparameters {\n  vector[N] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n",
 			"nuts: 3000000 parameters need 3.1 GiB per chain (the trajectory's and the tree's vectors), more than half of the address-space limit (ulimit -v) (3.8 GiB): at most 1828571 parameters fit here",
 			[]string{"--set", "N=3000000"}},
+		// Each of crn's replicates keeps its tape and Sinkhorn workspace.
+		{"crn replicates", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -crn(1048576, sinkhorn(mu + std_normal_rng(3), y, eps = 0.3, iters = 80));\n}\n",
+			"m.shm:9:18: crn: 1048576 replicates, each holding",
+			[]string{"--set", "y=[1,2,3]"}},
 		{"data from /dev/zero", plain, "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))",
 			[]string{"/dev/zero"}},
 	} {

@@ -348,6 +348,27 @@ type engine struct {
 	annealed, annealedXY int
 }
 
+// MemoryWords is the memory the workspace holds, in 8-byte words: its
+// per-point buffers, the iteration history, the scaling path's records,
+// and its workers' goroutine stacks (about 8 KiB each).
+func (w *Workspace) MemoryWords() int64 {
+	e := w.e
+	n := 0
+	for _, b := range e.bufs {
+		n += cap(b)
+	}
+	for _, b := range [][]float64{e.blkSum, e.blkGrad, e.colSum, e.colGrad, e.fHist, e.gHist, e.f, e.g,
+		e.u, e.s, e.out, e.fbar, e.gbar, e.gnew, e.rowGrad, e.fxy, e.gxy, e.fPrev, e.gPrev, e.tbuf} {
+		n += cap(b)
+	}
+	if sc := e.sc; sc != nil {
+		for _, b := range [][]float64{sc.sigHist, sc.invHist, sc.cfHist, sc.rgHist} {
+			n += cap(b)
+		}
+	}
+	return int64(n) + int64(e.pool.workers)*1024
+}
+
 // reserve makes every per-point buffer hold at least k points.
 func (e *engine) reserve(k int) {
 	for w := range e.bufs {

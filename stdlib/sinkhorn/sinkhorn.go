@@ -223,6 +223,19 @@ type chainState struct {
 	byCall map[lang.Pos]*Counts // counts by the call's position (stdlib.Context.Pos)
 }
 
+// MemoryWords is the memory the chain's Sinkhorn state holds, in 8-byte
+// words (stdlib.MemoryHolder): its workspaces and their plans.
+func (s *chainState) MemoryWords() int64 {
+	var n int64
+	for _, cs := range s.chans {
+		if cs.ws != nil {
+			n += cs.ws.MemoryWords()
+		}
+		n += int64(cap(cs.plan))
+	}
+	return n
+}
+
 // call returns the counts of the call at pos, created on first use.
 func (s *chainState) call(pos lang.Pos) *Counts {
 	if s.byCall == nil {
