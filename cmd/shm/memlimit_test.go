@@ -55,10 +55,15 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"array of vectors in the model", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  if (N > 0) {\n    array[N] vector[2] s;\n  }\n}\n",
 			"m.shm:10:5: array[N] vector[2] s needs 4e+07 elements in 2e+07 vector elements (2.7 GiB with each element's header), more than half of the address-space limit (ulimit -v) (3.8 GiB)",
 			[]string{"--set", "N=20000000"}},
+		// Declared at every evaluation, it must fit in what one
+		// evaluation may hold, as the tape's values do.
+		{"array of vectors in the model, within half", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  if (N > 0) {\n    array[N] vector[2] s;\n  }\n}\n",
+			"m.shm:10:5: array[N] vector[2] s needs 1.2e+07 elements in 6e+06 vector elements (824 MiB with each element's header), more than the 488 MiB one evaluation may hold (an eighth of the address-space limit (ulimit -v) (3.8 GiB))",
+			[]string{"--set", "N=6000000"}},
 		{"array of vectors in transformed data", "data {\n  int N;\n}\ntransformed data {\n  array[N] vector[2] s;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"m.shm:5:3: array[N] vector[2] s needs 8e+07 elements in 4e+07 vector elements", []string{"--set", "N=40000000"}},
 		{"array of vectors in generated quantities", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\ngenerated quantities {\n  array[N] vector[1] s;\n}\n",
-			"m.shm:11:3: array[N] vector[1] s needs 3e+07 elements in 3e+07 vector elements", []string{"--set", "N=3000000"}},
+			"m.shm:11:3: array[N] vector[1] s needs 3e+07 elements in 3e+07 vector elements", []string{"--set", "N=30000000"}},
 		{"ODE solution", "functions {\n  vector f(real t, vector y) {\n    return -y;\n  }\n}\ndata {\n  int T;\n}\ntransformed data {\n  real s = ode_rk45(f, [1, 1]', 0, linspaced_array(T, 1e-9, 1))[1][1];\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"ode_rk45: the solution at 20000000 times of 2 states needs 4e+07 elements in 2e+07 vector elements", []string{"--set", "T=20000000"}},
 		{"JSON array of vectors", "data {\n  int N;\n  array[N] vector[2] x;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
