@@ -38,23 +38,7 @@ func CheckSize(dims ...int) error {
 		}
 	}
 	if n, over := sysmem.Exceeds(dims...); over {
-		return fmt.Errorf("a result of %s needs %s", sysmem.Elements(n), sysmem.Beyond())
-	}
-	return nil
-}
-
-// CheckSizeOf is CheckSize for a result of type typ whose sizes dims are
-// its array sizes then its vector or matrix sizes: an array of vectors,
-// row vectors or matrices costs, beside its scalars, a Value for each
-// element (Footprint).
-func CheckSizeOf(typ lang.Type, dims []int) error {
-	for _, n := range dims {
-		if n < 0 {
-			return fmt.Errorf("size must be non-negative, got %d", n)
-		}
-	}
-	if words, over := ExceedsFootprint(typ, dims); over {
-		return MemoryErrorf("a result of %s needs %s", FootprintText(typ, dims, words), sysmem.Beyond())
+		return MemoryErrorf("a result of %s needs %s", sysmem.Elements(n), sysmem.Beyond())
 	}
 	return nil
 }

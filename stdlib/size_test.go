@@ -1,7 +1,11 @@
 package stdlib
 
 import (
+	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/shmlang/shm/internal/sysmem"
 
 	"github.com/shmlang/shm/lang"
 )
@@ -36,5 +40,26 @@ func TestFootprint(t *testing.T) {
 	}
 	if vec, flat := Footprint(lang.ArrayOf(lang.VectorType, 1), []int{20000000, 2}), Footprint(lang.ArrayOf(lang.RealType, 2), []int{20000000, 2}); vec < 8*flat {
 		t.Errorf("array[N] vector[2] counts %v words, array[N, 2] real %v: the headers are not counted", vec, flat)
+	}
+}
+
+// TestMemoryError: a refusal for want of memory is told from a built-in's
+// other failures (errors.Is ErrMemory), also wrapped with the function's
+// name, so that the run stops instead of rejecting the proposal.
+func TestMemoryError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"MemoryErrorf", MemoryErrorf("a result of %d elements", 5), true},
+		{"wrapped", fmt.Errorf("rep_vector: %w", MemoryErrorf("too big")), true},
+		{"CheckSize beyond the memory", CheckSize(1<<40, 1<<20), sysmem.MaxElements() > 0}, // unknown memory: no bound
+		{"a negative size", CheckSize(-1), false},
+		{"another failure", errors.New("rep_vector: x is NaN"), false},
+	} {
+		if got := errors.Is(tc.err, ErrMemory); got != tc.want {
+			t.Errorf("%s: errors.Is(%v, ErrMemory) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
 	}
 }
