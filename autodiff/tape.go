@@ -222,6 +222,20 @@ func (t *Tape) SetLimit(n int64) {
 	}
 }
 
+// Limit returns the most values the tape may hold (SetLimit): the bound
+// of one evaluation's memory, in float64 values, that the built-ins'
+// working memory is checked against too.
+func (t *Tape) Limit() int64 { return int64(t.maxLen()) }
+
+// MemoryWords is the memory the tape holds, in 8-byte words: the
+// capacities of its values, adjoints, node records, operand lists and
+// partials (kept across Reset).
+func (t *Tape) MemoryWords() int64 {
+	const nodeWords, valueWords = 3, 2 // a node is 24 bytes, a Value 16
+	return int64(cap(t.val) + cap(t.adj) + nodeWords*cap(t.nodes) + valueWords*cap(t.args) +
+		(cap(t.ints)+1)/2 + cap(t.part) + 2*cap(t.custom) + valueWords*cap(t.vars))
+}
+
 // maxLen returns the arena's limit.
 func (t *Tape) maxLen() int {
 	if t.limit <= 0 {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
@@ -221,21 +222,48 @@ func (ev *evaluator) crnReplicates(site *crnSite, k int, seed uint64) (stdlib.Va
 	e := site.call
 	in := &ev.crn.inputs
 	ev.gather(site, in)
-	reps := ev.replicates(k)
 	workers := min(max(ev.crn.workers, 1), k)
+	cohort := ev.ctx.Cohort // with one worker, the chain's
+	if workers > 1 {
+		cohort = stdlib.NewCohort(workers) // the calling goroutine is a member
+	}
+	first := 0
+	if len(ev.crn.reps) < k {
+		// Each replicate keeps its sub-evaluator (its tape, and the
+		// built-ins' working memory) from evaluation to evaluation: the
+		// first runs alone, and what it holds, times k, is checked
+		// before the others are created.
+		rep := ev.replicates(1)[0]
+		rep.run(ev, site, in, 0, seed, cohort)
+		err := rep.err
+		if err == nil {
+			err = ev.checkReplicates(e, k, rep.ev)
+		}
+		if err != nil {
+			if workers > 1 { // no member runs on
+				for range workers {
+					cohort.Done()
+				}
+			}
+			return stdlib.Value{}, err
+		}
+		first = 1
+	}
+	reps := ev.replicates(k)
 	if workers == 1 {
 		// The replicates run on this goroutine, a member of its cohort
 		// if it has one.
-		for r := range reps {
-			reps[r].run(ev, site, in, r, seed, ev.ctx.Cohort)
+		for r := first; r < len(reps); r++ {
+			reps[r].run(ev, site, in, r, seed, cohort)
 			if reps[r].err != nil {
 				return stdlib.Value{}, reps[r].err
 			}
 		}
 	} else {
 		var next atomic.Int64
+		next.Store(int64(first))
 		var wg sync.WaitGroup
-		cohort := stdlib.NewCohort(workers)
+		// cohort, of workers members, was created above.
 		work := func() {
 			defer cohort.Done()
 			for r := int(next.Add(1) - 1); r < k; r = int(next.Add(1) - 1) {
@@ -283,6 +311,31 @@ func (ev *evaluator) crnReplicates(site *crnSite, k int, seed uint64) (stdlib.Va
 		sum = t.Add(sum, v)
 	}
 	return stdlib.RealValue(t.Div(sum, t.Const(float64(k)))), nil
+}
+
+// replicateOverheadWords is what a replicate's sub-evaluator holds beside
+// its tape and its built-ins' states, in 8-byte words: its maps, frames
+// and buffers (an estimate).
+const replicateOverheadWords = 512
+
+// checkReplicates refuses crn(k, ...) at its K when k replicates, each
+// holding what sub (replicate 1, just evaluated) holds, need more than one
+// evaluation may hold (ev.maxValues).
+func (ev *evaluator) checkReplicates(e *ir.CRN, k int, sub *evaluator) error {
+	if ev.maxValues <= 0 {
+		return nil
+	}
+	per := sub.tape().MemoryWords() + replicateOverheadWords + int64(2*len(sub.frame))
+	for _, s := range sub.ctx.State {
+		if h, ok := s.(stdlib.MemoryHolder); ok {
+			per += h.MemoryWords()
+		}
+	}
+	if need := float64(k) * float64(per); need > float64(ev.maxValues) {
+		return ev.errorf(e.K.Position(), "crn: %d replicates, each holding %s (its tape and its built-ins' working memory), need %s, more than the %s one evaluation may hold (an eighth of %s); at most %d replicates fit",
+			k, sysmem.Bytes(8*float64(per)), sysmem.Bytes(8*need), sysmem.Bytes(8*float64(ev.maxValues)), sysmem.Source(), ev.maxValues/per)
+	}
+	return nil
 }
 
 // run evaluates replicate r of the call at site on rep's sub-evaluator,

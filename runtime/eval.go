@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -519,6 +520,10 @@ func (ev *evaluator) callBound(p lang.Pos, name string, f stdlib.Impl, args, nam
 		if ev.ctx0 != nil && ev.ctx0.Err() != nil {
 			// The built-in stopped for the run's interruption.
 			return stdlib.Value{}, &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: ev.ctx0.Err()}
+		}
+		if errors.Is(err, stdlib.ErrMemory) {
+			// A size refused for want of memory stops the run.
+			return stdlib.Value{}, ev.errorf(p, "%v", err)
 		}
 		// A built-in's failure depends on its arguments' values (Stan
 		// reports these as std::domain_error): it rejects the proposal.

@@ -297,13 +297,23 @@ func (ev *evaluator) declDims(d *ir.Decl) ([]int, error) {
 }
 
 // checkSize refuses a declaration whose sizes need more than half of the
-// machine's memory, before anything is allocated for it.
+// machine's memory, or more than one evaluation may hold, before anything
+// is allocated for it.
 func (ev *evaluator) checkSize(d *ir.Decl, dims []int) error {
 	if d.Var.Type == lang.IntType {
 		return nil
 	}
-	if n, over := sysmem.Exceeds(dims...); over {
-		return ev.errorf(d.Pos, "%s %s needs %s, %s", d.TypeText, d.Var.Name, sysmem.Elements(n), sysmem.Beyond())
+	n, over := stdlib.ExceedsFootprint(d.Var.Type, dims)
+	if over {
+		return ev.errorf(d.Pos, "%s %s needs %s, %s", d.TypeText, d.Var.Name, stdlib.FootprintText(d.Var.Type, dims, n), sysmem.Beyond())
+	}
+	// A declaration is executed at every evaluation, and the memory of
+	// the last ones is not yet collected: it must fit in what one
+	// evaluation may hold, as the tape's values do (an array's element
+	// headers and an int array's values are not on the tape).
+	if ev.maxValues > 0 && n > float64(ev.maxValues) {
+		return ev.errorf(d.Pos, "%s %s needs %s, more than the %s one evaluation may hold (an eighth of %s)",
+			d.TypeText, d.Var.Name, stdlib.FootprintText(d.Var.Type, dims, n), sysmem.Bytes(8*float64(ev.maxValues)), sysmem.Source())
 	}
 	return nil
 }

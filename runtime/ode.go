@@ -113,6 +113,17 @@ func (ev *evaluator) ode(e *ir.ODE) (stdlib.Value, error) {
 	if err := checkODETimes(t0, ts); err != nil {
 		return stdlib.Value{}, ev.errorf(e.Ts.Position(), "%s: %v", e.Name, err)
 	}
+	// The solution (len(ts) states of n values, each an element of an
+	// array of vectors unless the result is an array of reals) is
+	// checked before solving.
+	resultType, resultDims := lang.ArrayOf(lang.VectorType, 1), []int{len(ts), p.n}
+	if e.Arrays {
+		resultType = lang.ArrayOf(lang.RealType, 2)
+	}
+	if words, over := stdlib.ExceedsFootprint(resultType, resultDims); over {
+		return stdlib.Value{}, ev.errorf(e.Position(), "%s: the solution at %d times of %d states needs %s, %s; ask for fewer output times",
+			e.Name, len(ts), p.n, stdlib.FootprintText(resultType, resultDims, words), sysmem.Beyond())
+	}
 	for i, x := range tp.Val(y0) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return stdlib.Value{}, ev.domainf(e.Y0.Position(), "%s: the initial state is %g in component %d", e.Name, x, i+1)

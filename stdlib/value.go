@@ -32,6 +32,14 @@ type Value struct {
 	Str   string
 }
 
+// MemoryHolder is implemented by the values of Context.State that hold
+// working memory across evaluations (a Sinkhorn workspace): MemoryWords
+// is that memory, in 8-byte words. An evaluator that keeps many states
+// (crn's replicates) bounds their sum.
+type MemoryHolder interface {
+	MemoryWords() int64
+}
+
 // IntValue returns the int n.
 func IntValue(n int) Value { return Value{Type: lang.IntType, Int: n} }
 

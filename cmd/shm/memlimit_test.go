@@ -37,15 +37,54 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	// 8M pairs: 48 MB of JSON (under the sixteenth of the limit a data
+	// file may have) that would be 1.1 GiB as an array of vectors.
+	pairs := writeFile(t, dir, "pairs.json", `{"x": [`+strings.Repeat("[0,0],", 8000000-1)+"[0,0]]}")
 	plain := "data {\n  int N;\n  vector[N] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, 1);\n}\n"
 	for _, tc := range []struct {
 		name, src, want string
-		args            []string // data files
+		args            []string // data files and --set flags
 	}{
 		{"matrix", "transformed data {\n  matrix[20000, 20000] m = rep_matrix(0, 20000, 20000);\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
 			"m.shm:2:3: matrix[20000, 20000] m needs 4e+08 elements (3.0 GiB), more than half of the address-space limit (ulimit -v) (3.8 GiB)", nil},
 		{"recursion", "functions {\n  real f(int n) {\n    vector[200000] v = rep_vector(1, 200000);\n    if (n == 0) return 0;\n    return sum(v) * 0 + f(n - 1);\n  }\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(f(2000), 1);\n}\n",
 			"one evaluation may hold (an eighth of the address-space limit (ulimit -v) (3.8 GiB))", nil},
+		// An array of vectors holds a Value header per element (about 16
+		// words) beside its scalars: array[N] vector[2] of N = 2e7 needs
+		// 2.7 GiB, not the 305 MiB of its 4e7 values.
+		{"array of vectors in the model", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  if (N > 0) {\n    array[N] vector[2] s;\n  }\n}\n",
+			"m.shm:10:5: array[N] vector[2] s needs 4e+07 elements in 2e+07 vector elements (2.7 GiB with each element's header), more than half of the address-space limit (ulimit -v) (3.8 GiB)",
+			[]string{"--set", "N=20000000"}},
+		// Declared at every evaluation, it must fit in what one
+		// evaluation may hold, as the tape's values do.
+		{"array of vectors in the model, within half", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  if (N > 0) {\n    array[N] vector[2] s;\n  }\n}\n",
+			"m.shm:10:5: array[N] vector[2] s needs 1.2e+07 elements in 6e+06 vector elements (824 MiB with each element's header), more than the 488 MiB one evaluation may hold (an eighth of the address-space limit (ulimit -v) (3.8 GiB))",
+			[]string{"--set", "N=6000000"}},
+		{"array of vectors in transformed data", "data {\n  int N;\n}\ntransformed data {\n  array[N] vector[2] s;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
+			"m.shm:5:3: array[N] vector[2] s needs 8e+07 elements in 4e+07 vector elements", []string{"--set", "N=40000000"}},
+		{"array of vectors in generated quantities", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\ngenerated quantities {\n  array[N] vector[1] s;\n}\n",
+			"m.shm:11:3: array[N] vector[1] s needs 3e+07 elements in 3e+07 vector elements", []string{"--set", "N=30000000"}},
+		{"ODE solution", "functions {\n  vector f(real t, vector y) {\n    return -y;\n  }\n}\ndata {\n  int T;\n}\ntransformed data {\n  real s = ode_rk45(f, [1, 1]', 0, linspaced_array(T, 1e-9, 1))[1][1];\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
+			"ode_rk45: the solution at 20000000 times of 2 states needs 4e+07 elements in 2e+07 vector elements", []string{"--set", "T=20000000"}},
+		{"JSON array of vectors", "data {\n  int N;\n  array[N] vector[2] x;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n",
+			pairs + `: key "x"[4000001][1], line 1: more than 8000000 numbers in the file, more than a data file may give (61.0 MiB, a sixty-fourth of the address-space limit (ulimit -v) (3.8 GiB))`,
+			[]string{pairs}},
+		// An unrolled gradient keeps every iteration's potentials.
+		{"Sinkhorn history", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -sinkhorn(mu + y, y, eps = 0.1, iters = 5000000);\n}\n",
+			"m.shm:9:14: sinkhorn: the history of 5000000 iterations over 3 and 3 points kept for the exact gradient needs 1.5 GiB, more than the 488 MiB one evaluation may hold; give tol",
+			[]string{"--set", "y=[1,2,3]"}},
+		// The chain's vectors and the dense metric's matrices are
+		// checked before anything is allocated.
+		{"dense metric", "data {\n  int N;\n}\nparameters {\n  vector[N] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n",
+			"nuts: 30000 parameters with the dense metric need 26.9 GiB per chain (30000×30000 matrices: the metric, its factor, its estimate and the adapted copy), more than half of the address-space limit (ulimit -v) (3.8 GiB): the dense metric allows at most 7983 parameters here; use the diagonal metric",
+			[]string{"--set", "N=30000", "--metric", "dense"}},
+		{"many parameters", "data {\n  int N;\n}\nparameters {\n  vector[N] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n",
+			"nuts: 3000000 parameters need 3.1 GiB per chain (the trajectory's and the tree's vectors), more than half of the address-space limit (ulimit -v) (3.8 GiB): at most 1828571 parameters fit here",
+			[]string{"--set", "N=3000000"}},
+		// Each of crn's replicates keeps its tape and Sinkhorn workspace.
+		{"crn replicates", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -crn(1048576, sinkhorn(mu + std_normal_rng(3), y, eps = 0.3, iters = 80));\n}\n",
+			"m.shm:9:18: crn: 1048576 replicates, each holding",
+			[]string{"--set", "y=[1,2,3]"}},
 		{"data from /dev/zero", plain, "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))",
 			[]string{"/dev/zero"}},
 	} {

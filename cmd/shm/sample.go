@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/shmlang/shm/calibrate"
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/diag"
@@ -350,6 +351,14 @@ type openChainOutput func(header *stancsv.Config, columns []string) (chainOutput
 // point, draws and generated quantities depend only on the seed and k, so
 // "--chains 1 --chain-id k" reproduces chain k of a larger run.
 func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampleFlags, files []string, initSet *data.Set, open openChainOutput) error {
+	// The chains running at once share the memory; each is refused
+	// before anything is allocated when its share does not hold it.
+	if limit, at := sysmem.MaxElements(), min(f.parallel, f.chains); limit > 0 && at > 1 {
+		cfg.MaxMemory = limit / int64(at)
+	}
+	if err := cfg.CheckMemory(bm.Dim(), false); err != nil {
+		return err
+	}
 	errs := make([]error, f.chains)
 	outs := make([]chainOutput, f.chains)
 	sem := make(chan struct{}, f.parallel)
@@ -444,7 +453,11 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 		NumChains: f.chains, ID: chain, DataFiles: files, Sets: f.sets, DataSHA256: f.dataDigest, ModelSHA256: bm.IR.SourceSHA256, Init: initText, Seed: f.seed,
 		Refresh: f.refresh, SigFigs: f.sigFigs,
 	}
-	w, err := open(header, bm.Columns())
+	columns := bm.Columns()
+	if err := checkHeader(columns, cfg.MaxMemory); err != nil {
+		return nil, err
+	}
+	w, err := open(header, columns)
 	if err != nil {
 		return nil, err
 	}
@@ -453,6 +466,25 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 		return nil, err
 	}
 	return w, nil
+}
+
+// checkHeader refuses a CSV header of more columns than a chain's share of
+// the memory (limit words, 0 for half of the memory the process may use)
+// holds: the names, the header line and its writer's copy, and a row of
+// values formatted.
+func checkHeader(columns []string, limit int64) error {
+	of := "the memory a chain may hold"
+	if limit <= 0 {
+		limit, of = sysmem.MaxElements(), "half of "+sysmem.Source()
+	}
+	words := 0.0
+	for _, c := range columns {
+		words += float64(3*len(c)+24)/8 + 4
+	}
+	if limit > 0 && words > float64(limit) {
+		return fmt.Errorf("the output's %d columns need %s for the CSV header and a row, more than %s", len(columns), sysmem.Bytes(8*words), of)
+	}
+	return nil
 }
 
 // writeChain runs chain on d and writes it to w, finished.

@@ -172,6 +172,11 @@ type Result struct {
 
 // Sample runs chain id of a run with the given seed and keeps every draw.
 func Sample(ctx context.Context, target Target, cfg Config, seed uint64, id int) (*Result, error) {
+	if target != nil {
+		if err := cfg.CheckMemory(target.Dim(), true); err != nil {
+			return nil, err
+		}
+	}
 	c, err := NewChain(target, cfg, seed, id)
 	if err != nil {
 		return nil, err

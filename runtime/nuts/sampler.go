@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 // Config holds the settings of one chain. The zero value is not useful; start
@@ -52,6 +54,13 @@ type Config struct {
 	// what a slow iteration is doing. It must be cheap (a step may take
 	// a microsecond).
 	Activity func(Activity)
+	// MaxMemory bounds the memory, in 8-byte words, one chain may hold
+	// (MemoryWords): a target of too many dimensions for it, or for the
+	// dense metric's d×d matrices, is refused before anything is
+	// allocated. 0 means half of the memory the process may use
+	// (sysmem.MaxElements; no bound when that is unknown).
+	MaxMemory int64
+
 	// Rejected, when non-nil, is called with the chain's id and the reason
 	// each time a point of a trajectory is rejected for an error (Stan's
 	// informational message): the target's rejection error (a domain
@@ -100,7 +109,70 @@ func (c *Config) validate(d int) error {
 	case c.Init == nil && c.MaxInitTries < 1:
 		return fmt.Errorf("nuts: maximum number of initialization attempts is %d, must be >= 1", c.MaxInitTries)
 	}
-	return nil
+	return c.CheckMemory(d, false)
+}
+
+// MemoryWords is the memory, in 8-byte words, that a chain of a target of
+// dimension d holds with the configuration c: the vectors of its
+// trajectory, of every tree level and of its state, the metric with its
+// factor, the adaptation's estimator and the adapted metric's copy (each
+// d×d with the dense metric), the target's gradient, and, with
+// keepDraws (Sample), every draw kept.
+func (c *Config) MemoryWords(d int, keepDraws bool) float64 {
+	n := float64(d)
+	vectors := 24 + 9*float64(max(c.MaxDepth, 0)+1) + 7 + 2 + 4 // trajectory, levels, state, estimator, target
+	words := vectors * n
+	if c.Metric == Dense {
+		words += 4 * n * n // metric, factor, estimate, adapted copy
+	} else {
+		words += 4 * n
+	}
+	if keepDraws {
+		kept := c.NumSamples
+		if c.SaveWarmup {
+			kept += c.NumWarmup
+		}
+		words += float64(kept/max(c.Thin, 1)+1) * (n + 8)
+	}
+	return words
+}
+
+// CheckMemory refuses a target of dimension d whose chain would hold more
+// than c.MaxMemory (MemoryWords), saying how many parameters fit.
+func (c *Config) CheckMemory(d int, keepDraws bool) error {
+	limit, of := c.MaxMemory, "the memory a chain may hold"
+	if limit <= 0 {
+		limit, of = sysmem.MaxElements(), "half of "+sysmem.Source()
+		if limit <= 0 {
+			return nil
+		}
+	} else {
+		of = "the " + sysmem.Bytes(8*float64(limit)) + " a chain may hold (its share of half of " + sysmem.Source() + ")"
+	}
+	words := c.MemoryWords(d, keepDraws)
+	if words <= float64(limit) {
+		return nil
+	}
+	// The most dimensions that fit: MemoryWords is increasing in d.
+	lo, hi := 0, d
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if c.MemoryWords(mid, keepDraws) <= float64(limit) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if c.Metric == Dense {
+		return fmt.Errorf("nuts: %d parameters with the dense metric need %s per chain (%d×%d matrices: the metric, its factor, its estimate and the adapted copy), more than %s: the dense metric allows at most %d parameters here; use the diagonal metric",
+			d, sysmem.Bytes(8*words), d, d, of, lo)
+	}
+	what := "the trajectory's and the tree's vectors"
+	if keepDraws {
+		what += " and the draws kept"
+	}
+	return fmt.Errorf("nuts: %d parameters need %s per chain (%s), more than %s: at most %d parameters fit here",
+		d, sysmem.Bytes(8*words), what, of, lo)
 }
 
 // Progress reports the iteration just finished.

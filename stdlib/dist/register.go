@@ -191,7 +191,7 @@ func registerExtensions(m stdlib.Impls) {
 			}
 			k := args[0].Int
 			if err := stdlib.CheckSize(k); err != nil {
-				return stdlib.Value{}, errorf(name, "%v", err)
+				return stdlib.Value{}, errorf(name, "%w", err)
 			}
 			if c.Noise != nil {
 				return countDraw(c, name, k), nil

@@ -128,7 +128,7 @@ func asVector(t *autodiff.Tape, x ad) ad {
 // (stdlib.CheckSize), naming the function.
 func count(name string, dims ...int) error {
 	if err := stdlib.CheckSize(dims...); err != nil {
-		return errorf(name, "%v", err)
+		return errorf(name, "%w", err)
 	}
 	return nil
 }

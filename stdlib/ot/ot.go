@@ -348,6 +348,27 @@ type engine struct {
 	annealed, annealedXY int
 }
 
+// MemoryWords is the memory the workspace holds, in 8-byte words: its
+// per-point buffers, the iteration history, the scaling path's records,
+// and its workers' goroutine stacks (about 8 KiB each).
+func (w *Workspace) MemoryWords() int64 {
+	e := w.e
+	n := 0
+	for _, b := range e.bufs {
+		n += cap(b)
+	}
+	for _, b := range [][]float64{e.blkSum, e.blkGrad, e.colSum, e.colGrad, e.fHist, e.gHist, e.f, e.g,
+		e.u, e.s, e.out, e.fbar, e.gbar, e.gnew, e.rowGrad, e.fxy, e.gxy, e.fPrev, e.gPrev, e.tbuf} {
+		n += cap(b)
+	}
+	if sc := e.sc; sc != nil {
+		for _, b := range [][]float64{sc.sigHist, sc.invHist, sc.cfHist, sc.rgHist} {
+			n += cap(b)
+		}
+	}
+	return int64(n) + int64(e.pool.workers)*1024
+}
+
 // reserve makes every per-point buffer hold at least k points.
 func (e *engine) reserve(k int) {
 	for w := range e.bufs {
@@ -364,6 +385,18 @@ func (e *engine) reserve(k int) {
 	e.f = grow(e.f, k)
 	e.g = grow(e.g, k)
 	e.rowGrad = grow(e.rowGrad, k*e.d)
+}
+
+// HistoryWords is the memory, in 8-byte words, of the iteration history
+// that an unrolled gradient (GradUnrolled without Tol) keeps for its exact
+// reverse pass over iters iterations of problems of up to n points a side
+// in dimension d: the potentials of every iteration and, on the scaling
+// path, every sweep's row sums, their inverses, correction factors and
+// gradient sums, and its record. It grows with iters × n, unlike the rest
+// of a workspace; a caller checks it before solving.
+func HistoryWords(n, d, iters int) float64 {
+	t, rows := float64(iters), float64(n)
+	return 2*t*rows + rows + 2*t*rows*(3+float64(d)) + 2*t*5
 }
 
 // consts are the derived constants of one evaluation; with tol > 0,

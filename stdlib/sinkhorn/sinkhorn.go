@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/shmlang/shm/autodiff"
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/stdlib"
 	"github.com/shmlang/shm/stdlib/ot"
@@ -195,6 +196,22 @@ func options(c *stdlib.Context, named []stdlib.Value, fn string) (ot.Options, st
 	return opt, backend, nil
 }
 
+// checkHistory refuses, before anything is solved, a call whose unrolled
+// gradient (want, without tol) would keep an iteration history
+// (ot.HistoryWords, per channel) of more than limit words: the memory one
+// evaluation may hold (the tape's limit).
+func checkHistory(fn string, opt ot.Options, want bool, n, m, d, channels int, limit int64) error {
+	if !want || opt.Tol > 0 || opt.Grad != ot.GradUnrolled || limit <= 0 {
+		return nil
+	}
+	words := float64(channels) * ot.HistoryWords(max(n, m), d, opt.Iters)
+	if words <= float64(limit) {
+		return nil
+	}
+	return stdlib.MemoryErrorf("%s: the history of %d iterations over %d and %d points kept for the exact gradient needs %s, more than the %s one evaluation may hold; give tol (the converged value, with its envelope gradient and no history), grad = \"envelope\", or fewer iterations",
+		fn, opt.Iters, n, m, sysmem.Bytes(8*words), sysmem.Bytes(8*float64(limit)))
+}
+
 // chainState is a chain's Sinkhorn working memory: one channelState per
 // channel of its largest call, the scratch of fixedCoords, and the
 // iteration counts of its calls.
@@ -204,6 +221,19 @@ type chainState struct {
 	fixed  [2][]bool // fixedCoords' results for x and y
 	counts Counts
 	byCall map[lang.Pos]*Counts // counts by the call's position (stdlib.Context.Pos)
+}
+
+// MemoryWords is the memory the chain's Sinkhorn state holds, in 8-byte
+// words (stdlib.MemoryHolder): its workspaces and their plans.
+func (s *chainState) MemoryWords() int64 {
+	var n int64
+	for _, cs := range s.chans {
+		if cs.ws != nil {
+			n += cs.ws.MemoryWords()
+		}
+		n += int64(cap(cs.plan))
+	}
+	return n
 }
 
 // call returns the counts of the call at pos, created on first use.
@@ -571,6 +601,9 @@ func call(c *stdlib.Context, fn string, args, named []stdlib.Value, k kind) (std
 	dA, dB := func(c int) []float64 { return node.D(2 + min(c, len(las)-1)) },
 		func(c int) []float64 { return node.D(2 + len(las) + min(c, len(lbs)-1)) }
 	want := !c.NoGrad && slices.ContainsFunc(ins, func(v autodiff.Value) bool { return !v.IsConst() })
+	if err := checkHistory(fn, opt, want, n, m, d, nch, t.Limit()); err != nil {
+		return stdlib.Value{}, err
+	}
 	var fixedX, fixedY []bool
 	if want && node.D(0) != nil {
 		fixedX = s.fixedCoords(t, x, n, d, 0)
