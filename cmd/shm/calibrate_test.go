@@ -135,7 +135,9 @@ func TestCalibrateResume(t *testing.T) {
 	// The same calibration, killed (SIGKILL: no clean-up) once some
 	// tasks have finished.
 	dir := filepath.Join(base, "killed")
-	cmd := exec.Command(os.Args[0], append(calibrationArgs(model, y, dir), "--workers", "1")...)
+	args := calibrationArgs(model, y, dir)
+	args[len(args)-1] = "1" // --workers 1
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
