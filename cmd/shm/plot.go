@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,34 @@ import (
 
 // plotKinds are the figures of "shm plot".
 var plotKinds = []string{"trace", "rank", "dens", "pairs", "energy", "ppc", "location"}
+
+// plotKindFlags are the flags that apply to some kinds only, with those
+// kinds; the others (--out, --width, --height) apply to every kind.
+var plotKindFlags = map[string][]string{
+	"vars":   {"trace", "rank", "dens", "pairs", "location"},
+	"data":   {"ppc", "location"},
+	"y":      {"ppc"},
+	"yrep":   {"ppc"},
+	"series": {"ppc"},
+	"x":      {"ppc"},
+	"warmup": {"trace"},
+	"image":  {"location"},
+	"at":     {"location"},
+}
+
+// checkKindFlags refuses a flag given for a kind it does not apply to
+// (the figure would silently ignore it).
+func checkKindFlags(kind string, set map[string]bool) error {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		if kinds, ok := plotKindFlags[name]; ok && !slices.Contains(kinds, kind) {
+			return fmt.Errorf("--%s applies to plot %s, not to plot %s", name, strings.Join(kinds, ", "), kind)
+		}
+	}
+	if set["x"] && !set["series"] {
+		return errors.New("--x is the covariate of ppc --series: give --series too")
+	}
+	return nil
+}
 
 // cmdPlot implements "shm plot KIND FILES... [--vars a,b] [--out F]": a
 // figure of Stan CSV files (shm's or CmdStan's) written as PNG or SVG (by
@@ -53,6 +83,10 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kind, files := pos[0], pos[1:]
+	if err := checkKindFlags(kind, setFlags(fs)); err != nil {
+		fmt.Fprintf(stderr, "shm plot: %v\n", err)
+		return 2
+	}
 	given := setFlags(fs)
 	var names []string
 	if given["vars"] {

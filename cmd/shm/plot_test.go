@@ -288,3 +288,25 @@ func TestNoDrawsAndNonFinite(t *testing.T) {
 		t.Errorf("summary of non-finite draws: exit %d, %q", code, stdout)
 	}
 }
+
+// TestPlotKindFlags: a flag of some kinds given to another is refused
+// (the figure would silently ignore it), and --x needs --series.
+func TestPlotKindFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dens", "--data", "d.csv"}, "shm plot: --data applies to plot ppc, location, not to plot dens\n"},
+		{[]string{"energy", "--vars", "mu"}, "shm plot: --vars applies to plot trace, rank, dens, pairs, location, not to plot energy\n"},
+		{[]string{"ppc", "--vars", "mu"}, "shm plot: --vars applies to plot trace, rank, dens, pairs, location, not to plot ppc\n"},
+		{[]string{"trace", "--series"}, "shm plot: --series applies to plot ppc, not to plot trace\n"},
+		{[]string{"rank", "--warmup"}, "shm plot: --warmup applies to plot trace, not to plot rank\n"},
+		{[]string{"ppc", "--image", "img"}, "shm plot: --image applies to plot location, not to plot ppc\n"},
+		{[]string{"ppc", "--data", "d.csv", "--y", "y", "--x", "t"}, "shm plot: --x is the covariate of ppc --series: give --series too\n"},
+	} {
+		args := append([]string{"plot", tc.args[0], "x.csv"}, tc.args[1:]...)
+		if _, stderr, code := runCmd(t, args...); code != 2 || stderr != tc.want {
+			t.Errorf("%v: exit %d, %q, want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
