@@ -192,7 +192,7 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 		}
 		xys := make(plotter.XYs, 0, len(s.X))
 		for i := range s.X {
-			if !math.IsNaN(s.X[i]) && !math.IsNaN(s.Y[i]) && !math.IsInf(s.X[i], 0) && !math.IsInf(s.Y[i], 0) {
+			if isFinite(s.X[i]) && isFinite(s.Y[i]) {
 				xys = append(xys, plotter.XY{X: s.X[i], Y: s.Y[i]})
 			}
 		}
@@ -204,11 +204,16 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 		switch s.Kind {
 		case Band:
 			var poly plotter.XYs
+			finite := func(i int) bool { return isFinite(s.X[i]) && isFinite(s.Y[i]) && isFinite(s.Y2[i]) }
 			for i := range s.X {
-				poly = append(poly, plotter.XY{X: s.X[i], Y: s.Y2[i]})
+				if finite(i) {
+					poly = append(poly, plotter.XY{X: s.X[i], Y: s.Y2[i]})
+				}
 			}
 			for i := len(s.X) - 1; i >= 0; i-- {
-				poly = append(poly, plotter.XY{X: s.X[i], Y: s.Y[i]})
+				if finite(i) {
+					poly = append(poly, plotter.XY{X: s.X[i], Y: s.Y[i]})
+				}
 			}
 			pg, err := plotter.NewPolygon(poly)
 			if err != nil {
@@ -268,3 +273,6 @@ func (pn *Panel) plot(legend bool) (*plot.Plot, error) {
 	}
 	return p, nil
 }
+
+// isFinite reports whether x is neither NaN nor infinite.
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

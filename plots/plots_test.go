@@ -557,3 +557,33 @@ func TestKDE(t *testing.T) {
 		}
 	}
 }
+
+// TestPPCSeriesNonFinite: NaN and infinite replicates are left out of a
+// series' intervals (they made the figure fail with "NaN data point"),
+// and an index whose replicates are all non-finite has no band there.
+func TestPPCSeriesNonFinite(t *testing.T) {
+	run, y := ppcRun(t, 10, 50)
+	ch := run.Fit.Chains[0]
+	ch.Draws[3][2] = math.NaN()    // y_rep.1 of one draw
+	ch.Draws[7][3] = math.Inf(1)   // y_rep.2 of another
+	for _, row := range ch.Draws { // y_rep.5: no finite draw
+		row[6] = math.NaN()
+	}
+	f, err := PPCSeries(run, y, "y_rep", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Panels[0].Series
+	for _, i := range []int{0, 1} {
+		if math.IsNaN(s[0].Y[i]) || math.IsInf(s[0].Y2[i], 0) {
+			t.Errorf("index %d: band [%g, %g], want finite", i+1, s[0].Y[i], s[0].Y2[i])
+		}
+	}
+	if !math.IsNaN(s[0].Y[4]) {
+		t.Errorf("index 5: band from %g, want none (NaN)", s[0].Y[4])
+	}
+	var svg bytes.Buffer
+	if err := Render(f, &svg, "svg", 5*vg.Inch, 3*vg.Inch); err != nil {
+		t.Errorf("render: %v", err)
+	}
+}

@@ -259,12 +259,17 @@ func PPCSeries(r *Run, y *Observed, yrep string, x *Observed) (*Figure, error) {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
+	// The quantiles of the finite replicates (a NaN or infinite draw is
+	// left out, as in every figure).
 	q := func(p float64) []float64 {
 		out := make([]float64, n)
-		col := make([]float64, len(reps))
+		col := make([]float64, 0, len(reps))
 		for k, i := range order {
-			for d, rep := range reps {
-				col[d] = rep[i]
+			col = col[:0]
+			for _, rep := range reps {
+				if !math.IsNaN(rep[i]) && !math.IsInf(rep[i], 0) {
+					col = append(col, rep[i])
+				}
 			}
 			out[k] = diag.Quantile(col, p)
 		}
