@@ -186,7 +186,7 @@ type Tape struct {
 	kept  int  // length of val kept across Reset (see Keep)
 	swept bool // Gradient has run since the last Reset
 	err   error
-	limit int // most values the arena may hold (SetLimit); 0: 2^31 − 1
+	limit int             // most values the arena may hold (SetLimit); 0: 2^31 − 1
 	done  <-chan struct{} // SetInterrupt
 }
 
