@@ -16,7 +16,6 @@ import (
 
 	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/ir"
-	"github.com/shmlang/shm/lang"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/stdlib"
@@ -343,23 +342,36 @@ func checkModelContext(ctx context.Context, path string) (*ir.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	return interruptible(ctx, func() (*ir.Model, error) {
+		m, errs := ir.CheckSource(path, string(text))
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		return m, nil
+	})
+}
+
+// interruptible returns f's result, or ctx's error as soon as ctx is done
+// (Ctrl-C, SIGTERM) for work that cannot stop itself (parsing, reading a
+// data file, a summary of large files): f then goes on in the background,
+// and its result, which no one reads, is dropped. f must not change state
+// that others see.
+func interruptible[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	type result struct {
-		m    *ir.Model
-		errs lang.ErrorList
+		v   T
+		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		m, errs := ir.CheckSource(path, string(text))
-		done <- result{m, errs}
+		v, err := f()
+		done <- result{v, err}
 	}()
 	select {
 	case r := <-done:
-		if len(r.errs) > 0 {
-			return nil, r.errs
-		}
-		return r.m, nil
+		return r.v, r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
 }
 
@@ -567,7 +579,7 @@ func bindModelContext(ctx context.Context, path string, files, sets []string, se
 	if err != nil {
 		return nil, err
 	}
-	set, err := data.Load(files, sets)
+	set, err := interruptible(ctx, func() (*data.Set, error) { return data.Load(files, sets) })
 	if err != nil {
 		return nil, err
 	}

@@ -270,3 +270,47 @@ func signalRun(t *testing.T, out string, progress bool, sig os.Signal, args ...s
 		t.Errorf("%v: left %v %v", sig, left, hidden)
 	}
 }
+
+// TestSampleSignalAfterRun: SIGTERM once the chain files are in place,
+// while the summary of 5 000 columns is computed (seconds), ends the
+// process at once, leaving the files complete (it was ignored until the
+// summary and the reports were done, with status 0).
+func TestSampleSignalAfterRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("samples 5 000 parameters")
+	}
+	dir := t.TempDir()
+	model := writeFile(t, dir, "wide.shm", "parameters {\n  vector[5000] z;\n}\nmodel {\n  z ~ std_normal();\n}\n")
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(os.Args[0], "sample", model, "--chains", "2", "--warmup", "50", "--samples", "600", "--seed", "1",
+		"--refresh", "0", "--output", out)
+	cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{filepath.Join(out, "wide-1.csv"), filepath.Join(out, "wide-2.csv")}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		_, err1 := os.Stat(files[0])
+		_, err2 := os.Stat(files[1])
+		if err1 == nil && err2 == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no chain files after 5 minutes")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if took := time.Since(sent); err == nil || took > 5*time.Second {
+		t.Errorf("after SIGTERM: %v, %s later (want an exit at once, not status 0)", err, took)
+	}
+	for _, f := range files {
+		if _, err := stancsv.ReadFile(f); err != nil {
+			t.Errorf("the run's file: %v", err)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,5 +194,20 @@ func TestCmdStanAliases(t *testing.T) {
 	run([]string{"sample", "--help"}, &stdout, &stderr)
 	if !strings.Contains(stderr.String(), "(also --iter-sampling, --num-samples)") || strings.Contains(stderr.String(), "alias of") {
 		t.Errorf("--help:\n%s", stderr.String())
+	}
+}
+
+// TestInterruptible: work that cannot stop itself is abandoned as soon as
+// the context is done, and its result returned otherwise.
+func TestInterruptible(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := interruptible(ctx, func() (int, error) { <-release; return 1, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+	if v, err := interruptible(context.Background(), func() (int, error) { return 7, nil }); v != 7 || err != nil {
+		t.Errorf("finished: %d, %v", v, err)
 	}
 }

@@ -332,7 +332,7 @@ func (r *repl) exec(ctx context.Context, line string) error {
 	case ":sample":
 		return r.cmdSample(ctx, rest)
 	case ":summary":
-		return r.cmdSummary()
+		return r.cmdSummary(ctx)
 	case ":draws":
 		return r.cmdDraws(rest)
 	case ":write":
@@ -480,7 +480,7 @@ func (r *repl) setState(next modelState, cmd string) {
 // (--set of :sample); print() in transformed data writes to print, and
 // ctx stops transformed data and the model's density evaluations.
 func (r *repl) bind(ctx context.Context, st modelState, seed uint64, extra []string, print io.Writer) (*runtime.Model, error) {
-	set, err := data.Load(st.files, nil)
+	set, err := interruptible(ctx, func() (*data.Set, error) { return data.Load(st.files, nil) })
 	if err != nil {
 		return nil, err
 	}
@@ -879,12 +879,23 @@ func (r *repl) lastRun() (*sampleRun, error) {
 	return nil, errors.New("no run yet: :sample first")
 }
 
-func (r *repl) cmdSummary() error {
+// cmdSummary prints the last run's summary; Ctrl-C while it is computed
+// (seconds for thousands of columns) prints nothing.
+func (r *repl) cmdSummary(ctx context.Context) error {
 	run, err := r.lastRun()
 	if err != nil {
 		return err
 	}
-	return diag.WriteSummary(r.stdout, run.fit)
+	text, err := interruptible(ctx, func() (string, error) {
+		var b strings.Builder
+		err := diag.WriteSummary(&b, run.fit)
+		return b.String(), err
+	})
+	if ctx.Err() != nil {
+		return errors.New(":summary interrupted")
+	}
+	fmt.Fprint(r.stdout, text)
+	return err
 }
 
 func (r *repl) cmdWrite(rest string) error {

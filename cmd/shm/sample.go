@@ -100,6 +100,15 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, err)
 	}
+	// The run is complete and its files are in place: from here Ctrl-C
+	// and SIGTERM end the process at once, their default (the summary and
+	// the reports write nothing that a signal could leave half-written).
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "shm sample: interrupted after the run: its files are complete (%s)\n", strings.Join(paths, ", "))
+		return 1
+	}
+	stop()
+	ctx = context.Background()
 	if old := otherChains(paths); len(old) > 0 {
 		fmt.Fprintf(stderr, "note: %s also holds %s of an earlier run, not of this one (a summary or plot of %s mixes them in)\n",
 			f.output, listFiles(old), filepath.Join(f.output, "*.csv"))
@@ -202,7 +211,7 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	if err != nil {
 		return nil, err
 	}
-	if f.dataDigest, err = dataDigest(files); err != nil {
+	if f.dataDigest, err = interruptible(ctx, func() (string, error) { return dataDigest(files) }); err != nil {
 		return nil, err
 	}
 	for _, w := range bm.Warnings {
