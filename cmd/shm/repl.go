@@ -338,7 +338,7 @@ func (r *repl) exec(ctx context.Context, line string) error {
 	case ":write":
 		return r.cmdWrite(rest)
 	case ":plot":
-		return r.cmdPlot(rest)
+		return r.cmdPlot(ctx, rest)
 	case ":names":
 		names := slices.Clone(r.session.Names())
 		sort.Strings(names)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -75,7 +76,7 @@ func writeInlineImage(w io.Writer, p imageProtocol, img []byte) error {
 // cmdPlot implements ":plot KIND [vars...]": a figure of the last run
 // written as a PNG file in the temporary folder (its path printed), and
 // shown inline when the terminal supports it.
-func (r *repl) cmdPlot(rest string) error {
+func (r *repl) cmdPlot(ctx context.Context, rest string) error {
 	args := splitFields(rest)
 	kinds := []string{"trace", "rank", "dens", "pairs", "energy"}
 	if len(args) == 0 || !slices.Contains(kinds, args[0]) {
@@ -85,13 +86,21 @@ func (r *repl) cmdPlot(rest string) error {
 	if err != nil {
 		return err
 	}
-	fig, err := runFigure(args[0], []*plots.Run{{Label: run.model, Fit: run.fit}}, args[1:], false)
-	if err != nil {
-		return err
+	// The figure is built and rendered in memory (a pairs plot of many
+	// draws takes most of a minute); Ctrl-C abandons it and writes nothing.
+	img, err := interruptible(ctx, func() (*bytes.Buffer, error) {
+		fig, err := runFigure(args[0], []*plots.Run{{Label: run.model, Fit: run.fit}}, args[1:], false)
+		if err != nil {
+			return nil, err
+		}
+		w, h := figureSize(fig, 0, 0)
+		var img bytes.Buffer
+		return &img, plots.Render(fig, &img, "png", w, h)
+	})
+	if ctx.Err() != nil {
+		return errors.New(":plot interrupted; nothing written")
 	}
-	w, h := figureSize(fig, 0, 0)
-	var img bytes.Buffer
-	if err := plots.Render(fig, &img, "png", w, h); err != nil {
+	if err != nil {
 		return err
 	}
 	r.plots++
