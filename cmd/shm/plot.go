@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -402,7 +403,17 @@ func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 // writeFigure renders fig into path, through a temporary file renamed
 // when complete.
 func writeFigure(path string, fig *plots.Figure, format string, w, h vg.Length) error {
-	return writeAtomic("--out", path, func(out io.Writer) error { return plots.Render(fig, out, format, w, h) })
+	// Rendered in memory first (the slow part: seconds for a pairs plot
+	// of many draws), so that a signal then leaves no temporary file;
+	// only the write of the finished image is left to writeAtomic.
+	var img bytes.Buffer
+	if err := plots.Render(fig, &img, format, w, h); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return writeAtomic("--out", path, func(out io.Writer) error {
+		_, err := out.Write(img.Bytes())
+		return err
+	})
 }
 
 // hasDraws refuses a run with no draws to plot (a run of --samples 0, or
