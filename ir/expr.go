@@ -589,7 +589,7 @@ func (c *checker) namedArgs(e *lang.Call, f *stdlib.Func) []Expr {
 				c.errorf(na.Pos, "%s takes no named arguments", f.Name)
 			} else {
 				hint := ""
-				if best := closest(na.Name, namedNames(f)); best != "" {
+				if best := Closest(na.Name, namedNames(f)); best != "" {
 					hint = fmt.Sprintf(" (did you mean %s?)", best)
 				}
 				c.errorf(na.Pos, "unknown named argument %s of %s%s; accepted: %s", na.Name, f.Name, hint, f.NamedList())

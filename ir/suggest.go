@@ -8,18 +8,18 @@ import (
 // suggest returns `; did you mean "x"?` for the candidate closest to name,
 // or "" when none is close enough.
 func suggest(name string, candidates []string) string {
-	if best := closest(name, candidates); best != "" {
+	if best := Closest(name, candidates); best != "" {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	return ""
 }
 
-// closest returns the candidate closest to name in edit distance, or ""
+// Closest returns the candidate closest to name in edit distance, or ""
 // when none is close enough to be a likely typo. Ties go to the
 // alphabetically first candidate. Candidates whose length alone puts them
 // out of reach are not compared, so that a scope of many thousand names
 // costs a scan, not as many edit distances.
-func closest(name string, candidates []string) string {
+func Closest(name string, candidates []string) string {
 	n := utf8.RuneCountInString(name)
 	limit := 1
 	switch {

@@ -243,47 +243,21 @@ func flagError(fs *flag.FlagSet, err error) error {
 var invalidFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([^:]*): (.*)$`)
 
 // nearestFlag returns the name of fs's flag nearest to name (ignoring
-// case, and reading "_" as "-"), or "" when none is within a third of
-// its length in edits.
+// case, and reading "_" as "-") in edit distance (ir.Closest, as for the
+// model's names), or "" when none is near.
 func nearestFlag(fs *flag.FlagSet, name string) string {
 	if len(name) > 64 {
 		return ""
 	}
 	typed := strings.ReplaceAll(strings.ToLower(name), "_", "-")
-	best, bestDist := "", len(typed)/3+1
-	fs.VisitAll(func(f *flag.Flag) {
-		if d := editDistance(typed, f.Name); d < bestDist {
-			best, bestDist = f.Name, d
-		}
-	})
-	return best
+	if fs.Lookup(typed) != nil {
+		return typed
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return ir.Closest(typed, names)
 }
 
-// editDistance is the number of insertions, deletions, substitutions
-// and swaps of neighbours that turn a into b (the optimal string
-// alignment distance, in bytes).
-func editDistance(a, b string) int {
-	rows := [3][]int{make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)}
-	for j := range rows[1] {
-		rows[1][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		before, prev, cur := rows[0], rows[1], rows[2]
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], before[j-2]+1)
-			}
-		}
-		rows = [3][]int{prev, cur, before}
-	}
-	return rows[1][len(b)]
-}
 
 // newFlagSet returns a flag set that reports errors to stderr without
 // exiting.
