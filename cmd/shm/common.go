@@ -258,7 +258,6 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 	return ir.Closest(typed, names)
 }
 
-
 // newFlagSet returns a flag set that reports errors to stderr without
 // exiting.
 // flagStatus is the exit status of a command whose flags did not parse:
