@@ -268,22 +268,22 @@ func WriteSummary(w io.Writer, f *Fit) error {
 // NonFinite lists the columns with NaN or infinite draws (post-warmup),
 // each with its count ("mu (2 of 400 draws)"), or nil.
 func (f *Fit) NonFinite() []string {
-	var out []string
+	counts := make([]int, len(f.Columns))
 	total := 0
 	for _, ch := range f.Chains {
 		total += len(ch.Draws)
-	}
-	for j, name := range f.Columns {
-		n := 0
-		for _, ch := range f.Chains {
-			for _, row := range ch.Draws {
-				if math.IsNaN(row[j]) || math.IsInf(row[j], 0) {
-					n++
+		for _, row := range ch.Draws { // row by row, as the draws are stored
+			for j, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					counts[j]++
 				}
 			}
 		}
+	}
+	var out []string
+	for j, n := range counts {
 		if n > 0 {
-			out = append(out, fmt.Sprintf("%s (%d of %d draws)", name, n, total))
+			out = append(out, fmt.Sprintf("%s (%d of %d draws)", f.Columns[j], n, total))
 		}
 	}
 	return out
