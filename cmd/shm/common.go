@@ -9,10 +9,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/ir"
@@ -322,6 +324,46 @@ func checkModelContext(ctx context.Context, path string) (*ir.Model, error) {
 		}
 		return m, nil
 	})
+}
+
+// signalContext is signal.NotifyContext with a release that tells
+// whether one of sigs came before it: release restores the signals'
+// default (the process ends at once) and reports a signal that arrived
+// before, even one still on its way to ctx (signal.NotifyContext's stop
+// cancels its context and drops such a signal, so a SIGTERM just before
+// it was ignored and the process went on to exit with status 0).
+func signalContext(sigs ...os.Signal) (ctx context.Context, release func() (signaled bool)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	quit := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-ch:
+			cancel()
+		case <-quit:
+		}
+	}()
+	var once sync.Once
+	var signaled bool
+	release = func() bool {
+		once.Do(func() {
+			signal.Stop(ch) // no signal reaches ch after this
+			close(quit)
+			<-exited
+			select {
+			case <-ch:
+				cancel()
+			default:
+			}
+			signaled = ctx.Err() != nil
+			cancel()
+		})
+		return signaled
+	}
+	return ctx, release
 }
 
 // interruptible returns f's result, or ctx's error as soon as ctx is done

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -209,5 +211,33 @@ func TestInterruptible(t *testing.T) {
 	}
 	if v, err := interruptible(context.Background(), func() (int, error) { return 7, nil }); v != 7 || err != nil {
 		t.Errorf("finished: %d, %v", v, err)
+	}
+}
+
+// TestSignalContextRelease: a signal that reached the process before
+// release is reported by it, even when release comes before the
+// context's own goroutine has seen the signal (signal.NotifyContext's stop
+// dropped it: a SIGTERM as a run ended was ignored, exit status 0).
+// SIGWINCH is ignored by default, so a late one cannot end the test.
+func TestSignalContextRelease(t *testing.T) {
+	ctx, release := signalContext(syscall.SIGWINCH)
+	if release() || ctx.Err() == nil {
+		t.Fatalf("no signal: release says signaled, or ctx not done after it (%v)", ctx.Err())
+	}
+	seen := make(chan os.Signal, 1)
+	signal.Notify(seen, syscall.SIGWINCH)
+	defer signal.Stop(seen)
+	for i := range 300 {
+		ctx, release := signalContext(syscall.SIGWINCH)
+		if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
+			t.Fatal(err)
+		}
+		<-seen // the runtime has handed the signal to every channel, ctx's included
+		if !release() {
+			t.Fatalf("try %d: a signal before release not reported", i)
+		}
+		if ctx.Err() == nil {
+			t.Fatalf("try %d: ctx not done after release", i)
+		}
 	}
 }

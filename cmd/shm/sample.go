@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
@@ -90,8 +89,8 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	}
 	// SIGTERM (what timeout and batch schedulers send) stops the run like
 	// Ctrl-C: the chains stop, and nothing of this run is left.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
+	defer release()
 	paths, err := sample(ctx, pos[0], pos[1:], &f, stderr)
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "shm sample: interrupted; no output written")
@@ -103,11 +102,10 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	// The run is complete and its files are in place: from here Ctrl-C
 	// and SIGTERM end the process at once, their default (the summary and
 	// the reports write nothing that a signal could leave half-written).
-	if ctx.Err() != nil {
+	if release() {
 		fmt.Fprintf(stderr, "shm sample: interrupted after the run: its files are complete (%s)\n", strings.Join(paths, ", "))
 		return 1
 	}
-	stop()
 	ctx = context.Background()
 	if old := otherChains(paths); len(old) > 0 {
 		fmt.Fprintf(stderr, "note: %s also holds %s of an earlier run, not of this one (a summary or plot of %s mixes them in)\n",
