@@ -13,6 +13,7 @@ import (
 
 	"github.com/shmlang/shm/plots"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/stancsv"
 	"gonum.org/v1/plot/vg"
 )
@@ -51,7 +52,7 @@ func checkKindFlags(kind string, set map[string]bool) error {
 // cmdPlot implements "shm plot KIND FILES... [--vars a,b] [--out F]": a
 // figure of Stan CSV files (shm's or CmdStan's) written as PNG or SVG (by
 // the extension of --out). For dens, the files are grouped into runs by
-// model and folder, one density per run.
+// posterior and folder, one density per run; other figures draw one run.
 func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("plot", stderr)
 	vars := fs.String("vars", "", "variables, comma-separated (default: the first parameters)")
@@ -66,6 +67,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.Bool("warmup", false, "trace: include the warmup draws the files kept (save_warmup)")
 	image := fs.String("image", "", "location: the picture, a matrix (or an array of matrices, averaged) of the data")
 	at := fs.String("at", "", "location: the pixel column,row from which the two --vars are offsets")
+	mixed := fs.Bool("mixed", false, "draw chains of different posteriors (model text, data or --set values) as one run anyway")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagStatus(err)
@@ -108,7 +110,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	runs, err := plotRuns(files, kind == "dens")
+	runs, err := plotRuns(files, kind == "dens", *mixed)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -295,11 +297,32 @@ func ppcFigure(run *plots.Run, files, y, yrep string, series bool, x string) (*p
 	return plots.PPC(run, obs, yrep)
 }
 
-// plotRuns reads the files: one run, or with byRun one run per (model,
-// folder) group, in the order of the files.
-func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
+// plotRuns reads the files: one run, or with byRun one run per group of
+// chains of one posterior (model, folder, and the model text, data and
+// --set values their headers record), in the order of the files. Chains of
+// different posteriors in one run are refused unless mixed.
+func plotRuns(files []string, byRun, mixed bool) ([]*plots.Run, error) {
+	gather := stancsv.ToFit
+	if mixed {
+		gather = stancsv.ToMixedFit
+	}
+	fit := func(files []string, read []*stancsv.File) (*diag.Fit, error) {
+		fit, err := gather(read)
+		if err != nil {
+			return nil, mixedHint(fmt.Errorf("%w (files %s)", err, strings.Join(files, ", ")))
+		}
+		return fit, nil
+	}
+	read := make([]*stancsv.File, len(files))
+	for i, p := range files {
+		f, err := stancsv.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		read[i] = f
+	}
 	if !byRun {
-		fit, err := stancsv.ReadFit(files...)
+		fit, err := fit(files, read)
 		if err != nil {
 			return nil, err
 		}
@@ -311,36 +334,84 @@ func plotRuns(files []string, byRun bool) ([]*plots.Run, error) {
 	}
 	var groups []*csvGroup
 	find := map[string]*csvGroup{}
-	for _, p := range files {
-		f, err := stancsv.ReadFile(p)
-		if err != nil {
-			return nil, err
+	for i, p := range files {
+		g := &csvGroup{model: read[i].Config["model"], dir: filepath.Dir(p)}
+		if !mixed {
+			g.posterior = read[i].Posterior()
 		}
-		key := f.Config["model"] + " (" + filepath.Dir(p) + ")"
-		g := find[key]
-		if g == nil {
-			g = &csvGroup{key: key, model: f.Config["model"]}
+		key := strings.Join(append([]string{g.model, g.dir}, g.posterior...), "\x00")
+		if find[key] == nil {
 			find[key] = g
 			groups = append(groups, g)
 		}
-		g.files = append(g.files, p)
+		find[key].files = append(find[key].files, p)
+		find[key].read = append(find[key].read, read[i])
 	}
 	var runs []*plots.Run
 	for _, g := range groups {
-		fit, err := stancsv.ReadFit(g.files...)
+		fit, err := fit(g.files, g.read)
 		if err != nil {
 			return nil, err
 		}
-		label := fit.Model
-		switch {
-		case label == "":
-			label = describeFiles(g.files)
-		case len(groups) > 1 && sameModel(groups):
-			label = g.key
-		}
-		runs = append(runs, &plots.Run{Label: label, Fit: fit})
+		runs = append(runs, &plots.Run{Label: g.label(groups), Fit: fit})
 	}
 	return runs, nil
+}
+
+// csvGroup is the files of one run: the chains of a posterior in a folder.
+type csvGroup struct {
+	model, dir string
+	posterior  []string // stancsv.File.Posterior
+	files      []string
+	read       []*stancsv.File
+}
+
+// label names the group in a legend among groups: the model's name, then
+// what tells it from the other groups of that name (the folder, the
+// header's entries on model text, data and --set values that differ).
+func (g *csvGroup) label(groups []*csvGroup) string {
+	if g.model == "" {
+		return describeFiles(g.files)
+	}
+	var parts []string
+	addDir := false
+	differs := map[string]bool{}
+	for _, o := range groups {
+		if o == g || o.model != g.model {
+			continue
+		}
+		if o.dir != g.dir {
+			addDir = true
+			continue
+		}
+		for _, p := range g.posterior {
+			if !slices.Contains(o.posterior, p) {
+				differs[p] = true
+			}
+		}
+	}
+	if addDir {
+		parts = append(parts, g.dir)
+	}
+	for _, p := range g.posterior {
+		if differs[p] {
+			parts = append(parts, shortDigest(p))
+		}
+	}
+	if len(parts) == 0 {
+		return g.model
+	}
+	return g.model + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// shortDigest shortens the digest of a "key = value" header entry whose
+// key ends in sha256 to its first 12 hexadecimal digits.
+func shortDigest(entry string) string {
+	key, value, _ := strings.Cut(entry, " = ")
+	if strings.HasSuffix(key, "sha256") && len(value) > 12 {
+		return key + " = " + value[:12]
+	}
+	return entry
 }
 
 // describeFiles names files for a title: "out/A, 4 files" or the file.
@@ -355,26 +426,6 @@ func describeFiles(files []string) string {
 		}
 	}
 	return fmt.Sprintf("%s, %d files", dir, len(files))
-}
-
-// csvGroup is the files of one run: a model in a folder.
-type csvGroup struct {
-	key   string // "model (folder)"
-	model string
-	files []string
-}
-
-// sameModel reports whether two groups share a model name (then the
-// folder tells them apart in the legend).
-func sameModel(groups []*csvGroup) bool {
-	seen := map[string]bool{}
-	for _, g := range groups {
-		if seen[g.model] {
-			return true
-		}
-		seen[g.model] = true
-	}
-	return false
 }
 
 // minFigureInches and maxFigureInches bound --width and --height: an inch

@@ -310,3 +310,54 @@ func TestPlotKindFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotPosteriors: chains of different posteriors (another --set
+// value) in one folder are two runs in a density overlay, labelled by
+// what differs; any other figure refuses to draw them as one run unless
+// --mixed, which warns.
+func TestPlotPosteriors(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", "data {\n  real s;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, s);\n}\n")
+	both := filepath.Join(dir, "both")
+	if err := os.Mkdir(both, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, s := range []string{"1", "2"} {
+		out := filepath.Join(dir, "s"+s)
+		if _, stderr, code := runCmd(t, "sample", model, "--set", "s="+s, "--chains", "1", "--warmup", "30", "--samples", "30",
+			"--seed", "1", "--output", out, "--refresh", "0"); code != 0 {
+			t.Fatalf("sample: %s", stderr)
+		}
+		text, err := os.ReadFile(filepath.Join(out, "m-1.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, writeFile(t, both, "m-s"+s+".csv", string(text)))
+	}
+	svg := filepath.Join(dir, "dens.svg")
+	if _, stderr, code := runCmd(t, append([]string{"plot", "dens", "--out", svg}, files...)...); code != 0 {
+		t.Fatalf("plot dens: %s", stderr)
+	}
+	text, _ := os.ReadFile(svg)
+	for _, label := range []string{"m (data.set = s=1)", "m (data.set = s=2)"} {
+		if !strings.Contains(string(text), label) {
+			t.Errorf("the density overlay has no run labelled %q", label)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"trace"}, 1, "file 2 is of another posterior than file 1: data.set = s=2, and s=1 (the --set values differ)"},
+		{[]string{"pairs"}, 1, "--mixed pools them anyway"},
+		{[]string{"trace", "--mixed"}, 0, "warning: file 2 is from another run than file 1: data.set = s=2, and s=1"},
+	} {
+		args := append(append([]string{"plot"}, tt.args...), "--out", filepath.Join(dir, "f.png"))
+		_, stderr, code := runCmd(t, append(args, files...)...)
+		if code != tt.code || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.want)
+		}
+	}
+}

@@ -412,9 +412,10 @@ model {
 	}
 }
 
-// TestSummaryMixedRuns: summary warns about chains of other data (another
-// --set value, a data file edited in place under the same name) and
-// refuses the same chain given twice, by name or as a copy.
+// TestSummaryMixedRuns: summary refuses chains of other data (another
+// --set value, a data file edited in place under the same name) unless
+// --mixed pools them (with a warning), and refuses the same chain given
+// twice, by name or as a copy.
 func TestSummaryMixedRuns(t *testing.T) {
 	dir := t.TempDir()
 	model := writeFile(t, dir, "m.shm", "data {\n  int N;\n  vector[N] y;\n  real s;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, s);\n}\n")
@@ -442,8 +443,11 @@ func TestSummaryMixedRuns(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{[]string{a, b}, 0, "file 2 is from another run than file 1: data.set = s=2, and s=1"},
-		{[]string{a, c}, 0, "file 2 is from another run than file 1: data.sha256 = "},
+		{[]string{a, b}, 1, "file 2 is of another posterior than file 1: data.set = s=2, and s=1 (the --set values differ)"},
+		{[]string{a, c}, 1, "file 2 is of another posterior than file 1: data.sha256 = "},
+		{[]string{a, c}, 1, "; --mixed pools them anyway"},
+		{[]string{"--mixed", a, b}, 0, "warning: file 2 is from another run than file 1: data.set = s=2, and s=1"},
+		{[]string{"--mixed", a, c}, 0, "warning: file 2 is from another run than file 1: data.sha256 = "},
 		{[]string{a, a}, 1, "file 2 is the chain of file 1 again (chain id 1, seed 1, the same draws)"},
 		{[]string{a, copyFile}, 1, "file 2 is the chain of file 1 again"},
 	} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,7 @@ import (
 // table of existing Stan CSV files (ours or CmdStan's).
 func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("summary", stderr)
+	mixed := fs.Bool("mixed", false, "pool chains of different posteriors (model text, data or --set values) anyway, with a warning")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return flagStatus(err)
@@ -22,9 +24,13 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: shm summary output-1.csv [output-2.csv ...]")
 		return 2
 	}
-	fit, err := stancsv.ReadFit(files...)
+	read := stancsv.ReadFit
+	if *mixed {
+		read = stancsv.ReadMixedFit
+	}
+	fit, err := read(files...)
 	if err != nil {
-		return report(stderr, err)
+		return report(stderr, mixedHint(err))
 	}
 	for _, w := range fit.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
@@ -37,4 +43,14 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	return 0
+}
+
+// mixedHint adds to stancsv's refusal of chains of different posteriors
+// the flag that pools them anyway.
+func mixedHint(err error) error {
+	var mixed *stancsv.MixedError
+	if errors.As(err, &mixed) {
+		return fmt.Errorf("%w; --mixed pools them anyway", err)
+	}
+	return err
 }

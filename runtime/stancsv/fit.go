@@ -11,10 +11,66 @@ import (
 // ToFit gathers the post-warmup draws of several files of one model (one
 // chain each) for the diagnostics of package diag. All files must have the
 // same columns and model, and each must hold the draws its header declares
-// (a file cut short is refused). Files whose runs differ otherwise (seed,
-// data files, sampler settings) are gathered with a warning in
-// Fit.Warnings: chains of one posterior normally come from one run.
-func ToFit(files []*File) (*diag.Fit, error) {
+// (a file cut short is refused). Chains of different posteriors (their
+// headers' model text, data contents or --set values differ) are refused
+// with a *MixedError; files whose runs differ otherwise (seed, data file
+// names, sampler settings) are gathered with a warning in Fit.Warnings:
+// chains of one posterior normally come from one run.
+func ToFit(files []*File) (*diag.Fit, error) { return toFit(files, false) }
+
+// ToMixedFit is ToFit for chains that may be of different posteriors,
+// pooled on purpose: what ToFit refuses is a warning in Fit.Warnings.
+func ToMixedFit(files []*File) (*diag.Fit, error) { return toFit(files, true) }
+
+// MixedError is ToFit's refusal of files of different posteriors: File
+// (1-based) differs from file 1 in the header's Key.
+type MixedError struct {
+	File       int
+	Key        string
+	Value      string // file File's
+	FirstValue string // file 1's
+}
+
+func (e *MixedError) Error() string {
+	differs, _ := posteriorKey(e.Key)
+	return fmt.Sprintf("stancsv: file %d is of another posterior than file 1: %s = %s, and %s (%s): chains of one posterior come from one model text, data and --set values",
+		e.File, e.Key, e.Value, e.FirstValue, differs)
+}
+
+// posteriorKeys are the header keys that make chains draws of different
+// posteriors when they differ, with what each records.
+var posteriorKeys = []struct{ key, differs string }{
+	{"model_sha256", "the model's text differs"},
+	{"data.sha256", "the data files' contents differ"},
+	{"data.set", "the --set values differ"},
+}
+
+// posteriorKey reports whether key is one of posteriorKeys, and what a
+// difference in it means.
+func posteriorKey(key string) (differs string, ok bool) {
+	for _, k := range posteriorKeys {
+		if k.key == key {
+			return k.differs, true
+		}
+	}
+	return "", false
+}
+
+// Posterior returns what the header says of the posterior the chain draws
+// from beyond the model's name: "key = value" for each of the model's
+// text digest, the data's digest and the --set values it records. Chains
+// with other values are of other posteriors.
+func (f *File) Posterior() []string {
+	var out []string
+	for _, k := range posteriorKeys {
+		if v, ok := f.Config[k.key]; ok {
+			out = append(out, k.key+" = "+v)
+		}
+	}
+	return out
+}
+
+func toFit(files []*File, mixed bool) (*diag.Fit, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("stancsv: no files")
 	}
@@ -38,9 +94,13 @@ func ToFit(files []*File) (*diag.Fit, error) {
 			for _, key := range runKeys {
 				a, okA := files[0].Config[key]
 				b, okB := f.Config[key]
-				if okA && okB && a != b {
-					fit.Warnings = append(fit.Warnings, fmt.Sprintf("file %d is from another run than file 1: %s = %s, and %s", i+1, key, b, a))
+				if !okA || !okB || a == b {
+					continue
 				}
+				if _, ok := posteriorKey(key); ok && !mixed {
+					return nil, &MixedError{File: i + 1, Key: key, Value: b, FirstValue: a}
+				}
+				fit.Warnings = append(fit.Warnings, fmt.Sprintf("file %d is from another run than file 1: %s = %s, and %s", i+1, key, b, a))
 			}
 		}
 		nw, _ := f.Int("num_warmup")
@@ -100,7 +160,13 @@ func (f *File) complete() error {
 }
 
 // ReadFit reads one Stan CSV file per chain and gathers them with ToFit.
-func ReadFit(paths ...string) (*diag.Fit, error) {
+func ReadFit(paths ...string) (*diag.Fit, error) { return readFit(false, paths) }
+
+// ReadMixedFit reads one Stan CSV file per chain and gathers them with
+// ToMixedFit.
+func ReadMixedFit(paths ...string) (*diag.Fit, error) { return readFit(true, paths) }
+
+func readFit(mixed bool, paths []string) (*diag.Fit, error) {
 	files := make([]*File, 0, len(paths))
 	for _, p := range paths {
 		f, err := ReadFile(p)
@@ -109,7 +175,7 @@ func ReadFit(paths ...string) (*diag.Fit, error) {
 		}
 		files = append(files, f)
 	}
-	fit, err := ToFit(files)
+	fit, err := toFit(files, mixed)
 	if err != nil {
 		return nil, fmt.Errorf("%w (files %s)", err, strings.Join(paths, ", "))
 	}

@@ -367,14 +367,30 @@ func TestToFitRuns(t *testing.T) {
 	if w := strings.Join(fit.Warnings, "\n"); !strings.Contains(w, "random.seed = 99") || !strings.Contains(w, "data.file = other.json") {
 		t.Errorf("warnings %q, want the seed and the data files", fit.Warnings)
 	}
-	// The same model name, another text (a prior edited between runs).
-	edited := write("e.csv", func(c *Config) { c.ModelSHA256 = "0123abcd" })
-	fit, err = ReadFit(write("f.csv", func(c *Config) { c.ID, c.ModelSHA256 = 4, "4567ef01" }), edited)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := strings.Join(fit.Warnings, "\n"); !strings.Contains(w, "file 2 is from another run than file 1: model_sha256 = 0123abcd, and 4567ef01") {
-		t.Errorf("warnings %q, want the models' digests", fit.Warnings)
+	// Chains of other posteriors: the same model name, another text (a
+	// prior edited between runs), other data contents, other --set values.
+	for i, c := range []struct {
+		key  string
+		edit func(c *Config, n int)
+	}{
+		{"model_sha256", func(c *Config, n int) { c.ModelSHA256 = fmt.Sprintf("%08x", n) }},
+		{"data.sha256", func(c *Config, n int) { c.DataSHA256 = fmt.Sprintf("%08x", n) }},
+		{"data.set", func(c *Config, n int) { c.Sets = []string{fmt.Sprintf("lambda=%d", n)} }},
+	} {
+		first := write(fmt.Sprintf("p%d-1.csv", i), func(cfg *Config) { cfg.ID = 4; c.edit(cfg, 1) })
+		second := write(fmt.Sprintf("p%d-2.csv", i), func(cfg *Config) { c.edit(cfg, 2) })
+		_, err := ReadFit(first, second)
+		var mixed *MixedError
+		if !errors.As(err, &mixed) || mixed.File != 2 || mixed.Key != c.key || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s differs: %v, want a *MixedError naming file 2 and %s", c.key, err, c.key)
+		}
+		fit, err := ReadMixedFit(first, second)
+		if err != nil {
+			t.Fatalf("%s differs, pooled on purpose: %v", c.key, err)
+		}
+		if w := strings.Join(fit.Warnings, "\n"); len(fit.Chains) != 2 || !strings.Contains(w, "file 2 is from another run than file 1: "+c.key+" = ") {
+			t.Errorf("%s differs, pooled on purpose: %d chains, warnings %q", c.key, len(fit.Chains), fit.Warnings)
+		}
 	}
 	model := write("d.csv", func(c *Config) { c.Model = "other_model" })
 	if _, err := ReadFit(a, model); err == nil || !strings.Contains(err.Error(), "other_model") {
