@@ -241,6 +241,17 @@ func (e *engine) halt() bool {
 	return e.halted
 }
 
+// stopping reports whether the context is done, without recording it:
+// safe for the goroutines of a sweep, whose caller then calls halt.
+func (e *engine) stopping() bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // interrupted returns the error of an evaluation that halted, nil
 // otherwise, and resets the state for the next one.
 func (e *engine) interrupted() error {

@@ -629,6 +629,47 @@ func TestSetContext(t *testing.T) {
 	w.Close()
 }
 
+// TestSetContextMidSweep: a context done during one long dense sweep
+// (4 000 × 4 000 points, one iteration: an evaluation is a few sweeps)
+// stops the sweep itself, well before its end, and the evaluation ends
+// with the interruption, not a value of a partial sweep. Bounds are
+// relative to the same evaluation uninterrupted, for noisy machines.
+func TestSetContextMidSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dense sweeps of 16 million terms")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 4000
+	x, y := gaussPts(rng, n, 2, 0, 1), gaussPts(rng, n, 2, 0.5, 1)
+	la, lb := uniformLogW(n), uniformLogW(n)
+	opt := Options{Eps: 0.05, Balanced: true, Iters: 1}
+	for _, workers := range []int{1, 2} {
+		w := NewWorkspaceWorkers(n, n, 2, workers)
+		w.SetPath(PathDense)
+		start := time.Now()
+		if _, err := w.Divergence(x, y, la, lb, opt, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		whole := time.Since(start)
+		// A fraction of the first sweep (the x–y forward sweep, one of at
+		// least six).
+		ctx, cancel := context.WithTimeout(context.Background(), whole/30)
+		w.SetContext(ctx)
+		start = time.Now()
+		_, err := w.Divergence(x, y, la, lb, opt, nil, nil)
+		took := time.Since(start)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%d workers: interrupted evaluation: %v", workers, err)
+		}
+		if took > whole/6 {
+			t.Errorf("%d workers: stopped after %v; the whole evaluation (about six sweeps) takes %v", workers, took, whole)
+		}
+		w.SetContext(nil)
+		w.Close()
+	}
+}
+
 // TestScaleErrors checks that inputs the computation cannot evaluate
 // accurately are errors naming the cause, not NaN or a quantized value:
 // coordinates whose squared distances overflow, an eps so small that C/eps

@@ -83,6 +83,11 @@ func (e *engine) sweep(job sweepJob) {
 			e.block(0, b)
 		}
 	}
+	// The blocks stop early once the context is done (a dense sweep of
+	// 40 000 × 40 000 points takes seconds): record it, so that the
+	// evaluation ends with its interruption and the partial sweep is never
+	// a result.
+	e.halt()
 	if needCols {
 		nc, d := job.nc, e.d
 		if job.wantColSum {
@@ -135,8 +140,18 @@ func (e *engine) block(w, b int) {
 	lo, hi := blockRange(b, job.nb, job.nr)
 	u := job.u[:job.nc]
 	cols := job.cols[:job.nc*d]
+	// Every stride rows (about stopCheckTerms terms) the block checks the
+	// context, and leaves the rest of its rows once it is done.
+	stride := max(1, stopCheckTerms/job.nc)
+	next := lo + stride
 	if !job.weighted {
 		for i := lo; i < hi; i++ {
+			if i == next {
+				if e.stopping() {
+					return
+				}
+				next += stride
+			}
 			job.out[i] = job.outScale * k.lseRow(buf, job.rows[i*d:i*d+d], cols, u, job.invEps)
 		}
 		return
@@ -151,6 +166,12 @@ func (e *engine) block(w, b int) {
 		clear(colGrad)
 	}
 	for i := lo; i < hi; i++ {
+		if i == next {
+			if e.stopping() {
+				return
+			}
+			next += stride
+		}
 		r := 1.0
 		if job.r != nil {
 			r = job.r[i]
@@ -184,6 +205,10 @@ func (e *engine) block(w, b int) {
 		}
 	}
 }
+
+// stopCheckTerms is about how many kernel terms a sweep's block evaluates
+// between checks of the context: tens of microseconds.
+const stopCheckTerms = 1 << 16
 
 // grow returns s resized to n, reallocating only when the capacity is short.
 func grow(s []float64, n int) []float64 {
