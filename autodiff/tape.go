@@ -191,7 +191,10 @@ type Tape struct {
 }
 
 // ErrInterrupted is Gradient's error when the channel given to
-// SetInterrupt closed during the backward sweep.
+// SetInterrupt closed during the backward sweep, and the value recording
+// an operation panics with when it closed while the tape's storage grew
+// (copying gigabytes); evaluators recover it at their boundary, as
+// ArenaFull.
 var ErrInterrupted = errors.New("autodiff: gradient interrupted")
 
 // SetInterrupt makes Gradient stop its backward sweep, with
@@ -353,9 +356,40 @@ func (t *Tape) grow(n int) {
 	if c < 1024 {
 		c = min(1024, limit)
 	}
-	v := make([]float64, len(t.val), c)
-	copy(v, t.val)
-	t.val = v
+	t.val = growCopy(t, t.val, c)
+}
+
+// copyPiece is how many elements growCopy and Gradient's clearing handle
+// between checks of the interrupt channel: tens of milliseconds.
+const copyPiece = 1 << 22
+
+// growCopy returns a slice of s's length and capacity c holding s's
+// elements, copied a piece at a time: a tape of gigabytes takes seconds to
+// copy, so between pieces it panics with ErrInterrupted once the channel
+// given to SetInterrupt is closed (the evaluator recovers it at its
+// boundary, as ArenaFull). s is unchanged then.
+func growCopy[T any](t *Tape, s []T, c int) []T {
+	v := make([]T, len(s), c)
+	for lo := 0; lo < len(s); lo += copyPiece {
+		if lo > 0 && t.interrupted() {
+			panic(ErrInterrupted)
+		}
+		copy(v[lo:], s[lo:min(lo+copyPiece, len(s))])
+	}
+	return v
+}
+
+// interrupted reports whether the channel given to SetInterrupt is closed.
+func (t *Tape) interrupted() bool {
+	if t.done == nil {
+		return false
+	}
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
 }
 
 func (t *Tape) newValue(s Shape, flags uint8) Value {
@@ -391,7 +425,15 @@ func (t *Tape) check(v Value, opName string) bool {
 	return true
 }
 
-func (t *Tape) record(n node) { t.nodes = append(t.nodes, n) }
+func (t *Tape) record(n node) {
+	if len(t.nodes) == cap(t.nodes) {
+		t.growNodes()
+	}
+	t.nodes = append(t.nodes, n)
+}
+
+// growNodes doubles the capacity of the node records, with growCopy.
+func (t *Tape) growNodes() { t.nodes = growCopy(t, t.nodes, max(2*cap(t.nodes), 1024)) }
 
 // newNode appends a node record and returns it to be filled in place, field
 // by field, on the hot scalar paths: appending a composite literal
@@ -400,10 +442,9 @@ func (t *Tape) record(n node) { t.nodes = append(t.nodes, n) }
 func (t *Tape) newNode() *node {
 	k := len(t.nodes)
 	if k == cap(t.nodes) {
-		t.nodes = append(t.nodes, node{})
-	} else {
-		t.nodes = t.nodes[:k+1]
+		t.growNodes()
 	}
+	t.nodes = t.nodes[:k+1]
 	return &t.nodes[k]
 }
 
@@ -535,8 +576,14 @@ func (t *Tape) Gradient(out Value) error {
 	} else {
 		t.adj = t.adj[:len(t.val)]
 		// Kept values are constants: their adjoints are never read, so
-		// only the values of this evaluation need clearing.
-		clear(t.adj[t.kept:])
+		// only the values of this evaluation need clearing (a piece at a
+		// time: gigabytes take seconds).
+		for lo := t.kept; lo < len(t.adj); lo += copyPiece {
+			if lo > t.kept && t.interrupted() {
+				return ErrInterrupted
+			}
+			clear(t.adj[lo:min(lo+copyPiece, len(t.adj))])
+		}
 	}
 	t.adj[out.off] = 1
 	if !t.backward() {

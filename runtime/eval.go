@@ -157,10 +157,16 @@ func (ev *evaluator) execAll(ss []ir.Stmt) (c control, err error) {
 
 // recoverArena turns the tape's ArenaFull panic (a statement whose values
 // would exceed the evaluation's memory, Options.MaxValues) into an error
-// at the statement *at; other panics go on.
+// at the statement *at, and its ErrInterrupted panic (the run stopped
+// while the tape's storage grew) into the interruption; other panics go
+// on.
 func (ev *evaluator) recoverArena(at *lang.Pos, err *error) {
 	r := recover()
 	if r == nil {
+		return
+	}
+	if r == autodiff.ErrInterrupted && ev.ctx0 != nil {
+		*err = &Error{File: ev.file, Pos: *at, Msg: "interrupted", cause: ev.ctx0.Err()}
 		return
 	}
 	full, ok := r.(autodiff.ArenaFull)
