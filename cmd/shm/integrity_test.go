@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -311,6 +312,60 @@ func TestSampleSignalAfterRun(t *testing.T) {
 	for _, f := range files {
 		if _, err := stancsv.ReadFile(f); err != nil {
 			t.Errorf("the run's file: %v", err)
+		}
+	}
+}
+
+// TestReplSigterm: SIGTERM ends a REPL session (a script on a pipe) within
+// seconds with status 1 and "terminated", both while a :sample that
+// writes files runs (stopped, no file left, hidden ones included) and
+// while the session waits for its next line.
+func TestReplSigterm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs shm repl")
+	}
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		name, line string
+	}{
+		{"sampling", ":sample --chains 2 --warmup 100000 --samples 100000 --output " + out + "\n"},
+		{"waiting", "1 + 1\n"},
+	} {
+		cmd := exec.Command(os.Args[0], "repl", model)
+		cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(stdin, c.line); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond) // the model loaded, the line running or done
+		sent := time.Now()
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: still running 10 s after SIGTERM", c.name)
+		}
+		stdin.Close()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "shm repl: terminated") {
+			t.Errorf("%s: after SIGTERM (%s): %v, stderr %q, want status 1 and terminated", c.name, time.Since(sent), err, stderr.String())
+		}
+		if left, _ := os.ReadDir(out); len(left) != 0 {
+			t.Errorf("%s: left %v in the output folder", c.name, left)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -85,9 +86,37 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		r.images = detectImages(os.Getenv)
 		fmt.Fprintln(stdout, `shm repl: ":help" lists the commands, Ctrl-D leaves`)
 	}
+	// SIGTERM stops the current line (its context is term's) and then
+	// ends the session, with status 1: a line that writes files stops
+	// and leaves none half-written.
+	term, cancelTerm := context.WithCancel(context.Background())
+	defer cancelTerm()
+	sigterm := make(chan os.Signal, 1)
+	signal.Notify(sigterm, syscall.SIGTERM)
+	defer signal.Stop(sigterm)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		select {
+		case <-quit:
+			return
+		case <-sigterm:
+		}
+		cancelTerm()
+		r.busy.Lock() // the current line has stopped
+		if r.rl != nil {
+			r.rl.Close() // restores the terminal
+		}
+		r.sayTerminated()
+		os.Exit(1)
+	}()
+	r.term = term
 	failed := false
 	if len(pos) > 0 {
-		if err := r.load(context.Background(), pos[0], pos[1:]); err != nil {
+		r.busy.Lock()
+		err := r.load(term, pos[0], pos[1:])
+		r.busy.Unlock()
+		if err != nil {
 			r.printError("", err)
 			failed = true
 		}
@@ -97,16 +126,31 @@ func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	r.updateCompletions()
 	if interactive {
-		if err := r.interactive(tty); err != nil {
+		err := r.interactive(tty)
+		if term.Err() != nil {
+			r.sayTerminated()
+			return 1
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "shm repl: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	if !r.script(stdin) || failed {
+	ok := r.script(stdin)
+	if term.Err() != nil {
+		r.sayTerminated()
+		return 1
+	}
+	if !ok || failed {
 		return 1
 	}
 	return 0
+}
+
+// sayTerminated says, once, that SIGTERM ended the session.
+func (r *repl) sayTerminated() {
+	r.termSaid.Do(func() { fmt.Fprintln(r.stderr, "shm repl: terminated") })
 }
 
 // repl is the state of one session.
@@ -130,6 +174,14 @@ type repl struct {
 
 	mu          sync.Mutex // guards completions, read by readline's goroutine
 	completions completions
+
+	// term is done once SIGTERM came; busy is held while a line runs,
+	// and rl is the terminal's line reader (nil in a script): on SIGTERM
+	// the session ends once busy is free, closing rl.
+	term     context.Context
+	busy     sync.Mutex
+	rl       *readline.Instance
+	termSaid sync.Once
 }
 
 // modelState is the loaded model and the data it is bound to.
@@ -147,7 +199,7 @@ type dataArg struct{ source, text string }
 
 // newRepl returns a session without a model; random draws use seed.
 func newRepl(stdout, stderr io.Writer, seed uint64) *repl {
-	r := &repl{stdout: stdout, stderr: stderr, seed: seed, progress: isTerminal(stderr)}
+	r := &repl{stdout: stdout, stderr: stderr, seed: seed, progress: isTerminal(stderr), term: context.Background()}
 	r.session = runtime.NewSession(nil, builtins(), seed, stdout)
 	r.session.Workers = goruntime.GOMAXPROCS(0)
 	r.baseNames = len(r.session.Names())
@@ -162,6 +214,9 @@ func (r *repl) script(in io.Reader) bool {
 	br := bufio.NewReaderSize(in, 64*1024)
 	for n := 1; ; n++ {
 		line, size, readErr := readLine(br, maxLineBytes)
+		if r.term.Err() != nil {
+			return false
+		}
 		if readErr != nil && readErr != io.EOF {
 			r.printError("", readErr)
 			return false
@@ -178,7 +233,9 @@ func (r *repl) script(in io.Reader) bool {
 			if n == 1 {
 				line = strings.TrimPrefix(line, "\uFEFF") // a script's byte order mark
 			}
-			err = r.exec(context.Background(), line)
+			r.busy.Lock()
+			err = r.exec(r.term, line)
+			r.busy.Unlock()
 		}
 		if errors.Is(err, errQuit) {
 			return ok
@@ -269,8 +326,14 @@ func (r *repl) interactive(tty *os.File) error {
 		return err
 	}
 	defer rl.Close()
+	r.busy.Lock()
+	r.rl = rl
+	r.busy.Unlock()
 	for {
 		line, err := rl.Readline()
+		if r.term.Err() != nil {
+			return nil
+		}
 		if errors.Is(err, readline.ErrInterrupt) {
 			continue
 		}
@@ -282,8 +345,10 @@ func (r *repl) interactive(tty *os.File) error {
 		}
 		// Ctrl-C stops the line's evaluation (its loops check ctx) and
 		// returns to the prompt; in a script it ends the program.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, stop := signal.NotifyContext(r.term, os.Interrupt)
+		r.busy.Lock()
 		err = r.exec(ctx, line)
+		r.busy.Unlock()
 		stop()
 		if errors.Is(err, errQuit) {
 			return nil
@@ -336,7 +401,7 @@ func (r *repl) exec(ctx context.Context, line string) error {
 	case ":draws":
 		return r.cmdDraws(rest)
 	case ":write":
-		return r.cmdWrite(rest)
+		return r.cmdWrite(ctx, rest)
 	case ":plot":
 		return r.cmdPlot(ctx, rest)
 	case ":names":
@@ -692,10 +757,13 @@ func (c *chainRecord) Commit() error { return nil }
 func (c *chainRecord) Abort()        {}
 
 // replay writes the recorded chain to w, in the order it was written
-// (saved warmup draws, the adaptation, the draws), and closes it.
-func (c *chainRecord) replay(w *stancsv.Writer) error {
-	defer w.Abort()
+// (saved warmup draws, the adaptation, the draws), and finishes it (the
+// caller commits or aborts it); it stops with ctx's error once ctx is done.
+func (c *chainRecord) replay(ctx context.Context, w *stancsv.Writer) error {
 	for i, row := range c.rows {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if c.adapted && i == c.adaptedAt {
 			if err := w.WriteAdaptation(c.stepSize, c.dense, c.dim, c.invMetric); err != nil {
 				return err
@@ -715,7 +783,7 @@ func (c *chainRecord) replay(w *stancsv.Writer) error {
 			return err
 		}
 	}
-	return w.Close()
+	return w.Finish()
 }
 
 // toFit gathers the chains as "shm summary" reads them from Stan CSV
@@ -728,7 +796,7 @@ func (s *sampleRun) toFit() (*diag.Fit, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := c.replay(w); err != nil {
+		if err := c.replay(context.Background(), w); err != nil {
 			return nil, err
 		}
 		if files[i], err = stancsv.Read(&buf); err != nil {
@@ -739,23 +807,38 @@ func (s *sampleRun) toFit() (*diag.Fit, error) {
 }
 
 // write writes one Stan CSV file per chain into dir and returns their
-// paths.
-func (s *sampleRun) write(dir string) ([]string, error) {
+// paths; it stops with ctx's error once ctx is done.
+func (s *sampleRun) write(ctx context.Context, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// Every chain is written under a temporary name, and all are moved
+	// into place together once complete: a failure or a stop (Ctrl-C,
+	// SIGTERM) leaves no file of this run, as with "shm sample".
+	writers := make([]*stancsv.Writer, 0, len(s.chains))
+	defer func() {
+		for _, w := range writers {
+			w.Abort()
+		}
+	}()
 	var paths []string
 	for _, c := range s.chains {
 		h := c.header
 		h.OutputFile = chainPath(dir, s.model, h.ID)
 		w, err := stancsv.Create(h.OutputFile, &h, c.columns)
 		if err != nil {
-			return paths, err
+			return nil, err
 		}
-		if err := c.replay(w); err != nil {
-			return paths, err
+		writers = append(writers, w)
+		if err := c.replay(ctx, w); err != nil {
+			return nil, err
 		}
 		paths = append(paths, h.OutputFile)
+	}
+	for _, w := range writers {
+		if err := w.Commit(); err != nil {
+			return nil, err
+		}
 	}
 	return paths, nil
 }
@@ -862,7 +945,7 @@ func (r *repl) sample(ctx context.Context, rest string) error {
 	r.last, r.dropped = run, ""
 	fmt.Fprintf(r.stdout, "%d chain(s) × %d draws (seed %d); :summary, :draws name, :write dir\n", f.chains, len(run.fit.Chains[0].Draws), f.seed)
 	if f.output != "" {
-		return r.writeRun(f.output)
+		return r.writeRun(ctx, f.output)
 	}
 	return nil
 }
@@ -898,7 +981,7 @@ func (r *repl) cmdSummary(ctx context.Context) error {
 	return err
 }
 
-func (r *repl) cmdWrite(rest string) error {
+func (r *repl) cmdWrite(ctx context.Context, rest string) error {
 	args := splitFields(rest)
 	if len(args) != 1 {
 		return errors.New("usage: :write dir")
@@ -906,11 +989,14 @@ func (r *repl) cmdWrite(rest string) error {
 	if _, err := r.lastRun(); err != nil {
 		return err
 	}
-	return r.writeRun(args[0])
+	return r.writeRun(ctx, args[0])
 }
 
-func (r *repl) writeRun(dir string) error {
-	paths, err := r.last.write(dir)
+func (r *repl) writeRun(ctx context.Context, dir string) error {
+	paths, err := r.last.write(ctx, dir)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("writing %s interrupted; no file of the run written", dir)
+	}
 	for _, p := range paths {
 		fmt.Fprintf(r.stdout, "wrote %s\n", p)
 	}

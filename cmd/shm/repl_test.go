@@ -685,3 +685,35 @@ func TestReplIndentedColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestReplWriteStopped: a :write stopped by its context (Ctrl-C, SIGTERM)
+// leaves no file of the run, hidden temporaries included, and a complete
+// :write moves every chain into place.
+func TestReplWriteStopped(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "op.shm", operatorModel)
+	var stdout, stderr bytes.Buffer
+	r := newRepl(&stdout, &stderr, 1)
+	if err := r.load(context.Background(), model, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.exec(context.Background(), ":sample --chains 3 --warmup 20 --samples 3000 --seed 2"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := r.exec(ctx, ":write "+out)
+	if err == nil || !strings.Contains(err.Error(), "interrupted; no file of the run written") {
+		t.Errorf(":write with a stopped context: %v", err)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf(":write stopped: left %v", left)
+	}
+	if err := r.exec(context.Background(), ":write "+out); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(out, "*")); len(files) != 3 {
+		t.Errorf(":write: %v, want three chain files", files)
+	}
+}
