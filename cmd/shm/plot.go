@@ -313,13 +313,9 @@ func plotRuns(files []string, byRun, mixed bool) ([]*plots.Run, error) {
 		}
 		return fit, nil
 	}
-	read := make([]*stancsv.File, len(files))
-	for i, p := range files {
-		f, err := stancsv.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		read[i] = f
+	read, err := stancsv.ReadFiles(files...)
+	if err != nil {
+		return nil, err
 	}
 	if !byRun {
 		fit, err := fit(files, read)

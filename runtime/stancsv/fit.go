@@ -167,13 +167,9 @@ func ReadFit(paths ...string) (*diag.Fit, error) { return readFit(false, paths) 
 func ReadMixedFit(paths ...string) (*diag.Fit, error) { return readFit(true, paths) }
 
 func readFit(mixed bool, paths []string) (*diag.Fit, error) {
-	files := make([]*File, 0, len(paths))
-	for _, p := range paths {
-		f, err := ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
+	files, err := ReadFiles(paths...)
+	if err != nil {
+		return nil, err
 	}
 	fit, err := toFit(files, mixed)
 	if err != nil {

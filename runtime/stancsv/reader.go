@@ -2,12 +2,15 @@ package stancsv
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 // File is the content of one Stan CSV file.
@@ -60,25 +63,87 @@ func (f *File) Float(key string) (float64, bool) {
 func (f *File) SamplingDraws() [][]float64 { return f.Draws[f.NumWarmupRows:] }
 
 // ReadFile reads the Stan CSV file at path.
-func ReadFile(path string) (*File, error) {
+func ReadFile(path string) (*File, error) { return readFile(path, newBudget()) }
+
+func readFile(path string, b *budget) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("stancsv: %w", err)
 	}
 	defer fh.Close()
-	f, err := Read(fh)
+	f, err := read(fh, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
 }
 
+// ReadFiles reads the Stan CSV files at paths, whose numbers together are
+// bounded by MaxValues.
+func ReadFiles(paths ...string) ([]*File, error) { return readFiles(newBudget(), paths) }
+
+func readFiles(b *budget, paths []string) ([]*File, error) {
+	files := make([]*File, 0, len(paths))
+	for _, p := range paths {
+		f, err := readFile(p, b)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// MaxValues is the most numbers (columns and draws' values) that the files
+// read together (by ReadFit, or one Read) may hold: a quarter of the
+// memory the process may use (sysmem.Total) in float64s, 0 (no bound)
+// when that is unknown. Summaries and figures copy the draws once more,
+// by column.
+func MaxValues() int64 {
+	total, _ := sysmem.Total()
+	return int64(total / 4 / 8)
+}
+
+// maxLineBytes is the longest line read: a thirty-second of the memory
+// the process may use, at most 1 GiB (a header of 10^8 columns).
+func maxLineBytes() int {
+	total, _ := sysmem.Total()
+	if total == 0 || total/32 > 1<<30 {
+		return 1 << 30
+	}
+	return int(max(total/32, 1<<20))
+}
+
+// budget counts the numbers read against MaxValues.
+type budget struct{ left, max int64 } // max 0: no bound
+
+func newBudget() *budget {
+	m := MaxValues()
+	return &budget{left: m, max: m}
+}
+
+// take counts n more numbers, or returns the error that says they are too
+// many.
+func (b *budget) take(n int) error {
+	if b.max == 0 {
+		return nil
+	}
+	b.left -= int64(n)
+	if b.left < 0 {
+		return fmt.Errorf("stancsv: the files hold more than %d numbers (%s), more than a quarter of %s: give fewer files, or draws thinned (--thin)",
+			b.max, sysmem.Bytes(8*float64(b.max)), sysmem.Source())
+	}
+	return nil
+}
+
 // Read parses a Stan CSV file.
-func Read(r io.Reader) (*File, error) {
+func Read(r io.Reader) (*File, error) { return read(r, newBudget()) }
+
+func read(r io.Reader, b *budget) (*File, error) {
 	f := &File{Config: map[string]string{}, StepSize: math.NaN()}
 	end := &lastByte{r: r}
 	sc := bufio.NewScanner(end)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	sc.Buffer(make([]byte, 64<<10), maxLineBytes())
 	var (
 		stack       []string // argument path by level
 		state       int      // 0 header, 1 after columns
@@ -131,6 +196,9 @@ func Read(r io.Reader) (*File, error) {
 				}
 				f.SamplingSeconds = v
 			case inMetric && trimmed != "" && metricLines != 0:
+				if err := b.take(strings.Count(trimmed, ",") + 1); err != nil {
+					return nil, fmt.Errorf("line %d: %w", lineNo, err)
+				}
 				row, err := parseRow(strings.ReplaceAll(trimmed, " ", ""))
 				if err != nil {
 					inMetric = false // not a metric row: some other comment
@@ -146,6 +214,10 @@ func Read(r io.Reader) (*File, error) {
 				}
 			}
 			continue
+		}
+		// Counted before they are split: a line of 10^8 commas.
+		if err := b.take(strings.Count(line, ",") + 1); err != nil {
+			return nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		if state == header {
 			f.Columns = strings.Split(line, ",")
@@ -165,6 +237,9 @@ func Read(r io.Reader) (*File, error) {
 		f.Draws = append(f.Draws, row)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("stancsv: line %d is longer than %s, the most a line may have (a thirty-second of %s)", lineNo+1, sysmem.Bytes(float64(maxLineBytes())), sysmem.Source())
+		}
 		return nil, fmt.Errorf("stancsv: %w", err)
 	}
 	if end.n > 0 && end.last != '\n' {
@@ -244,9 +319,10 @@ func parseSeconds(s string) (float64, error) {
 
 // parseRow parses comma-separated numbers, accepting C++'s nan/inf spellings.
 func parseRow(line string) ([]float64, error) {
-	fields := strings.Split(line, ",")
-	row := make([]float64, len(fields))
-	for i, s := range fields {
+	row := make([]float64, 0, strings.Count(line, ",")+1)
+	for i, rest, more := 0, line, true; more; i++ {
+		var s string
+		s, rest, more = strings.Cut(rest, ",")
 		s = strings.TrimSpace(s)
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -261,7 +337,7 @@ func parseRow(line string) ([]float64, error) {
 				return nil, fmt.Errorf("stancsv: value %d is %q, not a number", i+1, s)
 			}
 		}
-		row[i] = v
+		row = append(row, v)
 	}
 	return row, nil
 }

@@ -428,3 +428,49 @@ func TestToFitRuns(t *testing.T) {
 		t.Errorf("a file cut inside its last value: %v, want %s", err, want)
 	}
 }
+
+// TestReadBudget: the numbers of the files read together (header columns,
+// draws, a metric's rows) are counted before a line is split, and a file
+// beyond the budget is an error naming the line; within it, the values
+// read are unchanged.
+func TestReadBudget(t *testing.T) {
+	text := "lp__,a,b\n# Adaptation terminated\n# Step size = 0.5\n# Diagonal elements of inverse mass matrix:\n# 1, 2\n" +
+		"-1,2,3\n-4,5,nan\n"
+	for _, c := range []struct {
+		budget int64
+		want   string // "" for no error
+	}{
+		{0, ""}, // no bound
+		{11, ""},
+		{10, "line 7: stancsv: the files hold more than 10 numbers"},
+		{4, "line 5: stancsv: the files hold more than 4 numbers"},
+		{2, "line 1: stancsv: the files hold more than 2 numbers"},
+	} {
+		f, err := read(strings.NewReader(text), &budget{left: c.budget, max: c.budget})
+		if c.want == "" {
+			if err != nil || len(f.Draws) != 2 || f.Draws[1][1] != 5 || !math.IsNaN(f.Draws[1][2]) || len(f.InvMetric) != 2 {
+				t.Errorf("budget %d: %v, %+v", c.budget, err, f)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("budget %d: %v, want %q", c.budget, err, c.want)
+		}
+	}
+	// One budget for the files of one read.
+	dir := t.TempDir()
+	var paths []string
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.csv", i))
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	if _, err := readFiles(&budget{left: 22, max: 22}, paths[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readFiles(&budget{left: 22, max: 22}, paths); err == nil || !strings.Contains(err.Error(), "c2.csv: line 1: stancsv: the files hold more than 22 numbers") {
+		t.Errorf("three files of 11 numbers, a budget of 22: %v", err)
+	}
+}
