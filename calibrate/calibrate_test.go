@@ -14,7 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/nuts"
 )
 
 func TestHPDThreshold(t *testing.T) {
@@ -541,5 +543,27 @@ func TestPlanFilesUpgrade(t *testing.T) {
 		if got, _ := dir.ReadPlan(); tc.ok && !reflect.DeepEqual(got, tc.now) {
 			t.Errorf("%s: plan %+v, want %+v", tc.name, got, tc.now)
 		}
+	}
+}
+
+// TestRunMemoryShare: a run whose chains and kept draws need more than
+// its share of half of the memory (runs side by side) is refused, naming
+// the runs at once; alone it fits, and its chains are bounded by the
+// share.
+func TestRunMemoryShare(t *testing.T) {
+	limit := sysmem.MaxElements()
+	if limit <= 0 {
+		t.Skip("the memory is unknown")
+	}
+	plan := &Plan{Chains: 4, Samples: 1000}
+	cfg := nuts.DefaultConfig()
+	if err := plan.checkMemory(&cfg, 10, 10, 1); err != nil || cfg.MaxMemory != limit {
+		t.Fatalf("alone: %v, chain bound %d (want %d)", err, cfg.MaxMemory, limit)
+	}
+	// A share that leaves the run 40 000 words: the draws alone need 80 000.
+	share := int(limit / 40000)
+	err := plan.checkMemory(&cfg, 10, 10, share)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("with %d runs at once", share)) || !strings.Contains(err.Error(), "its 4 chains' draws of 20 values each, 1000 samples") {
+		t.Errorf("a share of %d: %v", share, err)
 	}
 }

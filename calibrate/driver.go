@@ -53,7 +53,7 @@ func (p *Pool) Run(ctx context.Context, tasks []Task) error {
 			opts, stop = p.Monitor(fmt.Sprintf("lambda %s, dataset %d", lambdaText(t.Lambda), t.Dataset+1))
 			defer stop()
 		}
-		opts.Warm, opts.Replicates = nil, replicates
+		opts.Warm, opts.Replicates, opts.MemoryShare = nil, replicates, workers
 		r, err := RunTask(ctx, p.Dir, p.Plan, t, p.Bind, opts)
 		if err == nil {
 			err = p.Dir.WriteResult(r)

@@ -9,6 +9,7 @@ import (
 	goruntime "runtime"
 	"time"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/diag"
@@ -155,6 +156,29 @@ type SampleOptions struct {
 	// replicates of a crn call (0: GOMAXPROCS, which fills the cores
 	// while a run is alone; runs side by side are faster with 1 each).
 	Replicates int
+	// MemoryShare, when above 1, is the number of runs side by side that
+	// share the memory: a run whose chains and draws need more than its
+	// share of half of it (sysmem.MaxElements) is refused before it
+	// starts.
+	MemoryShare int
+}
+
+// checkMemory refuses a run whose chain (cfg.MemoryWords) and kept draws
+// (every chain's unconstrained points and parameter columns) need more
+// than its share of half of the memory, and bounds each chain by that
+// share (cfg.MaxMemory).
+func (p *Plan) checkMemory(cfg *nuts.Config, dim, nParams, share int) error {
+	limit := sysmem.MaxElements() / int64(max(share, 1))
+	if limit <= 0 {
+		return nil
+	}
+	cfg.MaxMemory = limit
+	kept := float64(max(p.Chains, 1)) * float64(p.Samples) * float64(dim+nParams)
+	if words := cfg.MemoryWords(dim, false) + kept; words > float64(limit) {
+		return fmt.Errorf("a run needs %s (its %d chains' draws of %d values each, %d samples), more than %s, its share of half of %s with %d runs at once: give fewer --samples or --chains, or fewer --workers",
+			sysmem.Bytes(8*words), max(p.Chains, 1), dim+nParams, p.Samples, sysmem.Bytes(8*float64(limit)), sysmem.Source(), max(share, 1))
+	}
+	return nil
 }
 
 // Sample runs the plan's chains on bm with the given seed and returns the
@@ -180,6 +204,9 @@ func (p *Plan) Sample(ctx context.Context, bm *runtime.Model, seed uint64, opts 
 	nParams := 0
 	for _, e := range bm.Layout.Entries {
 		nParams += len(e.Columns)
+	}
+	if err := p.checkMemory(&cfg, bm.Dim(), nParams, opts.MemoryShare); err != nil {
+		return nil, err
 	}
 	post := &Posterior{}
 	gq := rand.New(rand.NewPCG(seed, 0x6a))

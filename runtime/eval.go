@@ -98,8 +98,11 @@ func (ev *evaluator) setContext(ctx context.Context) {
 // configure applies the run's options to an evaluator of the model.
 func (ev *evaluator) configure(opts Options) {
 	ev.setContext(opts.Context)
-	if opts.MaxValues > 0 {
+	switch {
+	case opts.MaxValues > 0:
 		ev.maxValues = opts.MaxValues
+	case opts.MemoryShare > 1:
+		ev.maxValues = sysmem.MaxElements() / tapeCopies / int64(opts.MemoryShare)
 	}
 	ev.ctx.Iters, ev.ctx.Refine, ev.crn.k = opts.SinkhornIters, opts.Refine, opts.CRNReplicates
 	ev.tape().SetLimit(ev.maxValues)

@@ -163,6 +163,15 @@ model {
 	if err == nil || !strings.Contains(err.Error(), "loop.shm:3:") || !strings.Contains(err.Error(), "more than the 8.0 MiB one evaluation may hold") {
 		t.Errorf("transformed data: %v", err)
 	}
+	// The default bound shared by runs side by side (MemoryShare): a
+	// share of 8 MiB.
+	if total := sysmem.MaxElements() / tapeCopies; total > 1<<20 {
+		share := int(total / (1 << 20))
+		_, err := Bind(m, &data.Set{}, Options{Impls: Builtins(), MemoryShare: share})
+		if want := sysmem.Bytes(8 * float64(total/int64(share))); err == nil || !strings.Contains(err.Error(), "more than the "+want+" one evaluation may hold") {
+			t.Errorf("transformed data, a share of %d runs: %v, want the bound %s", share, err, want)
+		}
+	}
 	// The model block's loop, with transformed data that fits.
 	m, errs = ir.CheckSource("loop.shm", strings.Replace(src, "1:1000000000) { s", "1:10) { s", 1))
 	if len(errs) > 0 {

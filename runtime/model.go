@@ -33,6 +33,10 @@ type Options struct {
 	// an eighth of the memory the process may use (sysmem.Total: the
 	// machine's, or a smaller address-space or control-group limit).
 	MaxValues int64
+	// MemoryShare, when above 1, is the number of runs side by side that
+	// share the memory (calibrate's workers): the default of MaxValues
+	// is divided by it.
+	MemoryShare int
 	// SinkhornIters, when positive, replaces the iteration count of every
 	// sinkhorn call, and CRNReplicates the K of every crn(K, ...) call:
 	// the same model evaluated with another budget (shm calibrate iters

@@ -359,7 +359,7 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if err := checkDatasetFiles(checked, plan.Param, datasetFiles, stderr); err != nil {
 		return nil, err
 	}
-	bind := planBinderChecked(plan, checked)
+	bind := planBinderChecked(plan, checked, f.workers)
 	// The model bound to the data as given, at lambda0 (bootstrap) or at
 	// the first scale: it lays out the parameters, draws the known-truth
 	// datasets and, for a bootstrap, estimates the truth.
@@ -604,11 +604,12 @@ func checkDatasetFiles(m *ir.Model, param string, files []string, warn io.Writer
 // planBinder binds the plan's model to its data with extra values. The
 // model is read and checked once, by the first bind, for every bind of
 // the process.
-func planBinder(plan *calibrate.Plan) calibrate.Binder { return planBinderChecked(plan, nil) }
+func planBinder(plan *calibrate.Plan) calibrate.Binder { return planBinderChecked(plan, nil, 1) }
 
 // planBinderChecked is planBinder with the model already read and checked
-// (nil: read by the first bind).
-func planBinderChecked(plan *calibrate.Plan, checked *ir.Model) calibrate.Binder {
+// (nil: read by the first bind), for share runs side by side that share
+// the memory (runtime.Options.MemoryShare).
+func planBinderChecked(plan *calibrate.Plan, checked *ir.Model, share int) calibrate.Binder {
 	var mu sync.Mutex
 	return func(ctx context.Context, extra []*data.Value, seed uint64) (*runtime.Model, error) {
 		mu.Lock()
@@ -631,7 +632,7 @@ func planBinderChecked(plan *calibrate.Plan, checked *ir.Model) calibrate.Binder
 			set.AddSet(v)
 		}
 		return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: io.Discard, Seed: seed, DataFiles: plan.Data,
-			Context: ctx, Hold: plan.HeldValues()})
+			Context: ctx, Hold: plan.HeldValues(), MemoryShare: share})
 	}
 }
 
