@@ -12,6 +12,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 )
 
@@ -228,6 +229,10 @@ func writeAtomic(flag, path string, write func(io.Writer) error) error {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		return fmt.Errorf("%s %s: is a directory: give a file name", flag, path)
 	}
+	// Ctrl-C or SIGTERM while the file is written leaves no file, hidden
+	// temporary included (the rename after it is one system call).
+	_, release := signalContext(os.Interrupt, syscall.SIGTERM)
+	defer release()
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fail(err)
@@ -243,6 +248,9 @@ func writeAtomic(flag, path string, write func(io.Writer) error) error {
 	}
 	if err := tmp.Close(); err != nil {
 		return fail(err)
+	}
+	if release() {
+		return fmt.Errorf("interrupted; %s %s not written", flag, path)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fail(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -239,5 +240,38 @@ func TestSignalContextRelease(t *testing.T) {
 		if ctx.Err() == nil {
 			t.Fatalf("try %d: ctx not done after release", i)
 		}
+	}
+}
+
+// TestWriteAtomicSignal: SIGTERM (or Ctrl-C) while writeAtomic writes
+// leaves no file, hidden temporary included, and says interrupted; the
+// same write without one puts the file in place.
+func TestWriteAtomicSignal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.png")
+	seen := make(chan os.Signal, 1)
+	signal.Notify(seen, syscall.SIGTERM) // the test process survives the signal
+	defer signal.Stop(seen)
+	err := writeAtomic("--out", path, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "half"); err != nil {
+			return err
+		}
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			return err
+		}
+		<-seen // delivered to every channel, writeAtomic's included
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "interrupted; --out "+path+" not written") {
+		t.Errorf("SIGTERM during the write: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("SIGTERM during the write left %v", left)
+	}
+	if err := writeAtomic("--out", path, func(w io.Writer) error { _, err := io.WriteString(w, "whole"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "whole" {
+		t.Errorf("the write: %q, %v", b, err)
 	}
 }
