@@ -68,7 +68,7 @@ type hoister struct {
 func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b int) (control, error), replays map[*ir.For]bool) stmtPlan {
 	lc := &liftCompiler{loopVar: s.Var, written: map[*ir.Var]bool{}, assigned: map[*ir.Var]bool{}, locals: map[*ir.Var]bool{}}
 	h := &hoister{lc: lc, decl: map[*ir.Var]bool{}, st: &hoistState{}}
-	walkWrites(s.Body, func(v *ir.Var) { lc.written[v] = true }, func(v *ir.Var) { h.decl[v] = true })
+	ir.WalkWrites(s.Body, func(v *ir.Var) { lc.written[v] = true }, func(v *ir.Var) { h.decl[v] = true })
 	body := h.stmt(s.Body)
 	if len(h.plans) == 0 {
 		return nil

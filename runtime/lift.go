@@ -363,39 +363,10 @@ func countArgs(list []*liftStmt) int {
 // markWritten records the variables the body assigns, at any depth, and
 // counts the statements that assign each.
 func (lc *liftCompiler) markWritten(s ir.Stmt, count map[*ir.Var]int) {
-	walkWrites(s, func(v *ir.Var) {
+	ir.WalkWrites(s, func(v *ir.Var) {
 		lc.written[v] = true
 		count[v]++
 	}, func(*ir.Var) {})
-}
-
-// walkWrites calls assigned for the variable of every assignment in s, at
-// any depth, and declared for every variable s declares (its locals and
-// loop variables).
-func walkWrites(s ir.Stmt, assigned, declared func(*ir.Var)) {
-	switch s := s.(type) {
-	case *ir.Assign:
-		assigned(s.Var)
-	case *ir.DeclStmt:
-		declared(s.Decl.Var)
-	case *ir.Block:
-		for _, x := range s.Stmts {
-			walkWrites(x, assigned, declared)
-		}
-	case *ir.For:
-		declared(s.Var)
-		walkWrites(s.Body, assigned, declared)
-	case *ir.ForEach:
-		declared(s.Var)
-		walkWrites(s.Body, assigned, declared)
-	case *ir.While:
-		walkWrites(s.Body, assigned, declared)
-	case *ir.If:
-		walkWrites(s.Then, assigned, declared)
-		if s.Else != nil {
-			walkWrites(s.Else, assigned, declared)
-		}
-	}
 }
 
 // stmts compiles a body (a block or one statement); inner is set inside

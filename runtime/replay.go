@@ -37,7 +37,7 @@ func replayedLoops(m *ir.Model) map[*ir.For]bool {
 	inv := map[*ir.Var]bool{}
 	for _, b := range blocks {
 		for _, s := range b {
-			walkWrites(s, func(v *ir.Var) { inv[v] = true }, func(v *ir.Var) { inv[v] = true })
+			ir.WalkWrites(s, func(v *ir.Var) { inv[v] = true }, func(v *ir.Var) { inv[v] = true })
 		}
 	}
 	// Remove the variables some assignment or declaration makes vary,
@@ -102,7 +102,7 @@ func (a *invariance) stmt(s ir.Stmt, fixed bool) {
 			a.stmt(x, fixed)
 		}
 	case *ir.For:
-		fixed = fixed && a.expr(s.Lo) && a.expr(s.Hi) && !jumps(s.Body)
+		fixed = fixed && a.expr(s.Lo) && a.expr(s.Hi) && !ir.Jumps(s.Body)
 		if !fixed {
 			a.vary(s.Var)
 		}
@@ -117,6 +117,20 @@ func (a *invariance) stmt(s ir.Stmt, fixed bool) {
 		a.stmt(s.Then, fixed)
 		if s.Else != nil {
 			a.stmt(s.Else, fixed)
+		}
+	default:
+		// The other kinds, as ir.Parts describes them (it panics on a
+		// kind it does not know, so that a new kind that writes cannot
+		// pass for one that does not): what they write varies, and so
+		// does what their nested statements write.
+		p := ir.Parts(s)
+		for _, v := range []*ir.Var{p.Assigns, p.Declares} {
+			if v != nil {
+				a.vary(v)
+			}
+		}
+		for _, b := range p.Body {
+			a.stmt(b, false)
 		}
 	}
 }
@@ -184,29 +198,6 @@ func (a *invariance) replayable(s ir.Stmt) bool {
 	return false
 }
 
-// jumps reports whether s holds a break, continue or return.
-func jumps(s ir.Stmt) bool {
-	switch s := s.(type) {
-	case *ir.Break, *ir.Continue, *ir.Return:
-		return true
-	case *ir.Block:
-		for _, x := range s.Stmts {
-			if jumps(x) {
-				return true
-			}
-		}
-	case *ir.For:
-		return jumps(s.Body)
-	case *ir.ForEach:
-		return jumps(s.Body)
-	case *ir.While:
-		return jumps(s.Body)
-	case *ir.If:
-		return jumps(s.Then) || (s.Else != nil && jumps(s.Else))
-	}
-	return false
-}
-
 // replayUnit is the state of one replayed loop in one evaluator: the
 // recordings of its executions, by their order in an evaluation.
 type replayUnit struct {
@@ -230,7 +221,7 @@ type replayRecord struct {
 func compileReplayedFor(s *ir.For, loop stmtPlan) stmtPlan {
 	u := &replayUnit{}
 	seen := map[int]bool{}
-	walkWrites(s, func(v *ir.Var) {
+	ir.WalkWrites(s, func(v *ir.Var) {
 		if !seen[v.Slot] {
 			seen[v.Slot] = true
 			u.targets = append(u.targets, v.Slot)

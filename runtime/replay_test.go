@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/shmlang/shm/ir"
 )
 
 // TestReplayedLoops checks replayed loops against the same plans without
@@ -185,4 +188,39 @@ model {
 			}
 		})
 	}
+}
+
+// throwawayStmt is a statement kind the IR's walker does not know: an
+// assignment in disguise, as a new kind added without telling the
+// analyses would be.
+type throwawayStmt struct{ *ir.Assign }
+
+// TestAnalysesRefuseUnknownStatement: a statement kind that writes a
+// variable, unknown to ir.Parts, in a loop of the model block makes the
+// loop analyses fail (a panic naming it) rather than replay or lift the
+// loop as if the statement wrote nothing.
+func TestAnalysesRefuseUnknownStatement(t *testing.T) {
+	m, errs := ir.CheckSource("t.shm", `data { int N; vector[N] x; }
+parameters { real mu; }
+model {
+  real s = 0;
+  for (i in 1:N) { s = s + x[i]; }
+  target += -mu^2 * s;
+}
+`)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(replayedLoops(m)) != 1 {
+		t.Fatalf("the loop of data is not replayed: the case does not exercise the analyses")
+	}
+	loop := m.ModelBlock[1].(*ir.For)
+	body := loop.Body.(*ir.Block)
+	body.Stmts[0] = throwawayStmt{body.Stmts[0].(*ir.Assign)}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "unknown statement runtime.throwawayStmt") {
+			t.Errorf("the analyses over an unknown statement kind: %v, want a panic naming it", r)
+		}
+	}()
+	replayedLoops(m)
 }
