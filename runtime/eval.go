@@ -42,14 +42,16 @@ type evaluator struct {
 	noPlans   bool
 	// lifted counts the executions of lifted loops (lift.go) that did
 	// not fall back on the loop, for tests; noLift runs them as loops
-	// (tests that compare plans with the interpreter bitwise).
+	// (tests that compare plans with the interpreter bitwise, or one
+	// strategy at a time).
 	lifted int
 	noLift bool
 	// cellMem holds the memory of the cells of unpacked containers.
 	cellMem cellPool
 	// hoisted counts the executions of loops with hoisted subexpressions
-	// (hoist.go), for tests; noLift also turns them off.
+	// (hoist.go), for tests; noHoist runs them as written.
 	hoisted int
+	noHoist bool
 	// replays are the model's loops that may be replayed (replay.go),
 	// replayed counts their replayed executions, for tests, and
 	// evaluation counts the evaluations begun, which a replayed loop's

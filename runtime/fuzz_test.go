@@ -59,58 +59,125 @@ func FuzzDensity(f *testing.F) {
 		for i := range theta {
 			theta[i] = 4*rng.Float64() - 2
 		}
-		// Plans, the interpreter, and the default (plans with lifted and
-		// hoisted loops, which sum in another order: TestLiftedLoops).
-		var lp [3]float64
-		var grad [3][]float64
-		var evalErrs [3]error
-		reordered := false // the default evaluation lifted or hoisted a loop
-		for k, noPlans := range []bool{false, true, false} {
+		// The interpreter, plans alone, each loop strategy alone on
+		// plans, and all of them (the default). Each density evaluates
+		// twice at the point: the second replays the loops the first
+		// recorded, and must give the same bits.
+		type outcome struct {
+			lp    float64
+			grad  []float64
+			err   error
+			moved bool // lifted or hoisted loops ran: terms summed in another order
+		}
+		outs := make([]outcome, len(fuzzStrategies))
+		for k, st := range fuzzStrategies {
 			d, err := bm.NewDensity()
 			if err != nil {
 				return
 			}
-			d.ev.noPlans, d.ev.noLift = noPlans, k < 2
-			grad[k] = make([]float64, len(theta))
-			lp[k], evalErrs[k] = d.LogDensityGrad(theta, grad[k])
-			reordered = k == 2 && d.ev.lifted+d.ev.hoisted > 0
+			st.apply(d)
+			for pass := range 2 {
+				grad := make([]float64, len(theta))
+				lp, err := d.LogDensityGrad(theta, grad)
+				if pass == 0 {
+					outs[k] = outcome{lp: lp, grad: grad, err: err, moved: d.ev.lifted+d.ev.hoisted > 0}
+					continue
+				}
+				first := outs[k]
+				if ctx.Err() != nil {
+					return // too slow to compare
+				}
+				if (err == nil) != (first.err == nil) || err != nil && err.Error() != first.err.Error() {
+					t.Fatalf("%s: errors of the first and second evaluation: %v, then %v", st, first.err, err)
+				}
+				if err != nil {
+					continue
+				}
+				if !sameBits(lp, first.lp) {
+					t.Errorf("%s: log density %.17g, then %.17g at the same point (replayed: %d)", st, first.lp, lp, d.ev.replayed)
+				}
+				for i := range grad {
+					if !sameBits(grad[i], first.grad[i]) {
+						t.Errorf("%s: gradient %d %.17g, then %.17g at the same point (replayed: %d)", st, i, first.grad[i], grad[i], d.ev.replayed)
+					}
+				}
+			}
 		}
-		for _, err := range evalErrs {
-			if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
+		for _, o := range outs {
+			if err := o.err; err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
 				strings.Contains(err.Error(), "one evaluation may hold")) {
 				return
 			}
 		}
-		for _, k := range []int{0, 2} {
-			if (evalErrs[k] == nil) != (evalErrs[1] == nil) ||
-				evalErrs[k] != nil && evalErrs[k].Error() != evalErrs[1].Error() {
-				t.Fatalf("errors: %s %v, interpreted %v", fuzzPaths[k], evalErrs[k], evalErrs[1])
+		ref := outs[0] // interpreted
+		for k, o := range outs[1:] {
+			st := fuzzStrategies[k+1]
+			if (o.err == nil) != (ref.err == nil) || o.err != nil && o.err.Error() != ref.err.Error() {
+				t.Fatalf("errors: %s %v, interpreted %v", st, o.err, ref.err)
 			}
-		}
-		if evalErrs[0] != nil {
-			return
-		}
-		if !sameBits(lp[0], lp[1]) {
-			t.Errorf("log density: planned %.17g, interpreted %.17g", lp[0], lp[1])
-		}
-		// Without a lifted or hoisted loop the default evaluation is the
-		// planned one.
-		agree := sameBits
-		if reordered {
-			agree = near
-		}
-		if !agree(lp[2], lp[1]) {
-			t.Errorf("log density: default %.17g, interpreted %.17g (reordered: %v)", lp[2], lp[1], reordered)
-		}
-		for i := range grad[0] {
-			if !sameBits(grad[0][i], grad[1][i]) {
-				t.Errorf("gradient %d: planned %.17g, interpreted %.17g", i, grad[0][i], grad[1][i])
+			if o.err != nil {
+				continue
 			}
-			if !agree(grad[2][i], grad[1][i]) {
-				t.Errorf("gradient %d: default %.17g, interpreted %.17g (reordered: %v)", i, grad[2][i], grad[1][i], reordered)
+			// Lifted and hoisted loops sum in another order
+			// (TestLiftedLoops); the others agree bitwise.
+			agree := sameBits
+			if o.moved {
+				agree = near
+			}
+			if !agree(o.lp, ref.lp) {
+				t.Errorf("log density: %s %.17g, interpreted %.17g", st, o.lp, ref.lp)
+			}
+			for i := range o.grad {
+				if !agree(o.grad[i], ref.grad[i]) {
+					t.Errorf("gradient %d: %s %.17g, interpreted %.17g", i, st, o.grad[i], ref.grad[i])
+				}
 			}
 		}
 	})
+}
+
+// fuzzStrategies are FuzzDensity's evaluations: the interpreter first (the
+// reference), plans alone, each loop strategy alone on plans, all.
+var fuzzStrategies = []strategies{
+	{},
+	{plans: true},
+	{plans: true, lift: true},
+	{plans: true, hoist: true},
+	{plans: true, replay: true},
+	allStrategies,
+}
+
+// strategies are the ways of evaluating a model a test turns on: plans
+// (compiled statements and expressions, else the interpreter), and on
+// plans lifted, hoisted and replayed loops, each on its own.
+type strategies struct{ plans, lift, hoist, replay bool }
+
+// allStrategies is the default evaluation.
+var allStrategies = strategies{plans: true, lift: true, hoist: true, replay: true}
+
+// apply sets d's evaluator to the strategies, before its first evaluation
+// (the plans compile with the replayed loops then).
+func (s strategies) apply(d *Density) {
+	d.ev.noPlans, d.ev.noLift, d.ev.noHoist = !s.plans, !s.lift, !s.hoist
+	if !s.replay {
+		d.ev.replays = nil
+	}
+}
+
+func (s strategies) String() string {
+	if !s.plans {
+		return "interpreted"
+	}
+	name := "planned"
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{s.lift, "lifted"}, {s.hoist, "hoisted"}, {s.replay, "replayed"}} {
+		if x.on {
+			name += "+" + x.name
+		}
+	}
+	return name
 }
 
 // testSources returns the string literals of this package's test files
@@ -138,9 +205,6 @@ func testSources(t testing.TB) []string {
 	}
 	return out
 }
-
-// fuzzPaths names FuzzDensity's three evaluations.
-var fuzzPaths = [3]string{"planned", "interpreted", "default"}
 
 // near reports whether a and b agree to 1e-8 relative to max(1, |b|), or
 // are the same infinity, or both NaN: sums of the same terms in two orders

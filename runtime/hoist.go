@@ -78,7 +78,7 @@ func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b i
 	env := &liftEnv{ni: 1}
 	return func(ev *evaluator) (control, error) {
 		a, b, err := ints(ev, lo, hi)
-		if err != nil || a > b || ev.noLift || h.st.busy {
+		if err != nil || a > b || ev.noHoist || h.st.busy {
 			if err != nil {
 				return ctlNext, err
 			}

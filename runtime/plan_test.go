@@ -100,9 +100,10 @@ model {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// Lifted loops sum their terms in another order
-				// (TestLiftedLoops): this test compares the rest bitwise.
-				d.ev.noPlans, d.ev.noLift = noPlans, true
+				// Lifted and hoisted loops sum their terms in another
+				// order (TestLiftedLoops): this test compares the rest
+				// bitwise.
+				strategies{plans: !noPlans, replay: true}.apply(d)
 				theta := make([]float64, d.Dim())
 				for i := range theta {
 					theta[i] = 0.3 - 0.1*float64(i)
