@@ -136,7 +136,7 @@ func TestDocShellCommands(t *testing.T) {
 		for _, b := range shellBlocks(string(text)) {
 			cmds, err := shellCommands(b.text)
 			if err != nil {
-				t.Errorf("%s:%d: %v", file, b.line, err)
+				t.Errorf("%s, the sh block at line %d: %v", file, b.line, err)
 				continue
 			}
 			for _, words := range cmds {
@@ -146,7 +146,7 @@ func TestDocShellCommands(t *testing.T) {
 				}
 				count++
 				if err := checkShmArgs(args); err != nil {
-					t.Errorf("%s:%d: %s: %v", file, b.line, strings.Join(words, " "), err)
+					t.Errorf("%s, the sh block at line %d: %s: %v", file, b.line, strings.Join(words, " "), err)
 				}
 			}
 		}
@@ -486,6 +486,9 @@ func markdownLinks(text string) []markdownLink {
 	return links
 }
 
+// headingLink matches a link in a heading, whose text makes the anchor.
+var headingLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+
 // markdownAnchors returns the anchors of a Markdown text's headings as
 // GitHub makes them: lower case, punctuation dropped, spaces as hyphens,
 // a repeated anchor numbered (-1, -2, …).
@@ -502,7 +505,7 @@ func markdownAnchors(text string) map[string]bool {
 			continue
 		}
 		// Links in a heading count by their text.
-		title = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(strings.TrimSpace(title), "$1")
+		title = headingLink.ReplaceAllString(strings.TrimSpace(title), "$1")
 		var b strings.Builder
 		for _, r := range strings.ToLower(title) {
 			switch {
