@@ -32,7 +32,7 @@
 #  divergence: BenchmarkDivergence (package ot on all cores against the GPU,
 #             n = m in {64, ..., 16384}, d = 2, T = 80, value and
 #             value+gradient);
-#  expa:      Experiment A at the paper's configuration (the README command)
+#  expa:      Experiment A at the paper's configuration (docs/experiments.md)
 #             with backend = "cuda", then "cpu" (all cores), and their
 #             wall times;
 #  expd:      one chain of Experiment D (unbalanced, image 32, the paper's

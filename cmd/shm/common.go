@@ -260,8 +260,6 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 	return ir.Closest(typed, names)
 }
 
-// newFlagSet returns a flag set that reports errors to stderr without
-// exiting.
 // flagStatus is the exit status of a command whose flags did not parse:
 // 0 after --help or -h (the usage was asked for, as CmdStan answers it), 2
 // for a flag error.
@@ -272,11 +270,22 @@ func flagStatus(err error) int {
 	return 2
 }
 
+// newFlagSet returns a flag set that reports errors to stderr without
+// exiting.
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if flagSetMade != nil {
+		flagSetMade(fs)
+	}
 	return fs
 }
+
+// flagSetMade, when not nil, is called with every flag set newFlagSet
+// makes. The documentation's tests set it to list a command's flags: a
+// command run with --help defines its flags and returns before doing
+// anything else.
+var flagSetMade func(*flag.FlagSet)
 
 // maxSourceBytes bounds a model file: the parser reads about 0.4 MB/s
 // and holds about 300 bytes per byte of a long literal, so that a file
