@@ -275,17 +275,17 @@ func flagStatus(err error) int {
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	if flagSetMade != nil {
-		flagSetMade(fs)
+	if testHookFlagSet != nil {
+		testHookFlagSet(fs)
 	}
 	return fs
 }
 
-// flagSetMade, when not nil, is called with every flag set newFlagSet
+// testHookFlagSet, when not nil, is called with every flag set newFlagSet
 // makes. The documentation's tests set it to list a command's flags: a
 // command run with --help defines its flags and returns before doing
 // anything else.
-var flagSetMade func(*flag.FlagSet)
+var testHookFlagSet func(*flag.FlagSet)
 
 // maxSourceBytes bounds a model file: the parser reads about 0.4 MB/s
 // and holds about 300 bytes per byte of a long literal, so that a file

@@ -80,8 +80,8 @@ func shmCommands(t *testing.T) [][]string {
 // cmd is not a command; fs is nil for a command without flags (check).
 func commandFlags(cmd []string) (fs *flag.FlagSet, ok bool) {
 	var made []*flag.FlagSet
-	flagSetMade = func(fs *flag.FlagSet) { made = append(made, fs) }
-	defer func() { flagSetMade = nil }()
+	testHookFlagSet = func(fs *flag.FlagSet) { made = append(made, fs) }
+	defer func() { testHookFlagSet = nil }()
 	var stdout, stderr bytes.Buffer
 	if run(append(slices.Clone(cmd), "--help"), &stdout, &stderr) != 0 {
 		return nil, false
