@@ -34,11 +34,25 @@ const (
 // rankBins is the number of bins of a rank histogram.
 const rankBins = 20
 
-// vars resolves names against the run's columns: a column name ("mu",
+// vars resolves names to the variables of a figure's panels (columns),
+// at most MaxVars of them.
+func (r *Run) vars(names []string) ([]string, []int, error) {
+	outNames, outIdx, err := r.columns(names)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(outIdx) > MaxVars {
+		return nil, nil, fmt.Errorf("plots: %s selects %d variables (%s); a figure shows at most %d: name elements (x[1], x[2]) or fewer variables",
+			strings.Join(names, ","), len(outIdx), columnList(outNames), MaxVars)
+	}
+	return outNames, outIdx, nil
+}
+
+// columns resolves names against the run's columns: a column name ("mu",
 // "theta.2", or Stan's "theta[2]"), or a variable whose element columns
 // it selects ("theta": theta.1, theta.2, ...). With no names, the first
 // DefaultVars columns that are not sampler columns.
-func (r *Run) vars(names []string) ([]string, []int, error) {
+func (r *Run) columns(names []string) ([]string, []int, error) {
 	cols := r.Fit.Columns
 	index := map[string]int{}
 	for j, c := range cols {
@@ -80,10 +94,6 @@ func (r *Run) vars(names []string) ([]string, []int, error) {
 		if !found {
 			return nil, nil, fmt.Errorf("plots: %s has no variable %s (columns: %s)", r.Label, name, columnList(cols))
 		}
-	}
-	if len(outIdx) > MaxVars {
-		return nil, nil, fmt.Errorf("plots: %s selects %d variables (%s); a figure shows at most %d: name elements (x[1], x[2]) or fewer variables",
-			strings.Join(names, ","), len(outIdx), columnList(outNames), MaxVars)
 	}
 	return outNames, outIdx, nil
 }
@@ -254,7 +264,7 @@ func Dens(runs []*Run, names []string) (*Figure, error) {
 	for _, v := range vars {
 		pn := &Panel{Title: v, XLabel: v, YLabel: "density"}
 		for i, r := range runs {
-			_, idx, err := r.vars([]string{v})
+			_, idx, err := r.columns([]string{v})
 			if err != nil {
 				return nil, err
 			}

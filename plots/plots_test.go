@@ -335,6 +335,15 @@ func ppcRun(t *testing.T, n, draws int) (*Run, *Observed) {
 // vector, point clouds for points in the plane, intervals over the index
 // for a series, and their errors.
 func TestPPC(t *testing.T) {
+	// Replicates of more elements than a figure has panels (Experiment
+	// A's 120): one panel, whatever their number.
+	long, ly := ppcRun(t, 120, 20)
+	if _, err := PPC(long, ly, "y_rep"); err != nil {
+		t.Errorf("a replicate of 120 elements: %v", err)
+	}
+	if _, err := PPCSeries(long, ly, "y_rep", nil); err != nil {
+		t.Errorf("a series of 120 elements: %v", err)
+	}
 	run, y := ppcRun(t, 30, 100)
 	f, err := PPC(run, y, "y_rep")
 	if err != nil {

@@ -35,7 +35,7 @@ func (r *Run) replicates(yrep string, y *Observed) ([][]float64, error) {
 	var idx []int
 	parts := strings.Split(yrep, ",")
 	for _, name := range parts {
-		names, ix, err := r.vars([]string{name})
+		names, ix, err := r.columns([]string{name})
 		if err != nil {
 			return nil, fmt.Errorf("plots: the posterior predictive check needs the generated quantity %s: %w", name, err)
 		}
@@ -309,7 +309,7 @@ type Picture struct {
 func Location(r *Run, pic *Picture, vars [2]string, at [2]float64) (*Figure, error) {
 	var cols [2][]float64
 	for k, v := range vars {
-		_, idx, err := r.vars([]string{v})
+		_, idx, err := r.columns([]string{v})
 		if err != nil {
 			return nil, err
 		}
