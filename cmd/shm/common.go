@@ -149,13 +149,21 @@ var cmdstanAliases = map[string]string{
 
 // addAliases defines on fs the aliases of its flags (cmdstanAliases),
 // each sharing its flag's value, and returns them by the flag they name.
+// Every alias names a flag with a value (a count, a seed, a folder): a
+// switch of the same name means something else (plot --warmup draws the
+// warmup) and takes none.
 func addAliases(fs *flag.FlagSet) map[string][]string {
 	byFlag := map[string][]string{}
 	for alias, name := range cmdstanAliases {
-		if f := fs.Lookup(name); f != nil && fs.Lookup(alias) == nil {
-			fs.Var(f.Value, alias, "alias of --"+name)
-			byFlag[name] = append(byFlag[name], alias)
+		f := fs.Lookup(name)
+		if f == nil || fs.Lookup(alias) != nil {
+			continue
 		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		fs.Var(f.Value, alias, "alias of --"+name)
+		byFlag[name] = append(byFlag[name], alias)
 	}
 	for _, as := range byFlag {
 		slices.Sort(as)

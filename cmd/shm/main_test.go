@@ -198,6 +198,12 @@ func TestCmdStanAliases(t *testing.T) {
 	if !strings.Contains(stderr.String(), "(also --iter-sampling, --num-samples)") || strings.Contains(stderr.String(), "alias of") {
 		t.Errorf("--help:\n%s", stderr.String())
 	}
+	// plot --warmup is a switch (draw the warmup), not a count: CmdStan's
+	// names of the count are not its aliases.
+	_, errs, code := runCmd(t, "plot", "trace", "--num-warmup", "x.csv")
+	if code != 2 || !strings.Contains(errs, "shm plot: unknown flag --num-warmup") {
+		t.Errorf("plot trace --num-warmup: exit %d, %q", code, errs)
+	}
 }
 
 // TestInterruptible: work that cannot stop itself is abandoned as soon as
