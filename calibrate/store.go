@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime/data"
 )
 
@@ -69,19 +70,29 @@ type FileHash struct {
 	SHA256 string `json:"sha256"`
 }
 
-// HashFiles returns the hashes of the files' contents.
+// HashFiles returns the hashes of the files' contents. A file (or a
+// device, a pipe) larger than a data file may be (data.MaxFileBytes) is
+// refused, as reading it as data would be.
 func HashFiles(paths ...string) ([]FileHash, error) {
 	var out []FileHash
+	limit := data.MaxFileBytes()
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
 			return nil, err
 		}
 		h := sha256.New()
-		_, err = io.Copy(h, f)
+		var r io.Reader = f
+		if limit > 0 {
+			r = io.LimitReader(f, limit+1)
+		}
+		n, err := io.Copy(h, r)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if limit > 0 && n > limit {
+			return nil, fmt.Errorf("%s: more than the %s a data file may have (a sixteenth of %s)", p, sysmem.Bytes(float64(limit)), sysmem.Source())
 		}
 		out = append(out, FileHash{Path: p, SHA256: hex.EncodeToString(h.Sum(nil))})
 	}

@@ -342,7 +342,8 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if err != nil {
 		return nil, err
 	}
-	plan, err := newPlan(model, files, f)
+	// Hashing the inputs reads them whole (seconds for large files).
+	plan, err := interruptible(ctx, func() (*calibrate.Plan, error) { return newPlan(model, files, f) })
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shmlang/shm/internal/sysmem"
 )
@@ -101,6 +102,41 @@ func TestMemoryUnderRlimit(t *testing.T) {
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("the failed run left %s", out)
+			}
+		})
+	}
+	// The other commands that read or hash data files: an endless
+	// device is refused once a data file's bound is read.
+	model := writeFile(t, dir, "cal.shm", "data {\n  int<lower=1> N;\n  vector[N] y;\n  real<lower=0> lambda;\n}\nparameters {\n  real mu;\n}\nmodel {\n  target += lambda * normal_lpdf(y | mu, 1);\n}\ngenerated quantities {\n  vector[N] y_rep;\n  for (n in 1:N) y_rep[n] = normal_rng(mu, 1);\n}\n")
+	y := writeFile(t, dir, "y.csv", "y\n0.1\n0.5\n0.9\n")
+	chain := writeFile(t, dir, "cal-1.csv", "# model = cal\nlp__,mu\n-1,0.5\n")
+	const zeroBound = "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"calibrate datasets", []string{"calibrate", "lambda", model, y, "--truth", "mu=0.5", "--datasets", "/dev/zero", "--lambdas", "1", "--dir", filepath.Join(dir, "cz")}, zeroBound},
+		{"calibrate data", []string{"calibrate", "lambda", model, "/dev/zero", "--truth", "mu=0.5", "--generate", "2", "--replicate", "y=y_rep", "--lambdas", "1", "--dir", filepath.Join(dir, "cz2")}, zeroBound},
+		{"plot ppc data", []string{"plot", "ppc", chain, "--data", "/dev/zero", "--y", "y", "--out", filepath.Join(dir, "q.png")}, zeroBound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command("sh", "-c", "ulimit -v 4000000 && exec \"$0\" -test.run '^TestMemoryUnderRlimit$'", exe)
+			cmd.Env = append(os.Environ(), "SHM_RLIMIT_ARGS="+strings.Join(tc.args, "\x1f"))
+			done := make(chan struct{})
+			timer := time.AfterFunc(60*time.Second, func() {
+				select {
+				case <-done:
+				default:
+					cmd.Process.Kill()
+				}
+			})
+			b, err := cmd.CombinedOutput()
+			close(done)
+			timer.Stop()
+			text := string(b)
+			if err != nil || !strings.Contains(text, "exit 1\n") || !strings.Contains(text, tc.want) || strings.Contains(text, "fatal error") {
+				t.Errorf("%v:\n%s\nwant exit 1 and %q", err, text, tc.want)
 			}
 		})
 	}

@@ -217,6 +217,10 @@ func (r *repl) script(in io.Reader) bool {
 		if r.term.Err() != nil {
 			return false
 		}
+		if errors.Is(readErr, errRunawayLine) {
+			r.printError(fmt.Sprintf("input line %d: ", n), fmt.Errorf("no end of line after %d bytes (a line may have %d, 1 MiB): the input is not a script", size, maxLineBytes))
+			return false
+		}
 		if readErr != nil && readErr != io.EOF {
 			r.printError("", readErr)
 			return false
@@ -261,10 +265,18 @@ func lineTooLong(size int) error {
 		size, maxLineBytes)
 }
 
+// runawayLine is how many times the longest line the reader reads
+// without an end of line before it gives up on the input.
+const runawayLine = 16
+
+// errRunawayLine is readLine's error when no end of line comes.
+var errRunawayLine = errors.New("no end of line")
+
 // readLine reads one line from br and returns it without its end of line
 // ("\n" or "\r\n"; a "\r" that ends the input too) with its size in
 // bytes. A line longer than limit bytes is read to its end but not kept:
-// only its size is returned. At the end of the input it returns io.EOF,
+// only its size is returned; one without an end after runawayLine times
+// limit is errRunawayLine. At the end of the input it returns io.EOF,
 // with the last line when it has no end of line (size 0 when there is
 // none).
 func readLine(br *bufio.Reader, limit int) (line string, size int, err error) {
@@ -279,6 +291,10 @@ func readLine(br *bufio.Reader, limit int) (line string, size int, err error) {
 		}
 		size += len(chunk)
 		if err == bufio.ErrBufferFull {
+			if size > runawayLine*limit {
+				// No end of line in sight (/dev/zero): not a script.
+				return "", size, errRunawayLine
+			}
 			prev = chunk[len(chunk)-1]
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -618,7 +619,7 @@ func TestReadLine(t *testing.T) {
 		{"a\r\nbc", []line{{"a", 1}, {"bc", 2}}},
 		{"\n\nx", []line{{"", 0}, {"", 0}, {"x", 1}}},
 		{"12345\n123456\n1234567\nok\n", []line{{"12345", 5}, {"123456", 6}, {"", 7}, {"ok", 2}}},
-		{"123456\r\n" + strings.Repeat("z", 200) + "\nend", []line{{"123456", 6}, {"", 200}, {"end", 3}}},
+		{"123456\r\n" + strings.Repeat("z", 90) + "\nend", []line{{"123456", 6}, {"", 90}, {"end", 3}}},
 		{strings.Repeat("z", 15) + "\r\n" + strings.Repeat("y", 16) + "\r\nx\r", []line{{"", 15}, {"", 16}, {"x", 1}}},
 	} {
 		// A small buffer, so that long lines come in several reads.
@@ -641,6 +642,27 @@ func TestReadLine(t *testing.T) {
 			t.Errorf("readLine(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
+	// No end of line after runawayLine times the limit (/dev/zero): the
+	// input is given up.
+	br := bufio.NewReaderSize(io.MultiReader(strings.NewReader("ok\n"), zeros{}), 16)
+	if text, _, err := readLine(br, 6); text != "ok" || err != nil {
+		t.Fatalf("the first line: %q, %v", text, err)
+	}
+	if _, size, err := readLine(br, 6); !errors.Is(err, errRunawayLine) || size > (runawayLine+1)*6+16 {
+		t.Errorf("an endless line: %v after %d bytes, want errRunawayLine after about %d", err, size, runawayLine*6)
+	}
+	_, errs, code := runRepl(t, strings.Repeat("0", (runawayLine+1)*maxLineBytes))
+	if code != 1 || !strings.Contains(errs, "no end of line after") || !strings.Contains(errs, "input line 1: ") {
+		t.Errorf("a script of one endless line: exit %d, %q", code, errs)
+	}
+}
+
+// zeros is an endless reader of zero bytes, as /dev/zero.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 // TestReplHostileInput checks that a script's byte order mark is skipped
