@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"context"
 	"testing"
 
 	"github.com/shmlang/shm/internal/testprogs"
@@ -31,7 +32,7 @@ func FuzzCheck(f *testing.F) {
 		}
 		if m != nil {
 			// Lay out the parameters with unit sizes: must not fail or panic.
-			if _, err := NewLayout(m.Params, func(d *Decl) ([]int, error) {
+			if _, err := NewLayout(context.Background(), m.Params, func(d *Decl) ([]int, error) {
 				dims := make([]int, len(d.ArraySizes)+len(d.Sizes))
 				for i := range dims {
 					dims[i] = 1

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -140,7 +141,7 @@ parameters {
   array[2] vector[2] av;
 }
 model { }`)
-	l, err := NewLayout(m.Params, func(d *Decl) ([]int, error) {
+	l, err := NewLayout(context.Background(), m.Params, func(d *Decl) ([]int, error) {
 		if dims, ok := StaticDims(d); ok {
 			return dims, nil
 		}
@@ -205,5 +206,24 @@ func TestEditDistanceAndSuggest(t *testing.T) {
 	}
 	if got := suggest("foo", []string{"col", "log"}); got != "" {
 		t.Errorf("suggest too loose: %q", got)
+	}
+}
+
+// TestNewLayoutContext: naming the columns of many values stops once the
+// context is done.
+func TestNewLayoutContext(t *testing.T) {
+	m, errs := CheckSource("l.shm", "parameters {\n  vector[1000000] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	dims := func(d *Decl) ([]int, error) { return []int{1000000}, nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := NewLayout(ctx, m.Params, dims); err != context.Canceled {
+		t.Errorf("a done context: %v, want context.Canceled", err)
+	}
+	l, err := NewLayout(context.Background(), m.Params, dims)
+	if err != nil || len(l.Entries[0].Columns) != 1000000 || l.Entries[0].Columns[999999] != "z.1000000" {
+		t.Errorf("%v", err)
 	}
 }

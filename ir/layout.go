@@ -1,10 +1,13 @@
 package ir
 
 import (
+	"context"
 	"fmt"
-	"github.com/shmlang/shm/lang"
 	"strconv"
 	"strings"
+
+	"github.com/shmlang/shm/internal/sysmem"
+	"github.com/shmlang/shm/lang"
 )
 
 // Layout places the parameters in the sampler's unconstrained vector and
@@ -32,20 +35,26 @@ type LayoutEntry struct {
 
 // NewLayout lays out the parameter declarations decls, given their sizes.
 // dims returns the sizes of a declaration (array sizes, then vector or
-// matrix sizes) once the data are known.
-func NewLayout(decls []*Decl, dims func(*Decl) ([]int, error)) (*Layout, error) {
+// matrix sizes) once the data are known. Naming the columns of tens of
+// millions of values takes seconds: it stops with ctx's error once ctx is
+// done (a nil ctx never is), and columns whose names would need more than
+// an eighth of the memory the process may use are refused before any is
+// named.
+func NewLayout(ctx context.Context, decls []*Decl, dims func(*Decl) ([]int, error)) (*Layout, error) {
 	l := &Layout{}
+	columns := 0.0
 	for _, d := range decls {
 		ds, err := dims(d)
 		if err != nil {
 			return nil, err
 		}
-		size := 1
-		for _, n := range ds {
-			if n < 0 {
-				return nil, fmt.Errorf("%s: negative size %d in %s", d.Var.Name, n, d.TypeText)
+		size, n := 1, 1.0
+		for _, k := range ds {
+			if k < 0 {
+				return nil, fmt.Errorf("%s: negative size %d in %s", d.Var.Name, k, d.TypeText)
 			}
-			size *= n
+			size *= k
+			n *= float64(k)
 		}
 		if d.Special != lang.NoSpecial {
 			arr := d.Var.Type.Dims
@@ -54,18 +63,34 @@ func NewLayout(decls []*Decl, dims func(*Decl) ([]int, error)) (*Layout, error) 
 				return nil, fmt.Errorf("%s (%s): %v", d.Var.Name, d.TypeText, err)
 			}
 			size = free
-			for _, n := range ds[:arr] {
-				size *= n
+			for _, k := range ds[:arr] {
+				size *= k
 			}
 		}
-		l.Entries = append(l.Entries, LayoutEntry{
-			Decl: d, Dims: ds, Offset: l.Dim, Size: size,
-			Columns: ColumnNames(d.Var.Name, ds),
-		})
+		columns += n
+		if total, _ := sysmem.Total(); total > 0 && columns*columnNameBytes > float64(total)/8 {
+			return nil, fmt.Errorf("%s (%s): the parameters' draws would have %.4g columns, whose names need %s, more than an eighth of %s",
+				d.Var.Name, d.TypeText, columns, sysmem.Bytes(columns*columnNameBytes), sysmem.Source())
+		}
+		l.Entries = append(l.Entries, LayoutEntry{Decl: d, Dims: ds, Offset: l.Dim, Size: size})
 		l.Dim += size
+	}
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.Columns = columnNames(e.Decl.Var.Name, e.Dims, done); e.Columns == nil {
+			return nil, ctx.Err()
+		}
 	}
 	return l, nil
 }
+
+// columnNameBytes is about what one column's name costs: its string
+// header and a short name.
+const columnNameBytes = 40
 
 // StaticDims returns the sizes of a declaration when they are all
 // compile-time constants.
@@ -84,7 +109,11 @@ func StaticDims(d *Decl) ([]int, bool) {
 // ColumnNames returns the output column names of a variable with the
 // given sizes, in Stan's order: the first index varies fastest, so a
 // matrix[2, 2] m gives m.1.1, m.2.1, m.1.2, m.2.2.
-func ColumnNames(name string, dims []int) []string {
+func ColumnNames(name string, dims []int) []string { return columnNames(name, dims, nil) }
+
+// columnNames is ColumnNames that returns nil once done is closed,
+// checked every 65 536 names.
+func columnNames(name string, dims []int, done <-chan struct{}) []string {
 	total := 1
 	for _, n := range dims {
 		total *= n
@@ -96,6 +125,13 @@ func ColumnNames(name string, dims []int) []string {
 	idx := make([]int, len(dims))
 	var b strings.Builder
 	for k := 0; k < total; k++ {
+		if k&0xffff == 0xffff && done != nil {
+			select {
+			case <-done:
+				return nil
+			default:
+			}
+		}
 		b.Reset()
 		b.WriteString(name)
 		for _, i := range idx {

@@ -94,7 +94,7 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 		return nil, &WarnedError{Err: err, Warnings: dataWarnings}
 	}
 	bm := &Model{IR: m, opts: opts, tape: tape, frame: ev.frame}
-	layout, err := ir.NewLayout(m.Params, func(d *ir.Decl) ([]int, error) { return ev.declDims(d) })
+	layout, err := ir.NewLayout(opts.Context, m.Params, func(d *ir.Decl) ([]int, error) { return ev.declDims(d) })
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,11 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"many parameters", "data {\n  int N;\n}\nparameters {\n  vector[N] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n",
 			"nuts: 3000000 parameters need 3.1 GiB per chain (the trajectory's and the tree's vectors), more than half of the address-space limit (ulimit -v) (3.8 GiB): at most 1828571 parameters fit here",
 			[]string{"--set", "N=3000000"}},
+		// The columns' names are counted before any is built (6e7 took
+		// 23 s and then a fatal out-of-memory).
+		{"parameters' column names", "data {\n  int N;\n}\nparameters {\n  vector[N] z;\n}\nmodel {\n  z ~ normal(0, 1);\n}\n",
+			"z (vector[N]): the parameters' draws would have 6e+07 columns, whose names need 2.2 GiB, more than an eighth of the address-space limit (ulimit -v) (3.8 GiB)",
+			[]string{"--set", "N=60000000"}},
 		// Each of crn's replicates keeps its tape and Sinkhorn workspace.
 		{"crn replicates", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -crn(1048576, sinkhorn(mu + std_normal_rng(3), y, eps = 0.3, iters = 80));\n}\n",
 			"m.shm:9:18: crn: 1048576 replicates, each holding",
