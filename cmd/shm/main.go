@@ -13,11 +13,28 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 func main() {
+	limitHeap()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// limitHeap sets the Go runtime's soft memory limit to three quarters of
+// the memory the process may use (sysmem.Total: the machine's, or a
+// smaller address-space or control-group limit). The sizes shm accepts
+// are checked against that memory; without the limit the collector lets
+// the heap grow to twice what is live before it collects, and a run that
+// passed the checks could die of a fatal out-of-memory instead.
+func limitHeap() {
+	if total, _ := sysmem.Total(); total > 0 && total < math.MaxInt64/4 {
+		debug.SetMemoryLimit(int64(total / 4 * 3))
+	}
 }
 
 // run executes the command line args, reading os.Stdin, and returns the
