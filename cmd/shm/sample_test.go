@@ -448,7 +448,7 @@ func TestSummaryMixedRuns(t *testing.T) {
 		{[]string{a, c}, 1, "; --mixed pools them anyway"},
 		{[]string{"--mixed", a, b}, 0, "warning: file 2 is from another run than file 1: data.set = s=2, and s=1"},
 		{[]string{"--mixed", a, c}, 0, "warning: file 2 is from another run than file 1: data.sha256 = "},
-		{[]string{a, a}, 1, "file 2 is the chain of file 1 again (chain id 1, seed 1, the same draws)"},
+		{[]string{a, a}, 1, "file 2 is the chain of file 1 again (the same draws; chain id 1 and 1, seed 1 and 1)"},
 		{[]string{a, copyFile}, 1, "file 2 is the chain of file 1 again"},
 	} {
 		_, stderr, code := runCmd(t, append([]string{"summary"}, tc.files...)...)

@@ -87,7 +87,7 @@ func toFit(files []*File, mixed bool) (*diag.Fit, error) {
 		}
 		for j := range i {
 			if sameChain(files[j], f) {
-				return nil, fmt.Errorf("stancsv: file %d is the chain of file %d again (chain id %s, seed %s, the same draws): give each chain once", i+1, j+1, f.Config["id"], f.Config["random.seed"])
+				return nil, fmt.Errorf("stancsv: file %d is the chain of file %d again (the same draws; chain id %s and %s, seed %s and %s): give each chain once", i+1, j+1, f.Config["id"], files[j].Config["id"], f.Config["random.seed"], files[j].Config["random.seed"])
 			}
 		}
 		if i > 0 {
@@ -119,10 +119,10 @@ func toFit(files []*File, mixed bool) (*diag.Fit, error) {
 	return fit, nil
 }
 
-// sameChain reports whether a and b hold the same chain: the same id and
-// seed, and the same draws (a file given twice, or a copy of it).
+// sameChain reports whether a and b hold the same chain: the same draws
+// (a file given twice, or a copy of it, whatever its header says).
 func sameChain(a, b *File) bool {
-	if a.Config["id"] != b.Config["id"] || a.Config["random.seed"] != b.Config["random.seed"] || len(a.Draws) != len(b.Draws) {
+	if len(a.Draws) != len(b.Draws) || len(a.Draws) == 0 {
 		return false
 	}
 	for k := range a.Draws {

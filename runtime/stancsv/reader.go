@@ -221,8 +221,14 @@ func read(r io.Reader, b *budget) (*File, error) {
 		}
 		if state == header {
 			f.Columns = strings.Split(line, ",")
+			seen := make(map[string]int, len(f.Columns))
 			for i, c := range f.Columns {
-				f.Columns[i] = strings.TrimSpace(c)
+				c = strings.TrimSpace(c)
+				f.Columns[i] = c
+				if j, ok := seen[c]; ok {
+					return nil, fmt.Errorf("line %d: column %d is %q again (column %d): a column name is given once", lineNo, i+1, c, j+1)
+				}
+				seen[c] = i
 			}
 			state = body
 			continue

@@ -331,7 +331,9 @@ func TestToFitMismatch(t *testing.T) {
 // about files of another run (seed, data).
 func TestToFitRuns(t *testing.T) {
 	dir := t.TempDir()
+	written := 0 // each file's draws differ from the others'
 	write := func(name string, edit func(c *Config)) string {
+		written++
 		cfg := testConfig()
 		cfg.SaveWarmup = false
 		edit(cfg)
@@ -341,7 +343,7 @@ func TestToFitRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range cfg.NumSamples {
-			if err := w.WriteRow([]float64{-7, 0.9, 1, 2, 3, 0, 8, float64(i)}); err != nil {
+			if err := w.WriteRow([]float64{-7, 0.9, 1, 2, 3, 0, 8, float64(i + 1000*written)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -472,5 +474,25 @@ func TestReadBudget(t *testing.T) {
 	}
 	if _, err := readFiles(&budget{left: 22, max: 22}, paths); err == nil || !strings.Contains(err.Error(), "c2.csv: line 1: stancsv: the files hold more than 22 numbers") {
 		t.Errorf("three files of 11 numbers, a budget of 22: %v", err)
+	}
+}
+
+// TestReadRefusesCopies: a header that names a column twice is refused,
+// and the same draws under another chain id and seed are the same chain
+// given twice.
+func TestReadRefusesCopies(t *testing.T) {
+	if _, err := Read(strings.NewReader("lp__,lp__,mu\n-1,0.5,2\n")); err == nil || !strings.Contains(err.Error(), `line 1: column 2 is "lp__" again (column 1)`) {
+		t.Errorf("a column twice: %v", err)
+	}
+	a, err := Read(strings.NewReader("# id = 1\n# seed = 5\nlp__,mu\n-1,0.5\n-2,0.7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(strings.NewReader("# id = 7\n# seed = 9\nlp__,mu\n-1,0.5\n-2,0.7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ToFit([]*File{a, b}); err == nil || !strings.Contains(err.Error(), "file 2 is the chain of file 1 again (the same draws") {
+		t.Errorf("the same draws under another id: %v", err)
 	}
 }
