@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/plots"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/diag"
@@ -81,7 +82,15 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if len(pos) < 2 || !slices.Contains(plotKinds, pos[0]) {
+	if len(pos) > 0 && !slices.Contains(plotKinds, pos[0]) {
+		hint := ""
+		if near := ir.Closest(pos[0], plotKinds); near != "" {
+			hint = fmt.Sprintf("; did you mean %q?", near)
+		}
+		fmt.Fprintf(stderr, "shm plot: unknown kind of figure %q%s (the kinds: %s)\n", pos[0], hint, strings.Join(plotKinds, ", "))
+		return 2
+	}
+	if len(pos) < 2 {
 		fmt.Fprintf(stderr, "usage: shm plot %s FILES... [--vars a,b] [--out file.png|file.svg]\n", strings.Join(plotKinds, "|"))
 		return 2
 	}

@@ -68,7 +68,8 @@ func TestPlotCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"plot", "violin", runs[0][0]}, 2, "usage: shm plot"},
+		{[]string{"plot", "violin", runs[0][0]}, 2, `shm plot: unknown kind of figure "violin" (the kinds: trace, rank`},
+		{[]string{"plot", "trcae", runs[0][0]}, 2, `unknown kind of figure "trcae"; did you mean "trace"?`},
 		{[]string{"plot", "trace"}, 2, "usage: shm plot"},
 		{[]string{"plot", "trace", "--vars", "nu", runs[0][0]}, 1, "no variable nu"},
 		{[]string{"plot", "trace", "--out", filepath.Join(dir, "x.gif"), runs[0][0]}, 2, "must end in .png or .svg"},
