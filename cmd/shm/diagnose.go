@@ -40,9 +40,20 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: shm diagnose model.shm [data...] [--init name=value,...] [--set name=value] [--seed N]")
 		return 2
 	}
-	bm, err := bindModel(pos[0], pos[1:], sets, *seed, stderr)
-	if err != nil {
+	// Ctrl-C and SIGTERM stop the evaluations (their loops check the
+	// model's context) and say so.
+	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
+	defer release()
+	fail := func(err error) int {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "shm diagnose: interrupted")
+			return 1
+		}
 		return report(stderr, err)
+	}
+	bm, err := bindModelContext(ctx, pos[0], pos[1:], sets, *seed, stderr)
+	if err != nil {
+		return fail(err)
 	}
 	if *noiseFile != "" && len(bm.IR.CRNs) == 0 {
 		fmt.Fprintf(stderr, "shm diagnose: --crn-noise: %s has no crn(K, ...) call: there is no noise to write\n", pos[0])
@@ -53,10 +64,10 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	}
 	initSet, err := loadInit(*init)
 	if err != nil {
-		return report(stderr, err)
+		return fail(err)
 	}
 	if err := checkInit(*init, initSet, bm, stderr); err != nil {
-		return report(stderr, err)
+		return fail(err)
 	}
 	radius := 2.0
 	if x, ok := initRadius(*init); ok {
@@ -64,26 +75,26 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	}
 	theta, err := bm.Unconstrain(initSet, rand.New(rand.NewPCG(*seed, 0x1a17)), radius)
 	if err != nil {
-		return report(stderr, err)
+		return fail(err)
 	}
 	d, err := bm.NewDensity()
 	if err != nil {
-		return report(stderr, err)
+		return fail(err)
 	}
 	d.Workers = goruntime.GOMAXPROCS(0)
 	if *noiseFile != "" {
 		noise, err := d.CRNNoise(theta)
 		if err != nil {
-			return report(stderr, err)
+			return fail(err)
 		}
 		if err := writeNoise(*noiseFile, noise); err != nil {
-			return report(stderr, err)
+			return fail(err)
 		}
 	}
 	grad := make([]float64, len(theta))
 	lp, err := d.LogDensityGrad(theta, grad)
 	if err != nil {
-		return report(stderr, err)
+		return fail(err)
 	}
 	if math.IsNaN(lp) || math.IsInf(lp, 0) {
 		// As CmdStan: no gradient test at a point of zero density.
@@ -91,7 +102,7 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 		if term := d.NonFiniteTerm(); term != nil {
 			why = term.Error()
 		}
-		return report(stderr, fmt.Errorf("the log density at the initial point is %g (%s): no gradient to test; give --init inside the support", lp, why))
+		return fail(fmt.Errorf("the log density at the initial point is %g (%s): no gradient to test; give --init inside the support", lp, why))
 	}
 	num := make([]float64, len(theta))
 	var evalErr error
@@ -104,7 +115,7 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	}
 	centralDifferences(f, theta, num, *eps)
 	if evalErr != nil {
-		return report(stderr, fmt.Errorf("finite differences: %w", evalErr))
+		return fail(fmt.Errorf("finite differences: %w", evalErr))
 	}
 	fmt.Fprintln(stdout, "TEST GRADIENT MODE")
 	fmt.Fprintln(stdout)

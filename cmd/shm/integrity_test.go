@@ -369,3 +369,46 @@ func TestReplSigterm(t *testing.T) {
 		}
 	}
 }
+
+// TestReadCommandsSignals: summary, plot and diagnose, stopped by SIGTERM
+// or Ctrl-C while they read a large run or evaluate a slow model, say
+// interrupted and exit 1 within seconds, leaving no file (they died by
+// the signal, silently).
+func TestReadCommandsSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a run of 36 MB")
+	}
+	dir := t.TempDir()
+	// One chain of 3 000 draws of 3 000 columns: seconds to read and
+	// summarize.
+	var b strings.Builder
+	b.WriteString("# model = big\nlp__")
+	for j := range 3000 {
+		fmt.Fprintf(&b, ",x.%d", j+1)
+	}
+	b.WriteString("\n")
+	row := strings.Repeat(",0.5", 3000)
+	for i := range 3000 {
+		fmt.Fprintf(&b, "%d%s\n", -i, row)
+	}
+	big := writeFile(t, dir, "big-1.csv", b.String())
+	slow := writeFile(t, dir, "slow.shm", "transformed data {\n  real s = 0;\n  for (i in 1:2000000000) { s += 1; }\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n")
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"summary", []string{"summary", big}},
+		{"plot", []string{"plot", "trace", big, "--out", filepath.Join(out, "t.png")}},
+		{"diagnose", []string{"diagnose", slow}},
+	} {
+		for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
+				signalRun(t, out, false, sig, tc.args...)
+			})
+		}
+	}
+}

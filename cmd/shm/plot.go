@@ -7,9 +7,11 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/plots"
@@ -119,9 +121,21 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	runs, err := plotRuns(files, kind == "dens", *mixed)
-	if err != nil {
+	// Reading the files, building the figure and rendering it take
+	// seconds for large runs: Ctrl-C and SIGTERM abandon them and say so
+	// (the write of the finished image is writeAtomic's).
+	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
+	defer release()
+	fail := func(err error) int {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "shm plot: interrupted")
+			return 1
+		}
 		return report(stderr, err)
+	}
+	runs, err := interruptible(ctx, func() ([]*plots.Run, error) { return plotRuns(files, kind == "dens", *mixed) })
+	if err != nil {
+		return fail(err)
 	}
 	for _, r := range runs {
 		for _, w := range r.Fit.Warnings {
@@ -139,17 +153,17 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "warning: %s\n", w)
 		}
 	}
-	var fig *plots.Figure
-	switch kind {
-	case "ppc":
-		fig, err = ppcFigure(runs[0], *dataFiles, *yName, *yrep, *series, *xName)
-	case "location":
-		fig, err = locationFigure(runs[0], *dataFiles, *image, names, *at)
-	default:
-		fig, err = runFigure(kind, runs, names, *warmup)
-	}
+	fig, err := interruptible(ctx, func() (*plots.Figure, error) {
+		switch kind {
+		case "ppc":
+			return ppcFigure(runs[0], *dataFiles, *yName, *yrep, *series, *xName)
+		case "location":
+			return locationFigure(runs[0], *dataFiles, *image, names, *at)
+		}
+		return runFigure(kind, runs, names, *warmup)
+	})
 	if err != nil {
-		return report(stderr, err)
+		return fail(err)
 	}
 	path := *out
 	if path == "" {
@@ -161,7 +175,22 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	w, h := figureSize(fig, *width, *height)
-	if err := writeFigure(path, fig, format, w, h); err != nil {
+	// Rendered in memory first (the slow part: seconds for a pairs plot
+	// of many draws), so that a signal then leaves no temporary file.
+	img, err := interruptible(ctx, func() ([]byte, error) {
+		var img bytes.Buffer
+		if err := plots.Render(fig, &img, format, w, h); err != nil {
+			return nil, fmt.Errorf("--out %s: %w", path, err)
+		}
+		return img.Bytes(), nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := writeAtomic("--out", path, func(out io.Writer) error {
+		_, err := out.Write(img)
+		return err
+	}); err != nil {
 		return report(stderr, err)
 	}
 	fmt.Fprintln(stdout, path)
@@ -454,22 +483,6 @@ func figureSize(f *plots.Figure, width, height float64) (vg.Length, vg.Length) {
 		height = min(max(2.4*float64(rows)+0.4, 3.4), 14)
 	}
 	return vg.Length(width) * vg.Inch, vg.Length(height) * vg.Inch
-}
-
-// writeFigure renders fig into path, through a temporary file renamed
-// when complete.
-func writeFigure(path string, fig *plots.Figure, format string, w, h vg.Length) error {
-	// Rendered in memory first (the slow part: seconds for a pairs plot
-	// of many draws), so that a signal then leaves no temporary file;
-	// only the write of the finished image is left to writeAtomic.
-	var img bytes.Buffer
-	if err := plots.Render(fig, &img, format, w, h); err != nil {
-		return fmt.Errorf("--out %s: %w", path, err)
-	}
-	return writeAtomic("--out", path, func(out io.Writer) error {
-		_, err := out.Write(img.Bytes())
-		return err
-	})
 }
 
 // hasDraws refuses a run with no draws to plot (a run of --samples 0, or

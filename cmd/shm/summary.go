@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/stancsv"
@@ -28,7 +31,18 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	if *mixed {
 		read = stancsv.ReadMixedFit
 	}
-	fit, err := read(files...)
+	// Reading and summarizing large files takes seconds: Ctrl-C and
+	// SIGTERM abandon them and say so.
+	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
+	defer release()
+	interrupted := func() int {
+		fmt.Fprintln(stderr, "shm summary: interrupted")
+		return 1
+	}
+	fit, err := interruptible(ctx, func() (*diag.Fit, error) { return read(files...) })
+	if ctx.Err() != nil {
+		return interrupted()
+	}
 	if err != nil {
 		return report(stderr, mixedHint(err))
 	}
@@ -39,7 +53,18 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shm summary: %s: no draws to summarize (the chains saved no sampling iterations)\n", strings.Join(files, ", "))
 		return 1
 	}
-	if err := diag.WriteSummary(stdout, fit); err != nil {
+	table, err := interruptible(ctx, func() ([]byte, error) {
+		var b bytes.Buffer
+		err := diag.WriteSummary(&b, fit)
+		return b.Bytes(), err
+	})
+	if ctx.Err() != nil {
+		return interrupted()
+	}
+	if err != nil {
+		return report(stderr, err)
+	}
+	if _, err := stdout.Write(table); err != nil {
 		return report(stderr, err)
 	}
 	return 0
