@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime/data"
@@ -565,5 +566,40 @@ func TestRunMemoryShare(t *testing.T) {
 	err := plan.checkMemory(&cfg, 10, 10, share)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("with %d runs at once", share)) || !strings.Contains(err.Error(), "its 4 chains' draws of 20 values each, 1000 samples") {
 		t.Errorf("a share of %d: %v", share, err)
+	}
+}
+
+// TestRemoveStaleTemps: the temporary files of writes older than the age
+// are removed, at any depth; a fresh one (a live write) and the results
+// stay.
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := Dir(t.TempDir())
+	stale := filepath.Join(string(dir), "results", "lambda=0.5", ".d093.json.tmp2197737256")
+	fresh := filepath.Join(string(dir), "results", "lambda=0.5", ".d094.json.tmp11")
+	result := filepath.Join(string(dir), "results", "lambda=0.5", "d093.json")
+	for _, p := range []string{stale, fresh, result} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{stale, result} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := dir.RemoveStaleTemps(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{stale: false, fresh: true, result: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+	if err := Dir(filepath.Join(string(dir), "none")).RemoveStaleTemps(time.Minute); err != nil {
+		t.Errorf("a folder not yet made: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime/data"
@@ -362,6 +363,35 @@ func (r *Result) check(t Task, p *Plan) error {
 }
 
 // writeAtomic writes b to path through a temporary file in its folder.
+// RemoveStaleTemps removes the temporary files of writes (writeAtomic's
+// ".NAME.tmp…") in the folder that were last modified more than age ago:
+// those a killed run left behind. A live write's temporary file lives for
+// milliseconds, so that a calibration starting beside running array tasks
+// leaves theirs alone.
+func (d Dir) RemoveStaleTemps(age time.Duration) error {
+	cutoff := time.Now().Add(-age)
+	return filepath.WalkDir(string(d), func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		name := e.Name()
+		if e.IsDir() || !strings.HasPrefix(name, ".") || !strings.Contains(name, ".tmp") {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil || info.ModTime().After(cutoff) {
+			return nil
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+}
+
 func writeAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

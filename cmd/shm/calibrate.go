@@ -448,6 +448,12 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 	if err := writePlan(plan); err != nil {
 		return nil, err
 	}
+	if !f.collect {
+		// The temporary files of a run killed during a write.
+		if err := dir.RemoveStaleTemps(time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	if pilot != nil && plan.Reuse != nil {
 		// The estimate's adaptation starts the first scale's runs.
 		if err := dir.WritePilot(f.lambda0, pilot); err != nil {
