@@ -1013,6 +1013,7 @@ func (r *repl) writeRun(ctx context.Context, dir string) error {
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("writing %s interrupted; no file of the run written", dir)
 	}
+	noteOtherChains(r.stderr, dir, paths)
 	for _, p := range paths {
 		fmt.Fprintf(r.stdout, "wrote %s\n", p)
 	}

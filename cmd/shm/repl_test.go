@@ -738,4 +738,15 @@ func TestReplWriteStopped(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(out, "*")); len(files) != 3 {
 		t.Errorf(":write: %v, want three chain files", files)
 	}
+	// A run of two chains into the folder of three: the third is noted.
+	if err := r.exec(context.Background(), ":sample --chains 2 --warmup 20 --samples 20 --seed 3"); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if err := r.exec(context.Background(), ":write "+out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "note: "+out+" also holds op-3.csv of an earlier run") {
+		t.Errorf(":write beside an earlier run's chain: stderr %q", stderr.String())
+	}
 }

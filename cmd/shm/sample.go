@@ -107,10 +107,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	ctx = context.Background()
-	if old := otherChains(paths); len(old) > 0 {
-		fmt.Fprintf(stderr, "note: %s also holds %s of an earlier run, not of this one (a summary or plot of %s mixes them in)\n",
-			f.output, listFiles(old), filepath.Join(f.output, "*.csv"))
-	}
+	noteOtherChains(stderr, f.output, paths)
 	fit, err := stancsv.ReadFit(paths...)
 	if err != nil {
 		return report(stderr, err)
@@ -288,7 +285,15 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	return paths, nil
 }
 
-// chainPath is the Stan CSV file of one chain in dir.
+// noteOtherChains notes the chain files of other runs of the model in the
+// folder dir that the run wrote paths into.
+func noteOtherChains(w io.Writer, dir string, paths []string) {
+	if old := otherChains(paths); len(old) > 0 {
+		fmt.Fprintf(w, "note: %s also holds %s of an earlier run, not of this one (a summary or plot of %s mixes them in)\n",
+			dir, listFiles(old), filepath.Join(dir, "*.csv"))
+	}
+}
+
 // otherChains returns the chain files of the run's model beside its
 // files paths (model-N.csv, N an integer) that the run did not write: an
 // earlier run's, with more chains or other chain ids.
@@ -321,6 +326,7 @@ func listFiles(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
 
+// chainPath is the Stan CSV file of one chain in dir.
 func chainPath(dir, model string, chain int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-%d.csv", model, chain))
 }
