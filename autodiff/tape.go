@@ -282,6 +282,13 @@ func (t *Tape) Keep() error {
 	return nil
 }
 
+// Rewindable reports whether Rewind(m) would rewind: m is a mark of the
+// values recorded since the last Reset (or Gradient) and above the kept
+// values.
+func (t *Tape) Rewindable(m Mark) bool {
+	return !t.swept && m.val >= t.kept && m.val <= len(t.val) && m.nodes <= len(t.nodes) && m.custom <= len(t.custom)
+}
+
 // Mark is a position on a tape, for Rewind.
 type Mark struct{ val, nodes, args, ints, part, custom, vars int }
 
@@ -298,7 +305,7 @@ func (t *Tape) Mark() Mark {
 // a mark below the kept values, does nothing. Errors recorded since m
 // stay.
 func (t *Tape) Rewind(m Mark) {
-	if t.swept || m.val < t.kept || m.val > len(t.val) || m.nodes > len(t.nodes) || m.custom > len(t.custom) {
+	if !t.Rewindable(m) {
 		return
 	}
 	t.val = t.val[:m.val]

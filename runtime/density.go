@@ -267,7 +267,8 @@ func (d *Density) Draw(dst []float64, theta []float64, rng *rand.Rand) ([]float6
 		dst = d.appendStanOrder(dst, o.decl.Var, o.dims)
 	}
 	ev.ctx.RNG = rng
-	defer func() { ev.ctx.RNG = nil }()
+	ev.compactLoops = true
+	defer func() { ev.ctx.RNG, ev.compactLoops = nil, false }()
 	if _, err := ev.execAll(d.m.IR.Generated); err != nil {
 		return dst, err
 	}

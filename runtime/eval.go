@@ -52,6 +52,13 @@ type evaluator struct {
 	// (hoist.go), for tests; noHoist runs them as written.
 	hoisted int
 	noHoist bool
+	// compactLoops is set while the evaluation takes no gradient
+	// (transformed data, generated quantities): its loops compact the
+	// tape (compact.go).
+	compactLoops bool
+	// compactEvery, when positive, replaces compactMinValues (tests);
+	// compacted counts the compactions, for tests.
+	compactEvery, compacted int
 	// replays are the model's loops that may be replayed (replay.go),
 	// replayed counts their replayed executions, for tests, and
 	// evaluation counts the evaluations begun, which a replayed loop's
@@ -107,6 +114,7 @@ func (ev *evaluator) configure(opts Options) {
 		ev.maxValues = sysmem.MaxElements() / tapeCopies / int64(opts.MemoryShare)
 	}
 	ev.ctx.Iters, ev.ctx.Refine, ev.crn.k = opts.SinkhornIters, opts.Refine, opts.CRNReplicates
+	ev.compactEvery = opts.compactEvery
 	ev.tape().SetLimit(ev.maxValues)
 }
 

@@ -78,7 +78,10 @@ func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b i
 	env := &liftEnv{ni: 1}
 	return func(ev *evaluator) (control, error) {
 		a, b, err := ints(ev, lo, hi)
-		if err != nil || a > b || ev.noHoist || h.st.busy {
+		if err != nil || a > b || ev.noHoist || h.st.busy || ev.compactLoops && b-a >= compactMinValues/max(len(h.plans), 1) {
+			// A loop of millions of iterations that takes no gradient
+			// runs as written, compacted (compact.go): its hoisted
+			// vectors would fill the memory that compaction saves.
 			if err != nil {
 				return ctlNext, err
 			}

@@ -274,6 +274,11 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 		if err != nil || a > b {
 			return ctlNext, err // as the loop: bounds first, then nothing to do
 		}
+		if ev.compactLoops && b-a >= compactMinValues {
+			// Millions of iterations that take no gradient run as
+			// written, compacted (compact.go), in constant memory.
+			return loop(ev)
+		}
 		c, ni := 0, 1
 		if ilo != nil {
 			d := 0

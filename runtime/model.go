@@ -42,6 +42,10 @@ type Options struct {
 	// the same model evaluated with another budget (shm calibrate iters
 	// and crn).
 	SinkhornIters, CRNReplicates int
+	// compactEvery, when positive, makes loops that take no gradient
+	// compact the tape after this much growth instead of
+	// compactMinValues (tests: at nearly every iteration); negative, never.
+	compactEvery int
 	// Refine evaluates the iterative call (ir.Model.Iterative) at a
 	// position with a budget k times finer (stdlib.Context.Refine): the
 	// post-sampling report's reference for each sinkhorn call.
@@ -122,7 +126,10 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
 // bindTransformedData runs the transformed data block and checks its
 // declarations' constraints.
 func (ev *evaluator) bindTransformedData(m *ir.Model, tape *autodiff.Tape, hold map[string]*data.Value) error {
-	if err := ev.transformedData(m.TransformedData, hold); err != nil {
+	ev.compactLoops = true
+	err := ev.transformedData(m.TransformedData, hold)
+	ev.compactLoops = false
+	if err != nil {
 		return fmt.Errorf("transformed data: %w", err)
 	}
 	for _, d := range blockDecls(m.TransformedData) {

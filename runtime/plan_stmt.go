@@ -65,9 +65,14 @@ func iteration(c control, err error) (done bool, out control, outErr error) {
 // plan of its body.
 func forLoop(s *ir.For, body stmtPlan) func(ev *evaluator, a, b int) (control, error) {
 	slotIndex, pos := s.Var.Slot, s.Pos
+	compactor := newLoopCompactor(s)
 	return func(ev *evaluator, a, b int) (control, error) {
 		if a <= b {
 			ev.frame[slotIndex] = slot{v: stdlib.IntValue(a), set: true}
+		}
+		var cmp *compaction
+		if compactor != nil && ev.compactLoops {
+			cmp = compactor.start(ev)
 		}
 		for i := a; i <= b; i++ {
 			if err := ev.checkInterrupt(pos); err != nil {
@@ -78,6 +83,9 @@ func forLoop(s *ir.For, body stmtPlan) func(ev *evaluator, a, b int) (control, e
 			ev.frame[slotIndex].v.Int = i
 			if done, c, err := iteration(body(ev)); done {
 				return c, err
+			}
+			if cmp != nil {
+				cmp.after(ev)
 			}
 		}
 		return ctlNext, nil

@@ -665,7 +665,7 @@ func TestSetContextMidSweep(t *testing.T) {
 		if took > whole/6 {
 			t.Errorf("%d workers: stopped after %v; the whole evaluation (about six sweeps) takes %v", workers, took, whole)
 		}
-		w.SetContext(nil)
+		w.SetContext(context.Background())
 		w.Close()
 	}
 }
