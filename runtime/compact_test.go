@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -148,5 +149,35 @@ generated quantities {
 		if rows[0][j] != w || rows[1][j] != w {
 			t.Errorf("column %d: %v compacted, %v not, want %v", j, rows[0][j], rows[1][j], w)
 		}
+	}
+}
+
+// TestInterruptedWhileCopying: a run stopped while a tape's storage grows
+// outside any statement (copying a model's data of millions of values
+// onto a new density's tape: the second matrix grows it past the first)
+// ends with the interruption as an error, not
+// a panic.
+func TestInterruptedWhileCopying(t *testing.T) {
+	if testing.Short() {
+		t.Skip("binds 6 million values")
+	}
+	m, errs := ir.CheckSource("c.shm", "data {\n  int N;\n  matrix[N, 2] x;\n  matrix[N, 2] z;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	const n = 3000000
+	set := &data.Set{}
+	set.AddSet(&data.Value{Name: "N", Data: []float64{n}, IsInt: true})
+	set.AddSet(&data.Value{Name: "x", Dims: []int{n, 2}, Data: make([]float64, 2*n)})
+	set.AddSet(&data.Value{Name: "z", Dims: []int{n, 2}, Data: make([]float64, 2*n)})
+	ctx, cancel := context.WithCancel(context.Background())
+	bm, err := Bind(m, set, Options{Impls: Builtins(), Seed: 1, Context: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	_, err = bm.NewDensity()
+	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("NewDensity after the stop: %v, want the interruption", err)
 	}
 }

@@ -33,10 +33,11 @@ type Density struct {
 }
 
 // NewDensity returns a Density over the model's unconstrained parameters.
-func (m *Model) NewDensity() (*Density, error) {
+func (m *Model) NewDensity() (_ *Density, err error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.IR.File, m.IR, m.opts.Impls, tape, m.opts.Print)
 	ev.configure(m.opts)
+	defer ev.recoverTape(&err)
 	ev.crn.runSeed = m.opts.Seed
 	base := make([]slot, len(m.frame))
 	for i, s := range m.frame {
@@ -188,7 +189,8 @@ func (d *Density) LogDensity(theta []float64) (float64, error) {
 // the unconstrained point theta: the term that LogDensity and
 // LogDensityGrad add when d.Jacobian is set. It runs only the transforms,
 // not the model.
-func (d *Density) LogJacobian(theta []float64) (float64, error) {
+func (d *Density) LogJacobian(theta []float64) (_ float64, err error) {
+	defer d.ev.recoverTape(&err)
 	if len(theta) != d.Dim() {
 		return 0, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
 	}
@@ -202,7 +204,8 @@ func (d *Density) LogJacobian(theta []float64) (float64, error) {
 
 // eval records the log density at theta on the tape; grad says whether
 // its gradient will be computed.
-func (d *Density) eval(theta []float64, grad bool) (autodiff.Value, error) {
+func (d *Density) eval(theta []float64, grad bool) (_ autodiff.Value, err error) {
+	defer d.ev.recoverTape(&err)
 	if len(theta) != d.Dim() {
 		return autodiff.Value{}, fmt.Errorf("runtime: %d parameters given, want %d", len(theta), d.Dim())
 	}
@@ -251,7 +254,8 @@ func (d *Density) NonFiniteTerm() error { return d.nonFinite }
 // constrained parameters, the transformed parameters and the generated
 // quantities (drawing from rng), in the order of Model.Columns. It
 // appends to dst and returns the extended slice.
-func (d *Density) Draw(dst []float64, theta []float64, rng *rand.Rand) ([]float64, error) {
+func (d *Density) Draw(dst []float64, theta []float64, rng *rand.Rand) (_ []float64, err error) {
+	defer d.ev.recoverTape(&err)
 	d.start()
 	ev := d.ev
 	if err := d.setParams(d.tape.ConstVec(theta), false); err != nil {

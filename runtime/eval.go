@@ -178,8 +178,12 @@ func (ev *evaluator) recoverArena(at *lang.Pos, err *error) {
 	if r == nil {
 		return
 	}
-	if r == autodiff.ErrInterrupted && ev.ctx0 != nil {
-		*err = &Error{File: ev.file, Pos: *at, Msg: "interrupted", cause: ev.ctx0.Err()}
+	if r == autodiff.ErrInterrupted {
+		var cause error = autodiff.ErrInterrupted
+		if ev.ctx0 != nil && ev.ctx0.Err() != nil {
+			cause = ev.ctx0.Err()
+		}
+		*err = &Error{File: ev.file, Pos: *at, Msg: "interrupted", cause: cause}
 		return
 	}
 	full, ok := r.(autodiff.ArenaFull)
@@ -188,6 +192,31 @@ func (ev *evaluator) recoverArena(at *lang.Pos, err *error) {
 	}
 	*err = ev.errorf(*at, "this statement's values need %s, more than the %s one evaluation may hold (an eighth of %s)",
 		sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), sysmem.Source())
+}
+
+// recoverTape turns a panic of the tape met outside a statement (whose
+// own recoverArena handles them): ArenaFull, or ErrInterrupted while its
+// storage grows (copying the data, setting the parameters), into *err.
+// The entry points of Model and Density defer it.
+func (ev *evaluator) recoverTape(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if r == autodiff.ErrInterrupted {
+		var cause error = autodiff.ErrInterrupted
+		if ev.ctx0 != nil && ev.ctx0.Err() != nil {
+			cause = ev.ctx0.Err()
+		}
+		*err = &Error{File: ev.file, Msg: "interrupted", cause: cause}
+		return
+	}
+	full, ok := r.(autodiff.ArenaFull)
+	if !ok {
+		panic(r)
+	}
+	*err = &Error{File: ev.file, Msg: fmt.Sprintf("the values need %s, more than the %s one evaluation may hold (an eighth of %s)",
+		sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), sysmem.Source())}
 }
 
 // exec executes a statement: its plan (plan_stmt.go), compiled at its

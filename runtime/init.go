@@ -38,11 +38,12 @@ func (m *Model) UnconstrainColumns(byColumn map[string]float64) ([]float64, erro
 	return m.unconstrain(func(name string) (*data.Value, bool) { v, ok := values[name]; return v, ok }, nil, 0)
 }
 
-func (m *Model) unconstrain(lookup func(string) (*data.Value, bool), rng *rand.Rand, radius float64) ([]float64, error) {
+func (m *Model) unconstrain(lookup func(string) (*data.Value, bool), rng *rand.Rand, radius float64) (_ []float64, err error) {
 	d, err := m.NewDensity()
 	if err != nil {
 		return nil, err
 	}
+	defer d.ev.recoverTape(&err)
 	d.start()
 	ev := d.ev
 	t := d.tape

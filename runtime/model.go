@@ -83,10 +83,11 @@ type outVar struct {
 
 // Bind reads the data, evaluates transformed data and lays out the
 // parameters.
-func Bind(m *ir.Model, set *data.Set, opts Options) (*Model, error) {
+func Bind(m *ir.Model, set *data.Set, opts Options) (_ *Model, err error) {
 	tape := autodiff.NewTape()
 	ev := newEvaluator(m.File, m, opts.Impls, tape, opts.Print)
 	ev.configure(opts)
+	defer ev.recoverTape(&err)
 	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
 	ev.crn.runSeed = opts.Seed
 	dataWarnings, err := ev.bindData(m.Data, set, joinNames(opts.DataFiles))
