@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
+
+	"github.com/shmlang/shm/runtime/data"
 )
 
 // Draws are the kept draws of one run, what reweighting them to another
@@ -101,7 +102,7 @@ func (d Dir) WriteDraws(t Task, dr *Draws) error {
 // an earlier version, or reweighted).
 func (d Dir) ReadDraws(t Task) (*Draws, error) {
 	path := d.DrawsPath(t)
-	b, err := os.ReadFile(path)
+	b, err := data.ReadAll(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

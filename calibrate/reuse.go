@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/diag"
 )
 
@@ -213,7 +214,7 @@ func (d Dir) WritePilot(lambda float64, post *Posterior) error {
 // ReadPilot returns the pilot run's adaptation, or nil when there is
 // none.
 func (d Dir) ReadPilot() (*Result, error) {
-	b, err := os.ReadFile(d.PilotPath())
+	b, err := data.ReadAll(d.PilotPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shmlang/shm/runtime/data"
 )
 
 // SlurmTools are the Slurm commands a Slurm calibration cannot do
@@ -107,7 +109,7 @@ func (s *Slurm) measuredCost() (float64, bool, error) {
 			return 0, false, err
 		}
 		for _, e := range entries {
-			b, err := os.ReadFile(s.Dir.path("results", "lambda="+lambdaText(l), e.Name()))
+			b, err := data.ReadAll(s.Dir.path("results", "lambda="+lambdaText(l), e.Name()))
 			var r Result
 			if err == nil && strings.HasSuffix(e.Name(), ".json") && json.Unmarshal(b, &r) == nil && r.IsRun() && r.Seconds > 0 {
 				sum += r.Seconds
@@ -320,7 +322,7 @@ func (s *Slurm) cancelLeftovers() {
 			continue
 		}
 		p := s.Dir.path("slurm", e.Name())
-		b, err := os.ReadFile(p)
+		b, err := data.ReadAll(p)
 		if err != nil {
 			continue
 		}
@@ -339,7 +341,7 @@ func (s *Slurm) cancelLeftovers() {
 // ReadRound returns the tasks that array task index of a round file
 // written by Slurm.Run runs.
 func ReadRound(path string, index int) ([]Task, error) {
-	b, err := os.ReadFile(path)
+	b, err := data.ReadAll(path)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime/data"
 )
 
@@ -72,28 +71,20 @@ type FileHash struct {
 }
 
 // HashFiles returns the hashes of the files' contents. A file (or a
-// device, a pipe) larger than a data file may be (data.MaxFileBytes) is
-// refused, as reading it as data would be.
+// device, a pipe) larger than a data file may be (data.Open) is refused,
+// as reading it as data would be.
 func HashFiles(paths ...string) ([]FileHash, error) {
 	var out []FileHash
-	limit := data.MaxFileBytes()
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := data.Open(p)
 		if err != nil {
 			return nil, err
 		}
 		h := sha256.New()
-		var r io.Reader = f
-		if limit > 0 {
-			r = io.LimitReader(f, limit+1)
-		}
-		n, err := io.Copy(h, r)
+		_, err = io.Copy(h, f)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if limit > 0 && n > limit {
-			return nil, fmt.Errorf("%s: more than the %s a data file may have (a sixteenth of %s)", p, sysmem.Bytes(float64(limit)), sysmem.Source())
 		}
 		out = append(out, FileHash{Path: p, SHA256: hex.EncodeToString(h.Sum(nil))})
 	}
@@ -180,7 +171,7 @@ func (d Dir) writePlan(p *Plan, write bool) error {
 		return err
 	}
 	b = append(b, '\n')
-	old, err := os.ReadFile(d.path("plan.json"))
+	old, err := data.ReadAll(d.path("plan.json"))
 	switch {
 	case err == nil && !bytes.Equal(old, b):
 		var was Plan
@@ -227,7 +218,7 @@ func fewerHashes(was, p *Plan) bool {
 
 // ReadPlan reads the folder's plan.
 func (d Dir) ReadPlan() (*Plan, error) {
-	b, err := os.ReadFile(d.path("plan.json"))
+	b, err := data.ReadAll(d.path("plan.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +259,7 @@ func (d Dir) WriteResult(r *Result) error {
 // (another task's, missing fields, values that contradict each other or
 // the plan) is an error.
 func (d Dir) ReadResult(t Task, p *Plan) (*Result, error) {
-	b, err := os.ReadFile(d.ResultPath(t))
+	b, err := data.ReadAll(d.ResultPath(t))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -446,7 +446,7 @@ func loadPoint(source, arg string) (*data.Set, error) {
 	set := &data.Set{}
 	if strings.HasSuffix(strings.ToLower(strings.TrimSpace(arg)), ".json") {
 		path := strings.TrimSpace(arg)
-		f, err := os.Open(path)
+		f, err := data.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}

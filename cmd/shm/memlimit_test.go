@@ -116,6 +116,18 @@ func TestMemoryUnderRlimit(t *testing.T) {
 	y := writeFile(t, dir, "y.csv", "y\n0.1\n0.5\n0.9\n")
 	chain := writeFile(t, dir, "cal-1.csv", "# model = cal\nlp__,mu\n-1,0.5\n")
 	const zeroBound = "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))"
+	zeroJSON := filepath.Join(dir, "z.json")
+	if err := os.Symlink("/dev/zero", zeroJSON); err != nil {
+		t.Fatal(err)
+	}
+	calDir := filepath.Join(dir, "cplan")
+	if err := os.Mkdir(calDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(calDir, "plan.json")); err != nil {
+		t.Fatal(err)
+	}
+	const zeroJSONBound = "more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -124,6 +136,9 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"calibrate datasets", []string{"calibrate", "lambda", model, y, "--truth", "mu=0.5", "--datasets", "/dev/zero", "--lambdas", "1", "--dir", filepath.Join(dir, "cz")}, zeroBound},
 		{"calibrate data", []string{"calibrate", "lambda", model, "/dev/zero", "--truth", "mu=0.5", "--generate", "2", "--replicate", "y=y_rep", "--lambdas", "1", "--dir", filepath.Join(dir, "cz2")}, zeroBound},
 		{"plot ppc data", []string{"plot", "ppc", chain, "--data", "/dev/zero", "--y", "y", "--out", filepath.Join(dir, "q.png")}, zeroBound},
+		{"an initial point", []string{"sample", model, y, "--set", "lambda=1", "--init", zeroJSON, "--output", filepath.Join(dir, "oi")}, "--init: " + zeroJSON + ": " + zeroJSONBound},
+		{"a calibration's plan", []string{"calibrate", "lambda", model, y, "--truth", "mu=0.5", "--generate", "2", "--replicate", "y=y_rep", "--lambdas", "1", "--dir", calDir}, zeroJSONBound},
+		{"an array task's round", []string{"calibrate", "task", calDir, zeroJSON, "--index", "0"}, zeroJSONBound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command("sh", "-c", "ulimit -v 4000000 && exec \"$0\" -test.run '^TestMemoryUnderRlimit$'", exe)

@@ -1,13 +1,13 @@
 package data
 
 import (
-	"io"
-
 	"fmt"
-	"github.com/shmlang/shm/internal/sysmem"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 // ReadFile reads a data file by path: CmdStan JSON when the name ends in
@@ -18,25 +18,58 @@ import (
 // about ten times its size in memory); a device or pipe is read up to
 // that size.
 func ReadFile(path string) ([]*Value, error) {
-	f, err := os.Open(path)
+	r, err := Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data file: %w", err)
 	}
-	defer f.Close()
-	limit := MaxFileBytes()
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && limit > 0 && info.Size() > limit {
-		return nil, fmt.Errorf("data file %s: %s, more than the %s a data file may have (a sixteenth of %s)",
-			path, sysmem.Bytes(float64(info.Size())), sysmem.Bytes(float64(limit)), sysmem.Source())
-	}
-	var r io.Reader = f
-	if limit > 0 {
-		r = &boundedReader{r: f, left: limit, err: fmt.Errorf("more than the %s a data file may have (a sixteenth of %s)",
-			sysmem.Bytes(float64(limit)), sysmem.Source())}
-	}
+	defer r.Close()
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		return ReadJSON(path, r)
 	}
 	return ReadCSV(path, r)
+}
+
+// Open opens a file of data (or of results read as data) for reading
+// at most MaxFileBytes: a regular file larger is refused at once, and a
+// device or pipe fails once that much is read.
+func Open(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	limit := MaxFileBytes()
+	if limit <= 0 {
+		return f, nil
+	}
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+		f.Close()
+		return nil, fmt.Errorf("%s: %s, more than the %s a data file may have (a sixteenth of %s)",
+			path, sysmem.Bytes(float64(info.Size())), sysmem.Bytes(float64(limit)), sysmem.Source())
+	}
+	return &boundedFile{boundedReader{r: f, left: limit, err: fmt.Errorf("more than the %s a data file may have (a sixteenth of %s)",
+		sysmem.Bytes(float64(limit)), sysmem.Source())}, f}, nil
+}
+
+// boundedFile is a boundedReader of a file, closed with it.
+type boundedFile struct {
+	boundedReader
+	f *os.File
+}
+
+func (b *boundedFile) Close() error { return b.f.Close() }
+
+// ReadAll reads the whole file at path, opened with Open.
+func ReadAll(path string) ([]byte, error) {
+	r, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 // MaxFileBytes is the largest data file read: a sixteenth of the memory
