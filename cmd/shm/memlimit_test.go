@@ -91,7 +91,8 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"crn replicates", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -crn(1048576, sinkhorn(mu + std_normal_rng(3), y, eps = 0.3, iters = 80));\n}\n",
 			"m.shm:9:18: crn: 1048576 replicates, each holding",
 			[]string{"--set", "y=[1,2,3]"}},
-		{"data from /dev/zero", plain, "/dev/zero: more than the 244 MiB a data file may have (a sixteenth of the address-space limit (ulimit -v) (3.8 GiB))",
+		// Refused at its first byte: a data file is text.
+		{"data from /dev/zero", plain, "/dev/zero: byte 1 is NUL (0x00): a data file is text (CSV or JSON), not binary",
 			[]string{"/dev/zero"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,7 +136,7 @@ func TestMemoryUnderRlimit(t *testing.T) {
 	}{
 		{"calibrate datasets", []string{"calibrate", "lambda", model, y, "--truth", "mu=0.5", "--datasets", "/dev/zero", "--lambdas", "1", "--dir", filepath.Join(dir, "cz")}, zeroBound},
 		{"calibrate data", []string{"calibrate", "lambda", model, "/dev/zero", "--truth", "mu=0.5", "--generate", "2", "--replicate", "y=y_rep", "--lambdas", "1", "--dir", filepath.Join(dir, "cz2")}, zeroBound},
-		{"plot ppc data", []string{"plot", "ppc", chain, "--data", "/dev/zero", "--y", "y", "--out", filepath.Join(dir, "q.png")}, zeroBound},
+		{"plot ppc data", []string{"plot", "ppc", chain, "--data", "/dev/zero", "--y", "y", "--out", filepath.Join(dir, "q.png")}, "/dev/zero: byte 1 is NUL (0x00)"},
 		{"an initial point", []string{"sample", model, y, "--set", "lambda=1", "--init", zeroJSON, "--output", filepath.Join(dir, "oi")}, "--init: " + zeroJSON + ": " + zeroJSONBound},
 		{"a calibration's plan", []string{"calibrate", "lambda", model, y, "--truth", "mu=0.5", "--generate", "2", "--replicate", "y=y_rep", "--lambdas", "1", "--dir", calDir}, zeroJSONBound},
 		{"an array task's round", []string{"calibrate", "task", calDir, zeroJSON, "--index", "0"}, zeroJSONBound},

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -23,10 +24,36 @@ func ReadFile(path string) ([]*Value, error) {
 		return nil, fmt.Errorf("data file: %w", err)
 	}
 	defer r.Close()
+	text := &textReader{r: r}
 	if strings.EqualFold(filepath.Ext(path), ".json") {
-		return ReadJSON(path, r)
+		return ReadJSON(path, text)
 	}
-	return ReadCSV(path, r)
+	return ReadCSV(path, text)
+}
+
+// textReader fails at the first NUL byte: a data file is text, and a
+// binary file or a device (/dev/zero) would otherwise be read up to the
+// bound, slowly, as one endless value.
+type textReader struct {
+	r   io.Reader
+	off int64
+	err error // the NUL's, returned once the bytes before it are read
+}
+
+func (t *textReader) Read(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
+	n, err := t.r.Read(p)
+	if i := bytes.IndexByte(p[:n], 0); i >= 0 {
+		t.err = fmt.Errorf("byte %d is NUL (0x00): a data file is text (CSV or JSON), not binary", t.off+int64(i)+1)
+		n, err = i, nil
+		if n == 0 {
+			err = t.err
+		}
+	}
+	t.off += int64(n)
+	return n, err
 }
 
 // Open opens a file of data (or of results read as data) for reading
