@@ -575,9 +575,11 @@ func TestRunMemoryShare(t *testing.T) {
 func TestRemoveStaleTemps(t *testing.T) {
 	dir := Dir(t.TempDir())
 	stale := filepath.Join(string(dir), "results", "lambda=0.5", ".d093.json.tmp2197737256")
+	staleCSV := filepath.Join(string(dir), ".csv.tmp456")
+	other := filepath.Join(string(dir), "sub", ".index.tmp") // not a calibration's
 	fresh := filepath.Join(string(dir), "results", "lambda=0.5", ".d094.json.tmp11")
 	result := filepath.Join(string(dir), "results", "lambda=0.5", "d093.json")
-	for _, p := range []string{stale, fresh, result} {
+	for _, p := range []string{stale, staleCSV, other, fresh, result} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -586,7 +588,7 @@ func TestRemoveStaleTemps(t *testing.T) {
 		}
 	}
 	old := time.Now().Add(-time.Hour)
-	for _, p := range []string{stale, result} {
+	for _, p := range []string{stale, staleCSV, other, result} {
 		if err := os.Chtimes(p, old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -594,7 +596,7 @@ func TestRemoveStaleTemps(t *testing.T) {
 	if err := dir.RemoveStaleTemps(time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]bool{stale: false, fresh: true, result: true} {
+	for p, want := range map[string]bool{stale: false, staleCSV: false, other: true, fresh: true, result: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -354,6 +355,11 @@ func (r *Result) check(t Task, p *Plan) error {
 }
 
 // writeAtomic writes b to path through a temporary file in its folder.
+// staleTemp matches the names of the temporary files the calibration's
+// writes make: writeAtomic's ".d003.json.tmp123" (of .json, .csv and
+// .draws files) and writeCSV's ".csv.tmp123".
+var staleTemp = regexp.MustCompile(`^\.([A-Za-z0-9_=.-]+\.(json|csv|draws))?\.?(csv\.)?tmp[0-9]+$`)
+
 // RemoveStaleTemps removes the temporary files of writes (writeAtomic's
 // ".NAME.tmp…") in the folder that were last modified more than age ago:
 // those a killed run left behind. A live write's temporary file lives for
@@ -368,8 +374,7 @@ func (d Dir) RemoveStaleTemps(age time.Duration) error {
 			}
 			return err
 		}
-		name := e.Name()
-		if e.IsDir() || !strings.HasPrefix(name, ".") || !strings.Contains(name, ".tmp") {
+		if e.IsDir() || !staleTemp.MatchString(e.Name()) {
 			return nil
 		}
 		info, err := e.Info()

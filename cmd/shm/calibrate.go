@@ -338,6 +338,14 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			return nil, err
 		}
 	}
+	if _, err := dir.ReadPlan(); errors.Is(err, fs.ErrNotExist) {
+		// A calibration writes, replaces and removes files in its folder:
+		// not in one that holds other things.
+		if entries, err := os.ReadDir(f.dir); err == nil && len(entries) > 0 {
+			return nil, fmt.Errorf("--dir %s holds %s but no calibration (no plan.json): give a new or empty folder, as a calibration writes, replaces and removes files in it",
+				f.dir, listFiles(entryNames(entries)))
+		}
+	}
 	datasetFiles, err := expandFiles(f.datasets)
 	if err != nil {
 		return nil, err
@@ -983,4 +991,13 @@ func runMonitor(w io.Writer, refresh int, heartbeat time.Duration, plan *calibra
 		p.label, p.heartbeat = label, heartbeat
 		return calibrate.SampleOptions{Progress: p.progress, Activity: p.activity}, p.start()
 	}
+}
+
+// entryNames returns the names of folder entries.
+func entryNames(entries []os.DirEntry) []string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
 }

@@ -293,3 +293,26 @@ func TestCalibrateEpsRefused(t *testing.T) {
 		t.Errorf("equal points with --noise: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestCalibrateDirNotEmpty: a --dir that holds other files and no
+// calibration is refused, naming them, and left as it was (a calibration
+// writes, replaces and removes files in its folder).
+func TestCalibrateDirNotEmpty(t *testing.T) {
+	model, y := calibrationFiles(t)
+	dir := filepath.Join(t.TempDir(), "mine")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := writeFile(t, dir, ".notes.tmp.txt", "keep")
+	runs := writeFile(t, dir, "runs.csv", "mine")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"calibrate", "lambda", model, y, "--dir", dir, "--refresh", "0", "--truth", "mu=0.5", "--generate", "2", "--replicate", "y=y_rep", "--lambdas", "1"}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "--dir "+dir+" holds .notes.tmp.txt, runs.csv but no calibration (no plan.json)") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	for _, p := range []string{notes, runs} {
+		if b, err := os.ReadFile(p); err != nil || (string(b) != "keep" && string(b) != "mine") {
+			t.Errorf("%s: %q, %v", p, b, err)
+		}
+	}
+}
