@@ -55,6 +55,10 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if in, ok := sameFile(*noiseFile, pos); *noiseFile != "" && ok {
+		fmt.Fprintf(stderr, "shm diagnose: --crn-noise %s is the input %s: writing the noise would replace it; give another file\n", *noiseFile, in)
+		return 2
+	}
 	if *noiseFile != "" && len(bm.IR.CRNs) == 0 {
 		fmt.Fprintf(stderr, "shm diagnose: --crn-noise: %s has no crn(K, ...) call: there is no noise to write\n", pos[0])
 		return 2

@@ -256,6 +256,9 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	paths := make([]string, f.chains)
 	for i := range paths {
 		paths[i] = chainPath(f.output, bm.IR.Name, f.chainID+i)
+		if in, ok := sameFile(paths[i], append([]string{model}, files...)); ok {
+			return nil, fmt.Errorf("--output %s: chain %d's file %s is the input %s: the run would replace it; give another folder", f.output, f.chainID+i, paths[i], in)
+		}
 	}
 	unlock, err := lockOutput(paths)
 	if err != nil {
@@ -580,4 +583,20 @@ func dataDigest(files []string) (string, error) {
 		h.Write([]byte(f.SHA256))
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sameFile returns the input among inputs that out names (the same file,
+// by any path), and whether there is one: an output there would replace
+// it.
+func sameFile(out string, inputs []string) (string, bool) {
+	o, err := os.Stat(out)
+	if err != nil {
+		return "", false
+	}
+	for _, in := range inputs {
+		if i, err := os.Stat(in); err == nil && os.SameFile(o, i) {
+			return in, true
+		}
+	}
+	return "", false
 }

@@ -526,3 +526,35 @@ func TestSampleNotesOtherChains(t *testing.T) {
 		t.Errorf("second run: exit %d, %q, want %q", code, stderr, want)
 	}
 }
+
+// TestOutputIsAnInput: an output that would replace an input (a chain
+// file that is the run's data file, --crn-noise naming the model or the
+// data) is refused, the input left as it was.
+func TestOutputIsAnInput(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.shm", "data {\n  int N;\n  vector[N] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  target += -crn(2, sinkhorn(mu + std_normal_rng(N), y, eps = 0.5, iters = 10));\n}\n")
+	const text = "y\n1\n2\n1.5\n"
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := writeFile(t, out, "m-1.csv", text)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sample", model, data, "--output", out, "--chains", "1", "--warmup", "10", "--samples", "10"}, 1,
+			"--output " + out + ": chain 1's file " + data + " is the input " + data + ": the run would replace it"},
+		{[]string{"diagnose", model, data, "--crn-noise", data}, 2, "--crn-noise " + data + " is the input " + data},
+		{[]string{"diagnose", model, data, "--crn-noise", model}, 2, "--crn-noise " + model + " is the input " + model},
+	} {
+		_, stderr, code := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+		if b, err := os.ReadFile(data); err != nil || string(b) != text {
+			t.Errorf("%v: the data file now holds %q (%v)", tc.args, b, err)
+		}
+	}
+}
