@@ -68,7 +68,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 	case "crn":
 		return cmdCalibrateCRN(ctx, args[1:], stdout, stderr)
 	case "eps":
-		return cmdCalibrateEps(args[1:], stdout, stderr)
+		return cmdCalibrateEps(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "shm calibrate: unknown procedure %q\n%s", args[0], calibrateUsage)
 	return 2

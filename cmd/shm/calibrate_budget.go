@@ -428,7 +428,7 @@ func cmdCalibrateCRN(ctx context.Context, args []string, stdout, stderr io.Write
 	return 0
 }
 
-func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
+func cmdCalibrateEps(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("calibrate eps", stderr)
 	var y string
 	var noise, alpha float64
@@ -457,7 +457,14 @@ func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shm calibrate eps: no data file given: --y %s names a value of the data files (shm calibrate eps data... --y NAME)\n", y)
 		return 2
 	}
-	set, err := data.Load(pos, sets)
+	interrupted := func() int {
+		fmt.Fprintln(stderr, "shm calibrate eps: interrupted")
+		return 1
+	}
+	set, err := interruptible(ctx, func() (*data.Set, error) { return data.Load(pos, sets) })
+	if ctx.Err() != nil {
+		return interrupted()
+	}
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -474,7 +481,10 @@ func cmdCalibrateEps(args []string, stdout, stderr io.Writer) int {
 	default:
 		return report(stderr, fmt.Errorf("%s: want a vector or an N×d matrix of points, got sizes %v", y, v.Dims))
 	}
-	r, err := calibrate.Resolve(v.Data, n, d, noise)
+	r, err := interruptible(ctx, func() (calibrate.Resolution, error) { return calibrate.Resolve(v.Data, n, d, noise) })
+	if ctx.Err() != nil {
+		return interrupted()
+	}
 	if err == nil {
 		err = r.Check(alpha)
 	}

@@ -370,8 +370,9 @@ func TestReplSigterm(t *testing.T) {
 	}
 }
 
-// TestReadCommandsSignals: summary, plot and diagnose, stopped by SIGTERM
-// or Ctrl-C while they read a large run or evaluate a slow model, say
+// TestReadCommandsSignals: summary, plot, diagnose and calibrate eps,
+// stopped by SIGTERM or Ctrl-C while they read a large run or data file or
+// evaluate a slow model, say
 // interrupted and exit 1 within seconds, leaving no file (they died by
 // the signal, silently).
 func TestReadCommandsSignals(t *testing.T) {
@@ -392,6 +393,13 @@ func TestReadCommandsSignals(t *testing.T) {
 		fmt.Fprintf(&b, "%d%s\n", -i, row)
 	}
 	big := writeFile(t, dir, "big-1.csv", b.String())
+	// Two million points in the plane: seconds to read and resolve.
+	var pts strings.Builder
+	pts.WriteString("x.1,x.2\n")
+	for i := range 2000000 {
+		fmt.Fprintf(&pts, "%d.25,%d.5\n", i%1999, i%2003)
+	}
+	points := writeFile(t, dir, "points.csv", pts.String())
 	slow := writeFile(t, dir, "slow.shm", "transformed data {\n  real s = 0;\n  for (i in 1:2000000000) { s += 1; }\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n")
 	out := filepath.Join(dir, "out")
 	if err := os.Mkdir(out, 0o755); err != nil {
@@ -404,6 +412,7 @@ func TestReadCommandsSignals(t *testing.T) {
 		{"summary", []string{"summary", big}},
 		{"plot", []string{"plot", "trace", big, "--out", filepath.Join(out, "t.png")}},
 		{"diagnose", []string{"diagnose", slow}},
+		{"calibrate eps", []string{"calibrate", "eps", points, "--y", "x"}},
 	} {
 		for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
 			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
