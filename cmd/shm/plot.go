@@ -246,10 +246,10 @@ func locationFigure(run *plots.Run, files, image string, vars []string, at strin
 	}
 	var origin [2]float64
 	if _, err := fmt.Sscanf(strings.ReplaceAll(at, " ", ""), "%g,%g", &origin[0], &origin[1]); err != nil {
-		return nil, fmt.Errorf("shm plot location: --at %s: want COLUMN,ROW", at)
+		return nil, fmt.Errorf("plot location: --at %s: want COLUMN,ROW", at)
 	}
 	if math.IsNaN(origin[0]+origin[1]) || math.IsInf(origin[0]+origin[1], 0) {
-		return nil, fmt.Errorf("shm plot location: --at %s: want COLUMN,ROW, two finite numbers", at)
+		return nil, fmt.Errorf("plot location: --at %s: want COLUMN,ROW, two finite numbers", at)
 	}
 	set, err := data.Load(strings.Split(files, ","), nil)
 	if err != nil {
@@ -257,11 +257,11 @@ func locationFigure(run *plots.Run, files, image string, vars []string, at strin
 	}
 	v, ok := set.Lookup(image)
 	if !ok {
-		return nil, fmt.Errorf("shm plot location: the data files have no %s (they have %s)", image, strings.Join(set.Names(), ", "))
+		return nil, fmt.Errorf("plot location: the data files have no %s (they have %s)", image, strings.Join(set.Names(), ", "))
 	}
 	dims := v.Dims
 	if len(dims) != 2 && len(dims) != 3 {
-		return nil, fmt.Errorf("shm plot location: %s has sizes %v, want a matrix or an array of matrices", image, dims)
+		return nil, fmt.Errorf("plot location: %s has sizes %v, want a matrix or an array of matrices", image, dims)
 	}
 	pic := &plots.Picture{Name: image, Rows: dims[len(dims)-2], Cols: dims[len(dims)-1]}
 	layers := 1
@@ -290,13 +290,13 @@ func ppcFigure(run *plots.Run, files, y, yrep string, series bool, x string) (*p
 	// One variable, or two vectors ("t,y") as points in the plane.
 	names := splitTopLevel(y)
 	if len(names) > 2 {
-		return nil, fmt.Errorf("shm plot ppc: --y takes one variable or two vectors, got %s", y)
+		return nil, fmt.Errorf("plot ppc: --y takes one variable or two vectors, got %s", y)
 	}
 	var cols []*data.Value
 	for _, name := range names {
 		v, ok := set.Lookup(strings.TrimSpace(name))
 		if !ok {
-			return nil, fmt.Errorf("shm plot ppc: the data files have no %s (they have %s)", name, strings.Join(set.Names(), ", "))
+			return nil, fmt.Errorf("plot ppc: the data files have no %s (they have %s)", name, strings.Join(set.Names(), ", "))
 		}
 		cols = append(cols, v)
 	}
@@ -307,7 +307,7 @@ func ppcFigure(run *plots.Run, files, y, yrep string, series bool, x string) (*p
 	if len(cols) == 2 {
 		a, b := cols[0].Data, cols[1].Data
 		if len(a) != len(b) || len(cols[0].Dims) > 1 || len(cols[1].Dims) > 1 {
-			return nil, fmt.Errorf("shm plot ppc: %s must be two vectors of one length", y)
+			return nil, fmt.Errorf("plot ppc: %s must be two vectors of one length", y)
 		}
 		obs = &plots.Observed{Name: "(" + y + ")", Dims: []int{len(a), 2}, Axes: [2]string{names[0], names[1]}}
 		for i := range a {
@@ -326,7 +326,7 @@ func ppcFigure(run *plots.Run, files, y, yrep string, series bool, x string) (*p
 		if x != "" {
 			v, ok := set.Lookup(x)
 			if !ok {
-				return nil, fmt.Errorf("shm plot ppc: the data files have no %s (they have %s)", x, strings.Join(set.Names(), ", "))
+				return nil, fmt.Errorf("plot ppc: the data files have no %s (they have %s)", x, strings.Join(set.Names(), ", "))
 			}
 			cov = &plots.Observed{Name: x, Dims: v.Dims, Data: v.Data}
 		}

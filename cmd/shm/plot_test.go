@@ -148,14 +148,15 @@ generated quantities {
 }
 
 // TestReplPlot draws figures of the REPL's last run: the PNG file's path
-// is printed and the file decodes; a kind the REPL does not know and a
-// plot before any run are errors.
+// is printed and the file decodes; a kind the REPL does not know, a
+// plot before any run and one of a run without draws are errors.
 func TestReplPlot(t *testing.T) {
 	dir := t.TempDir()
 	model := writeFile(t, dir, "op.shm", operatorModel)
-	input := strings.Join([]string{":plot trace", ":sample --chains 2 --warmup 50 --samples 50 --seed 3", ":plot trace mu s", ":plot energy", ":plot violin"}, "\n")
+	input := strings.Join([]string{":plot trace", ":sample --chains 2 --warmup 50 --samples 50 --seed 3", ":plot trace mu s", ":plot energy", ":plot violin",
+		":sample --chains 1 --warmup 20 --samples 0 --seed 3", ":plot trace"}, "\n")
 	stdout, stderr, code := runRepl(t, input, model)
-	if code != 1 || !strings.Contains(stderr, "no run yet") || !strings.Contains(stderr, "usage: :plot") {
+	if code != 1 || !strings.Contains(stderr, "no run yet") || !strings.Contains(stderr, "usage: :plot") || !strings.Contains(stderr, "has no draws to plot") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	var paths []string

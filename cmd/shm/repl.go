@@ -521,7 +521,7 @@ func (r *repl) rebind(ctx context.Context, cmd string, next modelState) error {
 	bm, err := r.bind(ctx, next, r.seed, nil, r.stdout)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s interrupted; nothing changed (%v)", cmd, err)
+			return fmt.Errorf("%s interrupted; nothing changed", cmd)
 		}
 		if r.state.bound == nil {
 			next.bound = nil

@@ -86,10 +86,14 @@ func (r *repl) cmdPlot(ctx context.Context, rest string) error {
 	if err != nil {
 		return err
 	}
+	plotRun := &plots.Run{Label: run.model, Fit: run.fit}
+	if err := hasDraws(plotRun, false); err != nil {
+		return err
+	}
 	// The figure is built and rendered in memory (a pairs plot of many
 	// draws takes most of a minute); Ctrl-C abandons it and writes nothing.
 	img, err := interruptible(ctx, func() (*bytes.Buffer, error) {
-		fig, err := runFigure(args[0], []*plots.Run{{Label: run.model, Fit: run.fit}}, args[1:], false)
+		fig, err := runFigure(args[0], []*plots.Run{plotRun}, args[1:], false)
 		if err != nil {
 			return nil, err
 		}
