@@ -457,6 +457,11 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 		return nil, err
 	}
 	if !f.collect {
+		unlock, err := lockCalibration(f.dir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 		// The temporary files of a run killed during a write.
 		if err := dir.RemoveStaleTemps(time.Minute); err != nil {
 			return nil, err

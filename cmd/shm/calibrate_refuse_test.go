@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -314,5 +315,42 @@ func TestCalibrateDirNotEmpty(t *testing.T) {
 		if b, err := os.ReadFile(p); err != nil || (string(b) != "keep" && string(b) != "mine") {
 			t.Errorf("%s: %q, %v", p, b, err)
 		}
+	}
+}
+
+// TestCalibrateDirLocked: a second calibration of a --dir another one is
+// running in is refused with the first one's pid (both would run every
+// task).
+func TestCalibrateDirLocked(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock")
+	}
+	model, y := calibrationFiles(t)
+	dir := filepath.Join(t.TempDir(), "cal")
+	args := []string{"calibrate", "lambda", model, y, "--dir", dir, "--refresh", "0", "--truth", "mu=0.5", "--generate", "2", "--replicate", "y=y_rep", "--lambdas", "1", "--warmup", "30", "--samples", "30"}
+	var stdout, stderr bytes.Buffer
+	if code := run(append(args, "--collect"), &stdout, &stderr); code != 1 {
+		t.Fatalf("--collect of nothing: exit %d", code)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockCalibration(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	code := run(args, &stdout, &stderr)
+	unlock()
+	if code != 1 || !strings.Contains(stderr.String(), "plan.json is being written by another shm run (pid "+strconv.Itoa(os.Getpid())+"): wait for it to end") {
+		t.Errorf("a calibration of a locked --dir: exit %d, %q", code, stderr.String())
+	}
+	stderr.Reset()
+	run(args, &stdout, &stderr) // its outcome (coverage of two runs) is not the point
+	if !strings.Contains(stderr.String(), "lambda 1: coverage") || strings.Contains(stderr.String(), "being written") {
+		t.Errorf("once unlocked: %q", stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.lock")); len(left) != 0 {
+		t.Errorf("the lock file stays: %v", left)
 	}
 }

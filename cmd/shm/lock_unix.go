@@ -20,6 +20,18 @@ import (
 // pid of the first; runs of other chains (--chain-id) may share the
 // folder. The returned function releases the locks.
 func lockOutput(paths []string) (func(), error) {
+	return lockFiles(paths, "wait for it to end, or give another --output or --chain-id")
+}
+
+// lockCalibration takes a calibration's folder for this process: a
+// second calibration of the same --dir at once is refused (both would run
+// every task).
+func lockCalibration(dir string) (func(), error) {
+	return lockFiles([]string{filepath.Join(dir, "plan.json")}, "wait for it to end")
+}
+
+// lockFiles is lockOutput with the advice of its refusal.
+func lockFiles(paths []string, advice string) (func(), error) {
 	var held []*os.File
 	release := func() {
 		for _, f := range held {
@@ -40,7 +52,7 @@ func lockOutput(paths []string) (func(), error) {
 			f.Close()
 			release()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, fmt.Errorf("%s is being written by another shm run (pid %s): wait for it to end, or give another --output or --chain-id", p, strings.TrimSpace(string(pid[:n])))
+				return nil, fmt.Errorf("%s is being written by another shm run (pid %s): %s", p, strings.TrimSpace(string(pid[:n])), advice)
 			}
 			return nil, fmt.Errorf("locking %s: %w", p, err)
 		}
