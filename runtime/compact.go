@@ -109,22 +109,22 @@ func (c *compaction) after(ev *evaluator) {
 		return
 	}
 	c.vals, c.moved = c.vals[:0], c.moved[:0]
+	move := func(v *autodiff.Value) bool {
+		if v.Kind() == autodiff.Invalid {
+			return true
+		}
+		if !v.IsConst() {
+			return false // a value with a gradient: not this evaluation's kind
+		}
+		c.moved = append(c.moved, movedValue{at: v, shape: v.Shape(), off: len(c.vals)})
+		c.vals = append(c.vals, t.Val(*v)...)
+		return true
+	}
 	frame := ev.frame
 	for _, k := range c.lc.slots {
 		s := &frame[k]
 		if !s.set || !isADBacked(s.v.Type) {
 			continue
-		}
-		move := func(v *autodiff.Value) bool {
-			if v.Kind() == autodiff.Invalid {
-				return true
-			}
-			if !v.IsConst() {
-				return false // a value with a gradient: not this evaluation's kind
-			}
-			c.moved = append(c.moved, movedValue{at: v, shape: v.Shape(), off: len(c.vals)})
-			c.vals = append(c.vals, t.Val(*v)...)
-			return true
 		}
 		if !move(&s.v.AD) {
 			return

@@ -174,24 +174,9 @@ func (ev *evaluator) execAll(ss []ir.Stmt) (c control, err error) {
 // while the tape's storage grew) into the interruption; other panics go
 // on.
 func (ev *evaluator) recoverArena(at *lang.Pos, err *error) {
-	r := recover()
-	if r == nil {
-		return
+	if r := recover(); r != nil {
+		*err = ev.tapePanic(r, *at, "this statement's values")
 	}
-	if r == autodiff.ErrInterrupted {
-		var cause error = autodiff.ErrInterrupted
-		if ev.ctx0 != nil && ev.ctx0.Err() != nil {
-			cause = ev.ctx0.Err()
-		}
-		*err = &Error{File: ev.file, Pos: *at, Msg: "interrupted", cause: cause}
-		return
-	}
-	full, ok := r.(autodiff.ArenaFull)
-	if !ok {
-		panic(r)
-	}
-	*err = ev.errorf(*at, "this statement's values need %s, more than the %s one evaluation may hold (an eighth of %s)",
-		sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), sysmem.Source())
 }
 
 // recoverTape turns a panic of the tape met outside a statement (whose
@@ -199,24 +184,28 @@ func (ev *evaluator) recoverArena(at *lang.Pos, err *error) {
 // storage grows (copying the data, setting the parameters), into *err.
 // The entry points of Model and Density defer it.
 func (ev *evaluator) recoverTape(err *error) {
-	r := recover()
-	if r == nil {
-		return
+	if r := recover(); r != nil {
+		*err = ev.tapePanic(r, lang.Pos{}, "the values")
 	}
+}
+
+// tapePanic is the error at p of the tape's panic r, whose values are
+// what: the interruption, or the values beyond the evaluation's memory;
+// any other panic goes on.
+func (ev *evaluator) tapePanic(r any, p lang.Pos, what string) error {
 	if r == autodiff.ErrInterrupted {
 		var cause error = autodiff.ErrInterrupted
 		if ev.ctx0 != nil && ev.ctx0.Err() != nil {
 			cause = ev.ctx0.Err()
 		}
-		*err = &Error{File: ev.file, Msg: "interrupted", cause: cause}
-		return
+		return &Error{File: ev.file, Pos: p, Msg: "interrupted", cause: cause}
 	}
 	full, ok := r.(autodiff.ArenaFull)
 	if !ok {
 		panic(r)
 	}
-	*err = &Error{File: ev.file, Msg: fmt.Sprintf("the values need %s, more than the %s one evaluation may hold (an eighth of %s)",
-		sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), sysmem.Source())}
+	return ev.errorf(p, "%s need %s, more than the %s one evaluation may hold (an eighth of %s)",
+		what, sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), sysmem.Source())
 }
 
 // exec executes a statement: its plan (plan_stmt.go), compiled at its

@@ -457,13 +457,9 @@ func cmdCalibrateEps(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "shm calibrate eps: no data file given: --y %s names a value of the data files (shm calibrate eps data... --y NAME)\n", y)
 		return 2
 	}
-	interrupted := func() int {
-		fmt.Fprintln(stderr, "shm calibrate eps: interrupted")
-		return 1
-	}
 	set, err := interruptible(ctx, func() (*data.Set, error) { return data.Load(pos, sets) })
 	if ctx.Err() != nil {
-		return interrupted()
+		return stopStatus(stderr, "calibrate eps")
 	}
 	if err != nil {
 		return report(stderr, err)
@@ -483,7 +479,7 @@ func cmdCalibrateEps(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	r, err := interruptible(ctx, func() (calibrate.Resolution, error) { return calibrate.Resolve(v.Data, n, d, noise) })
 	if ctx.Err() != nil {
-		return interrupted()
+		return stopStatus(stderr, "calibrate eps")
 	}
 	if err == nil {
 		err = r.Check(alpha)

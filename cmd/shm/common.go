@@ -383,6 +383,24 @@ func signalContext(sigs ...os.Signal) (ctx context.Context, release func() (sign
 	return ctx, release
 }
 
+// stopStatus says that the command name was stopped (Ctrl-C, SIGTERM)
+// and returns its exit status.
+func stopStatus(stderr io.Writer, name string) int {
+	fmt.Fprintf(stderr, "shm %s: interrupted\n", name)
+	return 1
+}
+
+// reportStop is report for the command name, which ctx stops: once ctx
+// is done, an error is the stop's, whatever it says.
+func reportStop(ctx context.Context, stderr io.Writer, name string) func(error) int {
+	return func(err error) int {
+		if ctx.Err() != nil {
+			return stopStatus(stderr, name)
+		}
+		return report(stderr, err)
+	}
+}
+
 // interruptible returns f's result, or ctx's error as soon as ctx is done
 // (Ctrl-C, SIGTERM) for work that cannot stop itself (parsing, reading a
 // data file, a summary of large files): f then goes on in the background,

@@ -44,13 +44,7 @@ func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	// model's context) and say so.
 	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
 	defer release()
-	fail := func(err error) int {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "shm diagnose: interrupted")
-			return 1
-		}
-		return report(stderr, err)
-	}
+	fail := reportStop(ctx, stderr, "diagnose")
 	bm, err := bindModelContext(ctx, pos[0], pos[1:], sets, *seed, stderr)
 	if err != nil {
 		return fail(err)

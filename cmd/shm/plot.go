@@ -126,13 +126,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	// (the write of the finished image is writeAtomic's).
 	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
 	defer release()
-	fail := func(err error) int {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "shm plot: interrupted")
-			return 1
-		}
-		return report(stderr, err)
-	}
+	fail := reportStop(ctx, stderr, "plot")
 	runs, err := interruptible(ctx, func() ([]*plots.Run, error) { return plotRuns(files, kind == "dens", *mixed) })
 	if err != nil {
 		return fail(err)

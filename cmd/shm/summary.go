@@ -35,13 +35,9 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	// SIGTERM abandon them and say so.
 	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
 	defer release()
-	interrupted := func() int {
-		fmt.Fprintln(stderr, "shm summary: interrupted")
-		return 1
-	}
 	fit, err := interruptible(ctx, func() (*diag.Fit, error) { return read(files...) })
 	if ctx.Err() != nil {
-		return interrupted()
+		return stopStatus(stderr, "summary")
 	}
 	if err != nil {
 		return report(stderr, mixedHint(err))
@@ -59,7 +55,7 @@ func cmdSummary(args []string, stdout, stderr io.Writer) int {
 		return b.Bytes(), err
 	})
 	if ctx.Err() != nil {
-		return interrupted()
+		return stopStatus(stderr, "summary")
 	}
 	if err != nil {
 		return report(stderr, err)
