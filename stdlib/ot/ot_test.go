@@ -652,16 +652,25 @@ func TestSetContextMidSweep(t *testing.T) {
 		}
 		whole := time.Since(start)
 		// A fraction of the first sweep (the x–y forward sweep, one of at
-		// least six).
-		ctx, cancel := context.WithTimeout(context.Background(), whole/30)
-		w.SetContext(ctx)
-		start = time.Now()
-		_, err := w.Divergence(x, y, la, lb, opt, nil, nil)
-		took := time.Since(start)
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%d workers: interrupted evaluation: %v", workers, err)
+		// least six). The machine may be busy with other work: the check
+		// passes when one of a few tries stops in time (noise only ever
+		// delays a stop).
+		var took time.Duration
+		for try := 0; try < 5; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), whole/30)
+			w.SetContext(ctx)
+			start = time.Now()
+			_, err := w.Divergence(x, y, la, lb, opt, nil, nil)
+			took = time.Since(start)
+			cancel()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%d workers: interrupted evaluation: %v", workers, err)
+			}
+			if took <= whole/6 {
+				break
+			}
 		}
+		t.Logf("%d workers: stopped after %v of %v", workers, took, whole)
 		if took > whole/6 {
 			t.Errorf("%d workers: stopped after %v; the whole evaluation (about six sweeps) takes %v", workers, took, whole)
 		}

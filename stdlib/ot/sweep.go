@@ -57,6 +57,9 @@ func (e *engine) sparseJob(job sweepJob, rows, cols side, orient, rec int) sweep
 
 // sweep runs the job, on several goroutines when the problem is large.
 func (e *engine) sweep(job sweepJob) {
+	if e.halted {
+		return // the evaluation was stopped: its results are discarded
+	}
 	if e.onGrid {
 		e.gridSweep(job)
 		return
@@ -140,10 +143,11 @@ func (e *engine) block(w, b int) {
 	lo, hi := blockRange(b, job.nb, job.nr)
 	u := job.u[:job.nc]
 	cols := job.cols[:job.nc*d]
-	// Every stride rows (about stopCheckTerms terms) the block checks the
-	// context, and leaves the rest of its rows once it is done.
+	// At its start and every stride rows (about stopCheckTerms terms)
+	// after it, the block checks the context, and leaves the rest of its
+	// rows once it is done.
 	stride := max(1, stopCheckTerms/job.nc)
-	next := lo + stride
+	next := lo
 	if !job.weighted {
 		for i := lo; i < hi; i++ {
 			if i == next {
