@@ -84,7 +84,7 @@ type lambdaFlags struct {
 	level, target, start, factor, tol, delta, lambda0                               float64
 	slurm, collect, exact                                                           bool
 	set                                                                             map[string]bool // the flags given
-	sets                                                                            stringList
+	sets                                                                            setList
 }
 
 func (f *lambdaFlags) register(fs *flag.FlagSet) {

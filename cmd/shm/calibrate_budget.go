@@ -23,11 +23,12 @@ import (
 // budgetFlags are the options of "shm calibrate iters" and "crn": the
 // model's data, the points at which budgets are compared, the budgets.
 type budgetFlags struct {
-	at, draws, sets stringList
-	points          int
-	seed            uint64
-	list            string
-	ref             int
+	at, draws stringList
+	sets      setList
+	points    int
+	seed      uint64
+	list      string
+	ref       int
 }
 
 func (f *budgetFlags) register(fs *flag.FlagSet, listName, listHelp string) {
@@ -432,7 +433,7 @@ func cmdCalibrateEps(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlagSet("calibrate eps", stderr)
 	var y string
 	var noise, alpha float64
-	var sets stringList
+	var sets setList
 	fs.StringVar(&y, "y", "", "the observed points: a data value, a vector or an N×d matrix (required)")
 	fs.Float64Var(&noise, "noise", math.NaN(), "the known measurement noise (rule 1)")
 	fs.Float64Var(&alpha, "alpha", 1, "the scale knob alpha of eps = (alpha h)^2")

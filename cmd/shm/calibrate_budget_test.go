@@ -70,7 +70,7 @@ func directEval(t *testing.T, model, dataFile string) (evaluation, []runtime.CRN
 func TestCalibrateIters(t *testing.T) {
 	dataFile := shared.Path(t, "testdata", "expA", "data.csv")
 	model := filepath.Join("..", "..", "models", "expA.shm")
-	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: stringList{"lambda=1"}, seed: 1}
+	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: setList{"lambda=1"}, seed: 1}
 	bind := newBudgetBinder(context.Background(), model, []string{dataFile}, f)
 	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f, io.Discard) }, []int{10, 30}, 90)
 	if err != nil {
@@ -137,7 +137,7 @@ func TestCalibrateItersRefuses(t *testing.T) {
 func TestCalibrateCRN(t *testing.T) {
 	dataFile := shared.Path(t, "testdata", "expA", "data.csv")
 	model := filepath.Join("..", "..", "models", "expA.shm")
-	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: stringList{"lambda=1"}, seed: 1}
+	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: setList{"lambda=1"}, seed: 1}
 	bind := newBudgetBinder(context.Background(), model, []string{dataFile}, f)
 	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f, io.Discard) }, []int{3, 12})
 	if err != nil {

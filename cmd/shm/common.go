@@ -32,6 +32,27 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
+// setList holds the --set flags of a command line: each is checked as it
+// is parsed (name=value, a name given once), so that a wrong one is a
+// usage error naming it, as any other flag's value.
+type setList []string
+
+func (s *setList) String() string { return strings.Join(*s, ",") }
+
+func (s *setList) Set(arg string) error {
+	v, err := data.ParseSet(arg)
+	if err != nil {
+		return err
+	}
+	for _, prev := range *s {
+		if p, err := data.ParseSet(prev); err == nil && p.Name == v.Name {
+			return fmt.Errorf("--set %s is given twice (--set %s and --set %s)", v.Name, shortArg(strings.TrimSpace(prev)), shortArg(strings.TrimSpace(arg)))
+		}
+	}
+	*s = append(*s, arg)
+	return nil
+}
+
 // parseArgs parses flags that may come before or after the positional
 // arguments, as language.md asks, and returns the positional ones. A flag
 // given twice (itself or by an alias) is an error naming it, unless it is
@@ -107,7 +128,8 @@ func repeatedFlag(fs *flag.FlagSet, given []givenFlag) error {
 		if f == nil {
 			continue
 		}
-		if _, ok := f.Value.(*stringList); ok {
+		switch f.Value.(type) {
+		case *stringList, *setList:
 			continue
 		}
 		name := f.Name
@@ -243,6 +265,9 @@ func flagError(fs *flag.FlagSet, err error) error {
 		return fmt.Errorf("--%s needs a value", name)
 	}
 	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		if m[2] == "set" {
+			return errors.New(m[3]) // data.ParseSet's message names the --set
+		}
 		return fmt.Errorf("--%s: invalid value %s: %s", m[2], m[1], m[3])
 	}
 	return err

@@ -21,7 +21,7 @@ import (
 // differences.
 func cmdDiagnose(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("diagnose", stderr)
-	var sets stringList
+	var sets setList
 	fs.Var(&sets, "set", "data value name=value (repeatable)")
 	init := fs.String("init", "", "initial values: name=value,... or a JSON file (default: random)")
 	seed := fs.Uint64("seed", 1, "random seed for the initial point and transformed data")

@@ -221,3 +221,37 @@ func TestInitErrorsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSetFlagUsage checks that a wrong --set is a usage error (status 2)
+// naming it, for every command that takes --set, before any file is read.
+func TestSetFlagUsage(t *testing.T) {
+	commands := [][]string{
+		{"sample", "nothere.shm"},
+		{"diagnose", "nothere.shm"},
+		{"calibrate", "lambda", "nothere.shm"},
+		{"calibrate", "iters", "nothere.shm"},
+		{"calibrate", "eps", "--y", "y"},
+	}
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"N=1", "N=2"}, "--set N is given twice (--set N=1 and --set N=2)"},
+		{[]string{"N=1", " N = [1] "}, "--set N is given twice (--set N=1 and --set N = [1])"},
+		{[]string{"N"}, `--set "N": expected name=value`},
+		{[]string{"y=[1,x]"}, "--set y[2]: x is not a number"},
+	} {
+		for _, cmd := range commands {
+			args := slices.Clone(cmd)
+			for _, s := range c.sets {
+				args = append(args, "--set", s)
+			}
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				_, stderr, code := runCmd(t, args...)
+				if code != 2 || !strings.Contains(stderr, c.want) {
+					t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
+				}
+			})
+		}
+	}
+}

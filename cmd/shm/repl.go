@@ -69,7 +69,7 @@ var errQuit = errors.New("quit")
 func cmdRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("repl", stderr)
 	seed := fs.Uint64("seed", 1, "random seed of the session and of transformed data")
-	var sets stringList
+	var sets setList
 	fs.Var(&sets, "set", "data value name=value (repeatable)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -940,7 +940,7 @@ func (r *repl) sample(ctx context.Context, rest string) error {
 	if f.dataDigest, err = dataDigest(r.state.files); err != nil {
 		return err
 	}
-	var sets stringList
+	var sets setList
 	for _, a := range r.state.sets {
 		sets = append(sets, a.text)
 	}

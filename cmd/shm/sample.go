@@ -36,7 +36,7 @@ type sampleFlags struct {
 	seed                                                                         uint64
 	delta                                                                        float64
 	metric, init, output                                                         string
-	sets                                                                         stringList
+	sets                                                                         setList
 	saveWarmup                                                                   bool
 	// dataDigest is not a flag: the digest of the data files' contents,
 	// for the chains' headers (set by sample).
