@@ -25,11 +25,35 @@ type Resolution struct {
 // Resolve computes the rules for the n points of x (row-major n×d) and a
 // known noise (NaN for none).
 func Resolve(x []float64, n, d int, noise float64) (Resolution, error) {
+	if err := checkSpan(x, n, d); err != nil {
+		return Resolution{}, err
+	}
 	nn, err := ot.Resolution(x, n, d)
 	if err != nil {
 		return Resolution{}, err
 	}
 	return Resolution{Noise: noise, NearestNeighbour: nn, Spacing: Spacing(x, n, d)}, nil
+}
+
+// checkSpan returns an error naming the first coordinate of the n points
+// of x (row-major n×d) whose values differ by more than a float64 holds:
+// their distances, hence every rule's h, would overflow (and points that
+// differ would look equal).
+func checkSpan(x []float64, n, d int) error {
+	for j := 0; j < d; j++ {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i := 0; i < n; i++ {
+			lo, hi = min(lo, x[i*d+j]), max(hi, x[i*d+j])
+		}
+		if n > 0 && math.IsInf(hi-lo, 1) {
+			coord := ""
+			if d > 1 {
+				coord = fmt.Sprintf("coordinate %d ", j+1)
+			}
+			return fmt.Errorf("the points' %svalues span %g to %g: their differences overflow, so no rule has a scale; rescale the data", coord, lo, hi)
+		}
+	}
+	return nil
 }
 
 // Spacing returns the smallest positive difference between two distinct

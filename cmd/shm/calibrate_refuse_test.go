@@ -268,10 +268,13 @@ func TestCalibrateDrawsOfAnotherModel(t *testing.T) {
 
 // TestCalibrateEpsRefused: calibrate eps without a data file, with a --y
 // the files do not hold, with an alpha whose eps is not positive and
-// finite, or on points that are all equal, is refused with the reason.
+// finite, on points that are all equal, or on points whose differences
+// overflow (they looked equal), is refused with the reason.
 func TestCalibrateEpsRefused(t *testing.T) {
 	_, y := calibrationFiles(t)
 	same := writeFile(t, t.TempDir(), "same.csv", "y\n1\n1\n1\n")
+	huge := writeFile(t, t.TempDir(), "huge.csv", "y\n1e308\n-1e308\n")
+	huge2 := writeFile(t, t.TempDir(), "huge2.csv", "y.1,y.2\n0,1e308\n1,-1e308\n2,0\n")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -282,6 +285,8 @@ func TestCalibrateEpsRefused(t *testing.T) {
 		{[]string{y, "--y", "y", "--alpha", "1e308"}, 1, "eps = (alpha h)^2 is +Inf for the median nearest neighbour rule's h"},
 		{[]string{y, "--y", "y", "--alpha", "1e-300"}, 1, "eps = (alpha h)^2 is 0 for the median nearest neighbour rule's h"},
 		{[]string{same, "--y", "y"}, 1, "the points are all equal: they have no scale"},
+		{[]string{huge, "--y", "y"}, 1, "the points' values span -1e+308 to 1e+308: their differences overflow"},
+		{[]string{huge2, "--y", "y"}, 1, "the points' coordinate 2 values span -1e+308 to 1e+308: their differences overflow"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(append([]string{"calibrate", "eps"}, tc.args...), &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) || stdout.Len() > 0 {
