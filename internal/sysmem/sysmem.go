@@ -9,10 +9,11 @@ import (
 )
 
 // Total returns the memory this process may use, in bytes (0 if
-// unknown), and what bounds it ("this machine's memory", "the
-// address-space limit (ulimit -v)", "the control group's memory limit"):
-// the smallest of them, read once per process (a data file and every
-// refused size ask).
+// unknown), and what bounds it: "this machine's memory", "the address
+// space left under ulimit -v" (the limit less what is mapped already and
+// a reserve for threads) or "the control group's memory limit", the
+// smallest of them, read once per process (a data file and every refused
+// size ask).
 func Total() (uint64, string) { return totalOnce() }
 
 var totalOnce = sync.OnceValues(total)

@@ -4,6 +4,7 @@ package sysmem
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,7 +29,7 @@ func total() (uint64, string) {
 	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err == nil && lim.Cur != ^uint64(0) {
-		use(lim.Cur, "the address-space limit (ulimit -v)")
+		use(addressSpaceLeft(lim.Cur), "the address space left under ulimit -v")
 	}
 	for _, f := range cgroupLimitFiles() {
 		if n, ok := readLimit(f); ok {
@@ -36,6 +37,44 @@ func total() (uint64, string) {
 		}
 	}
 	return total, source
+}
+
+// addressSpaceLeft returns the part of an address-space limit of limit
+// bytes that the process's data may still take (at least 1): the limit
+// counts every mapping, not only the memory in use, and before main runs
+// the Go runtime has reserved over a gigabyte (its page allocator's
+// summaries, uncommitted) and the C library an arena per thread. So the
+// address space mapped now and threadReserve for the threads still to
+// start are subtracted.
+func addressSpaceLeft(limit uint64) uint64 {
+	used, ok := addressSpaceUsed()
+	if !ok {
+		return limit
+	}
+	reserve := used + threadReserve*uint64(runtime.GOMAXPROCS(0)+4)
+	if limit <= reserve {
+		return 1
+	}
+	return limit - reserve
+}
+
+// threadReserve is the address space a thread may map: its stack and the
+// C library's malloc arena (64 MiB) of a cgo binary.
+const threadReserve = 72 << 20
+
+// addressSpaceUsed returns the size of the process's address space (the
+// first field of /proc/self/statm, in pages).
+func addressSpaceUsed() (uint64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	field, _, _ := strings.Cut(string(b), " ")
+	pages, err := strconv.ParseUint(field, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * uint64(os.Getpagesize()), true
 }
 
 // cgroupLimitFiles are the files that may hold this process's cgroup

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -256,6 +257,11 @@ func read(r io.Reader, b *budget) (*File, error) {
 	if state == header {
 		return nil, fmt.Errorf("stancsv: no column header line")
 	}
+	if len(f.Config) == 0 && !slices.Contains(f.Columns, "lp__") {
+		// A CSV file of data (or anything else) read as draws would give
+		// a summary of its columns as if they were a chain.
+		return nil, fmt.Errorf("stancsv: not a file of draws: it has neither a Stan CSV header (its # lines) nor an lp__ column (columns %s)", columnList(f.Columns))
+	}
 	if f.Config["save_warmup"] == "1" || f.Config["save_warmup"] == "true" {
 		if adaptAt >= 0 {
 			f.NumWarmupRows = adaptAt
@@ -271,6 +277,23 @@ func read(r io.Reader, b *budget) (*File, error) {
 		}
 	}
 	return f, nil
+}
+
+// columnList names the first few columns for a message.
+func columnList(cols []string) string {
+	const most, long = 5, 40
+	var names []string
+	for _, c := range cols[:min(len(cols), most)] {
+		if r := []rune(c); len(r) > long {
+			c = string(r[:long]) + "…"
+		}
+		names = append(names, strconv.Quote(c))
+	}
+	list := strings.Join(names, ", ")
+	if len(cols) > most {
+		list += fmt.Sprintf(", … (%d in all)", len(cols))
+	}
+	return list
 }
 
 // thinned is the number of draws that n iterations thinned by thin ≥ 1

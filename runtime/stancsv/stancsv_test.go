@@ -309,6 +309,28 @@ func TestReadCmdStan(t *testing.T) {
 	}
 }
 
+// TestReadNotDraws checks that a CSV file with neither a Stan CSV header
+// nor an lp__ column (a data file) is refused, naming its first columns,
+// and that either one makes it a file of draws.
+func TestReadNotDraws(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	for _, c := range []struct {
+		text, want string
+	}{
+		{"a,b\n1,2\n3,4\n", `not a file of draws: it has neither a Stan CSV header (its # lines) nor an lp__ column (columns "a", "b")`},
+		{"y\n", `(columns "y")`},
+		{"a,b,c,d,e,f,g\n1,2,3,4,5,6,7\n", `(columns "a", "b", "c", "d", "e", … (7 in all))`},
+		{long + "\n1\n", `(columns "` + long[:40] + `…")`},
+		{"lp__,a\n1,2\n", ""},
+		{"# model = m\na,b\n1,2\n", ""},
+	} {
+		_, err := Read(strings.NewReader(c.text))
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%.30q: error %v, want %q", c.text, err, c.want)
+		}
+	}
+}
+
 func TestToFitMismatch(t *testing.T) {
 	a, err := Read(strings.NewReader("lp__,x\n1,2\n"))
 	if err != nil {
