@@ -16,7 +16,7 @@ type funcTarget struct {
 	fn func(x, grad []float64) (float64, error)
 }
 
-func (f funcTarget) Dim() int                                        { return f.n }
+func (f funcTarget) Dim() int                                          { return f.n }
 func (f funcTarget) LogDensityGrad(x, grad []float64) (float64, error) { return f.fn(x, grad) }
 
 // quadratic is log p(x) = -(x-m)'A(x-m)/2 with A = Q diag(eig) Q' for a
