@@ -189,6 +189,10 @@ func single(ctx context.Context, t Target, x0 []float64, opts Options, seed uint
 		}
 		copy(prevX, p.X)
 		negateTo(prevG, p.Grad)
+		// As the paper, a pair enters the history only when its
+		// curvature is acceptable; Stan updates the diagonal only then
+		// but stores every pair (L-BFGS's Wolfe steps give s'y > 0, so
+		// the two differ only for y'y/s'y > 1e12).
 		if curvatureOK(y, s) {
 			alpha = updateDiagonal(alpha, y, s)
 			ss, ys = append(ss, s), append(ys, y)

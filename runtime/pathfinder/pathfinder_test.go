@@ -370,7 +370,7 @@ func funnel() Target {
 }
 
 // banana is a twisted normal in 2-D: x1 ~ normal(0, 10),
-// x2 ~ normal(0.1·x1² - 10, 1)... with strong curvature.
+// x2 | x1 ~ normal(0.1·x1² - 10, 1).
 func banana() Target {
 	return funcTarget{2, func(x, g []float64) (float64, error) {
 		r := x[1] - (0.1*x[0]*x[0] - 10)
