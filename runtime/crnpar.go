@@ -201,6 +201,7 @@ func (ev *evaluator) replicates(k int) []*replicate {
 	for _, r := range ev.crn.reps[:min(k, len(ev.crn.reps))] {
 		r.ev.setContext(ev.ctx0)
 		r.ev.file = ev.file
+		r.ev.constants = ev.constants
 	}
 	for len(ev.crn.reps) < k {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
@@ -209,6 +210,7 @@ func (ev *evaluator) replicates(k int) []*replicate {
 		sub.ctx.Iters, sub.ctx.Refine, sub.crn.k = ev.ctx.Iters, ev.ctx.Refine, ev.crn.k
 		sub.tape().SetLimit(ev.maxValues)
 		sub.crn.replica = true
+		sub.constants = ev.constants
 		pcg := rand.NewPCG(0, 0)
 		sub.ctx.RNG = rand.New(pcg)
 		ev.crn.reps = append(ev.crn.reps, &replicate{ev: sub, pcg: pcg})

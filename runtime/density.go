@@ -25,6 +25,10 @@ type Density struct {
 	// Jacobian adds the log-Jacobian of the constraining transforms (true
 	// for sampling; false gives the density of the constrained values).
 	Jacobian bool
+	// Constants keeps the terms that do not depend on the parameters,
+	// which ~ statements and _lupdf/_lupmf calls drop by default (Stan's
+	// propto = false: the lp__ of CmdStan's optimize and laplace).
+	Constants bool
 	// Workers is the number of replicates of a crn(K, ...) call with a
 	// scalar body evaluated at once, on their own goroutines; 0 or 1
 	// evaluates them one after the other. The value and the gradient are
@@ -61,6 +65,7 @@ func (d *Density) start() {
 	d.ev.evaluation++
 	copy(d.ev.frame, d.base)
 	d.ev.crn.workers = d.Workers
+	d.ev.constants = d.Constants
 	d.ev.target, d.ev.targetPos = d.ev.target[:0], d.ev.targetPos[:0]
 }
 

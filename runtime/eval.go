@@ -17,9 +17,12 @@ import (
 
 // evaluator interprets IR statements and expressions on one tape.
 type evaluator struct {
-	file      string
-	impls     stdlib.Impls
-	ctx       stdlib.Context
+	file  string
+	impls stdlib.Impls
+	ctx   stdlib.Context
+	// constants keeps the constant terms that ~ statements and _lupdf
+	// calls drop (Density.Constants).
+	constants bool
 	frame     []slot
 	target    []autodiff.Value // terms of the log density
 	targetPos []lang.Pos       // the statement (or declaration) of each term
@@ -549,8 +552,17 @@ func (ev *evaluator) callBound(p lang.Pos, name string, f stdlib.Impl, args, nam
 	if f == nil {
 		return stdlib.Value{}, ev.errorf(p, "%s is not implemented yet", name)
 	}
+	if ev.constants && propto {
+		// The _lupdf/_lupmf built-ins drop constants whatever Propto
+		// says: their _lpdf/_lpmf keep them.
+		if base, ok := strings.CutSuffix(name, "_lupdf"); ok && ev.impls[base+"_lpdf"] != nil {
+			f = ev.impls[base+"_lpdf"]
+		} else if base, ok := strings.CutSuffix(name, "_lupmf"); ok && ev.impls[base+"_lpmf"] != nil {
+			f = ev.impls[base+"_lpmf"]
+		}
+	}
 	savedPropto, savedPos := ev.ctx.Propto, ev.ctx.Pos // a built-in may call back (an ODE's right-hand side)
-	ev.ctx.Propto, ev.ctx.Pos = propto, p
+	ev.ctx.Propto, ev.ctx.Pos = propto && !ev.constants, p
 	v, err := f(&ev.ctx, args, named)
 	ev.ctx.Propto, ev.ctx.Pos = savedPropto, savedPos
 	if err != nil {
