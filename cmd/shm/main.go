@@ -49,6 +49,8 @@ Usage:
   shm check model.shm      check a model and list its parameters
   shm sample model.shm [data...] [flags]
                            sample with NUTS; write Stan CSV and a summary
+  shm optimize model.shm [data...] [--algorithm lbfgs|bfgs|newton] [--jacobian]
+                           a posterior mode (MAP) as CmdStan's optimize
   shm diagnose model.shm [data...] [--init ...]
                            compare the gradient with finite differences
   shm summary FILES...     summary table of Stan CSV files
@@ -79,6 +81,8 @@ func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return cmdSample(args[1:], stdout, stderr)
 	case "diagnose":
 		return cmdDiagnose(args[1:], stdout, stderr)
+	case "optimize":
+		return cmdOptimize(args[1:], stdout, stderr)
 	case "summary":
 		return cmdSummary(args[1:], stdout, stderr)
 	case "plot":

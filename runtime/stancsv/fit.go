@@ -79,6 +79,9 @@ func toFit(files []*File, mixed bool) (*diag.Fit, error) {
 		if !slices.Equal(f.Columns, fit.Columns) {
 			return nil, fmt.Errorf("stancsv: file %d has columns different from file 1", i+1)
 		}
+		if m, first := f.Method(), files[0].Method(); m != first {
+			return nil, fmt.Errorf("stancsv: file %d is the output of %s, file 1 of %s: their draws are not of one kind", i+1, m, first)
+		}
 		if m := f.Config["model"]; m != fit.Model {
 			return nil, fmt.Errorf("stancsv: file %d is from model %q, file 1 from %q", i+1, m, fit.Model)
 		}
@@ -117,6 +120,17 @@ func toFit(files []*File, mixed bool) (*diag.Fit, error) {
 		})
 	}
 	return fit, nil
+}
+
+// Method returns the method that wrote the file (the header's method:
+// sample, optimize, laplace, pathfinder, ...), "sample" when it does not
+// say.
+func (f *File) Method() string {
+	m, _, _ := strings.Cut(f.Config["method"], " ")
+	if m == "" {
+		return "sample"
+	}
+	return m
 }
 
 // sameChain reports whether a and b hold the same chain: the same draws

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,17 @@ type Config struct {
 	Refresh     int
 	SigFigs     int // -1 or 0: default (6)
 
+	// Method is the method of the run, "sample" when empty; for another
+	// method (optimize, laplace, pathfinder, ...) MethodArgs are the lines
+	// of its arguments below "method = NAME", indented as CmdStan writes
+	// them, and the sample block's fields above are not written.
+	Method     string
+	MethodArgs []string
+	// MethodColumns are the leading columns of such a method (lp__ for
+	// optimize, log_p__ and log_g__ for laplace, ...), in place of the
+	// sampler's.
+	MethodColumns []string
+
 	// Extra lines (without the "# ") appended to the header, e.g. the
 	// program's name and version.
 	Extra []string
@@ -80,10 +92,6 @@ func (c *Config) header() []string {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	thin := max(c.Thin, 1)
-	sig := c.SigFigs
-	if sig <= 0 {
-		sig = -1
-	}
 	lines := []string{
 		"stan_version_major = 2",
 		"stan_version_minor = 32",
@@ -95,6 +103,11 @@ func (c *Config) header() []string {
 	}
 	if !c.Start.IsZero() {
 		lines = append(lines, "start_datetime = "+c.Start.UTC().Format("2006-01-02 15:04:05")+" UTC")
+	}
+	if c.Method != "" && c.Method != "sample" {
+		lines = append(lines, "method = "+c.Method)
+		lines = append(lines, c.MethodArgs...)
+		return append(append(lines, c.common()...), c.Extra...)
 	}
 	lines = append(lines,
 		"method = sample (Default)",
@@ -129,12 +142,23 @@ func (c *Config) header() []string {
 			"        stepsize_jitter = "+f(c.StepSizeJitter),
 		)
 	}
-	lines = append(lines,
-		"    num_chains = "+strconv.Itoa(max(c.NumChains, 1)),
-		"id = "+strconv.Itoa(c.ID),
+	lines = append(lines, "    num_chains = "+strconv.Itoa(max(c.NumChains, 1)))
+	lines = append(lines, c.common()...)
+	return append(lines, c.Extra...)
+}
+
+// common renders the header's lines after the method's: the id, the
+// data, the initial values, the seed and the output.
+func (c *Config) common() []string {
+	sig := c.SigFigs
+	if sig <= 0 {
+		sig = -1
+	}
+	lines := []string{
+		"id = " + strconv.Itoa(c.ID),
 		"data",
-		"  file = "+strings.Join(c.DataFiles, ","),
-	)
+		"  file = " + strings.Join(c.DataFiles, ","),
+	}
 	if len(c.Sets) > 0 {
 		lines = append(lines, "  set = "+strings.Join(c.Sets, "; "))
 	}
@@ -153,7 +177,7 @@ func (c *Config) header() []string {
 		"  profile_file = profile.csv",
 		"num_threads = 1",
 	)
-	return append(lines, c.Extra...)
+	return lines
 }
 
 // Writer writes one chain's Stan CSV file. Create it with [Create], write the
@@ -225,7 +249,10 @@ func (w *Writer) writeHeader(cfg *Config, columns []string) error {
 		w.comment(l)
 	}
 	cols := SamplerColumns()
-	if cfg.FixedParam {
+	switch {
+	case cfg.Method != "" && cfg.Method != "sample":
+		cols = slices.Clone(cfg.MethodColumns)
+	case cfg.FixedParam:
 		cols = FixedParamColumns()
 	}
 	all := append(cols, columns...)

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/stancsv"
+)
+
+// methodFlags are the options that CmdStan's methods other than sample
+// (optimize, laplace, pathfinder) share with shm sample: the data, the
+// initial point, the seed and the output.
+type methodFlags struct {
+	init, output     string
+	seed             uint64
+	sets             setList
+	refresh, sigFigs int
+	seedGiven        bool
+}
+
+func (f *methodFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.init, "init", "", "initial values: name=value,..., a JSON file, or a number x: uniform(-x, x) unconstrained, 0: all zero (default: 2)")
+	fs.StringVar(&f.output, "output", "output", "directory for the Stan CSV file")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock, printed in the output)")
+	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
+	fs.IntVar(&f.refresh, "refresh", 100, "progress every refresh iterations (0: none)")
+	fs.IntVar(&f.sigFigs, "sig-figs", 6, "significant digits in the output (up to 18)")
+}
+
+// validate checks the shared flags; set are the flags given.
+func (f *methodFlags) validate(set map[string]bool) error {
+	f.seedGiven = set["seed"]
+	switch {
+	case f.output == "":
+		return errors.New("--output is empty: give a directory (default: output)")
+	case f.refresh < 0:
+		return fmt.Errorf("--refresh must not be negative (0: no progress lines), got %d", f.refresh)
+	case f.refresh > maxCount:
+		return fmt.Errorf("--refresh is %d, at most %d", f.refresh, maxCount)
+	case f.sigFigs < 1 || f.sigFigs > 18:
+		return fmt.Errorf("--sig-figs must be between 1 and 18, got %d", f.sigFigs)
+	}
+	return nil
+}
+
+// methodRun is a model bound for one run of a method, its initial point
+// and what the output's header records of it.
+type methodRun struct {
+	model, method string
+	files         []string
+	bm            *runtime.Model
+	flags         *methodFlags
+	dataDigest    string
+	init          []float64 // unconstrained
+}
+
+// startMethod binds the model pos[0] to the data files pos[1:] for the
+// method, and draws its initial point as shm sample's first chain does
+// (the values of --init, the others uniform(-2, 2) or --init's radius on
+// the unconstrained scale).
+func startMethod(ctx context.Context, method string, pos []string, f *methodFlags, stderr io.Writer) (*methodRun, error) {
+	if !f.seedGiven {
+		f.seed = uint64(time.Now().UnixNano()) & (1<<31 - 1)
+	}
+	bm, err := bindModelContext(ctx, pos[0], pos[1:], f.sets, f.seed, stderr)
+	if err != nil {
+		return nil, err
+	}
+	r := &methodRun{model: pos[0], method: method, files: pos[1:], bm: bm, flags: f}
+	if r.dataDigest, err = interruptible(ctx, func() (string, error) { return dataDigest(r.files) }); err != nil {
+		return nil, err
+	}
+	for _, w := range bm.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	initSet, err := loadInit(f.init)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInit(f.init, initSet, bm, stderr); err != nil {
+		return nil, err
+	}
+	radius := 2.0
+	if x, ok := initRadius(f.init); ok {
+		radius = x
+	}
+	if r.init, err = bm.Unconstrain(initSet, rand.New(rand.NewPCG(f.seed, 1)), radius); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// outputPath is the run's Stan CSV file: DIR/MODEL-METHOD.csv.
+func (r *methodRun) outputPath() string {
+	return filepath.Join(r.flags.output, r.bm.IR.Name+"-"+r.method+".csv")
+}
+
+// header is the output's header: the method's arguments (args, indented
+// as CmdStan writes them) and leading columns, then what every run
+// records.
+func (r *methodRun) header(args, columns []string) *stancsv.Config {
+	initText := "2"
+	if r.flags.init != "" {
+		initText = r.flags.init
+	}
+	return &stancsv.Config{
+		Model: r.bm.IR.Name, Method: r.method, MethodArgs: args, MethodColumns: columns,
+		ID: 1, DataFiles: r.files, Sets: r.flags.sets, DataSHA256: r.dataDigest, ModelSHA256: r.bm.IR.SourceSHA256,
+		Init: initText, Seed: r.flags.seed, OutputFile: r.outputPath(), Refresh: r.flags.refresh, SigFigs: r.flags.sigFigs,
+	}
+}
+
+// write writes the rows (each the method's columns, then the model's
+// output columns) to the run's file, whole or not at all; notes, if any,
+// end it as comment lines.
+func (r *methodRun) write(header *stancsv.Config, rows [][]float64, notes []string) (string, error) {
+	path := r.outputPath()
+	if in, ok := sameFile(path, append([]string{r.model}, r.files...)); ok {
+		return "", fmt.Errorf("--output %s: the file %s is the input %s: the run would replace it; give another folder", r.flags.output, path, in)
+	}
+	if err := os.MkdirAll(r.flags.output, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return "", fmt.Errorf("--output %s: cannot make the folder %s: %v", r.flags.output, pe.Path, pe.Err)
+		}
+		return "", fmt.Errorf("--output %s: %v", r.flags.output, err)
+	}
+	unlock, err := lockOutput([]string{path})
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	stale, _ := filepath.Glob(stancsv.TempPattern(path))
+	for _, s := range stale {
+		os.Remove(s)
+	}
+	columns := r.bm.Columns()
+	if err := checkHeader(columns, 0); err != nil {
+		return "", err
+	}
+	w, err := stancsv.Create(path, header, columns)
+	if err != nil {
+		return "", err
+	}
+	defer w.Abort()
+	for _, row := range rows {
+		if err := w.WriteRow(row); err != nil {
+			return "", err
+		}
+	}
+	for _, n := range notes {
+		if err := w.Comment(n); err != nil {
+			return "", err
+		}
+	}
+	return path, w.Close()
+}
+
+// methodArg renders one argument line of a method's header: indent
+// levels of two spaces, "name = value".
+func methodArg(indent int, name string, value any) string {
+	var v string
+	switch x := value.(type) {
+	case float64:
+		v = strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		v = "0"
+		if x {
+			v = "1"
+		}
+	default:
+		v = fmt.Sprint(x)
+	}
+	line := strings.Repeat("  ", indent) + name
+	if value != nil {
+		line += " = " + v
+	}
+	return line
+}

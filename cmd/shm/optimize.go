@@ -1,0 +1,244 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/shmlang/shm/runtime/optimize"
+)
+
+// optimizeFlags are the options of "shm optimize", CmdStan's optimize
+// method's arguments.
+type optimizeFlags struct {
+	methodFlags
+	algorithm string
+	jacobian  bool
+	opts      optimize.Options
+}
+
+func (f *optimizeFlags) register(fs *flag.FlagSet) {
+	f.methodFlags.register(fs)
+	f.opts = optimize.DefaultOptions()
+	fs.StringVar(&f.algorithm, "algorithm", "lbfgs", "lbfgs, bfgs or newton")
+	fs.BoolVar(&f.jacobian, "jacobian", false, "include the Jacobian of the constraining transforms: the mode on the unconstrained scale (default: the MAP, or penalized maximum likelihood)")
+	fs.IntVar(&f.opts.Iter, "iter", f.opts.Iter, "maximum number of iterations")
+	fs.Float64Var(&f.opts.InitAlpha, "init-alpha", f.opts.InitAlpha, "first step length of the line search (lbfgs, bfgs)")
+	fs.Float64Var(&f.opts.TolObj, "tol-obj", f.opts.TolObj, "convergence: absolute change in the objective")
+	fs.Float64Var(&f.opts.TolRelObj, "tol-rel-obj", f.opts.TolRelObj, "convergence: relative change in the objective, in units of machine epsilon")
+	fs.Float64Var(&f.opts.TolGrad, "tol-grad", f.opts.TolGrad, "convergence: gradient norm")
+	fs.Float64Var(&f.opts.TolRelGrad, "tol-rel-grad", f.opts.TolRelGrad, "convergence: relative gradient magnitude, in units of machine epsilon")
+	fs.Float64Var(&f.opts.TolParam, "tol-param", f.opts.TolParam, "convergence: change in the parameters")
+	fs.IntVar(&f.opts.HistorySize, "history-size", f.opts.HistorySize, "update pairs kept by lbfgs")
+}
+
+// validate checks the flags, naming the first bad one with its value.
+func (f *optimizeFlags) validate(set map[string]bool) error {
+	if err := f.methodFlags.validate(set); err != nil {
+		return err
+	}
+	alg, err := optimize.ParseAlgorithm(f.algorithm)
+	if err != nil {
+		return fmt.Errorf("--algorithm must be lbfgs, bfgs or newton, got %q", f.algorithm)
+	}
+	f.opts.Algorithm = alg
+	if f.opts.Iter > maxCount {
+		return fmt.Errorf("--iter is %d, at most %d", f.opts.Iter, maxCount)
+	}
+	if err := f.opts.Validate(); err != nil {
+		return flagNames(err)
+	}
+	return nil
+}
+
+// cmdOptimize implements "shm optimize model.shm data...": a posterior
+// mode (or, with --jacobian, the mode on the unconstrained scale) by
+// L-BFGS, BFGS or Newton's method, written as CmdStan's optimize method
+// writes it: one row, lp__ first (the log density with its constants).
+func cmdOptimize(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("optimize", stderr)
+	var f optimizeFlags
+	f.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagStatus(err)
+	}
+	if len(pos) < 1 {
+		fmt.Fprintln(stderr, "usage: shm optimize model.shm [data...] [--algorithm lbfgs|bfgs|newton --jacobian --iter N --init ... --seed N --output DIR ...]")
+		return 2
+	}
+	if err := f.validate(setFlags(fs)); err != nil {
+		fmt.Fprintf(stderr, "shm optimize: %v\n", err)
+		return 2
+	}
+	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
+	defer release()
+	fail := func(err error) int {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "shm optimize: interrupted; no output written")
+			return 1
+		}
+		return report(stderr, err)
+	}
+	r, err := startMethod(ctx, "optimize", pos, &f.methodFlags, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	d, err := r.bm.NewDensity()
+	if err != nil {
+		return fail(err)
+	}
+	d.Jacobian, d.Constants = f.jacobian, true
+	opts := f.opts
+	table := &optimizeTable{w: stderr, refresh: f.refresh, alg: f.opts.Algorithm}
+	opts.Progress = table.progress
+	res, runErr := optimize.Maximize(ctx, d, r.init, opts)
+	table.finish()
+	if ctx.Err() != nil {
+		return fail(ctx.Err())
+	}
+	if res == nil {
+		if term := d.NonFiniteTerm(); term != nil {
+			runErr = fmt.Errorf("%w (%v)", runErr, term)
+		}
+		return fail(fmt.Errorf("%w; give --init inside the support", runErr))
+	}
+	if runErr != nil {
+		fmt.Fprintln(stderr, "Optimization terminated with error: ")
+		fmt.Fprintf(stderr, "  %v\n", runErr)
+	} else {
+		fmt.Fprintln(stderr, "Optimization terminated normally: ")
+		fmt.Fprintf(stderr, "  %s\n", res.Message)
+	}
+	row := []float64{res.LogDensity}
+	gq := rand.New(rand.NewPCG(f.seed, 1<<32|0x6a))
+	if row, err = d.Draw(row, res.X, gq); err != nil {
+		return fail(fmt.Errorf("at the optimum: %w", err))
+	}
+	header := r.header(optimizeArgs(&f), []string{"lp__"})
+	var notes []string
+	if runErr != nil {
+		notes = []string{"Optimization terminated with error: " + runErr.Error() + " (the row is the last iterate, not an optimum)"}
+	}
+	path, err := r.write(header, [][]float64{row}, notes)
+	if err != nil {
+		return fail(err)
+	}
+	if release() {
+		fmt.Fprintf(stderr, "shm optimize: interrupted after the run: its file is complete (%s)\n", path)
+		return 1
+	}
+	printOptimum(stdout, append(header.MethodColumns, r.bm.Columns()...), row)
+	fmt.Fprintf(stdout, "\nwritten to %s\n", path)
+	if runErr != nil {
+		fmt.Fprintf(stderr, "shm optimize: %v: %s holds the last iterate\n", runErr, path)
+		return 1
+	}
+	return 0
+}
+
+// flagNames rewrites the optimizer's option names (tol_rel_grad) as the
+// command's flags (--tol-rel-grad).
+func flagNames(err error) error {
+	msg := err.Error()
+	for _, name := range []string{"init_alpha", "tol_obj", "tol_rel_obj", "tol_grad", "tol_rel_grad", "tol_param", "history_size", "iter"} {
+		flag := "--" + strings.ReplaceAll(name, "_", "-")
+		if rest, ok := strings.CutPrefix(msg, "optimize: "+name+" = "); ok {
+			return errors.New(flag + " = " + rest)
+		}
+	}
+	return err
+}
+
+// optimizeArgs are the header lines of an optimize run's arguments.
+func optimizeArgs(f *optimizeFlags) []string {
+	o := f.opts
+	lines := []string{methodArg(1, "optimize", nil), methodArg(2, "algorithm", o.Algorithm.String())}
+	if o.Algorithm != optimize.Newton {
+		lines = append(lines, methodArg(3, o.Algorithm.String(), nil),
+			methodArg(4, "init_alpha", o.InitAlpha),
+			methodArg(4, "tol_obj", o.TolObj),
+			methodArg(4, "tol_rel_obj", o.TolRelObj),
+			methodArg(4, "tol_grad", o.TolGrad),
+			methodArg(4, "tol_rel_grad", o.TolRelGrad),
+			methodArg(4, "tol_param", o.TolParam))
+		if o.Algorithm == optimize.LBFGS {
+			lines = append(lines, methodArg(4, "history_size", o.HistorySize))
+		}
+	}
+	return append(lines,
+		methodArg(2, "jacobian", f.jacobian),
+		methodArg(2, "iter", o.Iter),
+		methodArg(2, "save_iterations", false))
+}
+
+// optimizeTable prints CmdStan's table of an optimization's iterations:
+// the initial log density, every refresh-th iteration and the last (none
+// for refresh 0).
+type optimizeTable struct {
+	w       io.Writer
+	refresh int
+	alg     optimize.Algorithm
+	last    optimize.Progress
+	printed bool // whether last is printed
+}
+
+// progress is the optimizer's Progress callback.
+func (t *optimizeTable) progress(p optimize.Progress) error {
+	if t.refresh == 0 {
+		return nil
+	}
+	t.last, t.printed = p, false
+	if p.Iter == 0 {
+		fmt.Fprintf(t.w, "Initial log joint probability = %.6g\n", p.LogDensity)
+		if t.alg == optimize.Newton {
+			fmt.Fprintln(t.w, "    Iter      log prob        ||dx||      ||grad||  # evals")
+		} else {
+			fmt.Fprintln(t.w, "    Iter      log prob        ||dx||      ||grad||       alpha      alpha0  # evals  Notes ")
+		}
+		t.printed = true
+		return nil
+	}
+	if p.Iter%t.refresh == 0 {
+		t.print()
+	}
+	return nil
+}
+
+// finish prints the last iteration, unless it is printed.
+func (t *optimizeTable) finish() {
+	if t.refresh > 0 && !t.printed {
+		t.print()
+	}
+}
+
+func (t *optimizeTable) print() {
+	p := t.last
+	if t.alg == optimize.Newton {
+		fmt.Fprintf(t.w, "%8d  %12.6g  %12.6g  %12.6g  %7d\n", p.Iter, p.LogDensity, p.StepNorm, p.GradNorm, p.Evals)
+	} else {
+		fmt.Fprintf(t.w, "%8d  %12.6g  %12.6g  %12.6g  %10.6g  %10.6g  %7d  %s\n", p.Iter, p.LogDensity, p.StepNorm, p.GradNorm, p.Alpha, p.Alpha0, p.Evals, p.Note)
+	}
+	t.printed = true
+}
+
+// printOptimum prints the row's first columns (those of the method,
+// then the model's), one per line, on w: at most maxPrinted of them.
+func printOptimum(w io.Writer, columns []string, row []float64) {
+	const maxPrinted = 40
+	width := 0
+	for _, c := range columns[:min(len(columns), maxPrinted)] {
+		width = max(width, len(c))
+	}
+	for i, c := range columns[:min(len(columns), len(row), maxPrinted)] {
+		fmt.Fprintf(w, "%-*s  %.6g\n", width, c, row[i])
+	}
+	if len(columns) > maxPrinted {
+		fmt.Fprintf(w, "... and %d more columns\n", len(columns)-maxPrinted)
+	}
+}
