@@ -141,6 +141,19 @@ func (ev *evaluator) checkInterrupt(p lang.Pos) error {
 	return nil
 }
 
+// liftFits reports whether the lifted or hoisted form of a loop of n
+// iterations, with k vectors of them, fits in what is left of the
+// evaluation's memory (ev.maxValues): each vector holds n values on the
+// tape and an index buffer of n more. A loop beyond runs as written,
+// where every iteration checks the memory it holds (checkInterrupt).
+func (ev *evaluator) liftFits(n, k int) bool {
+	if ev.maxValues <= 0 {
+		return true
+	}
+	left := ev.maxValues - int64(ev.tape().Size())
+	return float64(n)*float64(k+1) <= float64(left)
+}
+
 // tapeCopies is how many times over an evaluation's tape holds its values
 // at its peak: the values, their adjoints, and a growing arena's old and
 // doubled new copies, with the operations' records. One evaluation's

@@ -78,10 +78,13 @@ func compileHoistedFor(s *ir.For, lo, hi intPlan, run func(ev *evaluator, a, b i
 	env := &liftEnv{ni: 1}
 	return func(ev *evaluator) (control, error) {
 		a, b, err := ints(ev, lo, hi)
-		if err != nil || a > b || ev.noHoist || h.st.busy || ev.compactLoops && b-a >= compactMinValues/max(len(h.plans), 1) {
+		if err != nil || a > b || ev.noHoist || h.st.busy || ev.compactLoops && b-a >= compactMinValues/max(len(h.plans), 1) || !ev.liftFits(b-a+1, len(h.plans)) {
 			// A loop of millions of iterations that takes no gradient
 			// runs as written, compacted (compact.go): its hoisted
-			// vectors would fill the memory that compaction saves.
+			// vectors would fill the memory that compaction saves. One
+			// whose vectors would not fit in the evaluation's memory
+			// runs as written too, checking its memory at every
+			// iteration.
 			if err != nil {
 				return ctlNext, err
 			}

@@ -274,9 +274,11 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 		if err != nil || a > b {
 			return ctlNext, err // as the loop: bounds first, then nothing to do
 		}
-		if ev.compactLoops && b-a >= compactMinValues {
+		if ev.compactLoops && b-a >= compactMinValues || !ev.liftFits(b-a+1, nArgs) {
 			// Millions of iterations that take no gradient run as
-			// written, compacted (compact.go), in constant memory.
+			// written, compacted (compact.go), in constant memory; a
+			// lifted form beyond the evaluation's memory too (the loop
+			// checks its memory at every iteration).
 			return loop(ev)
 		}
 		c, ni := 0, 1
@@ -286,7 +288,7 @@ func compileLiftedFor(s *ir.For, loop stmtPlan) stmtPlan {
 				return ctlNext, err // as the loop's first iteration
 			}
 			ni = d - c + 1
-			if ni > maxLifted/(b-a+1) {
+			if ni > maxLifted/(b-a+1) || !ev.liftFits((b-a+1)*ni, nArgs) {
 				return loop(ev)
 			}
 		}

@@ -1,0 +1,38 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLiftedLoopsBounded: a loop whose lifted or hoisted form would need
+// more than the evaluation's memory (Options.MaxValues) runs as written,
+// which stops with the statement's position once its values fill that
+// memory (the lifted form's index buffers were allocated unchecked: a
+// fatal out-of-memory under ulimit -v), and the same loop within the
+// bound is still lifted or hoisted.
+func TestLiftedLoopsBounded(t *testing.T) {
+	const maxValues = 1 << 17
+	for _, c := range []struct {
+		name, model string
+		lifted      bool // lifted rather than hoisted
+	}{
+		{"hoisted", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  real s = 0;\n  for (i in 1:N) s += sqrt(i) * mu;\n  mu ~ normal(0, 1);\n}\n", false},
+		{"lifted", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  for (i in 1:N) target += normal_lpdf(mu | i, 1);\n}\n", true},
+	} {
+		for _, n := range []int{maxValues / 16, 4 * maxValues} {
+			d := newDensity(t, "m.shm", c.model, setFromJSON(t, `{"N": `+itoa(n)+`}`), Options{MaxValues: maxValues})
+			_, err := d.LogDensityGrad([]float64{0.1}, make([]float64, 1))
+			used := d.ev.hoisted
+			if c.lifted {
+				used = d.ev.lifted
+			}
+			switch {
+			case n < maxValues && (err != nil || used == 0):
+				t.Errorf("%s, N = %d: error %v, lifted or hoisted %d times; want both", c.name, n, err, used)
+			case n > maxValues && (err == nil || !strings.Contains(err.Error(), "m.shm:") || !strings.Contains(err.Error(), "one evaluation may hold") || used != 0):
+				t.Errorf("%s, N = %d: error %v, lifted or hoisted %d times; want the loop run as written and stopped at its statement", c.name, n, err, used)
+			}
+		}
+	}
+}
