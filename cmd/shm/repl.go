@@ -734,6 +734,9 @@ type sampleRun struct {
 	seed   uint64
 	chains []*chainRecord
 	fit    *diag.Fit
+	// inputs are the session's model and data files when the run was
+	// made: its files must not replace them.
+	inputs []string
 }
 
 // chainRecord keeps one chain's output in memory; it is a chainOutput.
@@ -825,6 +828,12 @@ func (s *sampleRun) toFit() (*diag.Fit, error) {
 // write writes one Stan CSV file per chain into dir and returns their
 // paths; it stops with ctx's error once ctx is done.
 func (s *sampleRun) write(ctx context.Context, dir string) ([]string, error) {
+	for _, c := range s.chains {
+		path := chainPath(dir, s.model, c.header.ID)
+		if in, ok := sameFile(path, s.inputs); ok {
+			return nil, fmt.Errorf("%s: chain %d's file %s is the input %s: writing would replace it; give another folder", dir, c.header.ID, path, in)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -922,6 +931,15 @@ func (r *repl) sample(ctx context.Context, rest string) error {
 	if err := checkInit(f.init, initSet, bm, r.stderr); err != nil {
 		return err
 	}
+	if f.output != "" {
+		// Refused before the run, as shm sample refuses it.
+		inputs := append([]string{r.state.path}, r.state.files...)
+		for id := f.chainID; id < f.chainID+f.chains; id++ {
+			if in, ok := sameFile(chainPath(f.output, bm.IR.Name, id), inputs); ok {
+				return fmt.Errorf(":sample: --output %s: chain %d's file %s is the input %s: the run would replace it; give another folder", f.output, id, chainPath(f.output, bm.IR.Name, id), in)
+			}
+		}
+	}
 	cfg := f.nutsConfig()
 	var bar *progressLine
 	if r.progress {
@@ -929,7 +947,7 @@ func (r *repl) sample(ctx context.Context, rest string) error {
 		cfg.Progress = bar.update
 	}
 	cfg.Rejected = rejectionMessages(r.stderr, new(sync.Mutex))
-	run := &sampleRun{model: bm.IR.Name, seed: f.seed, chains: make([]*chainRecord, f.chains)}
+	run := &sampleRun{model: bm.IR.Name, seed: f.seed, chains: make([]*chainRecord, f.chains), inputs: append([]string{r.state.path}, r.state.files...)}
 	record := func(header *stancsv.Config, columns []string) (chainOutput, error) {
 		c := &chainRecord{header: *header, columns: columns}
 		run.chains[header.ID-f.chainID] = c

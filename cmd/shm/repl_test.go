@@ -750,3 +750,33 @@ func TestReplWriteStopped(t *testing.T) {
 		t.Errorf(":write beside an earlier run's chain: stderr %q", stderr.String())
 	}
 }
+
+// TestReplWriteRefusesInputs: :write and :sample --output refuse a chain
+// file that is one of the session's inputs (a data file named as a chain
+// of the model), before anything is written or sampled, and leave it
+// as it was.
+func TestReplWriteRefusesInputs(t *testing.T) {
+	t.Chdir(t.TempDir()) // short names: the REPL cuts long messages
+	dir := "."
+	model := writeFile(t, dir, "nm.shm", normalModel)
+	dataFile := writeFile(t, dir, "nm-1.json", normalData)
+	for _, c := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{":sample --chains 1 --warmup 20 --samples 20 --seed 1", ":write " + dir}, ".: chain 1's file nm-1.csv"},
+		{[]string{":sample --chains 1 --warmup 20 --samples 20 --seed 1 --output " + dir}, ":sample: --output " + dir + ": chain 1's file"},
+	} {
+		data := filepath.Join(dir, "nm-1.csv")
+		if err := os.WriteFile(data, []byte("unused\n5\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := runRepl(t, strings.Join(c.lines, "\n")+"\n", model, dataFile, data)
+		if code != 1 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "is the input "+data) {
+			t.Errorf("%v: exit %d, stderr %q", c.lines, code, stderr)
+		}
+		if b, _ := os.ReadFile(data); string(b) != "unused\n5\n" {
+			t.Errorf("%v: the data file now holds %.40q", c.lines, b)
+		}
+	}
+}
