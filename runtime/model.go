@@ -187,13 +187,13 @@ func unusedWarnings(unused []*data.Value) []string {
 		vs := byFile[f]
 		if len(vs) <= maxUnusedNamed {
 			for _, v := range vs {
-				out = append(out, fmt.Sprintf("%s: %s is not used by the model", v.Origin(), v.Name))
+				out = append(out, fmt.Sprintf("%s: %s is not used by the model", v.Origin(), v.PrintableName()))
 			}
 			continue
 		}
 		names := make([]string, maxUnusedNamed)
 		for i, v := range vs[:maxUnusedNamed] {
-			names[i] = v.Name
+			names[i] = v.PrintableName()
 		}
 		place := f
 		if place == "" {

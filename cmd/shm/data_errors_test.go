@@ -84,6 +84,14 @@ func TestInfiniteDataNamed(t *testing.T) {
 	_, stderr, code := runCmd(t, "sample", model, data, "--output", filepath.Join(dir, "out"), "--refresh", "0", "--chains", "1", "--warmup", "10", "--samples", "10")
 	if code != 0 || strings.Count(stderr, "warning:") != 1 || !strings.Contains(stderr, "wide.csv: 1000 values are not used by the model: u0, u1, u2, u3, u4, ... (995 more)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}	// JSON keys that no model could declare are named quoted, with
+	// their control characters escaped (a NUL was echoed raw).
+	odd := writeFile(t, dir, "odd.json", `{"y": [1], "\u0000": 1, "a\u001bb c": 2}`)
+	_, stderr, code = runCmd(t, "sample", model, odd, "--output", filepath.Join(dir, "out2"), "--refresh", "0", "--chains", "1", "--warmup", "10", "--samples", "10")
+	for _, want := range []string{`odd.json: key "\x00": "\x00" is not used by the model`, `odd.json: key "a\x1bb c": "a\x1bb c" is not used by the model`} {
+		if code != 0 || !strings.Contains(stderr, want) || strings.ContainsAny(stderr, "\x00\x1b") {
+			t.Errorf("exit %d, stderr %q; want %q", code, stderr, want)
+		}
 	}
 }
 

@@ -85,12 +85,26 @@ func (v *Value) File() string {
 	return v.src.file()
 }
 
+// PrintableName is the value's name for a message: as it is when it is
+// a name a model could declare, quoted (control characters escaped, cut
+// when long) otherwise, such as a JSON key of any text.
+func (v *Value) PrintableName() string {
+	if isIdentifier(v.Name) {
+		return v.Name
+	}
+	name := v.Name
+	if r := []rune(name); len(r) > 40 {
+		name = string(r[:40]) + "…"
+	}
+	return strconv.Quote(name)
+}
+
 // Origin describes where the whole value came from, for example
 // `data.csv: column "y"`, `data.csv: columns "x.1" … "x.3"`,
 // `data.json: key "y"` or `--set lambda`.
 func (v *Value) Origin() string {
 	if v.src == nil {
-		return v.Name
+		return v.PrintableName()
 	}
 	return joinPlace(v.src.file(), v.src.describe(v))
 }
