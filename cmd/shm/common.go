@@ -408,6 +408,31 @@ func signalContext(sigs ...os.Signal) (ctx context.Context, release func() (sign
 	return ctx, release
 }
 
+// exitOnSignal makes the signals sigs end the process with status 1 after
+// printing msg on w, until stop is called: for the phase of a command
+// after its output is complete (a summary, reports), which has nothing
+// to clean up but must say why it ends.
+func exitOnSignal(w io.Writer, msg string, sigs ...os.Signal) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			fmt.Fprintln(w, msg)
+			os.Exit(1)
+		case <-quit:
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(quit)
+		})
+	}
+}
+
 // stopStatus says that the command name was stopped (Ctrl-C, SIGTERM)
 // and returns its exit status.
 func stopStatus(stderr io.Writer, name string) int {

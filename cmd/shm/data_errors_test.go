@@ -84,7 +84,7 @@ func TestInfiniteDataNamed(t *testing.T) {
 	_, stderr, code := runCmd(t, "sample", model, data, "--output", filepath.Join(dir, "out"), "--refresh", "0", "--chains", "1", "--warmup", "10", "--samples", "10")
 	if code != 0 || strings.Count(stderr, "warning:") != 1 || !strings.Contains(stderr, "wide.csv: 1000 values are not used by the model: u0, u1, u2, u3, u4, ... (995 more)") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
-	}	// JSON keys that no model could declare are named quoted, with
+	} // JSON keys that no model could declare are named quoted, with
 	// their control characters escaped (a NUL was echoed raw).
 	odd := writeFile(t, dir, "odd.json", `{"y": [1], "\u0000": 1, "a\u001bb c": 2}`)
 	_, stderr, code = runCmd(t, "sample", model, odd, "--output", filepath.Join(dir, "out2"), "--refresh", "0", "--chains", "1", "--warmup", "10", "--samples", "10")

@@ -100,12 +100,14 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	// The run is complete and its files are in place: from here Ctrl-C
-	// and SIGTERM end the process at once, their default (the summary and
-	// the reports write nothing that a signal could leave half-written).
+	// and SIGTERM end the process at once, saying so (the summary and the
+	// reports write nothing that a signal could leave half-written).
+	after := fmt.Sprintf("shm sample: interrupted after the run: its files are complete (%s)", strings.Join(paths, ", "))
 	if release() {
-		fmt.Fprintf(stderr, "shm sample: interrupted after the run: its files are complete (%s)\n", strings.Join(paths, ", "))
+		fmt.Fprintln(stderr, after)
 		return 1
 	}
+	defer exitOnSignal(stderr, after, os.Interrupt, syscall.SIGTERM)()
 	ctx = context.Background()
 	noteOtherChains(stderr, f.output, paths)
 	fit, err := stancsv.ReadFit(paths...)
