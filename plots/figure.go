@@ -82,6 +82,10 @@ var palette = []color.RGBA{
 
 var highlight = color.RGBA{213, 94, 0, 255}
 
+// PNGDPI is the resolution of the PNG images Render draws: pixels per
+// inch.
+const PNGDPI = 96
+
 // Render draws f to w as "svg" or "png", width × height.
 func Render(f *Figure, w io.Writer, format string, width, height vg.Length) error {
 	if len(f.Panels) == 0 {
@@ -119,7 +123,7 @@ func Render(f *Figure, w io.Writer, format string, width, height vg.Length) erro
 	case "svg":
 		canvas = vgsvg.New(width, height)
 	case "png":
-		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))}
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PNGDPI))}
 	default:
 		return fmt.Errorf("plots: unknown format %q (svg or png)", format)
 	}

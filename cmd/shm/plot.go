@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/plots"
 	"github.com/shmlang/shm/runtime/data"
@@ -169,6 +170,12 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	w, h := figureSize(fig, *width, *height)
+	if format == "png" {
+		if err := checkRaster(w, h); err != nil {
+			fmt.Fprintf(stderr, "shm plot: %v\n", err)
+			return 2
+		}
+	}
 	// Rendered in memory first (the slow part: seconds for a pairs plot
 	// of many draws), so that a signal then leaves no temporary file.
 	img, err := interruptible(ctx, func() ([]byte, error) {
@@ -456,13 +463,36 @@ func describeFiles(files []string) string {
 	return fmt.Sprintf("%s, %d files", dir, len(files))
 }
 
-// minFigureInches and maxFigureInches bound --width and --height: an inch
-// is 96 pixels at the PNG's 96 dpi; 100 inches are 9 600 pixels, a 100 ×
-// 100 inch image 370 MB of memory.
+// minFigureInches and maxFigureInches bound --width and --height;
+// maxPNGInches bounds them for a PNG: an inch is plots.PNGDPI (96) pixels,
+// and rendering holds the image about rasterCopies times over (40 × 40
+// inches: 3 840 pixels a side, 59 MB an image). Beyond it, the copies of
+// the image by the drawing library cannot be stopped within a second (a
+// 100 × 100 inch image, 370 MB, took 4 s to stop after Ctrl-C).
 const (
 	minFigureInches = 1
 	maxFigureInches = 100
+	maxPNGInches    = 40
+	rasterCopies    = 4
 )
+
+// checkRaster refuses a PNG of w × h whose sides exceed maxPNGInches, or
+// whose rendering would need more than half of the memory the process
+// may use.
+func checkRaster(w, h vg.Length) error {
+	wi, hi := float64(w/vg.Inch), float64(h/vg.Inch)
+	if max(wi, hi) > maxPNGInches {
+		return fmt.Errorf("a PNG is at most %d inches a side (%d pixels at %d dpi), got %.4g × %.4g: give a smaller --width or --height, or --out FILE.svg (up to %d inches)",
+			maxPNGInches, maxPNGInches*plots.PNGDPI, plots.PNGDPI, wi, hi, maxFigureInches)
+	}
+	pixels := math.Ceil(wi*plots.PNGDPI) * math.Ceil(hi*plots.PNGDPI)
+	// Four bytes a pixel: half a float64.
+	if n, over := sysmem.Exceeds(int(math.Ceil(rasterCopies * pixels / 2))); over {
+		return fmt.Errorf("a PNG of %.4g × %.4g inches (%.0f pixels) needs %s to render, %s: give a smaller --width or --height, or --out FILE.svg",
+			wi, hi, pixels, sysmem.Bytes(8*n), sysmem.Beyond())
+	}
+	return nil
+}
 
 // figureSize is the size of a figure in inches: about 3.2 × 2.4 per
 // panel, at least 5 × 3.4, unless given.

@@ -80,6 +80,9 @@ func TestPlotCommand(t *testing.T) {
 		{[]string{"plot", "trace", "--width", "-5", runs[0][0]}, 2, "--width must be a number of inches from 1 to 100"},
 		{[]string{"plot", "trace", "--width", "1e-9", runs[0][0]}, 2, "(0: by the number of panels), got 1e-09"},
 		{[]string{"plot", "trace", "--height", "100000", runs[0][0]}, 2, "--height must be a number of inches from 1 to 100"},
+		{[]string{"plot", "trace", "--width", "100", "--height", "100", "--out", filepath.Join(dir, "big.png"), runs[0][0]}, 2,
+			"a PNG is at most 40 inches a side (3840 pixels at 96 dpi), got 100 × 100: give a smaller --width or --height, or --out FILE.svg"},
+		{[]string{"plot", "trace", "--height", "41", "--out", filepath.Join(dir, "tall.png"), runs[0][0]}, 2, "got 9.6 × 41"},
 		{[]string{"plot", "pairs", "--vars", "th", wide}, 1, "pairs of 13 variables (th.1, th.2,"},
 		{[]string{"plot", "trace", "--vars", "th,u", wide}, 1, "th,u selects 43 variables"},
 	} {
