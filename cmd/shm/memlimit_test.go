@@ -44,6 +44,13 @@ func TestMemoryUnderRlimit(t *testing.T) {
 	// file may have) that would be 1.1 GiB as an array of vectors.
 	pairs := writeFile(t, dir, "pairs.json", `{"x": [`+strings.Repeat("[0,0],", 8000000-1)+"[0,0]]}")
 	plain := "data {\n  int N;\n  vector[N] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, 1);\n}\n"
+	// Four files of 1.5e6 numbers, each within a data file's bound (a
+	// sixty-fourth of the memory), 6e6 together beyond it.
+	var quarters []string
+	column := strings.Repeat("1.5\n", 1500000)
+	for i := range 4 {
+		quarters = append(quarters, writeFile(t, dir, fmt.Sprintf("q%d.csv", i), fmt.Sprintf("y%d\n", i)+column))
+	}
 	for _, tc := range []struct {
 		name, src, want string
 		args            []string // data files and --set flags
@@ -94,6 +101,8 @@ func TestMemoryUnderRlimit(t *testing.T) {
 		{"crn replicates", "data {\n  vector[3] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n  target += -crn(1048576, sinkhorn(mu + std_normal_rng(3), y, eps = 0.3, iters = 80));\n}\n",
 			"m.shm:9:18: crn: 1048576 replicates, each holding",
 			[]string{"--set", "y=[1,2,3]"}},
+		{"data files together", plain, ": the data files up to this one give {N} numbers, more than the data may give together ({N}: {SIZE}, a sixty-fourth of the address space left under ulimit -v ({SIZE}))",
+			quarters},
 		// Refused at its first byte: a data file is text.
 		{"data from /dev/zero", plain, "/dev/zero: byte 1 is NUL (0x00): a data file is text (CSV or JSON), not binary",
 			[]string{"/dev/zero"}},

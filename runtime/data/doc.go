@@ -55,7 +55,9 @@
 //     begin with # are comments, before or after the header.
 //   - A file may give at most MaxValues numbers (a sixty-fourth of the
 //     memory the process may use, as float64s), counted as they are read;
-//     one more is an error naming its column and row. A JSON file has the
+//     one more is an error naming its column and row. The files of one
+//     command line (Load) together have the same bound, checked after
+//     each file. A JSON file has the
 //     same bound. Quoted cells and headers follow RFC 4180
 //     (encoding/csv). A UTF-8 byte-order mark at the start is ignored.
 //   - A header cell that is a number is an error (the file most likely lacks
