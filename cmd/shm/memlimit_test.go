@@ -148,6 +148,24 @@ func TestMemoryUnderRlimit(t *testing.T) {
 			t.Errorf("%d parameters (the bound %d): chains %v, %.2000s", n*9/10, n, chains, text)
 		}
 	})
+	// A REPL session's values add up on its tape, bounded as one
+	// evaluation: the lines beyond fail, the session goes on (the
+	// second of these lines was a fatal out-of-memory).
+	t.Run("REPL session values", func(t *testing.T) {
+		var script strings.Builder
+		for _, v := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+			fmt.Fprintf(&script, "%s = rep_vector(1, 12000000)\n", v)
+		}
+		script.WriteString("1 + 1\n")
+		cmd := exec.Command("sh", "-c", "ulimit -v 3000000 && exec \"$0\" -test.run '^TestMemoryUnderRlimit$'", exe)
+		cmd.Env = append(os.Environ(), "SHM_RLIMIT_ARGS=repl")
+		cmd.Stdin = strings.NewReader(script.String())
+		b, _ := cmd.CombinedOutput()
+		text := string(b)
+		if !strings.Contains(text, "exit 1\n") || strings.Contains(text, "fatal error") || !limitPattern("one evaluation may hold (an eighth of the address space left under ulimit -v ({SIZE}))").MatchString(text) {
+			t.Errorf("%.3000s", text)
+		}
+	})
 	// The other commands that read or hash data files: an endless
 	// device is refused once a data file's bound is read.
 	model := writeFile(t, dir, "cal.shm", "data {\n  int<lower=1> N;\n  vector[N] y;\n  real<lower=0> lambda;\n}\nparameters {\n  real mu;\n}\nmodel {\n  target += lambda * normal_lpdf(y | mu, 1);\n}\ngenerated quantities {\n  vector[N] y_rep;\n  for (n in 1:N) y_rep[n] = normal_rng(mu, 1);\n}\n")
