@@ -185,7 +185,7 @@ func sha256Hex(b []byte) string {
 // rerun draws the same one; CheckDatasets checks those that are there).
 // A dataset whose record is missing (its write was interrupted) is
 // written again; one whose record is there but whose file is missing is
-// written again and checked against the record.
+// written again, for CheckDatasets to check against the record.
 func (d Dir) StoreDataset(i int, values []*data.Value) error {
 	_, errData := os.Stat(d.DatasetPath(i))
 	_, errDigest := os.Stat(d.DatasetDigestPath(i))
