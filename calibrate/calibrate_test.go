@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,8 +293,16 @@ func TestReadResultRejects(t *testing.T) {
 	dir := Dir(t.TempDir())
 	task := Task{Lambda: 2, Dataset: 3}
 	plan := &Plan{Seed: 7, Chains: 2, Samples: 5, Warmup: 100, Truth: map[string]float64{"mu": 0.5}, Reuse: DefaultReuse()}
+	if err := dir.StoreDataset(task.Dataset, []*data.Value{{Name: "y", Dims: []int{2}, Data: []float64{1, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := dir.DatasetDigest(task.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
 	good := Result{Task: task, Seed: 11, Draws: 10, Warmup: 100, Source: SourceRun, HPDTruth: -1, HPDThreshold: -2, HPDCovered: true,
-		EllipseDist2: 1, EllipseRadius2: 4, EllipseCovered: true, Columns: []string{"mu"}, Mean: []float64{0}, SD: []float64{1}}
+		EllipseDist2: 1, EllipseRadius2: 4, EllipseCovered: true, Columns: []string{"mu"}, Mean: []float64{0}, SD: []float64{1},
+		DatasetSHA256: digest}
 	for name, tc := range map[string]struct {
 		edit func(r *Result)
 		want string
@@ -314,6 +323,8 @@ func TestReadResultRejects(t *testing.T) {
 		"a warm run unplanned":  {func(r *Result) { r.Source, r.Warmup = SourceWarm, 99 }, "a warm-started run of 99 warmup"},
 		"reweighted from none":  {func(r *Result) { r.Source = SourceReweighted }, "a reweighted result from lambda 0"},
 		"a run reweighted":      {func(r *Result) { r.FromLambda = 1 }, "says it was reweighted"},
+		"another dataset's":     {func(r *Result) { r.DatasetSHA256 = strings.Repeat("ab", 32) }, "is the result of a run on another dataset (sha256 abababababab…) than"},
+		"no dataset digest":     {func(r *Result) { r.DatasetSHA256 = "" }, "written by an earlier version of shm, which did not record the digest of its dataset"},
 	} {
 		r := good
 		tc.edit(&r)
@@ -428,7 +439,8 @@ func TestDraws(t *testing.T) {
 	dir := Dir(t.TempDir())
 	task := Task{Lambda: 0.5, Dataset: 2}
 	dr := &Draws{Theta: [][]float64{{1, -2}, {math.Inf(-1), 5e-324}, {3, 4}}, Params: [][]float64{{0.1}, {0.2}, {0.3}},
-		LP: []float64{-1, -2, math.NaN()}, Prior: []float64{1, 2, 3}, Loss: []float64{-4, -5, -6}, TruthPrior: 7, TruthLoss: -8}
+		LP: []float64{-1, -2, math.NaN()}, Prior: []float64{1, 2, 3}, Loss: []float64{-4, -5, -6}, TruthPrior: 7, TruthLoss: -8,
+		Task: task, Seed: 1<<63 + 5, DatasetSHA256: strings.Repeat("0f", 32)}
 	for _, affine := range []bool{true, false} {
 		want := *dr
 		if !affine {
@@ -445,10 +457,19 @@ func TestDraws(t *testing.T) {
 	good, _ := os.ReadFile(dir.DrawsPath(task))
 	header := func(s, dim, cols, affine uint32, values int) []byte {
 		b := []byte(drawsMagic)
-		for _, x := range []uint32{drawsVersion, s, dim, cols, affine} {
+		for _, x := range []uint32{drawsVersion, s, dim, cols, affine, 0} {
 			b = binary.LittleEndian.AppendUint32(b, x)
 		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(1))
+		b = binary.LittleEndian.AppendUint64(b, 1)
+		b = append(b, make([]byte, 32)...)
 		return append(b, make([]byte, 8*values)...)
+	}
+	withVersion := func(v byte) []byte { return append(append([]byte(drawsMagic), v, 0, 0, 0), good[12:]...) }
+	withLambda := func(x float64) []byte {
+		b := slices.Clone(good)
+		binary.LittleEndian.PutUint64(b[len(drawsMagic)+24:], math.Float64bits(x))
+		return b
 	}
 	for name, b := range map[string][]byte{
 		"empty":              {},
@@ -459,7 +480,11 @@ func TestDraws(t *testing.T) {
 		"huge draw count":    header(1<<32-1, 0, 0, 0, 1),
 		"affine flag 7":      header(1, 1, 1, 7, 3),
 		"no draws":           header(0, 1, 1, 0, 0),
-		"version 2":          append(append([]byte(drawsMagic), 2, 0, 0, 0), good[12:]...),
+		"version 1":          withVersion(1),
+		"version 3":          withVersion(3),
+		"header truncated":   good[:drawsHead-1],
+		"lambda 0":           withLambda(0),
+		"lambda NaN":         withLambda(math.NaN()),
 		"counts beyond size": header(10, 10, 10, 0, 5),
 	} {
 		if err := os.WriteFile(dir.DrawsPath(task), b, 0o644); err != nil {

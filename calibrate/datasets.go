@@ -1,10 +1,18 @@
 package calibrate
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
@@ -22,7 +30,7 @@ type Replicate struct{ Data, Generated string }
 // (CheckReplicates).
 func Simulate(dir Dir, bm *runtime.Model, truth map[string]float64, reps []Replicate, n int, seed uint64) error {
 	return simulate(bm, truth, reps, n, seed, func(i int, values []*data.Value) error {
-		return WriteDataset(dir.DatasetPath(i), values)
+		return dir.StoreDataset(i, values)
 	})
 }
 
@@ -114,7 +122,7 @@ func Bootstrap(dir Dir, set *data.Set, names []string, n int, seed uint64) error
 			}
 			out[k] = w
 		}
-		if err := WriteDataset(dir.DatasetPath(i), out); err != nil {
+		if err := dir.StoreDataset(i, out); err != nil {
 			return err
 		}
 	}
@@ -152,4 +160,138 @@ func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, opts SampleOptio
 		}
 	}
 	return est, post, nil
+}
+
+// A dataset's digest is recorded beside it when it is written, in
+// DatasetDigestPath (sha256sum's format: the hash, two spaces, the file's
+// name), and every file derived from the dataset records it too: a
+// task's result and a run's draws. A dataset read back is checked
+// against its record, and a result or draws file against the dataset's
+// record, by contents, so that a dataset edited after its runs, or a
+// result or draws file of another dataset, is refused rather than mixed
+// into the calibration.
+
+// DatasetDigestPath is the file that records the digest of dataset i.
+func (d Dir) DatasetDigestPath(i int) string { return d.DatasetPath(i) + ".sha256" }
+
+// sha256Hex is the SHA-256 of b in hexadecimal.
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// StoreDataset writes dataset i, then the record of its digest, unless
+// both are there already (a dataset depends only on the plan, so that a
+// rerun draws the same one; CheckDatasets checks those that are there).
+// A dataset whose record is missing (its write was interrupted) is
+// written again; one whose record is there but whose file is missing is
+// written again, for CheckDatasets to check against the record.
+func (d Dir) StoreDataset(i int, values []*data.Value) error {
+	_, errData := os.Stat(d.DatasetPath(i))
+	_, errDigest := os.Stat(d.DatasetDigestPath(i))
+	if errData == nil && errDigest == nil {
+		return nil
+	}
+	b := encodeDataset(values)
+	if err := writeAtomic(d.DatasetPath(i), b); err != nil {
+		return err
+	}
+	if errDigest == nil {
+		return nil
+	}
+	return writeAtomic(d.DatasetDigestPath(i), []byte(sha256Hex(b)+"  "+filepath.Base(d.DatasetPath(i))+"\n"))
+}
+
+// DatasetsStored reports whether each of n datasets and the record of its
+// digest are in the folder.
+func (d Dir) DatasetsStored(n int) bool {
+	for i := range n {
+		for _, path := range []string{d.DatasetPath(i), d.DatasetDigestPath(i)} {
+			if _, err := os.Stat(path); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// DatasetDigest returns the recorded digest of dataset i: an error when
+// there is no record, or one that is not the record of this dataset.
+func (d Dir) DatasetDigest(i int) (string, error) {
+	path := d.DatasetDigestPath(i)
+	b, err := data.ReadAll(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s has no record of its digest (%s): the folder was started by an earlier version of shm, which did not record its datasets' digests, or its datasets are not all written; start a new --dir for this calibration",
+			d.DatasetPath(i), path)
+	}
+	if err != nil {
+		return "", err
+	}
+	fields := strings.Fields(string(b))
+	name := filepath.Base(d.DatasetPath(i))
+	switch {
+	case len(fields) != 2 || !isSHA256(fields[0]):
+		return "", fmt.Errorf("%s: not the record of a digest (want the SHA-256 and the name %s)", path, name)
+	case fields[1] != name:
+		return "", fmt.Errorf("%s records the digest of %s, not of %s", path, fields[1], name)
+	}
+	return fields[0], nil
+}
+
+// isSHA256 reports whether s is a SHA-256 in lowercase hexadecimal.
+func isSHA256(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// readDatasetFile returns the values of dataset i and its digest,
+// checked against the record written with it.
+func (d Dir) readDatasetFile(i int) ([]*data.Value, string, error) {
+	b, digest, err := d.checkedDataset(i)
+	if err != nil {
+		return nil, "", err
+	}
+	values, err := data.ReadJSON(d.DatasetPath(i), bytes.NewReader(b))
+	if err != nil {
+		return nil, "", err
+	}
+	return values, digest, nil
+}
+
+// checkedDataset returns the contents of dataset i's file and its digest,
+// an error unless it is the digest recorded when the file was written.
+func (d Dir) checkedDataset(i int) ([]byte, string, error) {
+	want, err := d.DatasetDigest(i)
+	if err != nil {
+		return nil, "", err
+	}
+	path := d.DatasetPath(i)
+	b, err := data.ReadAll(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if got := sha256Hex(b); got != want {
+		return nil, "", fmt.Errorf("%s was edited since the calibration wrote it: its contents (sha256 %s…) are not those recorded in %s (sha256 %s…), on which its runs were made; restore it, or start a new --dir",
+			path, short(got), filepath.Base(d.DatasetDigestPath(i)), short(want))
+	}
+	return b, want, nil
+}
+
+// CheckDatasets checks each of the plan's datasets against the record
+// of its digest: a calibration resumed on a dataset edited since its
+// runs, whose results would mix two datasets, is refused.
+func (d Dir) CheckDatasets(p *Plan) error {
+	for i := range p.Datasets {
+		if _, _, err := d.checkedDataset(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,7 +3,9 @@ package calibrate
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -12,10 +14,11 @@ import (
 func FuzzDraws(f *testing.F) {
 	dir := Dir(f.TempDir())
 	task := Task{Lambda: 1, Dataset: 0}
+	digest := strings.Repeat("5a", 32)
 	for _, dr := range []*Draws{
-		{Theta: [][]float64{{1, 2}}, Params: [][]float64{{3}}, LP: []float64{-1}},
+		{Theta: [][]float64{{1, 2}}, Params: [][]float64{{3}}, LP: []float64{-1}, Seed: 3, DatasetSHA256: digest},
 		{Theta: [][]float64{{1}, {2}}, Params: [][]float64{{3, 4}, {5, 6}}, LP: []float64{-1, -2},
-			Prior: []float64{1, 2}, Loss: []float64{3, 4}, TruthPrior: 5, TruthLoss: 6},
+			Prior: []float64{1, 2}, Loss: []float64{3, 4}, TruthPrior: 5, TruthLoss: 6, Seed: 4, DatasetSHA256: digest},
 	} {
 		if err := dir.WriteDraws(task, dr); err != nil {
 			f.Fatal(err)
@@ -27,9 +30,11 @@ func FuzzDraws(f *testing.F) {
 		f.Add(b)
 	}
 	wrap := []byte(drawsMagic)
-	for _, x := range []uint32{drawsVersion, 1 << 31, 1<<32 - 1, 1<<32 - 2, 1} {
+	for _, x := range []uint32{drawsVersion, 1 << 31, 1<<32 - 1, 1<<32 - 2, 1, 7} {
 		wrap = binary.LittleEndian.AppendUint32(wrap, x)
 	}
+	wrap = binary.LittleEndian.AppendUint64(wrap, math.Float64bits(2))
+	wrap = append(wrap, make([]byte, 8+32)...)
 	f.Add(append(wrap, make([]byte, 16)...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dr, err := decodeDraws(b)
@@ -37,10 +42,10 @@ func FuzzDraws(f *testing.F) {
 			return
 		}
 		d := Dir(t.TempDir())
-		if err := d.WriteDraws(task, dr); err != nil {
+		if err := d.WriteDraws(dr.Task, dr); err != nil {
 			t.Fatalf("read back, not written: %v", err)
 		}
-		again, err := os.ReadFile(d.DrawsPath(task))
+		again, err := os.ReadFile(d.DrawsPath(dr.Task))
 		if err != nil {
 			t.Fatal(err)
 		}

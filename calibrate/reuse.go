@@ -257,7 +257,7 @@ func (p *Plan) affineTerms(ctx context.Context, dir Dir, t Task, bind Binder, dr
 		checked = append(checked, k*n/min(affineChecks, n))
 	}
 	at := func(lambda float64, idx []int) ([]float64, error) {
-		bm, err := p.bindTask(ctx, dir, t, lambda, bind)
+		bm, _, err := p.bindTask(ctx, dir, t, lambda, bind)
 		if err != nil {
 			return nil, err
 		}
@@ -325,11 +325,11 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		dr, err := dir.ReadDraws(run.Task)
+		dr, err := dir.runDraws(run)
 		if err != nil {
 			return nil, err
 		}
-		if dr == nil || len(dr.Params[0]) != len(run.Columns) {
+		if dr == nil {
 			continue
 		}
 		var lp []float64
@@ -341,7 +341,7 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 			// The model at the task's scale: for runs whose draws are not
 			// affine in λ, and to check those that are at this scale (they
 			// were checked between λ/2 and 2λ of their own).
-			if bm, err = p.bindTask(ctx, dir, t, t.Lambda, bind); err != nil {
+			if bm, _, err = p.bindTask(ctx, dir, t, t.Lambda, bind); err != nil {
 				return nil, err
 			}
 			if truth, err = bm.UnconstrainColumns(truthColumns); err != nil {
@@ -394,7 +394,8 @@ func Reweight(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder) (*Resu
 			continue
 		}
 		r := &Result{Task: t, Seed: run.Seed, Source: SourceReweighted, FromLambda: run.Lambda, ParetoK: ps.K,
-			ESS: ps.ESS, Draws: len(w), Divergent: run.Divergent, Columns: run.Columns, Rhat: run.Rhat}
+			ESS: ps.ESS, Draws: len(w), Divergent: run.Divergent, Columns: run.Columns, Rhat: run.Rhat,
+			DatasetSHA256: run.DatasetSHA256}
 		point := make([]float64, len(r.Columns))
 		for j, c := range r.Columns {
 			point[j] = truthColumns[c]

@@ -76,6 +76,13 @@ type Result struct {
 	// what a warm start of another run takes.
 	Chains []ChainState `json:"chains,omitempty"`
 
+	// DatasetSHA256 is the SHA-256 of the dataset the result is of (its
+	// file, hexadecimal): a result is refused when its dataset's recorded
+	// digest differs. DrawsSHA256 is that of the run's draws file, when it
+	// kept one (Dir.WriteResult).
+	DatasetSHA256 string `json:"dataset_sha256"`
+	DrawsSHA256   string `json:"draws_sha256,omitempty"`
+
 	// draws are the run's draws, written beside the result by
 	// Dir.WriteResult (runs of a calibration that reuses them).
 	draws *Draws
@@ -303,12 +310,12 @@ func logDensities(bm *runtime.Model, rejectedZero bool, thetas [][]float64) ([]f
 // opts.Warm is ignored: the warm start is the task's own.
 func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, opts SampleOptions) (*Result, error) {
 	start := time.Now()
-	bm, err := p.bindTask(ctx, dir, t, t.Lambda, bind)
+	bm, digest, err := p.bindTask(ctx, dir, t, t.Lambda, bind)
 	if err != nil {
 		return nil, err
 	}
 	seed := p.taskSeed(t.Dataset)
-	r := &Result{Task: t, Seed: seed, Source: SourceRun, Warmup: p.Warmup}
+	r := &Result{Task: t, Seed: seed, Source: SourceRun, Warmup: p.Warmup, DatasetSHA256: digest}
 	var post *Posterior
 	if p.Reuse != nil {
 		from, err := dir.warmSource(p, t)
@@ -368,7 +375,7 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, opts Sa
 	r.Median, r.Rhat = medianRhat(post)
 	r.ESS = minESS(post)
 	if p.Reuse != nil {
-		r.draws = &Draws{Theta: post.Theta, Params: post.Params, LP: lp[:len(lp)-1]}
+		r.draws = &Draws{Theta: post.Theta, Params: post.Params, LP: lp[:len(lp)-1], Seed: seed, DatasetSHA256: digest}
 		if err := p.affineTerms(ctx, dir, t, bind, r.draws, truth, lp[len(lp)-1]); err != nil {
 			return nil, err
 		}
@@ -377,14 +384,16 @@ func RunTask(ctx context.Context, dir Dir, p *Plan, t Task, bind Binder, opts Sa
 	return r, nil
 }
 
-// bindTask binds the model to task t's dataset at the loss scale lambda.
-func (p *Plan) bindTask(ctx context.Context, dir Dir, t Task, lambda float64, bind Binder) (*runtime.Model, error) {
-	extra, err := readDataset(dir, p, t.Dataset)
+// bindTask binds the model to task t's dataset at the loss scale lambda,
+// and returns the dataset's digest (checked against its record).
+func (p *Plan) bindTask(ctx context.Context, dir Dir, t Task, lambda float64, bind Binder) (*runtime.Model, string, error) {
+	extra, digest, err := readDataset(dir, p, t.Dataset)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	extra = append(extra, &data.Value{Name: p.Param, Data: []float64{lambda}})
-	return bind(ctx, extra, p.taskSeed(t.Dataset))
+	bm, err := bind(ctx, extra, p.taskSeed(t.Dataset))
+	return bm, digest, err
 }
 
 // decide sets the regions' thresholds and whether they cover the truth,
@@ -405,16 +414,17 @@ func (r *Result) decide(truthLP float64, lp, weights, truth []float64, params []
 	return nil
 }
 
-// readDataset returns the values of dataset i (none for i < 0: the data
-// as given).
-func readDataset(dir Dir, p *Plan, i int) ([]*data.Value, error) {
+// readDataset returns the values of dataset i and its digest, checked
+// against the record written with it (none for i < 0: the data as
+// given).
+func readDataset(dir Dir, p *Plan, i int) ([]*data.Value, string, error) {
 	if i < 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	if i >= p.Datasets {
-		return nil, fmt.Errorf("dataset %d of %d", i, p.Datasets)
+		return nil, "", fmt.Errorf("dataset %d of %d", i, p.Datasets)
 	}
-	return data.ReadFile(dir.DatasetPath(i))
+	return dir.readDatasetFile(i)
 }
 
 func meanSD(draws [][]float64) (mean, sd []float64) {

@@ -241,12 +241,17 @@ func (d Dir) PilotPath() string { return d.path("pilot.json") }
 
 // WriteResult stores a task's result (through a temporary file renamed
 // when complete: a killed task leaves no result), after the run's draws
-// when it kept them.
+// when it kept them, whose digest the result records.
 func (d Dir) WriteResult(r *Result) error {
 	if r.draws != nil {
-		if err := d.WriteDraws(r.Task, r.draws); err != nil {
+		b, err := encodeDraws(r.Task, r.draws)
+		if err != nil {
 			return err
 		}
+		if err := writeAtomic(d.DrawsPath(r.Task), b); err != nil {
+			return err
+		}
+		r.DrawsSHA256 = sha256Hex(b)
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -278,7 +283,30 @@ func (d Dir) ReadResult(t Task, p *Plan) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (remove it to run the task again)", d.ResultPath(t), err)
 	}
+	if p != nil {
+		if err := d.checkResultDataset(&r); err != nil {
+			return nil, err
+		}
+	}
 	return &r, nil
+}
+
+// checkResultDataset reports a result whose dataset is not the folder's
+// dataset of its task: its digest differs from the dataset's record.
+func (d Dir) checkResultDataset(r *Result) error {
+	if r.DatasetSHA256 == "" {
+		return fmt.Errorf("%s was written by an earlier version of shm, which did not record the digest of its dataset: it cannot be checked against %s; start a new --dir for this calibration (or remove the file to run the task again)",
+			d.ResultPath(r.Task), d.DatasetPath(r.Dataset))
+	}
+	want, err := d.DatasetDigest(r.Dataset)
+	if err != nil {
+		return err
+	}
+	if r.DatasetSHA256 != want {
+		return fmt.Errorf("%s is the result of a run on another dataset (sha256 %s…) than %s (sha256 %s…): remove it to run the task again",
+			d.ResultPath(r.Task), short(r.DatasetSHA256), d.DatasetPath(r.Dataset), short(want))
+	}
+	return nil
 }
 
 // resultRequired are the fields every result file has.
@@ -358,7 +386,7 @@ func (r *Result) check(t Task, p *Plan) error {
 // staleTemp matches the names of the temporary files the calibration's
 // writes make: writeAtomic's ".d003.json.tmp123" (of .json, .csv and
 // .draws files) and writeCSV's ".csv.tmp123".
-var staleTemp = regexp.MustCompile(`^\.([A-Za-z0-9_=.-]+\.(json|csv|draws))?\.?(csv\.)?tmp[0-9]+$`)
+var staleTemp = regexp.MustCompile(`^\.([A-Za-z0-9_=.-]+\.(json|csv|draws|sha256))?\.?(csv\.)?tmp[0-9]+$`)
 
 // RemoveStaleTemps removes the temporary files of writes (writeAtomic's
 // ".NAME.tmp…") in the folder that were last modified more than age ago:
@@ -415,6 +443,11 @@ func writeAtomic(path string, b []byte) error {
 // WriteDataset writes values as a CmdStan JSON data file (nested arrays
 // for values with sizes).
 func WriteDataset(path string, values []*data.Value) error {
+	return writeAtomic(path, encodeDataset(values))
+}
+
+// encodeDataset returns the CmdStan JSON data file of values.
+func encodeDataset(values []*data.Value) []byte {
 	var b strings.Builder
 	b.WriteString("{\n")
 	for i, v := range values {
@@ -426,7 +459,7 @@ func WriteDataset(path string, values []*data.Value) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("}\n")
-	return writeAtomic(path, []byte(b.String()))
+	return []byte(b.String())
 }
 
 func writeNested(b *strings.Builder, x []float64, dims []int, isInt bool) {

@@ -473,10 +473,13 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			return nil, err
 		}
 	}
-	if !f.collect {
-		if err := writeDatasets(dir, plan, bm, f); err != nil {
-			return nil, err
-		}
+	if f.collect {
+		err = dir.CheckDatasets(plan)
+	} else {
+		err = writeDatasets(dir, plan, bm, f)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var runner calibrate.Runner = &calibrate.Pool{Dir: dir, Plan: plan, Bind: bind, Workers: f.workers, Log: stderr, Monitor: runMonitor(stderr, f.refresh, heartbeat, plan)}
 	switch {
@@ -895,11 +898,20 @@ func (f *lambdaFlags) replicates() ([]calibrate.Replicate, error) {
 }
 
 // writeDatasets writes the datasets the flags ask for into the folder,
-// unless they are there already (they depend only on the plan).
+// with the records of their digests, unless they are there already (they
+// depend only on the plan), and checks each against its record.
 func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f *lambdaFlags) error {
-	if _, err := os.Stat(dir.DatasetPath(plan.Datasets - 1)); err == nil {
-		return nil
+	if !dir.DatasetsStored(plan.Datasets) {
+		if err := storeDatasets(dir, plan, bm, f); err != nil {
+			return err
+		}
 	}
+	return dir.CheckDatasets(plan)
+}
+
+// storeDatasets writes the datasets (calibrate.Dir.StoreDataset: those
+// not there already).
+func storeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f *lambdaFlags) error {
 	switch {
 	case f.generate > 0:
 		reps, err := f.replicates()
@@ -917,7 +929,7 @@ func writeDatasets(dir calibrate.Dir, plan *calibrate.Plan, bm *runtime.Model, f
 			if err != nil {
 				return err
 			}
-			if err := calibrate.WriteDataset(dir.DatasetPath(i), values); err != nil {
+			if err := dir.StoreDataset(i, values); err != nil {
 				return err
 			}
 		}
