@@ -245,6 +245,15 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 	if te.Special != lang.NoSpecial && local {
 		c.errorf(te.Pos, "local variable %s cannot have the constrained type %s; constrained types are allowed on block-level declarations", d.Name, te.Special)
 	}
+	if sizes, ok := constSizes(decl.Sizes); ok && te.Special != lang.NoSpecial {
+		// Sizes known here are checked here, as the run checks the others.
+		if te.Special == lang.CholeskyFactorCov && len(sizes) == 1 {
+			sizes = append(sizes, sizes[0])
+		}
+		if _, err := FreeSize(te.Special, sizes); err != nil {
+			c.errorf(te.Pos, "%s: %v", d.Name, err)
+		}
+	}
 	if b := te.Bounds; b != nil {
 		if local {
 			c.errorf(b.Pos, "local variable %s cannot have a constraint; constraints are allowed on block-level declarations", d.Name)
@@ -312,6 +321,20 @@ func (c *checker) decl(d *lang.VarDecl, local bool) *Decl {
 		decl.ConstraintText = te.Special.String()
 	}
 	return decl
+}
+
+// constSizes returns the sizes when they are all constants (at least
+// one).
+func constSizes(es []Expr) ([]int, bool) {
+	var out []int
+	for _, e := range es {
+		n, ok := ConstInt(e)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, int(n))
+	}
+	return out, len(out) > 0
 }
 
 // declShape returns the statically known sizes of a declaration, or nil

@@ -51,7 +51,7 @@ func NewLayout(ctx context.Context, decls []*Decl, dims func(*Decl) ([]int, erro
 		size, n := 1, 1.0
 		for _, k := range ds {
 			if k < 0 {
-				return nil, fmt.Errorf("%s: negative size %d in %s", d.Var.Name, k, d.TypeText)
+				return nil, &DeclError{Decl: d, Msg: fmt.Sprintf("%s: negative size %d in %s", d.Var.Name, k, d.TypeText)}
 			}
 			size *= k
 			n *= float64(k)
@@ -60,7 +60,7 @@ func NewLayout(ctx context.Context, decls []*Decl, dims func(*Decl) ([]int, erro
 			arr := d.Var.Type.Dims
 			free, err := FreeSize(d.Special, ds[arr:])
 			if err != nil {
-				return nil, fmt.Errorf("%s (%s): %v", d.Var.Name, d.TypeText, err)
+				return nil, &DeclError{Decl: d, Msg: fmt.Sprintf("%s (%s): %v", d.Var.Name, d.TypeText, err)}
 			}
 			size = free
 			for _, k := range ds[:arr] {
@@ -69,8 +69,8 @@ func NewLayout(ctx context.Context, decls []*Decl, dims func(*Decl) ([]int, erro
 		}
 		columns += n
 		if total, _ := sysmem.Total(); total > 0 && columns*columnNameBytes > float64(total)/8 {
-			return nil, fmt.Errorf("%s (%s): the parameters' draws would have %.4g columns, whose names need %s, more than an eighth of %s",
-				d.Var.Name, d.TypeText, columns, sysmem.Bytes(columns*columnNameBytes), sysmem.Source())
+			return nil, &DeclError{Decl: d, Msg: fmt.Sprintf("%s (%s): the parameters' draws would have %.4g columns, whose names need %s, more than an eighth of %s",
+				d.Var.Name, d.TypeText, columns, sysmem.Bytes(columns*columnNameBytes), sysmem.Source())}
 		}
 		l.Entries = append(l.Entries, LayoutEntry{Decl: d, Dims: ds, Offset: l.Dim, Size: size})
 		l.Dim += size
@@ -87,6 +87,15 @@ func NewLayout(ctx context.Context, decls []*Decl, dims func(*Decl) ([]int, erro
 	}
 	return l, nil
 }
+
+// A DeclError is NewLayout's error about a declaration (its sizes), for
+// the caller to place at the declaration.
+type DeclError struct {
+	Decl *Decl
+	Msg  string
+}
+
+func (e *DeclError) Error() string { return e.Msg }
 
 // columnNameBytes is about what one column's name costs: its string
 // header and a short name.

@@ -55,6 +55,12 @@ func TestBadData(t *testing.T) {
 		files map[string]string
 		want  string
 	}{
+		// Sizes of constrained parameters given by data: the error is at
+		// the declaration.
+		{"cholesky_factor_cov of fewer rows than columns", "data { int M; }\nparameters { cholesky_factor_cov[M, 3] L; }\nmodel { }",
+			map[string]string{"--set M=2": ""}, "t.shm:2:14: L (cholesky_factor_cov[M, 3]): cholesky_factor_cov[M, N] needs M ≥ N, got 2 < 3"},
+		{"empty simplex", "data { int K; }\nparameters { simplex[K] s; }\nmodel { }",
+			map[string]string{"--set K=0": ""}, "t.shm:2:14: s (simplex[K]): a simplex needs at least 1 element, got 0"},
 		{"missing variable", "data { vector[2] y; }\nmodel { }", map[string]string{"data.csv": "z\n1\n2\n"},
 			"data variable y (vector[2]) is missing: not found in data.csv"},
 		{"missing column of an inferred size", vecModel, map[string]string{"data.csv": "z\n1\n2\n"},

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -100,6 +101,9 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (_ *Model, err error) {
 	}
 	bm := &Model{IR: m, opts: opts, tape: tape, frame: ev.frame}
 	layout, err := ir.NewLayout(opts.Context, m.Params, func(d *ir.Decl) ([]int, error) { return ev.declDims(d) })
+	if de := (*ir.DeclError)(nil); errors.As(err, &de) {
+		return nil, ev.errorf(de.Decl.Pos, "%s", de.Msg)
+	}
 	if err != nil {
 		return nil, err
 	}
