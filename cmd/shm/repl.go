@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -835,7 +836,11 @@ func (s *sampleRun) write(ctx context.Context, dir string) ([]string, error) {
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: cannot make the folder %s: %v", dir, pe.Path, pe.Err)
+		}
+		return nil, fmt.Errorf("%s: %v", dir, err)
 	}
 	// Every chain is written under a temporary name, and all are moved
 	// into place together once complete: a failure or a stop (Ctrl-C,
