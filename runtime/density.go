@@ -9,6 +9,7 @@ import (
 	"github.com/shmlang/shm/autodiff"
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/lang"
+	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/stdlib"
 )
 
@@ -262,13 +263,52 @@ func (d *Density) NonFiniteTerm() error { return d.nonFinite }
 func (d *Density) Draw(dst []float64, theta []float64, rng *rand.Rand) (_ []float64, err error) {
 	defer d.ev.recoverTape(&err)
 	d.start()
-	ev := d.ev
 	if err := d.setParams(d.tape.ConstVec(theta), false); err != nil {
 		return dst, err
 	}
 	for _, e := range d.m.Layout.Entries {
 		dst = d.appendStanOrder(dst, e.Decl.Var, e.Dims)
 	}
+	return d.appendGenerated(dst, rng)
+}
+
+// Generate computes the transformed parameters and generated quantities
+// (drawing from rng) at the constrained parameter values params, the
+// parameters' output columns in the order of Model.Columns (as a Stan CSV
+// row holds them), and appends them to dst: CmdStan's
+// generate_quantities. Given the values Draw wrote (all their digits) and
+// the random stream it drew from, it computes bit for bit what Draw did.
+func (d *Density) Generate(dst, params []float64, rng *rand.Rand) (_ []float64, err error) {
+	defer d.ev.recoverTape(&err)
+	d.start()
+	ev := d.ev
+	at := 0
+	for _, e := range d.m.Layout.Entries {
+		n := product(e.Dims)
+		if at+n > len(params) {
+			return dst, fmt.Errorf("runtime: %d parameter values given, the model's parameters have more", len(params))
+		}
+		dv := &data.Value{Name: e.Decl.Var.Name, Dims: e.Dims, Data: make([]float64, n)}
+		for j, k := range stanOrder(e.Dims) {
+			dv.Data[k] = params[at+j]
+		}
+		at += n
+		v, err := ev.fromData(e.Decl, e.Dims, dv)
+		if err != nil {
+			return dst, err
+		}
+		ev.frame[e.Decl.Var.Slot] = slot{v: v, dims: e.Dims, set: true}
+	}
+	if at != len(params) {
+		return dst, fmt.Errorf("runtime: %d parameter values given, the model's parameters have %d", len(params), at)
+	}
+	return d.appendGenerated(dst, rng)
+}
+
+// appendGenerated runs transformed parameters and generated quantities on
+// the parameters' slots and appends their output columns to dst.
+func (d *Density) appendGenerated(dst []float64, rng *rand.Rand) ([]float64, error) {
+	ev := d.ev
 	if err := d.transformedParams(); err != nil {
 		return dst, err
 	}

@@ -51,6 +51,8 @@ Usage:
                            sample with NUTS; write Stan CSV and a summary
   shm optimize model.shm [data...] [--algorithm lbfgs|bfgs|newton] [--jacobian]
                            a posterior mode (MAP) as CmdStan's optimize
+  shm generate model.shm [data...] DRAWS.csv...
+                           generated quantities again at existing draws
   shm diagnose model.shm [data...] [--init ...]
                            compare the gradient with finite differences
   shm summary FILES...     summary table of Stan CSV files
@@ -83,6 +85,8 @@ func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return cmdDiagnose(args[1:], stdout, stderr)
 	case "optimize":
 		return cmdOptimize(args[1:], stdout, stderr)
+	case "generate":
+		return cmdGenerate(args[1:], stdout, stderr)
 	case "summary":
 		return cmdSummary(args[1:], stdout, stderr)
 	case "plot":

@@ -27,14 +27,19 @@ type methodFlags struct {
 	sets             setList
 	refresh, sigFigs int
 	seedGiven        bool
+	// pointsGiven leaves out --init and --refresh: the method computes
+	// at given points (generate), with no initial point or iterations.
+	pointsGiven bool
 }
 
 func (f *methodFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.init, "init", "", "initial values: name=value,..., a JSON file, or a number x: uniform(-x, x) unconstrained, 0: all zero (default: 2)")
+	if !f.pointsGiven {
+		fs.IntVar(&f.refresh, "refresh", 100, "progress every refresh iterations (0: none)")
+		fs.StringVar(&f.init, "init", "", "initial values: name=value,..., a JSON file, or a number x: uniform(-x, x) unconstrained, 0: all zero (default: 2)")
+	}
 	fs.StringVar(&f.output, "output", "output", "directory for the Stan CSV file")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock, printed in the output)")
 	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
-	fs.IntVar(&f.refresh, "refresh", 100, "progress every refresh iterations (0: none)")
 	fs.IntVar(&f.sigFigs, "sig-figs", 6, "significant digits in the output (up to 18)")
 }
 
@@ -122,10 +127,10 @@ func (r *methodRun) header(args, columns []string) *stancsv.Config {
 }
 
 // write writes the rows (each the method's columns, then the model's
-// output columns) to the run's file, whole or not at all; notes, if any,
-// end it as comment lines.
+// output columns) to header.OutputFile, whole or not at all; notes, if
+// any, end it as comment lines.
 func (r *methodRun) write(header *stancsv.Config, rows [][]float64, notes []string) (string, error) {
-	path := r.outputPath()
+	path := header.OutputFile
 	if in, ok := sameFile(path, append([]string{r.model}, r.files...)); ok {
 		return "", fmt.Errorf("--output %s: the file %s is the input %s: the run would replace it; give another folder", r.flags.output, path, in)
 	}
