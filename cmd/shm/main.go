@@ -51,6 +51,8 @@ Usage:
                            sample with NUTS; write Stan CSV and a summary
   shm optimize model.shm [data...] [--algorithm lbfgs|bfgs|newton] [--jacobian]
                            a posterior mode (MAP) as CmdStan's optimize
+  shm laplace model.shm [data...] [--mode FILE] [--draws 1000]
+                           draws from the normal approximation at the mode
   shm generate model.shm [data...] DRAWS.csv...
                            generated quantities again at existing draws
   shm diagnose model.shm [data...] [--init ...]
@@ -87,6 +89,8 @@ func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return cmdOptimize(args[1:], stdout, stderr)
 	case "generate":
 		return cmdGenerate(args[1:], stdout, stderr)
+	case "laplace":
+		return cmdLaplace(args[1:], stdout, stderr)
 	case "summary":
 		return cmdSummary(args[1:], stdout, stderr)
 	case "plot":
