@@ -53,6 +53,8 @@ Usage:
                            a posterior mode (MAP) as CmdStan's optimize
   shm laplace model.shm [data...] [--mode FILE] [--draws 1000]
                            draws from the normal approximation at the mode
+  shm pathfinder model.shm [data...] [--num-paths 4] [--draws 1000]
+                           Pathfinder variational inference
   shm generate model.shm [data...] DRAWS.csv...
                            generated quantities again at existing draws
   shm diagnose model.shm [data...] [--init ...]
@@ -91,6 +93,8 @@ func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return cmdGenerate(args[1:], stdout, stderr)
 	case "laplace":
 		return cmdLaplace(args[1:], stdout, stderr)
+	case "pathfinder":
+		return cmdPathfinder(args[1:], stdout, stderr)
 	case "summary":
 		return cmdSummary(args[1:], stdout, stderr)
 	case "plot":

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/stancsv"
 )
 
@@ -68,6 +69,10 @@ type methodRun struct {
 	flags         *methodFlags
 	dataDigest    string
 	init          []float64 // unconstrained
+	// initSet and radius are --init's values and the radius of the
+	// random values of the others.
+	initSet *data.Set
+	radius  float64
 }
 
 // startMethod binds the model pos[0] to the data files pos[1:] for the
@@ -96,14 +101,20 @@ func startMethod(ctx context.Context, method string, pos []string, f *methodFlag
 	if err := checkInit(f.init, initSet, bm, stderr); err != nil {
 		return nil, err
 	}
-	radius := 2.0
+	r.initSet, r.radius = initSet, 2.0
 	if x, ok := initRadius(f.init); ok {
-		radius = x
+		r.radius = x
 	}
-	if r.init, err = bm.Unconstrain(initSet, rand.New(rand.NewPCG(f.seed, 1)), radius); err != nil {
+	if r.init, err = r.initial(1); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// initial returns the initial point of path or chain k (from 1), drawn
+// as shm sample's chain k draws it.
+func (r *methodRun) initial(k int) ([]float64, error) {
+	return r.bm.Unconstrain(r.initSet, rand.New(rand.NewPCG(r.flags.seed, uint64(k))), r.radius)
 }
 
 // outputPath is the run's Stan CSV file: DIR/MODEL-METHOD.csv.

@@ -142,14 +142,15 @@ func cmdOptimize(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// flagNames rewrites the optimizer's option names (tol_rel_grad) as the
-// command's flags (--tol-rel-grad).
+// flagNames rewrites the optimizer's option names (tol_rel_grad, after
+// the packages' prefixes "pathfinder: optimize: ") as the command's flags
+// (--tol-rel-grad).
 func flagNames(err error) error {
 	msg := err.Error()
 	for _, name := range []string{"init_alpha", "tol_obj", "tol_rel_obj", "tol_grad", "tol_rel_grad", "tol_param", "history_size", "iter"} {
-		flag := "--" + strings.ReplaceAll(name, "_", "-")
-		if rest, ok := strings.CutPrefix(msg, "optimize: "+name+" = "); ok {
-			return errors.New(flag + " = " + rest)
+		i := strings.Index(msg, name+" = ")
+		if i >= 0 && (i == 0 || strings.HasSuffix(msg[:i], ": ")) {
+			return errors.New("--" + strings.ReplaceAll(name, "_", "-") + msg[i+len(name):])
 		}
 	}
 	return err

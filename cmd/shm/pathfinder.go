@@ -1,0 +1,164 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"syscall"
+
+	"github.com/shmlang/shm/runtime/pathfinder"
+)
+
+// pathfinderFlags are the options of "shm pathfinder", CmdStan's
+// pathfinder method's arguments.
+type pathfinderFlags struct {
+	methodFlags
+	opts pathfinder.Options
+}
+
+func (f *pathfinderFlags) register(fs *flag.FlagSet) {
+	f.methodFlags.register(fs)
+	f.opts = pathfinder.DefaultOptions()
+	o := &f.opts
+	fs.IntVar(&o.NumPaths, "num-paths", o.NumPaths, "number of single paths, each from its own initial point")
+	fs.IntVar(&o.NumDraws, "draws", o.NumDraws, "draws of each path's approximation")
+	fs.IntVar(&o.NumMultiDraws, "num-psis-draws", o.NumMultiDraws, "draws returned, resampled from all paths' by their importance weights")
+	fs.BoolVar(&o.PSISResample, "psis-resample", o.PSISResample, "resample the paths' draws by Pareto-smoothed importance weights (false: every path's draws)")
+	fs.IntVar(&o.NumElboDraws, "num-elbo-draws", o.NumElboDraws, "Monte Carlo draws of each ELBO estimate")
+	fs.IntVar(&o.NumIterations, "iter", o.NumIterations, "maximum L-BFGS iterations of a path")
+	fs.IntVar(&o.HistorySize, "history-size", o.HistorySize, "update pairs kept by L-BFGS")
+	fs.Float64Var(&o.InitAlpha, "init-alpha", o.InitAlpha, "first step length of the line search")
+	fs.Float64Var(&o.TolObj, "tol-obj", o.TolObj, "convergence: absolute change in the objective")
+	fs.Float64Var(&o.TolRelObj, "tol-rel-obj", o.TolRelObj, "convergence: relative change in the objective, in units of machine epsilon")
+	fs.Float64Var(&o.TolGrad, "tol-grad", o.TolGrad, "convergence: gradient norm")
+	fs.Float64Var(&o.TolRelGrad, "tol-rel-grad", o.TolRelGrad, "convergence: relative gradient magnitude, in units of machine epsilon")
+	fs.Float64Var(&o.TolParam, "tol-param", o.TolParam, "convergence: change in the parameters")
+}
+
+// maxPaths bounds --num-paths: each path holds its own density and draws.
+const maxPaths = 1024
+
+// validate checks the flags, naming the first bad one with its value.
+func (f *pathfinderFlags) validate(set map[string]bool) error {
+	if err := f.methodFlags.validate(set); err != nil {
+		return err
+	}
+	o := f.opts
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"--num-paths", o.NumPaths}, {"--draws", o.NumDraws}, {"--num-psis-draws", o.NumMultiDraws}, {"--num-elbo-draws", o.NumElboDraws}, {"--iter", o.NumIterations}, {"--history-size", o.HistorySize}} {
+		if c.v < 1 || c.v > maxCount {
+			return fmt.Errorf("%s must be from 1 to %d, got %d", c.name, maxCount, c.v)
+		}
+	}
+	if o.NumPaths > maxPaths {
+		return fmt.Errorf("--num-paths is %d, at most %d", o.NumPaths, maxPaths)
+	}
+	if err := o.Validate(); err != nil {
+		return flagNames(err)
+	}
+	return nil
+}
+
+// cmdPathfinder implements "shm pathfinder model.shm data...": Pathfinder
+// variational inference (Zhang et al. 2022) as CmdStan's pathfinder
+// method: single paths of L-BFGS, each giving the normal approximation of
+// highest ELBO along its way, their draws pooled and resampled by
+// Pareto-smoothed importance weights.
+func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("pathfinder", stderr)
+	var f pathfinderFlags
+	f.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return flagStatus(err)
+	}
+	if len(pos) < 1 {
+		fmt.Fprintln(stderr, "usage: shm pathfinder model.shm [data...] [--num-paths 4 --draws 1000 --init ... --seed N --output DIR ...]")
+		return 2
+	}
+	if err := f.validate(setFlags(fs)); err != nil {
+		fmt.Fprintf(stderr, "shm pathfinder: %v\n", err)
+		return 2
+	}
+	ctx, release := signalContext(os.Interrupt, syscall.SIGTERM)
+	defer release()
+	fail := func(err error) int {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "shm pathfinder: interrupted; no output written")
+			return 1
+		}
+		return report(stderr, err)
+	}
+	r, err := startMethod(ctx, "pathfinder", pos, &f.methodFlags, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	starts := make([]pathfinder.Start, f.opts.NumPaths)
+	for k := range starts {
+		d, err := r.bm.NewDensity()
+		if err != nil {
+			return fail(err)
+		}
+		init, err := r.initial(k + 1)
+		if err != nil {
+			return fail(err)
+		}
+		starts[k] = pathfinder.Start{Target: d, Init: init}
+	}
+	opts := f.opts
+	if f.refresh > 0 {
+		opts.Progress = func(p pathfinder.Progress) {
+			if p.Iter%f.refresh == 0 {
+				fmt.Fprintf(stderr, "Path [%d] :Iter %d log prob %.6g best ELBO %.6g\n", p.Path, p.Iter, p.LogDensity, p.BestELBO)
+			}
+		}
+	}
+	res, err := pathfinder.Multi(ctx, starts, opts, f.seed)
+	if err != nil {
+		return fail(err)
+	}
+	for k, perr := range res.PathErrors {
+		if perr != nil {
+			fmt.Fprintf(stderr, "Path [%d] failed: %v\n", k+1, perr)
+		}
+	}
+	fmt.Fprintf(stderr, "Pareto k-hat of the importance weights: %.3g\n", res.ParetoK)
+	if res.ParetoK > 0.7 {
+		fmt.Fprintln(stderr, "warning: Pareto k-hat above 0.7: the approximation is far from the posterior; sample with NUTS (the draws may still serve as initial values)")
+	}
+	d, err := r.bm.NewDensity()
+	if err != nil {
+		return fail(err)
+	}
+	gq := rand.New(rand.NewPCG(f.seed, 1<<32|0x6a))
+	rows := make([][]float64, 0, len(res.Draws))
+	for k, theta := range res.Draws {
+		row := []float64{res.LogApprox[k], res.LogDensity[k]}
+		if row, err = d.Draw(row, theta, gq); err != nil {
+			return fail(fmt.Errorf("draw %d: %w", k+1, err))
+		}
+		rows = append(rows, row)
+	}
+	o := f.opts
+	lines := []string{methodArg(1, "pathfinder", nil),
+		methodArg(2, "init_alpha", o.InitAlpha), methodArg(2, "tol_obj", o.TolObj), methodArg(2, "tol_rel_obj", o.TolRelObj),
+		methodArg(2, "tol_grad", o.TolGrad), methodArg(2, "tol_rel_grad", o.TolRelGrad), methodArg(2, "tol_param", o.TolParam),
+		methodArg(2, "history_size", o.HistorySize), methodArg(2, "num_psis_draws", o.NumMultiDraws), methodArg(2, "num_paths", o.NumPaths),
+		methodArg(2, "psis_resample", o.PSISResample), methodArg(2, "num_draws", o.NumDraws), methodArg(2, "num_elbo_draws", o.NumElboDraws),
+		methodArg(2, "num_iterations", o.NumIterations)}
+	notes := []string{fmt.Sprintf("Pareto k-hat = %.6g, ESS = %.6g", res.ParetoK, res.ESS)}
+	path, err := r.write(r.header(lines, []string{"lp_approx__", "lp__"}), rows, notes)
+	if err != nil {
+		return fail(err)
+	}
+	if release() {
+		fmt.Fprintf(stderr, "shm pathfinder: interrupted after the run: its file is complete (%s)\n", path)
+		return 1
+	}
+	fmt.Fprintln(stdout, path)
+	return 0
+}
