@@ -55,6 +55,8 @@ Usage:
                            draws from the normal approximation at the mode
   shm pathfinder model.shm [data...] [--num-paths 4] [--draws 1000]
                            Pathfinder variational inference
+  shm log_prob model.shm [data...] --constrained POINTS
+                           the log density and its gradient at points
   shm generate model.shm [data...] DRAWS.csv...
                            generated quantities again at existing draws
   shm diagnose model.shm [data...] [--init ...]
@@ -95,6 +97,8 @@ func runWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return cmdLaplace(args[1:], stdout, stderr)
 	case "pathfinder":
 		return cmdPathfinder(args[1:], stdout, stderr)
+	case "log_prob", "log-prob":
+		return cmdLogProb(args[1:], stdout, stderr)
 	case "summary":
 		return cmdSummary(args[1:], stdout, stderr)
 	case "plot":

@@ -141,6 +141,11 @@ func (r *methodRun) header(args, columns []string) *stancsv.Config {
 // output columns) to header.OutputFile, whole or not at all; notes, if
 // any, end it as comment lines.
 func (r *methodRun) write(header *stancsv.Config, rows [][]float64, notes []string) (string, error) {
+	return r.writeColumns(header, r.bm.Columns(), rows, notes)
+}
+
+// writeColumns is write with the columns that follow the method's.
+func (r *methodRun) writeColumns(header *stancsv.Config, columns []string, rows [][]float64, notes []string) (string, error) {
 	path := header.OutputFile
 	if in, ok := sameFile(path, append([]string{r.model}, r.files...)); ok {
 		return "", fmt.Errorf("--output %s: the file %s is the input %s: the run would replace it; give another folder", r.flags.output, path, in)
@@ -161,7 +166,6 @@ func (r *methodRun) write(header *stancsv.Config, rows [][]float64, notes []stri
 	for _, s := range stale {
 		os.Remove(s)
 	}
-	columns := r.bm.Columns()
 	if err := checkHeader(columns, 0); err != nil {
 		return "", err
 	}
