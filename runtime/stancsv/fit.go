@@ -12,10 +12,12 @@ import (
 // chain each) for the diagnostics of package diag. All files must have the
 // same columns and model, and each must hold the draws its header declares
 // (a file cut short is refused). Chains of different posteriors (their
-// headers' model text, data contents or --set values differ) are refused
-// with a *MixedError; files whose runs differ otherwise (seed, data file
-// names, sampler settings) are gathered with a warning in Fit.Warnings:
-// chains of one posterior normally come from one run.
+// headers' model text, data contents, --set values, or, where the
+// posterior depends on the seed, transformed data drawn with _rng or the
+// noise of crn calls differ) are refused with a *MixedError; files whose
+// runs differ otherwise (seed, data file names, sampler settings) are
+// gathered with a warning in Fit.Warnings: chains of one posterior
+// normally come from one run.
 func ToFit(files []*File) (*diag.Fit, error) { return toFit(files, false) }
 
 // ToMixedFit is ToFit for chains that may be of different posteriors,
@@ -33,16 +35,21 @@ type MixedError struct {
 
 func (e *MixedError) Error() string {
 	differs, _ := posteriorKey(e.Key)
-	return fmt.Sprintf("stancsv: file %d is of another posterior than file 1: %s = %s, and %s (%s): chains of one posterior come from one model text, data and --set values",
+	return fmt.Sprintf("stancsv: file %d is of another posterior than file 1: %s = %s, and %s (%s): chains of one posterior come from one model text, data and --set values, and one seed where the posterior depends on it",
 		e.File, e.Key, e.Value, e.FirstValue, differs)
 }
 
 // posteriorKeys are the header keys that make chains draws of different
-// posteriors when they differ, with what each records.
+// posteriors when they differ, with what each records. The last two are
+// written only for models whose posterior depends on the seed: runs of
+// other models with other seeds (chains run apart with --chain-id) are of
+// one posterior.
 var posteriorKeys = []struct{ key, differs string }{
 	{"model_sha256", "the model's text differs"},
 	{"data.sha256", "the data files' contents differ"},
 	{"data.set", "the --set values differ"},
+	{"data.transformed_sha256", "transformed data drawn with _rng from other seeds differ"},
+	{"random.crn_seed", "the noise of crn(...) drawn from other seeds differs"},
 }
 
 // posteriorKey reports whether key is one of posteriorKeys, and what a
@@ -148,8 +155,8 @@ func sameChain(a, b *File) bool {
 }
 
 // runKeys are the configuration keys that the chains of one run share.
-var runKeys = []string{"model_sha256", "random.seed", "data.file", "data.set", "data.sha256", "num_samples", "num_warmup", "thin", "save_warmup",
-	"max_depth", "delta", "metric", "algorithm"}
+var runKeys = []string{"model_sha256", "random.seed", "data.file", "data.set", "data.sha256", "data.transformed_sha256", "random.crn_seed",
+	"num_samples", "num_warmup", "thin", "save_warmup", "max_depth", "delta", "metric", "algorithm"}
 
 // complete checks that the file holds the draws its header declares:
 // ceil(num_samples/thin) after warmup, and ceil(num_warmup/thin) warmup
