@@ -153,12 +153,16 @@ func sameDraws(a, b *File) bool {
 		return false
 	}
 	for k := range a.Draws {
-		if !slices.Equal(a.Draws[k], b.Draws[k]) {
+		if !slices.EqualFunc(a.Draws[k], b.Draws[k], sameValue) {
 			return false
 		}
 	}
 	return true
 }
+
+// sameValue reports whether x and y are the same value as read: equal, or
+// both NaN (a draw's generated quantity that is not a number).
+func sameValue(x, y float64) bool { return x == y || x != x && y != y }
 
 // chainKeys are the header keys that, with the model's name, determine a
 // sampler's chain: its posterior, its seed and id, and the settings that
