@@ -74,6 +74,9 @@ type Model struct {
 	// output describes the transformed parameters and generated
 	// quantities written with each draw.
 	tpOut, gqOut []outVar
+	// randomTD: transformed data drew random numbers (an _rng call),
+	// so its values depend on Options.Seed.
+	randomTD bool
 }
 
 // outVar is a block-level variable written to the output.
@@ -89,7 +92,8 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (_ *Model, err error) {
 	ev := newEvaluator(m.File, m, opts.Impls, tape, opts.Print)
 	ev.configure(opts)
 	defer ev.recoverTape(&err)
-	ev.ctx.RNG = rand.New(rand.NewPCG(opts.Seed, 0x7d))
+	tdStream := &countingSource{src: rand.NewPCG(opts.Seed, 0x7d)}
+	ev.ctx.RNG = rand.New(tdStream)
 	ev.crn.runSeed = opts.Seed
 	dataWarnings, err := ev.bindData(m.Data, set, joinNames(opts.DataFiles))
 	if err != nil {
@@ -99,7 +103,7 @@ func Bind(m *ir.Model, set *data.Set, opts Options) (_ *Model, err error) {
 		// The data's warnings (an infinite value) often explain it.
 		return nil, &WarnedError{Err: err, Warnings: dataWarnings}
 	}
-	bm := &Model{IR: m, opts: opts, tape: tape, frame: ev.frame}
+	bm := &Model{IR: m, opts: opts, tape: tape, frame: ev.frame, randomTD: tdStream.n > 0}
 	layout, err := ir.NewLayout(opts.Context, m.Params, func(d *ir.Decl) ([]int, error) { return ev.declDims(d) })
 	if de := (*ir.DeclError)(nil); errors.As(err, &de) {
 		return nil, ev.errorf(de.Decl.Pos, "%s", de.Msg)

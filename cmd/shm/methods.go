@@ -130,11 +130,13 @@ func (r *methodRun) header(args, columns []string) *stancsv.Config {
 	if r.flags.init != "" {
 		initText = r.flags.init
 	}
-	return &stancsv.Config{
+	h := &stancsv.Config{
 		Model: r.bm.IR.Name, Method: r.method, MethodArgs: args, MethodColumns: columns,
 		ID: 1, DataFiles: r.files, Sets: r.flags.sets, DataSHA256: r.dataDigest, ModelSHA256: r.bm.IR.SourceSHA256,
 		Init: initText, Seed: r.flags.seed, OutputFile: r.outputPath(), Refresh: r.flags.refresh, SigFigs: r.flags.sigFigs,
 	}
+	recordSeedDependence(h, r.bm)
+	return h
 }
 
 // write writes the rows (each the method's columns, then the model's

@@ -71,7 +71,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.Bool("warmup", false, "trace: include the warmup draws the files kept (save_warmup)")
 	image := fs.String("image", "", "location: the picture, a matrix (or an array of matrices, averaged) of the data")
 	at := fs.String("at", "", "location: the pixel column,row from which the two --vars are offsets")
-	mixed := fs.Bool("mixed", false, "draw chains of different posteriors (model text, data or --set values) as one run anyway")
+	mixed := fs.Bool("mixed", false, "draw chains of different posteriors (model text, data, --set values, or a seed the posterior depends on) as one run anyway")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return flagStatus(err)

@@ -780,3 +780,29 @@ func TestReplWriteRefusesInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestReplSampleSeedPosterior: the REPL's :sample records in its chains'
+// headers what of the posterior depends on the seed (transformed data
+// drawn with _rng, crn noise), as shm sample does, and its chains of one
+// run pool.
+func TestReplSampleSeedPosterior(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "sd.shm", "transformed data { real c = normal_rng(0, 1); }\nparameters { real mu; }\n"+
+		"model { mu ~ normal(c, 1); target += crn(2, -0.5 * square(mu - std_normal_rng())); }\n")
+	replOut := filepath.Join(dir, "repl")
+	flags := "--chains 2 --warmup 30 --samples 20 --seed 3"
+	stdout, stderr, code := runRepl(t, ":sample "+flags+"\n:write "+replOut, model)
+	if code != 0 || !strings.Contains(stdout, "2 chain(s) × 20 draws (seed 3)") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	text, err := os.ReadFile(filepath.Join(replOut, "sd-2.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n#   transformed_sha256 = ", "\n#   crn_seed = 3\n"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the REPL's header has no %q", strings.TrimSpace(want))
+		}
+	}
+	sameAsSample(t, model, flags, replOut)
+}

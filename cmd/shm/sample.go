@@ -471,6 +471,7 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 		NumChains: f.chains, ID: chain, DataFiles: files, Sets: f.sets, DataSHA256: f.dataDigest, ModelSHA256: bm.IR.SourceSHA256, Init: initText, Seed: f.seed,
 		Refresh: f.refresh, SigFigs: f.sigFigs,
 	}
+	recordSeedDependence(header, bm)
 	columns := bm.Columns()
 	if err := checkHeader(columns, cfg.MaxMemory); err != nil {
 		return nil, err
@@ -484,6 +485,18 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 		return nil, err
 	}
 	return w, nil
+}
+
+// recordSeedDependence records in header what of bm's posterior depends
+// on the seed it was bound with: the values of transformed data drawn with
+// _rng, and the seed of the noise of crn calls without a seed argument.
+// Chains whose headers differ in them are of other posteriors (summary
+// and plot refuse to pool them); a model without either is one posterior
+// whatever the seed, and its chains of other seeds (run apart with
+// --chain-id) are pooled.
+func recordSeedDependence(header *stancsv.Config, bm *runtime.Model) {
+	header.TransformedDataSHA256, _ = bm.RandomTransformedDataSHA256()
+	header.CRNSeed, header.HasCRNSeed = bm.CRNSeed()
 }
 
 // checkHeader refuses a CSV header of more columns than a chain's share of

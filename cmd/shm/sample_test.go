@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -555,6 +556,120 @@ func TestOutputIsAnInput(t *testing.T) {
 		}
 		if b, err := os.ReadFile(data); err != nil || string(b) != text {
 			t.Errorf("%v: the data file now holds %q (%v)", tc.args, b, err)
+		}
+	}
+}
+
+// TestSummarySameChainWrittenOtherwise: a chain written again with other
+// digits, its warmup draws, thinned or longer (its draws differ from the
+// first file's) is the same chain: summary refuses it as given twice,
+// where it counted the draws of one chain twice. Chains of other ids or
+// seeds of the same model pool.
+func TestSummarySameChainWrittenOtherwise(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "n.shm", "data {\n  int N;\n  vector[N] y;\n}\nparameters {\n  real mu;\n}\nmodel {\n  y ~ normal(mu, 1);\n}\n")
+	data := writeFile(t, dir, "d.csv", "y\n1\n2\n3\n")
+	sample := func(out string, flags ...string) string {
+		t.Helper()
+		args := []string{"sample", model, data, "--chains", "1", "--warmup", "30", "--samples", "20", "--seed", "1",
+			"--output", filepath.Join(dir, out), "--refresh", "0"}
+		for i := 0; i < len(flags); i++ {
+			if k := slices.Index(args, flags[i]); k >= 0 && i+1 < len(flags) {
+				args[k+1] = flags[i+1] // the run's setting replaces the default
+				i++
+				continue
+			}
+			args = append(args, flags[i])
+		}
+		if _, stderr, code := runCmd(t, args...); code != 0 {
+			t.Fatalf("sample %v: %s", flags, stderr)
+		}
+		names, err := filepath.Glob(filepath.Join(dir, out, "n-*.csv"))
+		if err != nil || len(names) != 1 {
+			t.Fatalf("sample %v wrote %v (%v)", flags, names, err)
+		}
+		return names[0]
+	}
+	first := sample("o1")
+	const again = "file 2 is the chain of file 1 again (the same model, data, seed 1, chain id 1 and sampler settings; the files differ at most in how the draws were written: sig_figs, thin, save_warmup, num_samples): give each chain once"
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		code  int
+		want  string
+	}{
+		{"sig-figs", []string{"--sig-figs", "8"}, 1, again},
+		{"save-warmup", []string{"--save-warmup"}, 1, again},
+		{"thin", []string{"--thin", "2"}, 1, again},
+		{"samples", []string{"--samples", "35"}, 1, again},
+		{"chain-id", []string{"--chain-id", "2"}, 0, ""},
+		{"seed", []string{"--chain-id", "2", "--seed", "2"}, 0, "warning: file 2 is from another run than file 1: random.seed = 2, and 1"},
+		{"warmup", []string{"--warmup", "40"}, 0, "warning: file 2 is from another run than file 1: num_warmup = 40, and 30"},
+	} {
+		second := sample(tc.name, tc.flags...)
+		stdout, stderr, code := runCmd(t, "summary", first, second)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tc.name, code, stderr, tc.code, tc.want)
+		}
+		if code == 0 && !strings.Contains(stdout, "2 chains") {
+			t.Errorf("%s: the summary is not of 2 chains:\n%s", tc.name, stdout)
+		}
+		if code == 1 && stdout != "" {
+			t.Errorf("%s: refused, but wrote a summary:\n%s", tc.name, stdout)
+		}
+	}
+}
+
+// seedModels are models whose posterior depends on the seed (transformed
+// data drawn with _rng; crn noise from the run's seed) and ones whose
+// posterior does not (crn with its own seed; a plain model with
+// transformed data computed from constants).
+var seedModels = []struct {
+	name, text string
+	key        string // the header key that tells their posteriors apart; "": none
+}{
+	{"tdrng", "transformed data { real c = normal_rng(0, 10); }\nparameters { real mu; }\nmodel { mu ~ normal(c, 1); }\n", "data.transformed_sha256"},
+	{"crnrun", "parameters { real mu; }\nmodel { target += crn(3, -0.5 * square(mu - std_normal_rng())); }\n", "random.crn_seed"},
+	{"crnseed", "parameters { real mu; }\nmodel { target += crn(3, -0.5 * square(mu - std_normal_rng()), seed = 7); }\n", ""},
+	{"plain", "transformed data { real c = 2 * 1.5; }\nparameters { real mu; }\nmodel { mu ~ normal(c, 1); }\n", ""},
+}
+
+// TestSummarySeedPosteriors: chains of a model whose posterior depends on
+// the seed, run with other seeds, are of other posteriors: summary and
+// plot refuse them, naming the header key, unless --mixed pools them;
+// chains of a model whose posterior does not depend on the seed pool
+// across seeds (chains run apart with --chain-id).
+func TestSummarySeedPosteriors(t *testing.T) {
+	dir := t.TempDir()
+	for _, m := range seedModels {
+		model := writeFile(t, dir, m.name+".shm", m.text)
+		out := filepath.Join(dir, m.name)
+		for _, seed := range []string{"1", "2"} {
+			if _, stderr, code := runCmd(t, "sample", model, "--chains", "1", "--chain-id", seed, "--warmup", "30", "--samples", "20",
+				"--seed", seed, "--output", out, "--refresh", "0"); code != 0 {
+				t.Fatalf("%s: sample: %s", m.name, stderr)
+			}
+		}
+		files := []string{filepath.Join(out, m.name+"-1.csv"), filepath.Join(out, m.name+"-2.csv")}
+		_, stderr, code := runCmd(t, append([]string{"summary"}, files...)...)
+		seedWarning := "warning: file 2 is from another run than file 1: random.seed = 2, and 1"
+		if m.key == "" {
+			if code != 0 || !strings.Contains(stderr, seedWarning) || strings.Contains(stderr, "posterior") {
+				t.Errorf("%s, two seeds: exit %d, stderr %q; want them pooled with a warning on the seed", m.name, code, stderr)
+			}
+			continue
+		}
+		want := "file 2 is of another posterior than file 1: " + m.key + " = "
+		if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--mixed pools them anyway") {
+			t.Errorf("%s, two seeds: exit %d, stderr %q; want 1 and %q", m.name, code, stderr, want)
+		}
+		_, stderr, code = runCmd(t, append([]string{"plot", "trace", "--out", filepath.Join(dir, m.name+".png")}, files...)...)
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s, two seeds, plot: exit %d, stderr %q; want 1 and %q", m.name, code, stderr, want)
+		}
+		stdout, stderr, code := runCmd(t, append([]string{"summary", "--mixed"}, files...)...)
+		if code != 0 || !strings.Contains(stderr, "warning: file 2 is from another run than file 1: "+m.key+" = ") || !strings.Contains(stdout, "2 chains") {
+			t.Errorf("%s, two seeds, --mixed: exit %d, stderr %q\n%s", m.name, code, stderr, stdout)
 		}
 	}
 }

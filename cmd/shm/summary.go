@@ -18,7 +18,7 @@ import (
 // table of existing Stan CSV files (ours or CmdStan's).
 func cmdSummary(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("summary", stderr)
-	mixed := fs.Bool("mixed", false, "pool chains of different posteriors (model text, data or --set values) anyway, with a warning")
+	mixed := fs.Bool("mixed", false, "pool chains of different posteriors (model text, data, --set values, or a seed the posterior depends on) anyway, with a warning")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return flagStatus(err)

@@ -12,10 +12,13 @@ import (
 // chain each) for the diagnostics of package diag. All files must have the
 // same columns and model, and each must hold the draws its header declares
 // (a file cut short is refused). Chains of different posteriors (their
-// headers' model text, data contents or --set values differ) are refused
-// with a *MixedError; files whose runs differ otherwise (seed, data file
-// names, sampler settings) are gathered with a warning in Fit.Warnings:
-// chains of one posterior normally come from one run.
+// headers' model text, data contents, --set values, or, where the
+// posterior depends on the seed, transformed data drawn with _rng or the
+// noise of crn calls differ) are refused with a *MixedError; files whose
+// runs differ otherwise (seed, data file names, sampler settings) are
+// gathered with a warning in Fit.Warnings: chains of one posterior
+// normally come from one run. A chain given twice is refused (see
+// sameChain).
 func ToFit(files []*File) (*diag.Fit, error) { return toFit(files, false) }
 
 // ToMixedFit is ToFit for chains that may be of different posteriors,
@@ -33,16 +36,21 @@ type MixedError struct {
 
 func (e *MixedError) Error() string {
 	differs, _ := posteriorKey(e.Key)
-	return fmt.Sprintf("stancsv: file %d is of another posterior than file 1: %s = %s, and %s (%s): chains of one posterior come from one model text, data and --set values",
+	return fmt.Sprintf("stancsv: file %d is of another posterior than file 1: %s = %s, and %s (%s): chains of one posterior come from one model text, data and --set values, and one seed where the posterior depends on it",
 		e.File, e.Key, e.Value, e.FirstValue, differs)
 }
 
 // posteriorKeys are the header keys that make chains draws of different
-// posteriors when they differ, with what each records.
+// posteriors when they differ, with what each records. The last two are
+// written only for models whose posterior depends on the seed: runs of
+// other models with other seeds (chains run apart with --chain-id) are of
+// one posterior.
 var posteriorKeys = []struct{ key, differs string }{
 	{"model_sha256", "the model's text differs"},
 	{"data.sha256", "the data files' contents differ"},
 	{"data.set", "the --set values differ"},
+	{"data.transformed_sha256", "transformed data drawn with _rng from other seeds differ"},
+	{"random.crn_seed", "the noise of crn(...) drawn from other seeds differs"},
 }
 
 // posteriorKey reports whether key is one of posteriorKeys, and what a
@@ -89,8 +97,12 @@ func toFit(files []*File, mixed bool) (*diag.Fit, error) {
 			return nil, fmt.Errorf("stancsv: file %d: %w", i+1, err)
 		}
 		for j := range i {
-			if sameChain(files[j], f) {
+			if sameDraws(files[j], f) {
 				return nil, fmt.Errorf("stancsv: file %d is the chain of file %d again (the same draws; chain id %s and %s, seed %s and %s): give each chain once", i+1, j+1, f.Config["id"], files[j].Config["id"], f.Config["random.seed"], files[j].Config["random.seed"])
+			}
+			if sameRun(files[j], f) {
+				return nil, fmt.Errorf("stancsv: file %d is the chain of file %d again (the same model, data, seed %s, chain id %s and sampler settings; the files differ at most in how the draws were written: %s): give each chain once",
+					i+1, j+1, f.Config["random.seed"], f.Config["id"], strings.Join(writtenKeys, ", "))
 			}
 		}
 		if i > 0 {
@@ -133,14 +145,62 @@ func (f *File) Method() string {
 	return m
 }
 
-// sameChain reports whether a and b hold the same chain: the same draws
-// (a file given twice, or a copy of it, whatever its header says).
-func sameChain(a, b *File) bool {
+// sameDraws reports whether a and b hold the same chain by their draws:
+// the same draws (a file given twice, or a copy of it, whatever its
+// header says).
+func sameDraws(a, b *File) bool {
 	if len(a.Draws) != len(b.Draws) || len(a.Draws) == 0 {
 		return false
 	}
 	for k := range a.Draws {
-		if !slices.Equal(a.Draws[k], b.Draws[k]) {
+		if !slices.EqualFunc(a.Draws[k], b.Draws[k], sameValue) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue reports whether x and y are the same value as read: equal, or
+// both NaN (a draw's generated quantity that is not a number).
+func sameValue(x, y float64) bool { return x == y || x != x && y != y }
+
+// chainKeys are the header keys that, with the model's name, determine a
+// sampler's chain: its posterior, its seed and id, and the settings that
+// change its draws. The data's digest stands for the data files' names
+// where it is written (data.file is compared where it is not).
+var chainKeys = []string{"model_sha256", "data.sha256", "data.set", "data.transformed_sha256", "random.crn_seed",
+	"random.seed", "id", "init", "num_warmup",
+	"engaged", "gamma", "delta", "kappa", "t0", "init_buffer", "term_buffer", "window",
+	"algorithm", "engine", "max_depth", "metric", "metric_file", "stepsize", "stepsize_jitter"}
+
+// writtenKeys are the sample settings that change how a chain's draws are
+// written but not the chain: the digits, the thinning, the warmup draws
+// kept, and the number of draws (a longer run of a chain repeats the
+// draws of a shorter one, and goes on).
+var writtenKeys = []string{"sig_figs", "thin", "save_warmup", "num_samples"}
+
+// sameRun reports whether the headers of a and b say they hold the same
+// chain of the sampler: they agree on every one of chainKeys (each
+// present in both or in neither; the seed and the id in both), whatever
+// their draws look like after rounding or thinning. Files of other
+// methods are not compared.
+func sameRun(a, b *File) bool {
+	if a.Method() != "sample" || b.Method() != "sample" || a.Config["model"] != b.Config["model"] {
+		return false
+	}
+	for _, key := range []string{"random.seed", "id"} {
+		if a.Config[key] == "" || b.Config[key] == "" {
+			return false
+		}
+	}
+	keys := chainKeys
+	if _, ok := a.Config["data.sha256"]; !ok {
+		keys = append(slices.Clone(keys), "data.file")
+	}
+	for _, key := range keys {
+		va, okA := a.Config[key]
+		vb, okB := b.Config[key]
+		if okA != okB || va != vb {
 			return false
 		}
 	}
@@ -148,8 +208,8 @@ func sameChain(a, b *File) bool {
 }
 
 // runKeys are the configuration keys that the chains of one run share.
-var runKeys = []string{"model_sha256", "random.seed", "data.file", "data.set", "data.sha256", "num_samples", "num_warmup", "thin", "save_warmup",
-	"max_depth", "delta", "metric", "algorithm"}
+var runKeys = []string{"model_sha256", "random.seed", "data.file", "data.set", "data.sha256", "data.transformed_sha256", "random.crn_seed",
+	"num_samples", "num_warmup", "thin", "save_warmup", "max_depth", "delta", "metric", "algorithm"}
 
 // complete checks that the file holds the draws its header declares:
 // ceil(num_samples/thin) after warmup, and ceil(num_warmup/thin) warmup

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +124,14 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("config %q = %q, want %q", key, got, want)
 		}
 	}
-	fit, err := ToFit([]*File{f, f})
+	// Another chain of the run: another id, other draws.
+	g := *f
+	g.Config = maps.Clone(f.Config)
+	g.Config["id"] = "3"
+	g.Draws = slices.Clone(f.Draws)
+	g.Draws[4] = slices.Clone(g.Draws[4])
+	g.Draws[4][7]++
+	fit, err := ToFit([]*File{f, &g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,6 +409,10 @@ func TestToFitRuns(t *testing.T) {
 		{"model_sha256", func(c *Config, n int) { c.ModelSHA256 = fmt.Sprintf("%08x", n) }},
 		{"data.sha256", func(c *Config, n int) { c.DataSHA256 = fmt.Sprintf("%08x", n) }},
 		{"data.set", func(c *Config, n int) { c.Sets = []string{fmt.Sprintf("lambda=%d", n)} }},
+		// Models whose posterior depends on the seed: transformed data
+		// drawn with _rng, crn(...) noise from the run's seed.
+		{"data.transformed_sha256", func(c *Config, n int) { c.Seed, c.TransformedDataSHA256 = uint64(n), fmt.Sprintf("%08x", n) }},
+		{"random.crn_seed", func(c *Config, n int) { c.Seed, c.CRNSeed, c.HasCRNSeed = uint64(n), uint64(n), true }},
 	} {
 		first := write(fmt.Sprintf("p%d-1.csv", i), func(cfg *Config) { cfg.ID = 4; c.edit(cfg, 1) })
 		second := write(fmt.Sprintf("p%d-2.csv", i), func(cfg *Config) { c.edit(cfg, 2) })
@@ -516,5 +529,163 @@ func TestReadRefusesCopies(t *testing.T) {
 	}
 	if _, err := ToFit([]*File{a, b}); err == nil || !strings.Contains(err.Error(), "file 2 is the chain of file 1 again (the same draws") {
 		t.Errorf("the same draws under another id: %v", err)
+	}
+}
+
+// writeChain writes a chain file of cfg into dir: its warmup draws when
+// cfg.SaveWarmup, then its draws after warmup, both thinned by cfg.Thin,
+// iteration i's value of theta draw(i) (i from 0, warmup first).
+func writeChain(t *testing.T, dir, name string, cfg *Config, draw func(i int) float64) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	w, err := Create(path, cfg, []string{"theta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thin := max(cfg.Thin, 1)
+	row := func(i int) {
+		if err := w.WriteRow([]float64{-7, 0.9, 1, 2, 3, 0, 8, draw(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < cfg.NumWarmup; i += thin {
+		if cfg.SaveWarmup {
+			row(i)
+		}
+	}
+	if err := w.WriteAdaptation(0.9, false, 1, []float64{1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < cfg.NumSamples; i += thin {
+		row(cfg.NumWarmup + i)
+	}
+	if err := w.WriteTiming(time.Second, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestToFitSameChainByHeader: files whose headers agree on the model,
+// the data, the seed, the chain id and the sampler settings that change
+// the draws hold one chain, however they wrote its draws (digits,
+// thinning, warmup draws kept, a longer run): ToFit refuses them as the
+// chain given twice, though their draws differ. Files that differ in one
+// of those are other chains.
+func TestToFitSameChainByHeader(t *testing.T) {
+	dir := t.TempDir()
+	base := func() *Config {
+		c := testConfig()
+		c.NumWarmup, c.NumSamples, c.SaveWarmup = 10, 20, false
+		c.ModelSHA256, c.DataSHA256 = "aa", "bb"
+		return c
+	}
+	// The chain's values, as written with the run's sig_figs: the same
+	// chain rounded otherwise.
+	value := func(i int) float64 { return 1 + float64(i)/7 }
+	rounded := func(i int) float64 { x, _ := strconv.ParseFloat(FormatValue(value(i), 3), 64); return x }
+	first := writeChain(t, dir, "first.csv", base(), value)
+	const again = "file 2 is the chain of file 1 again (the same model, data, seed 1234, chain id 2 and sampler settings"
+	for i, c := range []struct {
+		name string
+		edit func(c *Config)
+		want string // "": another chain, gathered
+	}{
+		{"sig_figs", func(c *Config) { c.SigFigs = 3 }, again},
+		{"save_warmup", func(c *Config) { c.SaveWarmup = true }, again},
+		{"thin", func(c *Config) { c.Thin = 2 }, again},
+		{"thin and save_warmup", func(c *Config) { c.Thin, c.SaveWarmup = 3, true }, again},
+		{"num_samples", func(c *Config) { c.NumSamples = 30 }, again},
+		{"num_samples shorter", func(c *Config) { c.NumSamples = 5 }, again},
+		{"num_chains and output file", func(c *Config) { c.NumChains, c.OutputFile = 4, "elsewhere.csv" }, again},
+		{"data file renamed", func(c *Config) { c.DataFiles = []string{"renamed.json"} }, again},
+		{"id", func(c *Config) { c.ID = 3 }, ""},
+		{"seed", func(c *Config) { c.Seed = 5 }, ""},
+		{"num_warmup", func(c *Config) { c.NumWarmup = 12 }, ""},
+		{"delta", func(c *Config) { c.Delta = 0.95 }, ""},
+		{"max_depth", func(c *Config) { c.MaxDepth = 8 }, ""},
+		{"metric", func(c *Config) { c.Metric = "dense_e" }, ""},
+		{"stepsize", func(c *Config) { c.StepSize = 0.5 }, ""},
+		{"window", func(c *Config) { c.Window = 10 }, ""},
+		{"init", func(c *Config) { c.Init = "0" }, ""},
+		{"model text", func(c *Config) { c.ModelSHA256 = "cc" }, "another posterior"},
+		{"data contents", func(c *Config) { c.DataSHA256 = "cc" }, "another posterior"},
+		// A model whose posterior depends on the seed: file 1 and the
+		// other of another seed (first edits file 1).
+		{"transformed data", func(c *Config) { c.Seed, c.TransformedDataSHA256 = 5, "cc" }, "another posterior"},
+		{"crn noise", func(c *Config) { c.Seed, c.CRNSeed, c.HasCRNSeed = 5, 5, true }, "another posterior"},
+	} {
+		first := first
+		switch c.name {
+		case "transformed data":
+			cfg := base()
+			cfg.TransformedDataSHA256 = "dd"
+			first = writeChain(t, dir, fmt.Sprintf("first%d.csv", i), cfg, value)
+		case "crn noise":
+			cfg := base()
+			cfg.CRNSeed, cfg.HasCRNSeed = cfg.Seed, true
+			first = writeChain(t, dir, fmt.Sprintf("first%d.csv", i), cfg, value)
+		}
+		cfg := base()
+		c.edit(cfg)
+		draw := rounded
+		if c.want != again {
+			draw = func(i int) float64 { return -value(i) } // another chain's
+		}
+		second := writeChain(t, dir, fmt.Sprintf("second%d.csv", i), cfg, draw)
+		fit, err := ReadFit(first, second)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s differs: %v, want another chain, gathered", c.name, err)
+		case c.want == "" && len(fit.Chains) != 2:
+			t.Errorf("%s differs: %d chains", c.name, len(fit.Chains))
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s differs: %v, want %q", c.name, err, c.want)
+		}
+		// The order of the files does not matter.
+		if _, err := ReadFit(second, first); (err == nil) != (c.want == "") {
+			t.Errorf("%s differs, files the other way round: %v", c.name, err)
+		}
+	}
+	// A CmdStan file (no digests) of the same seed and id and settings,
+	// another thinning: the same chain; with another data file, another.
+	cmd := func(name string, edit func(c *Config)) string {
+		cfg := base()
+		cfg.ModelSHA256, cfg.DataSHA256 = "", ""
+		edit(cfg)
+		return writeChain(t, dir, name, cfg, rounded)
+	}
+	a := cmd("cmdstan-a.csv", func(*Config) {})
+	if _, err := ReadFit(a, cmd("cmdstan-b.csv", func(c *Config) { c.Thin = 2 })); err == nil || !strings.Contains(err.Error(), again) {
+		t.Errorf("CmdStan files of one chain: %v", err)
+	}
+	if _, err := ReadFit(a, cmd("cmdstan-c.csv", func(c *Config) { c.Thin, c.DataFiles = 2, []string{"other.json"} })); err != nil {
+		t.Errorf("CmdStan files of other data files: %v", err)
+	}
+	// Files without a seed or an id are told apart by their draws only.
+	bare := func(name, id string) *File {
+		f, err := Read(strings.NewReader("# id = " + id + "\nlp__,mu\n-1,0.5\n-2,0.7\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Draws[1][1] += float64(len(name))
+		return f
+	}
+	if _, err := ToFit([]*File{bare("x", "1"), bare("yy", "1")}); err != nil {
+		t.Errorf("files without a seed: %v", err)
+	}
+}
+
+// TestToFitSameDrawsNaN: a file of draws with NaN values (a generated
+// quantity that is not a number) given twice is the chain given twice.
+func TestToFitSameDrawsNaN(t *testing.T) {
+	f, err := Read(strings.NewReader("lp__,mu,g\n-1,0.5,nan\n-2,0.7,1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ToFit([]*File{f, f}); err == nil || !strings.Contains(err.Error(), "file 2 is the chain of file 1 again (the same draws") {
+		t.Errorf("a file with NaN draws twice: %v", err)
 	}
 }

@@ -60,11 +60,20 @@ type Config struct {
 	DataSHA256 string
 	// ModelSHA256 is a digest of the model's source text.
 	ModelSHA256 string
-	Init        string // "2" (the default radius) or the init file or values
-	Seed        uint64
-	OutputFile  string
-	Refresh     int
-	SigFigs     int // -1 or 0: default (6)
+	// TransformedDataSHA256, when not empty, is a digest of the values of
+	// transformed data that drew random numbers (_rng): they depend on
+	// the seed, and chains of other values are of other posteriors.
+	TransformedDataSHA256 string
+	// CRNSeed is the seed the noise of the model's crn(...) calls is
+	// derived from, written when HasCRNSeed (a crn call without a seed
+	// argument): chains of other noise are of other posteriors.
+	CRNSeed    uint64
+	HasCRNSeed bool
+	Init       string // "2" (the default radius) or the init file or values
+	Seed       uint64
+	OutputFile string
+	Refresh    int
+	SigFigs    int // -1 or 0: default (6)
 
 	// Method is the method of the run, "sample" when empty; for another
 	// method (optimize, laplace, pathfinder, ...) MethodArgs are the lines
@@ -165,10 +174,18 @@ func (c *Config) common() []string {
 	if c.DataSHA256 != "" {
 		lines = append(lines, "  sha256 = "+c.DataSHA256)
 	}
+	if c.TransformedDataSHA256 != "" {
+		lines = append(lines, "  transformed_sha256 = "+c.TransformedDataSHA256)
+	}
 	lines = append(lines,
 		"init = "+c.Init,
 		"random",
 		"  seed = "+strconv.FormatUint(c.Seed, 10),
+	)
+	if c.HasCRNSeed {
+		lines = append(lines, "  crn_seed = "+strconv.FormatUint(c.CRNSeed, 10))
+	}
+	lines = append(lines,
 		"output",
 		"  file = "+c.OutputFile,
 		"  diagnostic_file = ",
