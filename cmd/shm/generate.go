@@ -49,52 +49,89 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 		}
 		return report(stderr, err)
 	}
-	f.seedGiven = true // the seed is each file's unless --seed is given
+	// The model is bound with each file's seed (--seed replaces it), as
+	// the run that wrote the file bound it: transformed data drawn with
+	// _rng is then the run's.
 	seedFlag := setFlags(fs)["seed"]
-	r, err := startMethod(ctx, "generate_quantities", append([]string{model}, dataFiles...), &f, stderr)
-	if err != nil {
-		return fail(err)
+	type bound struct {
+		r *methodRun
+		d *runtime.Density
 	}
-	d, err := r.bm.NewDensity()
-	if err != nil {
-		return fail(err)
-	}
-	columns := r.bm.Columns()
-	nParams := 0
-	for _, e := range r.bm.Layout.Entries {
-		nParams += len(e.Columns)
-	}
+	models := map[uint64]*bound{}
 	var written []string
+	defer func() {
+		for _, w := range written {
+			os.Remove(w) // the run failed: none of its files is left
+		}
+	}()
 	for _, path := range drawFiles {
 		in, err := stancsv.ReadFile(path)
 		if err != nil {
 			return fail(err)
 		}
-		out, err := generateFile(ctx, d, r, in, path, columns[:nParams], seedFlag)
-		if err != nil {
-			for _, w := range written {
-				os.Remove(w)
+		seed := f.seed
+		if !seedFlag {
+			if seed, err = fileSeed(in, path); err != nil {
+				return fail(err)
 			}
+		}
+		b := models[seed]
+		if b == nil {
+			g := f
+			g.seed, g.seedGiven = seed, true
+			r, err := startMethod(ctx, "generate_quantities", append([]string{model}, dataFiles...), &g, stderr)
+			if err != nil {
+				return fail(err)
+			}
+			d, err := r.bm.NewDensity()
+			if err != nil {
+				return fail(err)
+			}
+			b = &bound{r, d}
+			models[seed] = b
+		}
+		out, err := generateFile(ctx, b.d, b.r, in, path)
+		if err != nil {
 			return fail(err)
 		}
 		written = append(written, out)
 	}
+	done := written
+	written = nil // complete: kept
 	if release() {
-		fmt.Fprintf(stderr, "shm generate: interrupted after the run: its files are complete (%s)\n", strings.Join(written, ", "))
+		fmt.Fprintf(stderr, "shm generate: interrupted after the run: its files are complete (%s)\n", strings.Join(done, ", "))
 		return 1
 	}
-	for _, w := range written {
+	for _, w := range done {
 		fmt.Fprintln(stdout, w)
 	}
 	return 0
+}
+
+// fileSeed returns the seed of the run that wrote in (the file path):
+// its header's random seed.
+func fileSeed(in *stancsv.File, path string) (uint64, error) {
+	s, ok := in.Config["random.seed"]
+	if !ok {
+		s = in.Config["seed"]
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: its header gives no random seed (random.seed) for the generated quantities' draws: give --seed", path)
+	}
+	return v, nil
 }
 
 // generateFile computes the transformed parameters and generated
 // quantities at every row of in (the file path) and writes them, after
 // in's sampler columns and the parameters, to DIR/MODEL-gq-ID.csv. The
 // random stream is the one shm sample's chain drew them from: the seed
-// and id of in's header (the seed --seed gives when seedFlag).
-func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *stancsv.File, path string, params []string, seedFlag bool) (string, error) {
+// the model was bound with (r's) and the id of in's header.
+func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *stancsv.File, path string) (string, error) {
+	var params []string
+	for _, e := range r.bm.Layout.Entries {
+		params = append(params, e.Columns...)
+	}
 	idx := make([]int, len(params))
 	for j, c := range params {
 		if idx[j] = slices.Index(in.Columns, c); idx[j] < 0 {
@@ -109,17 +146,6 @@ func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *sta
 		}
 	}
 	seed := r.flags.seed
-	if !seedFlag {
-		s, ok := in.Config["random.seed"]
-		if !ok {
-			s = in.Config["seed"]
-		}
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return "", fmt.Errorf("%s: its header gives no random seed (random.seed) for the generated quantities' draws: give --seed", path)
-		}
-		seed = v
-	}
 	id := 1
 	if v, ok := in.Int("id"); ok && v >= 1 {
 		id = v
@@ -148,11 +174,8 @@ func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *sta
 		}
 		rows = append(rows, out)
 	}
-	saved := r.flags.seed
-	r.flags.seed = seed
 	header := r.header([]string{methodArg(1, "generate_quantities", nil), methodArg(2, "fitted_params", path)}, leadNames)
 	header.ID = id
-	r.flags.seed = saved
 	base := strings.TrimSuffix(filepath.Base(r.outputPath()), "-generate_quantities.csv")
 	header.OutputFile = filepath.Join(r.flags.output, fmt.Sprintf("%s-gq-%d.csv", base, id))
 	return r.write(header, rows, nil)

@@ -23,43 +23,51 @@ generated quantities { real y_rep = normal_rng(mu, sigma); array[2] int k = {poi
 // parameters and generated quantities the run wrote, every column and
 // row, from the seed and chain id of each file's header.
 func TestGenerateBitwise(t *testing.T) {
-	dir := t.TempDir()
-	model := writeFile(t, dir, "g.shm", generateModel)
-	y := writeFile(t, dir, "y.csv", "y\n1.2\n0.4\n2.5\n1.9\n")
-	run := filepath.Join(dir, "run")
-	if _, stderr, code := runCmd(t, "sample", model, y, "--chains", "2", "--chain-id", "3", "--warmup", "60", "--samples", "40", "--thin", "2",
-		"--save-warmup", "--seed", "11", "--sig-figs", "18", "--output", run, "--refresh", "0"); code != 0 {
-		t.Fatal(stderr)
-	}
-	out := filepath.Join(dir, "gq")
-	chains := []string{filepath.Join(run, "g-3.csv"), filepath.Join(run, "g-4.csv")}
-	stdout, stderr, code := runCmd(t, append(append([]string{"generate", model, y}, chains...), "--output", out, "--sig-figs", "18")...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for i, c := range chains {
-		want, err := stancsv.ReadFile(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(out, []string{"g-gq-3.csv", "g-gq-4.csv"}[i])
-		if !strings.Contains(stdout, path) {
-			t.Errorf("stdout %q does not name %s", stdout, path)
-		}
-		got, err := stancsv.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got.Columns, want.Columns) || len(got.Draws) != len(want.Draws) || got.Method() != "generate_quantities" {
-			t.Fatalf("%s: columns %v, %d rows, method %s; want %v, %d rows", path, got.Columns, len(got.Draws), got.Method(), want.Columns, len(want.Draws))
-		}
-		for k := range want.Draws {
-			for j, col := range want.Columns {
-				if a, b := got.Draws[k][j], want.Draws[k][j]; math.Float64bits(a) != math.Float64bits(b) {
-					t.Fatalf("%s: row %d, %s = %v, the run wrote %v", path, k+1, col, a, b)
+	// The second model's transformed data are drawn from the seed: the
+	// model is bound with each file's.
+	tdModel := strings.Replace(generateModel, "parameters {", "transformed data { real c = normal_rng(0, 1); }\nparameters {", 1)
+	tdModel = strings.Replace(tdModel, "real y_rep = normal_rng(mu, sigma);", "real y_rep = normal_rng(mu, sigma) + c;", 1)
+	for name, src := range map[string]string{"plain": generateModel, "random transformed data": tdModel} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			model := writeFile(t, dir, "g.shm", src)
+			y := writeFile(t, dir, "y.csv", "y\n1.2\n0.4\n2.5\n1.9\n")
+			run := filepath.Join(dir, "run")
+			if _, stderr, code := runCmd(t, "sample", model, y, "--chains", "2", "--chain-id", "3", "--warmup", "60", "--samples", "40", "--thin", "2",
+				"--save-warmup", "--seed", "11", "--sig-figs", "18", "--output", run, "--refresh", "0"); code != 0 {
+				t.Fatal(stderr)
+			}
+			out := filepath.Join(dir, "gq")
+			chains := []string{filepath.Join(run, "g-3.csv"), filepath.Join(run, "g-4.csv")}
+			stdout, stderr, code := runCmd(t, append(append([]string{"generate", model, y}, chains...), "--output", out, "--sig-figs", "18")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for i, c := range chains {
+				want, err := stancsv.ReadFile(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(out, []string{"g-gq-3.csv", "g-gq-4.csv"}[i])
+				if !strings.Contains(stdout, path) {
+					t.Errorf("stdout %q does not name %s", stdout, path)
+				}
+				got, err := stancsv.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Columns, want.Columns) || len(got.Draws) != len(want.Draws) || got.Method() != "generate_quantities" {
+					t.Fatalf("%s: columns %v, %d rows, method %s; want %v, %d rows", path, got.Columns, len(got.Draws), got.Method(), want.Columns, len(want.Draws))
+				}
+				for k := range want.Draws {
+					for j, col := range want.Columns {
+						if a, b := got.Draws[k][j], want.Draws[k][j]; math.Float64bits(a) != math.Float64bits(b) {
+							t.Fatalf("%s: row %d, %s = %v, the run wrote %v", path, k+1, col, a, b)
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -117,7 +125,7 @@ func TestGenerateRefused(t *testing.T) {
 	}{
 		{[]string{model, y}, 2, "no Stan CSV file of draws among " + y},
 		{[]string{model}, 2, "usage: shm generate"},
-		{[]string{model, y, other}, 1, other + " has no column mu, a parameter of " + model + " (its columns: lp__, accept_stat__, nu)"},
+		{[]string{model, y, other, "--seed", "1"}, 1, other + " has no column mu, a parameter of " + model + " (its columns: lp__, accept_stat__, nu)"},
 		{[]string{model, y, nan}, 1, nan + ": its header gives no random seed (random.seed) for the generated quantities' draws: give --seed"},
 		{[]string{model, y, nan, "--seed", "1"}, 1, nan + ": draw 2: mu is NaN"},
 		{[]string{model, y, nan, "--init", "0"}, 2, "unknown flag --init"},
