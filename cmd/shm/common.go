@@ -479,7 +479,7 @@ func interruptible[T any](ctx context.Context, f func() (T, error)) (T, error) {
 // an empty set), a JSON file, or name=value pairs separated by commas
 // ("mu=1,sigma=2").
 func loadInit(arg string) (*data.Set, error) {
-	if _, ok := initRadius(arg); ok || arg == "" {
+	if _, ok := initRadius(arg); ok || arg == "" || arg == initPathfinder {
 		return &data.Set{}, nil
 	}
 	if err := initNumberError(arg); err != nil {
@@ -604,6 +604,10 @@ func indexText(idx []int) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
+// initPathfinder is the --init of shm sample that starts each chain from a
+// draw of Pathfinder.
+const initPathfinder = "pathfinder"
+
 // initRadius reports whether --init is a number, CmdStan's init=x: every
 // unconstrained coordinate drawn from uniform(-x, x), or 0 for x = 0.
 func initRadius(arg string) (float64, bool) {
@@ -616,6 +620,9 @@ func initRadius(arg string) (float64, bool) {
 // parameters (a misspelled name would otherwise be ignored: a warning on
 // stderr, as CmdStan's).
 func checkInit(arg string, set *data.Set, bm *runtime.Model, stderr io.Writer) error {
+	if arg == initPathfinder {
+		return nil
+	}
 	if x, ok := initRadius(arg); ok {
 		if !(x >= 0) || math.IsInf(x, 1) {
 			return fmt.Errorf("--init %s: a number must be finite and at least 0 (the radius of the random initial values on the unconstrained scale)", arg)

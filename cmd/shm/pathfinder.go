@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/shmlang/shm/runtime"
+	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/pathfinder"
 )
 
@@ -161,4 +164,34 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, path)
 	return 0
+}
+
+// pathfinderInits returns the initial points of n chains of bm
+// (unconstrained): draws of multi-path Pathfinder with Stan's defaults,
+// its paths started as the first chains' random initial points, spread
+// over the resampled draws.
+func pathfinderInits(ctx context.Context, bm *runtime.Model, seed uint64, n int) ([][]float64, error) {
+	opts := pathfinder.DefaultOptions()
+	starts := make([]pathfinder.Start, opts.NumPaths)
+	empty := &data.Set{}
+	for k := range starts {
+		d, err := bm.NewDensity()
+		if err != nil {
+			return nil, err
+		}
+		init, err := bm.Unconstrain(empty, rand.New(rand.NewPCG(seed, uint64(k+1))), 2)
+		if err != nil {
+			return nil, err
+		}
+		starts[k] = pathfinder.Start{Target: d, Init: init}
+	}
+	res, err := pathfinder.Multi(ctx, starts, opts, seed)
+	if err != nil {
+		return nil, fmt.Errorf("--init pathfinder: %w", err)
+	}
+	inits := make([][]float64, n)
+	for i := range inits {
+		inits[i] = res.Draws[i*len(res.Draws)/n]
+	}
+	return inits, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -85,5 +87,49 @@ func TestPathfinderFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)
 		}
+	}
+}
+
+// TestSampleInitPathfinder: --init pathfinder starts every chain at a
+// distinct draw of Pathfinder, within 4 posterior standard deviations of
+// the posterior mean of linearModel (random initial points are up to
+// uniform(−2, 2) away), the same for a seed; sample runs with it and
+// records it in the header.
+func TestSampleInitPathfinder(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "lin.shm", linearModel)
+	data := writeFile(t, dir, "lin.csv", "x,y\n0,1.1\n1,2.3\n2,2.9\n3,4.2\n4,5.1\n")
+	bm, err := bindModel(model, []string{data}, nil, 1, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inits, err := pathfinderInits(context.Background(), bm, 7, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := pathfinderInits(context.Background(), bm, 7, 4)
+	mean, sd := []float64{1.14, 0.99}, []float64{math.Sqrt(0.6), math.Sqrt(0.1)}
+	for k, p := range inits {
+		for j := range 2 {
+			if math.Abs(p[j]-mean[j]) > 4*sd[j] {
+				t.Errorf("chain %d starts at %v, far from the posterior", k+1, p)
+			}
+		}
+		for _, q := range inits[:k] {
+			if slices.Equal(p, q) {
+				t.Errorf("two chains start at %v", p)
+			}
+		}
+		if !slices.Equal(p, again[k]) {
+			t.Errorf("chain %d: %v, then %v for the same seed", k+1, p, again[k])
+		}
+	}
+	out := filepath.Join(dir, "out")
+	if _, stderr, code := runCmd(t, "sample", model, data, "--init", "pathfinder", "--chains", "2", "--warmup", "50", "--samples", "20", "--seed", "7", "--output", out, "--refresh", "0"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := stancsv.ReadFile(filepath.Join(out, "lin-1.csv"))
+	if err != nil || f.Config["init"] != "pathfinder" {
+		t.Errorf("header init %q (%v)", f.Config["init"], err)
 	}
 }

@@ -41,6 +41,9 @@ type sampleFlags struct {
 	// dataDigest is not a flag: the digest of the data files' contents,
 	// for the chains' headers (set by sample).
 	dataDigest string
+	// pathfinderInits are not a flag: with --init pathfinder, the initial
+	// points of the chains (unconstrained), set by runChains.
+	pathfinderInits [][]float64
 }
 
 func (f *sampleFlags) register(fs *flag.FlagSet) {
@@ -56,7 +59,7 @@ func (f *sampleFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock, printed in the output)")
 	fs.Float64Var(&f.delta, "adapt-delta", 0.8, "target acceptance statistic")
 	fs.StringVar(&f.metric, "metric", "diag", "metric: diag or dense")
-	fs.StringVar(&f.init, "init", "", "initial values: name=value,..., a JSON file, or a number x: uniform(-x, x) unconstrained, 0: all zero (default: 2)")
+	fs.StringVar(&f.init, "init", "", "initial values: name=value,..., a JSON file, a number x: uniform(-x, x) unconstrained, 0: all zero, or pathfinder: draws of Pathfinder (default: 2)")
 	fs.StringVar(&f.output, "output", "output", "directory for the Stan CSV files")
 	fs.Var(&f.sets, "set", "data value name=value (repeatable)")
 	fs.BoolVar(&f.saveWarmup, "save-warmup", false, "also write the warmup draws")
@@ -377,6 +380,13 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 	if err := cfg.CheckMemory(bm.Dim(), false); err != nil {
 		return err
 	}
+	if f.init == initPathfinder {
+		inits, err := pathfinderInits(ctx, bm, f.seed, f.chains)
+		if err != nil {
+			return err
+		}
+		f.pathfinderInits = inits
+	}
 	errs := make([]error, f.chains)
 	outs := make([]chainOutput, f.chains)
 	sem := make(chan struct{}, f.parallel)
@@ -444,7 +454,9 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	// (with a GPU, they wait for it together). The draws do not depend on
 	// the number of workers.
 	d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0))
-	if x, ok := initRadius(f.init); ok {
+	if f.init == initPathfinder {
+		cfg.Init = f.pathfinderInits[chain-f.chainID]
+	} else if x, ok := initRadius(f.init); ok {
 		// CmdStan's init=x: uniform(-x, x) unconstrained, or all 0.
 		if x == 0 {
 			cfg.Init = make([]float64, bm.Dim())
