@@ -16,6 +16,7 @@ import (
 
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/optimize"
 )
 
 // Replicate names a generated quantity whose draws replace a data
@@ -134,8 +135,13 @@ func Bootstrap(dir Dir, set *data.Set, names []string, n int, seed uint64) error
 // given) with the highest log density without Jacobian, by parameter
 // column, and the run's draws (whose adaptation is a pilot for the
 // calibration's runs: Dir.WritePilot). The run reports to opts' hooks;
-// opts.Warm is ignored.
+// opts.Warm is ignored. With p.EstimateBy EstimateOptimize the estimate is
+// the mode instead (the paper's "approximate MAP"), and there is no run.
 func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, opts SampleOptions) (map[string]float64, *Posterior, error) {
+	if p.EstimateBy == EstimateOptimize {
+		est, err := p.mode(ctx, bm)
+		return est, nil, err
+	}
 	opts.Warm = nil
 	post, err := p.Sample(ctx, bm, p.Seed, opts)
 	if err != nil {
@@ -160,6 +166,41 @@ func (p *Plan) Estimate(ctx context.Context, bm *runtime.Model, opts SampleOptio
 		}
 	}
 	return est, post, nil
+}
+
+// EstimateOptimize is Plan.EstimateBy for the mode as the estimate.
+const EstimateOptimize = "optimize"
+
+// mode returns the posterior mode of bm (without the Jacobian: the MAP)
+// by parameter column, found by L-BFGS with Stan's defaults from the
+// random initial point of the plan's seed.
+func (p *Plan) mode(ctx context.Context, bm *runtime.Model) (map[string]float64, error) {
+	d, err := bm.NewDensity()
+	if err != nil {
+		return nil, err
+	}
+	d.Jacobian = false
+	init, err := bm.Unconstrain(&data.Set{}, rand.New(rand.NewPCG(p.Seed, 1)), 2)
+	if err != nil {
+		return nil, err
+	}
+	res, err := optimize.Maximize(ctx, d, init, optimize.DefaultOptions())
+	if err != nil {
+		return nil, fmt.Errorf("the mode: %w", err)
+	}
+	row, err := d.Draw(nil, res.X, rand.New(rand.NewPCG(p.Seed, 2)))
+	if err != nil {
+		return nil, err
+	}
+	est := map[string]float64{}
+	j := 0
+	for _, e := range bm.Layout.Entries {
+		for _, c := range e.Columns {
+			est[c] = row[j]
+			j++
+		}
+	}
+	return est, nil
 }
 
 // A dataset's digest is recorded beside it when it is written, in

@@ -55,7 +55,11 @@ type Plan struct {
 	// Metric is the sampler's metric: "diag" (the default when empty) or
 	// "dense".
 	Metric string `json:"metric,omitempty"`
-	Seed   uint64 `json:"seed"`
+	// EstimateBy is how a bootstrap calibration estimates the truth:
+	// empty for the draw of highest density of a run (Plan.Estimate),
+	// EstimateOptimize for the mode.
+	EstimateBy string `json:"estimate,omitempty"`
+	Seed       uint64 `json:"seed"`
 	// Reuse, when set, lets the calibration reuse its runs (reweighting
 	// and warm starts); nil is --exact: every task a run from nothing.
 	Reuse *Reuse `json:"reuse,omitempty"`

@@ -77,7 +77,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 // lambdaFlags are the options of "shm calibrate lambda".
 type lambdaFlags struct {
 	dir, param, truth, replicate, datasets, resample, region, lambdas, sbatch, hold string
-	metric                                                                          string
+	metric, estimate                                                                string
 	generate, bootstrap, chains, warmup, samples, maxDepth, maxTemps, workers       int
 	maxRunning, refresh, runsPerTask, warmWarmup                                    int
 	seed                                                                            uint64
@@ -98,6 +98,7 @@ func (f *lambdaFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.resample, "resample", "", "with --bootstrap: data values whose rows are resampled together (comma-separated)")
 	fs.StringVar(&f.hold, "hold", "", "transformed data variables that keep, in every run, their value on the data as given (comma-separated), e.g. eps")
 	fs.Float64Var(&f.lambda0, "lambda0", 1, "with --bootstrap: the loss scale of the run that estimates the truth")
+	fs.StringVar(&f.estimate, "estimate", "draw", "with --bootstrap: the estimate of the truth: draw (the draw of highest density of a run at --lambda0) or optimize (the mode, by L-BFGS)")
 	fs.StringVar(&f.region, "region", "hpd", "credible region: hpd (the paper's threshold on the log density) or ellipse (Gaussian)")
 	fs.Float64Var(&f.level, "level", 0.9, "credibility of the region")
 	fs.Float64Var(&f.target, "target", 0.9, "coverage to reach")
@@ -133,6 +134,8 @@ func (f *lambdaFlags) validate() error {
 	switch {
 	case f.dir == "":
 		return errors.New("--dir is required")
+	case f.estimate != "draw" && f.estimate != "optimize":
+		return fmt.Errorf("--estimate must be draw or optimize, got %q", f.estimate)
 	case f.bootstrap < 0 || (f.set["bootstrap"] && f.bootstrap == 0):
 		return fmt.Errorf("--bootstrap must be at least 1, got %d", f.bootstrap)
 	case f.generate < 0 || (f.set["generate"] && f.generate == 0):
@@ -218,6 +221,7 @@ func (f *lambdaFlags) checkModes() error {
 		{"replicate", "generate", "the datasets drawn by the generated quantities"},
 		{"resample", "bootstrap", "the bootstrap's datasets"},
 		{"lambda0", "bootstrap", "the bootstrap's estimate of the truth"},
+		{"estimate", "bootstrap", "the bootstrap's estimate of the truth"},
 		{"max-running", "slurm", "Slurm job arrays"},
 		{"runs-per-task", "slurm", "Slurm job arrays"},
 		{"sbatch", "slurm", "Slurm job arrays"},
@@ -435,7 +439,11 @@ func calibrateLambda(ctx context.Context, model string, files []string, f *lambd
 			if err != nil {
 				return nil, fmt.Errorf("estimating the truth: %w", err)
 			}
-			fmt.Fprintf(stderr, "estimate (the draw with the highest log density, %.1f s): %s\n", time.Since(start).Seconds(), columnsText(bm, plan.Truth))
+			what := "the draw with the highest log density"
+			if plan.EstimateBy == calibrate.EstimateOptimize {
+				what = "the mode by L-BFGS"
+			}
+			fmt.Fprintf(stderr, "estimate (%s, %.1f s): %s\n", what, time.Since(start).Seconds(), columnsText(bm, plan.Truth))
 		}
 	}
 	if f.generate > 0 {
@@ -513,6 +521,9 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 		Warmup: f.warmup, Samples: f.samples, MaxDepth: f.maxDepth, Delta: f.delta, Seed: f.seed}
 	if f.metric == "dense" {
 		plan.Metric = "dense" // (diag stays empty: the plans of earlier versions)
+	}
+	if f.estimate == "optimize" {
+		plan.EstimateBy = calibrate.EstimateOptimize // (draw stays empty, as earlier plans)
 	}
 	if !f.exact {
 		plan.Reuse = calibrate.DefaultReuse()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -390,6 +391,8 @@ func TestCalibrateLambdaFlags(t *testing.T) {
 		{[]string{"--truth", "mu=0.5", "--generate", "4", "--start", "Inf"}, "--start must be positive and finite, got +Inf"},
 		{[]string{"--truth", "mu=0.5", "--generate", "4", "--start", "-1"}, "--start must be positive and finite, got -1"},
 		{[]string{"--bootstrap", "4", "--resample", "y", "--lambda0", "0"}, "--lambda0 must be positive and finite, got 0"},
+		{[]string{"--bootstrap", "4", "--resample", "y", "--estimate", "map"}, `--estimate must be draw or optimize, got "map"`},
+		{[]string{"--truth", "mu=0.5", "--generate", "4", "--estimate", "optimize"}, "--estimate needs --bootstrap"},
 		{[]string{"--truth", "mu=0.5", "--generate", "4", "--factor", "Inf"}, "--factor must be above 1 and finite, got +Inf"},
 		{[]string{"--truth", "mu=0.5", "--generate", "4", "--factor", "1"}, "--factor must be above 1 and finite, got 1"},
 		{[]string{"--truth", "mu=0.5", "--generate", "4", "--tol", "0"}, "--tol must be positive and finite, got 0"},
@@ -477,5 +480,36 @@ func TestCalibrateSlurmMissing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Error("the folder was created")
+	}
+}
+
+// TestCalibrateEstimateOptimize: a bootstrap calibration with --estimate
+// optimize takes the mode as the truth: for calibrationModel at lambda0
+// = 1, mu = Σy / (N + 1/100²), recorded in its plan.
+func TestCalibrateEstimateOptimize(t *testing.T) {
+	model, y := calibrationFiles(t)
+	dir := filepath.Join(t.TempDir(), "cal")
+	_, stderr, code := runCmd(t, "calibrate", "lambda", model, y, "--dir", dir, "--bootstrap", "2", "--resample", "y", "--estimate", "optimize",
+		"--lambdas", "1", "--warmup", "50", "--samples", "50", "--chains", "1", "--refresh", "0", "--seed", "3")
+	if code != 0 || !strings.Contains(stderr, "estimate (the mode by L-BFGS") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		Truth    map[string]float64 `json:"truth"`
+		Estimate string             `json:"estimate"`
+	}
+	if err := json.Unmarshal(b, &plan); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for i := 0; i < 20; i++ {
+		sum += 0.5 + math.Sin(float64(7*i))
+	}
+	if want := sum / (20 + 1e-4); math.Abs(plan.Truth["mu"]-want) > 1e-6 || plan.Estimate != "optimize" {
+		t.Errorf("truth %v, estimate %q; want mu = %v", plan.Truth, plan.Estimate, want)
 	}
 }
