@@ -68,6 +68,9 @@ func cmdLaplace(args []string, stdout, stderr io.Writer) int {
 	if words, over := sysmem.Exceeds(3*n, n); over {
 		return fail(fmt.Errorf("the Hessian of %d parameters and its finite differences need %s, %s", n, sysmem.Bytes(8*words), sysmem.Beyond()))
 	}
+	if err := r.checkRows(float64(*draws), 2, fmt.Sprintf("--draws %d", *draws)); err != nil {
+		return fail(err)
+	}
 	theta, err := laplaceMode(ctx, d, r, *mode, *jacobian, stderr)
 	if err != nil {
 		return fail(err)

@@ -108,6 +108,7 @@ func TestLaplaceRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{model, data, "--draws", "0"}, 2, "--draws must be from 1 to"},
+		{[]string{model, data, "--draws", "2147483647"}, 1, "--draws 2147483647: 2.147e+09 draws of 6 values need"},
 		{[]string{model, data, "--mode", mode}, 1, "was found with jacobian = 0, and this run has --jacobian=true: the mode is of another density"},
 		{[]string{model, data, "--mode", chain}, 1, "is the output of sample, not of optimize"},
 		{[]string{model, data, "--mode", other}, 1, "has no column a, a parameter of " + model},

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/stancsv"
@@ -187,6 +188,18 @@ func (r *methodRun) writeColumns(header *stancsv.Config, columns []string, rows 
 		}
 	}
 	return path, w.Close()
+}
+
+// checkRows refuses a run whose rows (n of them, each its method's lead
+// columns and the model's output columns) kept in memory until they are
+// written would exceed half of the memory; what names them for the
+// message ("--draws 1000000").
+func (r *methodRun) checkRows(n float64, lead int, what string) error {
+	width := float64(lead + len(r.bm.Columns()) + r.bm.Dim())
+	if limit := sysmem.MaxElements(); limit > 0 && n*width > float64(limit) {
+		return fmt.Errorf("%s: %.4g draws of %.0f values need %s, %s", what, n, width, sysmem.Bytes(8*n*width), sysmem.Beyond())
+	}
+	return nil
 }
 
 // methodArg renders one argument line of a method's header: indent

@@ -100,6 +100,11 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	o := f.opts
+	kept := float64(o.NumPaths)*float64(o.NumDraws) + float64(o.NumMultiDraws)
+	if err := r.checkRows(kept, 2, fmt.Sprintf("--num-paths %d × --draws %d", o.NumPaths, o.NumDraws)); err != nil {
+		return fail(err)
+	}
 	starts := make([]pathfinder.Start, f.opts.NumPaths)
 	for k := range starts {
 		d, err := r.bm.NewDensity()
@@ -146,7 +151,6 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 		}
 		rows = append(rows, row)
 	}
-	o := f.opts
 	lines := []string{methodArg(1, "pathfinder", nil),
 		methodArg(2, "init_alpha", o.InitAlpha), methodArg(2, "tol_obj", o.TolObj), methodArg(2, "tol_rel_obj", o.TolRelObj),
 		methodArg(2, "tol_grad", o.TolGrad), methodArg(2, "tol_rel_grad", o.TolRelGrad), methodArg(2, "tol_param", o.TolParam),

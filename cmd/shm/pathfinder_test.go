@@ -71,7 +71,8 @@ func TestPathfinderFunnel(t *testing.T) {
 }
 
 // TestPathfinderFlags: each count flag is refused out of range, naming
-// it, as a usage error.
+// it, as a usage error; draws that memory cannot hold are refused before
+// any path runs.
 func TestPathfinderFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -88,6 +89,14 @@ func TestPathfinderFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", c.args, code, stderr)
 		}
 	}
+	dir := t.TempDir()
+	model := writeFile(t, dir, "lin.shm", linearModel)
+	data := writeFile(t, dir, "lin.csv", "x,y\n0,1.1\n1,2.3\n")
+	_, stderr, code := runCmd(t, "pathfinder", model, data, "--num-paths", "1024", "--draws", "2147483647", "--output", filepath.Join(dir, "out"))
+	if code != 1 || !strings.Contains(stderr, "--num-paths 1024 × --draws 2147483647: 2.199e+12 draws of 6 values need") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+
 }
 
 // TestSampleInitPathfinder: --init pathfinder starts every chain at a
