@@ -96,7 +96,6 @@ func TestPathfinderFlags(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "--num-paths 1024 × --draws 2147483647: 2.199e+12 draws of 6 values need") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
-
 }
 
 // TestSampleInitPathfinder: --init pathfinder starts every chain at a
