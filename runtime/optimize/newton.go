@@ -119,7 +119,7 @@ func newtonDirection(h *mat.SymDense, grad, dir []float64) error {
 	}
 	for _, v := range dir {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("Newton step is not finite")
+			return fmt.Errorf("the Newton step is not finite")
 		}
 	}
 	return nil
@@ -165,11 +165,11 @@ func hessian(ctx context.Context, t Target, x []float64) (*mat.SymDense, int, er
 			_, err := t.LogDensityGrad(xt, g)
 			xt[i] = x[i]
 			if err != nil {
-				return nil, evals, fmt.Errorf("Hessian: gradient at x%+g·e_%d: %w", side*steps[i], i, err)
+				return nil, evals, fmt.Errorf("the Hessian: gradient at x%+g·e_%d: %w", side*steps[i], i, err)
 			}
 			for j, v := range g {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return nil, evals, fmt.Errorf("Hessian: gradient %d at x%+g·e_%d is %v", j, side*steps[i], i, v)
+					return nil, evals, fmt.Errorf("the Hessian: gradient %d at x%+g·e_%d is %v", j, side*steps[i], i, v)
 				}
 			}
 			if side > 0 {
