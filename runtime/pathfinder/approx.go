@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -146,13 +147,24 @@ func newApproximation(x, g, alpha []float64, s, y [][]float64) (*approximation, 
 			wt.Set(i, j+a, nm.At(a, i)/ap.sqrtAlpha[i])
 		}
 	}
-	var qr mat.QR
-	qr.Factorize(wt)
-	var qFull, rFull mat.Dense
-	qr.QTo(&qFull)
-	qr.RTo(&rFull)
-	ap.q = mat.DenseCopyOf(qFull.Slice(0, n, 0, 2*j))
-	rbar := rFull.Slice(0, 2*j, 0, 2*j)
+	// The thin factorization: Q is n×2J (a full Q would be n×n, 3.2 GB
+	// for 20 000 parameters).
+	a := wt.RawMatrix()
+	tau := make([]float64, 2*j)
+	work := make([]float64, 1)
+	lapack64.Geqrf(a, tau, work, -1)
+	work = make([]float64, max(int(work[0]), 2*j))
+	lapack64.Geqrf(a, tau, work, len(work))
+	rbar := mat.NewDense(2*j, 2*j, nil)
+	for r := range 2 * j {
+		for c := r; c < 2*j; c++ {
+			rbar.Set(r, c, a.Data[r*a.Stride+c])
+		}
+	}
+	lapack64.Orgqr(a, tau, work, -1)
+	work = make([]float64, max(int(work[0]), 2*j))
+	lapack64.Orgqr(a, tau, work, len(work))
+	ap.q = wt // now the thin Q
 	// M̄ = [[0, I], [I, T]].
 	mbar := mat.NewDense(2*j, 2*j, nil)
 	for a := range j {
