@@ -51,24 +51,29 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	// The model is bound with each file's seed (--seed replaces it), as
 	// the run that wrote the file bound it: transformed data drawn with
-	// _rng is then the run's.
+	// _rng is then the run's. The files are read together (their draws
+	// bounded together), and each output is written under a temporary
+	// name and moved into place when all are complete: a failure or a
+	// stop leaves none of this run's files and the previous ones as they
+	// were.
 	seedFlag := setFlags(fs)["seed"]
+	ins, err := stancsv.ReadFiles(drawFiles...)
+	if err != nil {
+		return fail(err)
+	}
 	type bound struct {
 		r *methodRun
 		d *runtime.Density
 	}
 	models := map[uint64]*bound{}
-	var written []string
-	defer func() {
-		for _, w := range written {
-			os.Remove(w) // the run failed: none of its files is left
-		}
-	}()
-	for _, path := range drawFiles {
-		in, err := stancsv.ReadFile(path)
-		if err != nil {
-			return fail(err)
-		}
+	type job struct {
+		b      *bound
+		header *stancsv.Config
+	}
+	jobs := make([]job, len(ins))
+	from := map[string]string{} // output -> its input
+	for i, in := range ins {
+		path := drawFiles[i]
 		seed := f.seed
 		if !seedFlag {
 			if seed, err = fileSeed(in, path); err != nil {
@@ -83,6 +88,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return fail(err)
 			}
+			r.inputs = append(r.inputs, drawFiles...)
 			d, err := r.bm.NewDensity()
 			if err != nil {
 				return fail(err)
@@ -90,14 +96,43 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 			b = &bound{r, d}
 			models[seed] = b
 		}
-		out, err := generateFile(ctx, b.d, b.r, in, path)
+		if err := sameFit(in, path, b.r); err != nil {
+			return fail(err)
+		}
+		header := generateHeader(b.r, in, path)
+		if prev, ok := from[header.OutputFile]; ok {
+			return fail(fmt.Errorf("%s and %s would both give %s (chain id %d): give files of distinct chains, or run them apart with their own --output", prev, path, header.OutputFile, header.ID))
+		}
+		from[header.OutputFile] = path
+		jobs[i] = job{b, header}
+	}
+	var writers []*stancsv.Writer
+	defer func() {
+		for _, w := range writers {
+			w.Abort() // after Commit, nothing
+		}
+	}()
+	for i, j := range jobs {
+		w, unlock, err := j.b.r.create(j.header, j.b.r.bm.Columns())
 		if err != nil {
 			return fail(err)
 		}
-		written = append(written, out)
+		defer unlock()
+		writers = append(writers, w)
+		if err := generateFile(ctx, j.b.d, j.b.r, ins[i], drawFiles[i], w); err != nil {
+			return fail(err)
+		}
+		if err := w.Finish(); err != nil {
+			return fail(err)
+		}
 	}
-	done := written
-	written = nil // complete: kept
+	var done []string
+	for i, w := range writers {
+		if err := w.Commit(); err != nil {
+			return fail(err)
+		}
+		done = append(done, jobs[i].header.OutputFile)
+	}
 	if release() {
 		fmt.Fprintf(stderr, "shm generate: interrupted after the run: its files are complete (%s)\n", strings.Join(done, ", "))
 		return 1
@@ -106,6 +141,23 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, w)
 	}
 	return 0
+}
+
+// sameFit refuses draws (the file path) whose header says they are of
+// another model text, other data files or other --set values than the
+// run r is bound to (where the header records them: CmdStan's files do
+// not).
+func sameFit(in *stancsv.File, path string, r *methodRun) error {
+	for _, c := range []struct{ key, want, what string }{
+		{"model_sha256", r.bm.IR.SourceSHA256, "another model text than " + r.model},
+		{"data.sha256", r.dataDigest, "other data files than these"},
+		{"data.set", strings.Join(r.flags.sets, "; "), "other --set values than these"},
+	} {
+		if got, ok := in.Config[c.key]; ok && got != c.want {
+			return fmt.Errorf("%s holds draws of %s (its %s = %s): the generated quantities would be of another posterior", path, c.what, c.key, got)
+		}
+	}
+	return nil
 }
 
 // fileSeed returns the seed of the run that wrote in (the file path):
@@ -122,12 +174,31 @@ func fileSeed(in *stancsv.File, path string) (uint64, error) {
 	return v, nil
 }
 
+// generateHeader is the header of the output of in (the file path):
+// DIR/MODEL-gq-ID.csv, ID in's chain id; its leading columns are in's
+// columns ending in "__" (lp__, accept_stat__, ...).
+func generateHeader(r *methodRun, in *stancsv.File, path string) *stancsv.Config {
+	var lead []string
+	for _, c := range in.Columns {
+		if strings.HasSuffix(c, "__") {
+			lead = append(lead, c)
+		}
+	}
+	header := r.header([]string{methodArg(1, "generate_quantities", nil), methodArg(2, "fitted_params", path)}, lead)
+	header.ID = 1
+	if v, ok := in.Int("id"); ok && v >= 1 {
+		header.ID = v
+	}
+	header.OutputFile = filepath.Join(r.flags.output, fmt.Sprintf("%s-gq-%d.csv", r.bm.IR.Name, header.ID))
+	return header
+}
+
 // generateFile computes the transformed parameters and generated
-// quantities at every row of in (the file path) and writes them, after
-// in's sampler columns and the parameters, to DIR/MODEL-gq-ID.csv. The
-// random stream is the one shm sample's chain drew them from: the seed
-// the model was bound with (r's) and the id of in's header.
-func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *stancsv.File, path string) (string, error) {
+// quantities at every row of in (the file path) and writes each row, in's
+// leading columns and the parameters first, to w. The random stream is
+// the one shm sample's chain drew them from: the seed the model was bound
+// with (r's) and the id of in's header.
+func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *stancsv.File, path string, w *stancsv.Writer) error {
 	var params []string
 	for _, e := range r.bm.Layout.Entries {
 		params = append(params, e.Columns...)
@@ -135,56 +206,50 @@ func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *sta
 	idx := make([]int, len(params))
 	for j, c := range params {
 		if idx[j] = slices.Index(in.Columns, c); idx[j] < 0 {
-			return "", fmt.Errorf("%s has no column %s, a parameter of %s (its columns: %s)", path, c, r.model, listFiles(in.Columns))
+			return fmt.Errorf("%s has no column %s, a parameter of %s (its columns: %s)", path, c, r.model, listFiles(in.Columns))
 		}
 	}
 	var lead []int // the method's columns: lp__, accept_stat__, ...
-	var leadNames []string
 	for j, c := range in.Columns {
 		if strings.HasSuffix(c, "__") {
-			lead, leadNames = append(lead, j), append(leadNames, c)
+			lead = append(lead, j)
 		}
 	}
-	seed := r.flags.seed
 	id := 1
 	if v, ok := in.Int("id"); ok && v >= 1 {
 		id = v
 	}
-	rng := rand.New(rand.NewPCG(seed, uint64(id)<<32|0x6a))
-	rows := make([][]float64, 0, len(in.Draws))
+	rng := rand.New(rand.NewPCG(r.flags.seed, uint64(id)<<32|0x6a))
 	point := make([]float64, len(params))
+	var out []float64
 	for k, row := range in.Draws {
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return err
 		}
 		for j, i := range idx {
 			point[j] = row[i]
 			if math.IsNaN(row[i]) || math.IsInf(row[i], 0) {
-				return "", fmt.Errorf("%s: draw %d: %s is %g", path, k+1, params[j], row[i])
+				return fmt.Errorf("%s: draw %d: %s is %g", path, k+1, params[j], row[i])
 			}
 		}
-		out := make([]float64, 0, len(lead)+len(params)+8)
+		out = out[:0]
 		for _, i := range lead {
 			out = append(out, row[i])
 		}
 		out = append(out, point...)
-		out, err := d.Generate(out, point, rng)
-		if err != nil {
-			return "", fmt.Errorf("%s: draw %d: %w", path, k+1, err)
+		var err error
+		if out, err = d.Generate(out, point, rng); err != nil {
+			return fmt.Errorf("%s: draw %d: %w", path, k+1, err)
 		}
-		rows = append(rows, out)
+		if err := w.WriteRow(out); err != nil {
+			return err
+		}
 	}
-	header := r.header([]string{methodArg(1, "generate_quantities", nil), methodArg(2, "fitted_params", path)}, leadNames)
-	header.ID = id
-	base := strings.TrimSuffix(filepath.Base(r.outputPath()), "-generate_quantities.csv")
-	header.OutputFile = filepath.Join(r.flags.output, fmt.Sprintf("%s-gq-%d.csv", base, id))
-	return r.write(header, rows, nil)
+	return nil
 }
 
 // splitDrawFiles separates generate's arguments: the model, then data
-// files and Stan CSV files of draws (a CSV file whose header, below its
-// comment lines, names lp__: every method's output does, no data file
-// does).
+// files and Stan CSV files of draws (isDrawsFile).
 func splitDrawFiles(pos []string) (model string, data, draws []string, err error) {
 	if len(pos) < 2 {
 		return "", nil, nil, errors.New("usage: shm generate model.shm [data...] DRAWS.csv... [--output DIR --seed N]")
@@ -197,13 +262,15 @@ func splitDrawFiles(pos []string) (model string, data, draws []string, err error
 		}
 	}
 	if len(draws) == 0 {
-		return "", nil, nil, fmt.Errorf("no Stan CSV file of draws among %s (one whose header names lp__)", strings.Join(pos[1:], ", "))
+		return "", nil, nil, fmt.Errorf("no Stan CSV file of draws among %s (one whose header names lp__ or another column ending in __)", strings.Join(pos[1:], ", "))
 	}
 	return pos[0], data, draws, nil
 }
 
 // isDrawsFile reports whether path is a Stan CSV file: a .csv file whose
-// first line that is not a comment names lp__ (read up to 1 MiB).
+// first line that is not a comment names a column ending in "__" (lp__,
+// log_p__, lp_approx__: every method's output has one; read up to 1
+// MiB).
 func isDrawsFile(path string) bool {
 	if !strings.EqualFold(filepath.Ext(path), ".csv") {
 		return false
@@ -220,7 +287,12 @@ func isDrawsFile(path string) bool {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		return slices.Contains(strings.Split(line, ","), "lp__")
+		for _, c := range strings.Split(line, ",") {
+			if strings.HasSuffix(strings.TrimSpace(c), "__") {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }

@@ -140,3 +140,50 @@ func TestGenerateRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateOutputs: generate refuses an output that is one of its
+// inputs, two inputs that would give the same output, and draws of other
+// data; a failed run leaves the previous run's files as they were (its
+// own are written under temporary names, moved into place together).
+func TestGenerateOutputs(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "g.shm", generateModel)
+	y := writeFile(t, dir, "y.csv", "y\n1.2\n0.4\n2.5\n1.9\n")
+	other := writeFile(t, dir, "y2.csv", "y\n12\n4\n25\n19\n")
+	run := filepath.Join(dir, "run")
+	if _, stderr, code := runCmd(t, "sample", model, y, "--chains", "2", "--warmup", "30", "--samples", "20", "--seed", "2", "--output", run, "--refresh", "0"); code != 0 {
+		t.Fatal(stderr)
+	}
+	c1, c2 := filepath.Join(run, "g-1.csv"), filepath.Join(run, "g-2.csv")
+	out := filepath.Join(dir, "gq")
+	if _, stderr, code := runCmd(t, "generate", model, y, c1, c2, "--output", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	before := map[string][]byte{}
+	for _, name := range []string{"g-gq-1.csv", "g-gq-2.csv"} {
+		before[name], _ = os.ReadFile(filepath.Join(out, name))
+	}
+	nan := writeFile(t, dir, "g-3.csv", "# id = 3\n# random\n#   seed = 2\nlp__,mu,sigma\n-1,0.5,1\n-1,nan,1\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{model, y, filepath.Join(out, "g-gq-1.csv"), "--output", out}, "the file " + filepath.Join(out, "g-gq-1.csv") + " is the input"},
+		{[]string{model, y, c1, c1, "--output", filepath.Join(dir, "o2")}, c1 + " and " + c1 + " would both give"},
+		{[]string{model, other, c1, "--output", filepath.Join(dir, "o3")}, c1 + " holds draws of other data files than these"},
+		{[]string{model, y, c2, nan, "--output", out}, nan + ": draw 2: mu is NaN"},
+	} {
+		_, stderr, code := runCmd(t, append([]string{"generate"}, c.args...)...)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	for name, b := range before {
+		if now, _ := os.ReadFile(filepath.Join(out, name)); string(now) != string(b) {
+			t.Errorf("%s changed by the failed runs", name)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, ".*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,10 +67,13 @@ func (f *methodFlags) validate(set map[string]bool) error {
 type methodRun struct {
 	model, method string
 	files         []string
-	bm            *runtime.Model
-	flags         *methodFlags
-	dataDigest    string
-	init          []float64 // unconstrained
+	// inputs are the files the run reads (the model, the data, and
+	// those of its flags: a mode, draws, points): no output replaces one.
+	inputs     []string
+	bm         *runtime.Model
+	flags      *methodFlags
+	dataDigest string
+	init       []float64 // unconstrained
 	// initSet and radius are --init's values and the radius of the
 	// random values of the others.
 	initSet *data.Set
@@ -88,7 +92,7 @@ func startMethod(ctx context.Context, method string, pos []string, f *methodFlag
 	if err != nil {
 		return nil, err
 	}
-	r := &methodRun{model: pos[0], method: method, files: pos[1:], bm: bm, flags: f}
+	r := &methodRun{model: pos[0], method: method, files: pos[1:], bm: bm, flags: f, inputs: slices.Clone(pos)}
 	if r.dataDigest, err = interruptible(ctx, func() (string, error) { return dataDigest(r.files) }); err != nil {
 		return nil, err
 	}
@@ -149,33 +153,11 @@ func (r *methodRun) write(header *stancsv.Config, rows [][]float64, notes []stri
 
 // writeColumns is write with the columns that follow the method's.
 func (r *methodRun) writeColumns(header *stancsv.Config, columns []string, rows [][]float64, notes []string) (string, error) {
-	path := header.OutputFile
-	if in, ok := sameFile(path, append([]string{r.model}, r.files...)); ok {
-		return "", fmt.Errorf("--output %s: the file %s is the input %s: the run would replace it; give another folder", r.flags.output, path, in)
-	}
-	if err := os.MkdirAll(r.flags.output, 0o755); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return "", fmt.Errorf("--output %s: cannot make the folder %s: %v", r.flags.output, pe.Path, pe.Err)
-		}
-		return "", fmt.Errorf("--output %s: %v", r.flags.output, err)
-	}
-	unlock, err := lockOutput([]string{path})
+	w, unlock, err := r.create(header, columns)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	stale, _ := filepath.Glob(stancsv.TempPattern(path))
-	for _, s := range stale {
-		os.Remove(s)
-	}
-	if err := checkHeader(columns, 0); err != nil {
-		return "", err
-	}
-	w, err := stancsv.Create(path, header, columns)
-	if err != nil {
-		return "", err
-	}
 	defer w.Abort()
 	for _, row := range rows {
 		if err := w.WriteRow(row); err != nil {
@@ -187,7 +169,41 @@ func (r *methodRun) writeColumns(header *stancsv.Config, columns []string, rows 
 			return "", err
 		}
 	}
-	return path, w.Close()
+	return header.OutputFile, w.Close()
+}
+
+// create starts header.OutputFile, the method's columns and then
+// columns, under a temporary name (Close or Finish and Commit move it
+// into place, Abort removes it), holding its lock until unlock. An output
+// that is one of the run's inputs (r.inputs) is refused.
+func (r *methodRun) create(header *stancsv.Config, columns []string) (w *stancsv.Writer, unlock func(), err error) {
+	path := header.OutputFile
+	if in, ok := sameFile(path, r.inputs); ok {
+		return nil, nil, fmt.Errorf("--output %s: the file %s is the input %s: the run would replace it; give another folder", r.flags.output, path, in)
+	}
+	if err := os.MkdirAll(r.flags.output, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, nil, fmt.Errorf("--output %s: cannot make the folder %s: %v", r.flags.output, pe.Path, pe.Err)
+		}
+		return nil, nil, fmt.Errorf("--output %s: %v", r.flags.output, err)
+	}
+	if err := checkHeader(columns, 0); err != nil {
+		return nil, nil, err
+	}
+	unlock, err = lockOutput([]string{path})
+	if err != nil {
+		return nil, nil, err
+	}
+	stale, _ := filepath.Glob(stancsv.TempPattern(path))
+	for _, s := range stale {
+		os.Remove(s)
+	}
+	if w, err = stancsv.Create(path, header, columns); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return w, unlock, nil
 }
 
 // checkRows refuses a run whose rows (n of them, each its method's lead
