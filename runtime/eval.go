@@ -144,15 +144,26 @@ func (ev *evaluator) checkInterrupt(p lang.Pos) error {
 // liftFits reports whether the lifted or hoisted form of a loop of n
 // iterations, with k vectors of them, fits in what is left of the
 // evaluation's memory (ev.maxValues): each vector holds n values on the
-// tape and an index buffer of n more. A loop beyond runs as written,
-// where every iteration checks the memory it holds (checkInterrupt).
+// tape and an index buffer of n more; and whether its operations, which
+// do not check the context, stop soon enough (maxLiftedIterations). A
+// loop beyond runs as written, where every iteration checks the memory
+// it holds and the context (checkInterrupt).
 func (ev *evaluator) liftFits(n, k int) bool {
+	if n > maxLiftedIterations {
+		return false
+	}
 	if ev.maxValues <= 0 {
 		return true
 	}
 	left := ev.maxValues - int64(ev.tape().Size())
 	return float64(n)*float64(k+1) <= float64(left)
 }
+
+// maxLiftedIterations bounds the loops that are lifted or hoisted: an
+// operation on vectors of 2^21 values takes a few tens of milliseconds,
+// within the second in which Ctrl-C must stop an evaluation (a loop of
+// 1.2e7 iterations took 1.8 s to stop while its vectors were computed).
+const maxLiftedIterations = 1 << 21
 
 // tapeCopies is how many times over an evaluation's tape holds its values
 // at its peak: the values, their adjoints, and a growing arena's old and

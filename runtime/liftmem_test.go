@@ -36,3 +36,23 @@ func TestLiftedLoopsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestLiftFitsIterations: loops beyond maxLiftedIterations are never
+// lifted or hoisted, whatever the memory, so that Ctrl-C stops their
+// evaluation within the second (their vector operations do not check
+// the context); loops up to it are, when the memory holds them.
+func TestLiftFitsIterations(t *testing.T) {
+	d := newDensity(t, "m.shm", "parameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n", nil, Options{MaxValues: 1 << 40})
+	for _, c := range []struct {
+		n, k int
+		want bool
+	}{
+		{maxLiftedIterations, 1, true},
+		{maxLiftedIterations + 1, 1, false},
+		{1 << 30, 0, false},
+	} {
+		if got := d.ev.liftFits(c.n, c.k); got != c.want {
+			t.Errorf("liftFits(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
+		}
+	}
+}

@@ -143,18 +143,18 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// sameFit refuses draws (the file path) whose header says they are of
-// another model text, other data files or other --set values than the
-// run r is bound to (where the header records them: CmdStan's files do
-// not).
-func sameFit(in *stancsv.File, path string, r *methodRun) error {
+// sameFit refuses a file of draws or a mode (what names it) whose header
+// says it is of another model text, other data files or other --set
+// values than the run r is bound to (where the header records them:
+// CmdStan's files do not).
+func sameFit(in *stancsv.File, what string, r *methodRun) error {
 	for _, c := range []struct{ key, want, what string }{
 		{"model_sha256", r.bm.IR.SourceSHA256, "another model text than " + r.model},
 		{"data.sha256", r.dataDigest, "other data files than these"},
 		{"data.set", strings.Join(r.flags.sets, "; "), "other --set values than these"},
 	} {
 		if got, ok := in.Config[c.key]; ok && got != c.want {
-			return fmt.Errorf("%s holds draws of %s (its %s = %s): the generated quantities would be of another posterior", path, c.what, c.key, got)
+			return fmt.Errorf("%s is of %s (its %s = %s): it is of another posterior", what, c.what, c.key, got)
 		}
 	}
 	return nil

@@ -170,7 +170,7 @@ func TestGenerateOutputs(t *testing.T) {
 	}{
 		{[]string{model, y, filepath.Join(out, "g-gq-1.csv"), "--output", out}, "the file " + filepath.Join(out, "g-gq-1.csv") + " is the input"},
 		{[]string{model, y, c1, c1, "--output", filepath.Join(dir, "o2")}, c1 + " and " + c1 + " would both give"},
-		{[]string{model, other, c1, "--output", filepath.Join(dir, "o3")}, c1 + " holds draws of other data files than these"},
+		{[]string{model, other, c1, "--output", filepath.Join(dir, "o3")}, c1 + " is of other data files than these"},
 		{[]string{model, y, c2, nan, "--output", out}, nan + ": draw 2: mu is NaN"},
 	} {
 		_, stderr, code := runCmd(t, append([]string{"generate"}, c.args...)...)

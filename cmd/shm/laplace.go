@@ -59,13 +59,16 @@ func cmdLaplace(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if *mode != "" {
+		r.inputs = append(r.inputs, *mode)
+	}
 	d, err := r.bm.NewDensity()
 	if err != nil {
 		return fail(err)
 	}
 	d.Jacobian, d.Constants = *jacobian, true
 	n := r.bm.Dim()
-	if words, over := sysmem.Exceeds(3*n, n); over {
+	if words, over := sysmem.Exceeds(5*n, n); over {
 		return fail(fmt.Errorf("the Hessian of %d parameters and its finite differences need %s, %s", n, sysmem.Bytes(8*words), sysmem.Beyond()))
 	}
 	if err := r.checkRows(float64(*draws), 2, fmt.Sprintf("--draws %d", *draws)); err != nil {
@@ -75,16 +78,23 @@ func cmdLaplace(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	h, err := optimize.Hessian(ctx, d, theta)
+	// The covariance is (−H)⁻¹ = (L Lᵀ)⁻¹: a draw is mode + L⁻ᵀ z. The
+	// factorization cannot stop: a signal ends the command at once.
+	chol, err := interruptible(ctx, func() (*mat.Cholesky, error) {
+		h, err := optimize.Hessian(ctx, d, theta)
+		if err != nil {
+			return nil, fmt.Errorf("the Hessian at the mode: %w", err)
+		}
+		negH := mat.NewSymDense(n, nil)
+		negH.ScaleSym(-1, h)
+		var chol mat.Cholesky
+		if !chol.Factorize(negH) {
+			return nil, fmt.Errorf("the Hessian at the mode is not negative definite: the point is not a mode (or the posterior is flat in some direction); give another --mode, or check the model")
+		}
+		return &chol, nil
+	})
 	if err != nil {
-		return fail(fmt.Errorf("the Hessian at the mode: %w", err))
-	}
-	// The covariance is (−H)⁻¹ = (L Lᵀ)⁻¹: a draw is mode + L⁻ᵀ z.
-	negH := mat.NewSymDense(n, nil)
-	negH.ScaleSym(-1, h)
-	var chol mat.Cholesky
-	if n > 0 && !chol.Factorize(negH) {
-		return fail(fmt.Errorf("the Hessian at the mode is not negative definite: the point is not a mode (or the posterior is flat in some direction); give another --mode, or check the model"))
+		return fail(err)
 	}
 	var l mat.TriDense
 	chol.LTo(&l)
@@ -166,6 +176,9 @@ func laplaceMode(ctx context.Context, d *runtime.Density, r *methodRun, path str
 	if m := f.Method(); m != "optimize" {
 		return nil, fmt.Errorf("--mode %s is the output of %s, not of optimize", path, m)
 	}
+	if err := sameFit(f, "--mode "+path, r); err != nil {
+		return nil, err
+	}
 	if j, ok := f.Config["jacobian"]; ok {
 		if v, err := strconv.ParseBool(j); err == nil && v != jacobian {
 			return nil, fmt.Errorf("--mode %s was found with jacobian = %s, and this run has --jacobian=%t: the mode is of another density", path, j, jacobian)
@@ -177,6 +190,9 @@ func laplaceMode(ctx context.Context, d *runtime.Density, r *methodRun, path str
 	byColumn := map[string]float64{}
 	for j, c := range f.Columns {
 		byColumn[c] = f.Draws[0][j]
+	}
+	if err := finitePoint("--mode "+path, r.bm, byColumn); err != nil {
+		return nil, err
 	}
 	for _, e := range r.bm.Layout.Entries {
 		for _, c := range e.Columns {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,11 +103,29 @@ func TestLaplaceRefused(t *testing.T) {
 	mode := filepath.Join(opt, "lin-optimize.csv")
 	chain := writeFile(t, dir, "lin-1.csv", "# method = sample (Default)\nlp__,a,b\n-1,1,1\n")
 	other := writeFile(t, dir, "other-optimize.csv", "# method = optimize\n#   optimize\n#     jacobian = 1\nlp__,nu\n-1,2\n")
+	none := writeFile(t, dir, "none.shm", "generated quantities {\n  real x = 1;\n}\n")
+	otherData := writeFile(t, dir, "lin2.csv", "x,y\n0,11\n1,23\n2,29\n")
+	otherMode := filepath.Join(dir, "opt2")
+	if _, stderr, code := runCmd(t, "optimize", model, otherData, "--jacobian", "--output", otherMode, "--refresh", "0", "--seed", "1"); code != 0 {
+		t.Fatal(stderr)
+	}
+	nanMode := writeFile(t, dir, "nan-optimize.csv", "# method = optimize\n#   optimize\n#     jacobian = 1\nlp__,a,b\n-1,nan,1\n")
+	jmode := filepath.Join(otherMode, "lin-optimize.csv")
+	// A mode file named as the run's output (an optimize file renamed).
+	b, err := os.ReadFile(jmode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := writeFile(t, t.TempDir(), "lin-laplace.csv", string(b))
 	for _, c := range []struct {
 		args []string
 		code int
 		want string
 	}{
+		{[]string{none}, 1, none + " has no parameters: laplace has nothing to find"},
+		{[]string{model, data, "--mode", jmode}, 1, "--mode " + jmode + " is of other data files than these"},
+		{[]string{model, data, "--mode", nanMode}, 1, "--mode " + nanMode + ": a is NaN: a point's parameters are finite"},
+		{[]string{model, otherData, "--mode", renamed, "--output", filepath.Dir(renamed)}, 1, "the file " + renamed + " is the input " + renamed},
 		{[]string{model, data, "--draws", "0"}, 2, "--draws must be from 1 to"},
 		{[]string{model, data, "--draws", "2147483647"}, 1, "--draws 2147483647: 2.147e+09 draws of 6 values need"},
 		{[]string{model, data, "--mode", mode}, 1, "was found with jacobian = 0, and this run has --jacobian=true: the mode is of another density"},
@@ -114,8 +133,11 @@ func TestLaplaceRefused(t *testing.T) {
 		{[]string{model, data, "--mode", other}, 1, "has no column a, a parameter of " + model},
 		{[]string{flat}, 1, "the Hessian at the mode is not negative definite"},
 	} {
-		out := filepath.Join(t.TempDir(), "out")
-		_, stderr, code := runCmd(t, append(append([]string{"laplace"}, c.args...), "--output", out, "--refresh", "0")...)
+		args := append([]string{"laplace"}, c.args...)
+		if !slices.Contains(args, "--output") {
+			args = append(args, "--output", filepath.Join(t.TempDir(), "out"))
+		}
+		_, stderr, code := runCmd(t, append(args, "--refresh", "0")...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -58,6 +59,11 @@ func cmdLogProb(args []string, stdout, stderr io.Writer) int {
 	r, err := startMethod(ctx, "log_prob", pos, &f, stderr)
 	if err != nil {
 		return fail(err)
+	}
+	for _, p := range []string{*constrained, *unconstrained} {
+		if strings.HasSuffix(strings.ToLower(p), ".csv") || strings.HasSuffix(strings.ToLower(p), ".json") {
+			r.inputs = append(r.inputs, p)
+		}
 	}
 	var points [][]float64
 	if *constrained != "" {
@@ -157,6 +163,9 @@ func constrainedPoints(bm *runtime.Model, arg string) ([][]float64, error) {
 			for j, c := range cols {
 				byColumn[c] = row[idx[j]]
 			}
+			if err := finitePoint(fmt.Sprintf("--constrained %s: row %d", arg, k+1), bm, byColumn); err != nil {
+				return nil, err
+			}
 			theta, err := bm.UnconstrainColumns(byColumn)
 			if err != nil {
 				return nil, fmt.Errorf("--constrained %s: row %d: %w", arg, k+1, err)
@@ -186,12 +195,10 @@ func constrainedPoints(bm *runtime.Model, arg string) ([][]float64, error) {
 // whose params_r is a vector of the model's unconstrained coordinates, or
 // an array of them (one point each).
 func unconstrainedPoints(bm *runtime.Model, path string) ([][]float64, error) {
-	fh, err := data.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--unconstrained: %w", err)
+	if !strings.EqualFold(filepath.Ext(path), ".json") {
+		return nil, fmt.Errorf("--unconstrained %s: a JSON file (.json) of params_r", path)
 	}
-	defer fh.Close()
-	vals, err := data.ReadJSON(path, fh)
+	vals, err := data.ReadFile(path) // bounded, refused at a NUL byte
 	if err != nil {
 		return nil, fmt.Errorf("--unconstrained: %w", err)
 	}
@@ -205,6 +212,9 @@ func unconstrainedPoints(bm *runtime.Model, path string) ([][]float64, error) {
 	switch {
 	case pr == nil:
 		return nil, fmt.Errorf("--unconstrained %s has no params_r (the unconstrained coordinates)", path)
+	case slices.ContainsFunc(pr.Data, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }):
+		k := slices.IndexFunc(pr.Data, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) })
+		return nil, fmt.Errorf("--unconstrained %s: %s is %g: a point's coordinates are finite", path, pr.Where(k), pr.Data[k])
 	case len(pr.Dims) == 1 && pr.Dims[0] == n, n == 1 && len(pr.Dims) == 0:
 		return [][]float64{pr.Data}, nil
 	case len(pr.Dims) == 2 && pr.Dims[1] == n:
@@ -215,4 +225,17 @@ func unconstrainedPoints(bm *runtime.Model, path string) ([][]float64, error) {
 		return points, nil
 	}
 	return nil, fmt.Errorf("--unconstrained %s: params_r has sizes %v; the model has %d unconstrained coordinates (give a vector of %d, or an array of them)", path, pr.Dims, n, n)
+}
+
+// finitePoint refuses a point (its parameters' columns) with a value that
+// is not finite, naming source and the column.
+func finitePoint(source string, bm *runtime.Model, byColumn map[string]float64) error {
+	for _, e := range bm.Layout.Entries {
+		for _, c := range e.Columns {
+			if v := byColumn[c]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: %s is %g: a point's parameters are finite", source, c, v)
+			}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,6 +81,13 @@ func TestLogProbRefused(t *testing.T) {
 	data := writeFile(t, dir, "y.csv", "y\n1.2\n0.4\n")
 	short := writeFile(t, dir, "u.json", `{"params_r": [1, 2, 3]}`)
 	other := writeFile(t, dir, "o-1.csv", "lp__,nu\n0,1\n")
+	nanRow := writeFile(t, dir, "n-1.csv", "lp__,mu,sigma\n0,1,1\n0,1,nan\n")
+	nanR := writeFile(t, dir, "nan.json", `{"params_r": [[1, 2], [1, "NaN"]]}`)
+	notJSON := writeFile(t, dir, "u.txt", "1,2")
+	own := filepath.Join(t.TempDir(), "g-log_prob.csv") // a points file named as the output
+	if err := os.WriteFile(own, []byte("lp__,mu,sigma\n0,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -91,9 +99,16 @@ func TestLogProbRefused(t *testing.T) {
 		{[]string{model, data, "--constrained", "mu=1,sigma=-2"}, 1, "sigma"},
 		{[]string{model, data, "--unconstrained", short}, 1, "params_r has sizes [3]; the model has 2 unconstrained coordinates"},
 		{[]string{model, data, "--constrained", other}, 1, "has no column mu, a parameter of the model"},
+		{[]string{model, data, "--constrained", nanRow}, 1, "--constrained " + nanRow + ": row 2: sigma is NaN: a point's parameters are finite"},
+		{[]string{model, data, "--unconstrained", nanR}, 1, `key "params_r"[2][2] is NaN: a point's coordinates are finite`},
+		{[]string{model, data, "--unconstrained", notJSON}, 1, "--unconstrained " + notJSON + ": a JSON file (.json) of params_r"},
+		{[]string{model, data, "--constrained", own, "--output", filepath.Dir(own)}, 1, "the file " + own + " is the input " + own},
 	} {
-		out := filepath.Join(t.TempDir(), "out")
-		_, stderr, code := runCmd(t, append(append([]string{"log_prob"}, c.args...), "--output", out)...)
+		args := append([]string{"log_prob"}, c.args...)
+		if !slices.Contains(args, "--output") {
+			args = append(args, "--output", filepath.Join(t.TempDir(), "out"))
+		}
+		_, stderr, code := runCmd(t, args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.want)
 		}

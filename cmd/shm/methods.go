@@ -92,6 +92,9 @@ func startMethod(ctx context.Context, method string, pos []string, f *methodFlag
 	if err != nil {
 		return nil, err
 	}
+	if bm.Dim() == 0 && (method == "optimize" || method == "laplace" || method == "pathfinder") {
+		return nil, fmt.Errorf("%s has no parameters: %s has nothing to find (generate_quantities or sample run models without parameters)", pos[0], method)
+	}
 	r := &methodRun{model: pos[0], method: method, files: pos[1:], bm: bm, flags: f, inputs: slices.Clone(pos)}
 	if r.dataDigest, err = interruptible(ctx, func() (string, error) { return dataDigest(r.files) }); err != nil {
 		return nil, err

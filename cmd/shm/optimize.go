@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/shmlang/shm/internal/sysmem"
 	"github.com/shmlang/shm/runtime/optimize"
 )
 
@@ -94,14 +95,32 @@ func cmdOptimize(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	d.Jacobian, d.Constants = f.jacobian, true
+	// BFGS keeps an n×n inverse Hessian; Newton's method a Hessian, its
+	// finite differences and eigenvectors.
+	if copies := map[optimize.Algorithm]int{optimize.BFGS: 1, optimize.Newton: 6}[f.opts.Algorithm]; copies > 0 {
+		n := r.bm.Dim()
+		if words, over := sysmem.Exceeds(copies*n, n); over {
+			return fail(fmt.Errorf("--algorithm %s with %d parameters needs %s (%d×%d matrices), %s: use lbfgs", f.algorithm, n, sysmem.Bytes(8*words), n, n, sysmem.Beyond()))
+		}
+	}
 	opts := f.opts
 	table := &optimizeTable{w: stderr, refresh: f.refresh, alg: f.opts.Algorithm}
 	opts.Progress = table.progress
-	res, runErr := optimize.Maximize(ctx, d, r.init, opts)
-	table.finish()
-	if ctx.Err() != nil {
+	// Newton's eigendecompositions cannot stop: a signal ends the
+	// command at once, leaving them to the exiting process.
+	type outcome struct {
+		res *optimize.Result
+		err error
+	}
+	o, err := interruptible(ctx, func() (outcome, error) {
+		res, err := optimize.Maximize(ctx, d, r.init, opts)
+		return outcome{res, err}, nil
+	})
+	if ctx.Err() != nil || err != nil {
 		return fail(ctx.Err())
 	}
+	res, runErr := o.res, o.err
+	table.finish()
 	if res == nil {
 		if term := d.NonFiniteTerm(); term != nil {
 			runErr = fmt.Errorf("%w (%v)", runErr, term)
@@ -187,6 +206,7 @@ type optimizeTable struct {
 	alg     optimize.Algorithm
 	last    optimize.Progress
 	printed bool // whether last is printed
+	started bool // whether there is a last
 }
 
 // progress is the optimizer's Progress callback.
@@ -195,6 +215,7 @@ func (t *optimizeTable) progress(p optimize.Progress) error {
 		return nil
 	}
 	t.last, t.printed = p, false
+	t.started = true
 	if p.Iter == 0 {
 		fmt.Fprintf(t.w, "Initial log joint probability = %.6g\n", p.LogDensity)
 		if t.alg == optimize.Newton {
@@ -213,7 +234,7 @@ func (t *optimizeTable) progress(p optimize.Progress) error {
 
 // finish prints the last iteration, unless it is printed.
 func (t *optimizeTable) finish() {
-	if t.refresh > 0 && !t.printed {
+	if t.refresh > 0 && t.started && !t.printed {
 		t.print()
 	}
 }

@@ -89,6 +89,8 @@ func TestOptimizeRefused(t *testing.T) {
 	model := writeFile(t, dir, "s.shm", "parameters {\n  real<lower=0> s;\n}\nmodel {\n  s ~ gamma(3, 2);\n}\n")
 	unbounded := writeFile(t, dir, "u.shm", "parameters {\n  real x;\n}\nmodel {\n  target += x;\n}\n")
 	nowhere := writeFile(t, dir, "n.shm", "parameters {\n  real x;\n}\nmodel {\n  target += log(-1 - square(x));\n}\n")
+	none := writeFile(t, dir, "none.shm", "generated quantities {\n  real x = 1;\n}\n")
+	huge := writeFile(t, dir, "h.shm", "parameters {\n  vector[2000000] z;\n}\nmodel {\n  z ~ std_normal();\n}\n")
 	for _, c := range []struct {
 		args []string
 		code int
@@ -103,6 +105,9 @@ func TestOptimizeRefused(t *testing.T) {
 		{[]string{model, "--output", ""}, 2, "--output is empty"},
 		{[]string{unbounded}, 1, "line search failed"},
 		{[]string{nowhere}, 1, "initial point"},
+		{[]string{none}, 1, none + " has no parameters: optimize has nothing to find"},
+		{[]string{huge, "--algorithm", "newton"}, 1, "--algorithm newton with 2000000 parameters needs"},
+		{[]string{huge, "--algorithm", "bfgs"}, 1, "--algorithm bfgs with 2000000 parameters needs"},
 	} {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"syscall"
@@ -135,6 +136,9 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stderr, "Pareto k-hat of the importance weights: %.3g\n", res.ParetoK)
+	if math.IsNaN(res.ParetoK) {
+		fmt.Fprintln(stderr, "warning: the Pareto k-hat could not be estimated (too few draws): the approximation's quality is unknown")
+	}
 	if res.ParetoK > 0.7 {
 		fmt.Fprintln(stderr, "warning: Pareto k-hat above 0.7: the approximation is far from the posterior; sample with NUTS (the draws may still serve as initial values)")
 	}
