@@ -105,12 +105,14 @@ func cmdSample(args []string, stdout, stderr io.Writer) int {
 	// The run is complete and its files are in place: from here Ctrl-C
 	// and SIGTERM end the process at once, saying so (the summary and the
 	// reports write nothing that a signal could leave half-written).
+	// The handler is installed before the run's is released: a signal
+	// between the two would otherwise end the process silently.
 	after := fmt.Sprintf("shm sample: interrupted after the run: its files are complete (%s)", strings.Join(paths, ", "))
+	defer exitOnSignal(stderr, after, os.Interrupt, syscall.SIGTERM)()
 	if release() {
 		fmt.Fprintln(stderr, after)
 		return 1
 	}
-	defer exitOnSignal(stderr, after, os.Interrupt, syscall.SIGTERM)()
 	ctx = context.Background()
 	noteOtherChains(stderr, f.output, paths)
 	fit, err := stancsv.ReadFit(paths...)
