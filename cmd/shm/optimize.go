@@ -51,6 +51,9 @@ func (f *optimizeFlags) validate(set map[string]bool) error {
 	if f.opts.Iter > maxCount {
 		return fmt.Errorf("--iter is %d, at most %d", f.opts.Iter, maxCount)
 	}
+	if f.opts.HistorySize > maxHistory {
+		return fmt.Errorf("--history-size is %d, at most %d", f.opts.HistorySize, maxHistory)
+	}
 	if err := f.opts.Validate(); err != nil {
 		return flagNames(err)
 	}
@@ -160,6 +163,10 @@ func cmdOptimize(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// maxHistory bounds --history-size: L-BFGS keeps two vectors per pair
+// (Stan's default is 5; beyond a few hundred the pairs only cost).
+const maxHistory = 1000
 
 // flagNames rewrites the optimizer's option names (tol_rel_grad, after
 // the packages' prefixes "pathfinder: optimize: ") as the command's flags

@@ -101,6 +101,7 @@ func TestOptimizeRefused(t *testing.T) {
 		{[]string{model, "--init-alpha", "0"}, 2, "--init-alpha = 0, must be positive and finite"},
 		{[]string{model, "--history-size", "0"}, 2, "--history-size = 0, must be positive"},
 		{[]string{model, "--iter", "0"}, 2, "--iter = 0, must be positive"},
+		{[]string{model, "--history-size", "99999999999"}, 2, "--history-size is 99999999999, at most 1000"},
 		{[]string{model, "--sig-figs", "0"}, 2, "--sig-figs must be between 1 and 18, got 0"},
 		{[]string{model, "--output", ""}, 2, "--output is empty"},
 		{[]string{unbounded}, 1, "line search failed"},

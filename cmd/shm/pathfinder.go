@@ -61,6 +61,9 @@ func (f *pathfinderFlags) validate(set map[string]bool) error {
 	if o.NumPaths > maxPaths {
 		return fmt.Errorf("--num-paths is %d, at most %d", o.NumPaths, maxPaths)
 	}
+	if o.HistorySize > maxHistory {
+		return fmt.Errorf("--history-size is %d, at most %d", o.HistorySize, maxHistory)
+	}
 	if err := o.Validate(); err != nil {
 		return flagNames(err)
 	}
@@ -102,8 +105,11 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	o := f.opts
-	kept := float64(o.NumPaths)*float64(o.NumDraws) + float64(o.NumMultiDraws)
-	if err := r.checkRows(kept, 2, fmt.Sprintf("--num-paths %d × --draws %d", o.NumPaths, o.NumDraws)); err != nil {
+	// Each path keeps its draws and an ELBO estimate's; the run keeps
+	// the resampled draws.
+	kept := float64(o.NumPaths)*(float64(o.NumDraws)+float64(o.NumElboDraws)) + float64(o.NumMultiDraws)
+	what := fmt.Sprintf("--num-paths %d × (--draws %d + --num-elbo-draws %d) + --num-psis-draws %d", o.NumPaths, o.NumDraws, o.NumElboDraws, o.NumMultiDraws)
+	if err := r.checkRows(kept, 2, what); err != nil {
 		return fail(err)
 	}
 	starts := make([]pathfinder.Start, f.opts.NumPaths)

@@ -83,6 +83,7 @@ func TestPathfinderFlags(t *testing.T) {
 		{[]string{"--draws", "-1"}, "--draws must be from 1 to"},
 		{[]string{"--num-elbo-draws", "0"}, "--num-elbo-draws must be from 1 to"},
 		{[]string{"--tol-grad", "NaN"}, "--tol-grad = NaN, must be non-negative and finite"},
+		{[]string{"--history-size", "2147483647"}, "--history-size is 2147483647, at most 1000"},
 	} {
 		_, stderr, code := runCmd(t, append([]string{"pathfinder", "nothere.shm"}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -93,7 +94,7 @@ func TestPathfinderFlags(t *testing.T) {
 	model := writeFile(t, dir, "lin.shm", linearModel)
 	data := writeFile(t, dir, "lin.csv", "x,y\n0,1.1\n1,2.3\n")
 	_, stderr, code := runCmd(t, "pathfinder", model, data, "--num-paths", "1024", "--draws", "2147483647", "--output", filepath.Join(dir, "out"))
-	if code != 1 || !strings.Contains(stderr, "--num-paths 1024 × --draws 2147483647: 2.199e+12 draws of 6 values need") {
+	if code != 1 || !strings.Contains(stderr, "--num-paths 1024 × (--draws 2147483647 + --num-elbo-draws 25) + --num-psis-draws 1000: 2.199e+12 draws of 6 values need") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -169,6 +169,14 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shm plot: --out %s: the file must end in .png or .svg\n", path)
 		return 2
 	}
+	inputs := slices.Clone(files)
+	if *dataFiles != "" {
+		inputs = append(inputs, strings.Split(*dataFiles, ",")...)
+	}
+	if in, ok := sameFile(path, inputs); ok {
+		fmt.Fprintf(stderr, "shm plot: --out %s is the input %s: the figure would replace it; give another file\n", path, in)
+		return 2
+	}
 	w, h := figureSize(fig, *width, *height)
 	if format == "png" {
 		if err := checkRaster(w, h); err != nil {

@@ -63,6 +63,10 @@ func TestPlotCommand(t *testing.T) {
 		}
 	}
 	wide := writeFile(t, dir, "wide-1.csv", strings.Join(header, ",")+"\n"+strings.Join(row, ",")+"\n"+strings.Join(row, ",")+"\n")
+	chainAsPNG := filepath.Join(dir, "chain.png") // a chain file named as a figure
+	if b, err := os.ReadFile(runs[0][0]); err != nil || os.WriteFile(chainAsPNG, b, 0o644) != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -84,6 +88,7 @@ func TestPlotCommand(t *testing.T) {
 			"a PNG is at most 40 inches a side (3840 pixels at 96 dpi), got 100 × 100: give a smaller --width or --height, or --out FILE.svg"},
 		{[]string{"plot", "trace", "--height", "41", "--out", filepath.Join(dir, "tall.png"), runs[0][0]}, 2, "got 9.6 × 41"},
 		{[]string{"plot", "pairs", "--vars", "th", wide}, 1, "pairs of 13 variables (th.1, th.2,"},
+		{[]string{"plot", "trace", chainAsPNG, "--out", chainAsPNG}, 2, "--out " + chainAsPNG + " is the input " + chainAsPNG + ": the figure would replace it"},
 		{[]string{"plot", "trace", "--vars", "th,u", wide}, 1, "th,u selects 43 variables"},
 	} {
 		_, stderr, code := runCmd(t, tt.args...)
