@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/shmlang/shm/runtime"
@@ -180,11 +181,13 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// pathfinderInits returns the initial points of n chains of bm
+// pathfinderInits returns the initial points of the chains ids of bm
 // (unconstrained): draws of multi-path Pathfinder with Stan's defaults,
-// its paths started as the first chains' random initial points, spread
-// over the resampled draws.
-func pathfinderInits(ctx context.Context, bm *runtime.Model, seed uint64, n int) ([][]float64, error) {
+// its paths started as the first chains' random initial points. Chain k
+// takes draw (k−1)·331 mod the number of draws, whatever the other
+// chains: "--chains 1 --chain-id k" starts where chain k of a larger run
+// does.
+func pathfinderInits(ctx context.Context, bm *runtime.Model, seed uint64, ids []int) ([][]float64, error) {
 	opts := pathfinder.DefaultOptions()
 	starts := make([]pathfinder.Start, opts.NumPaths)
 	empty := &data.Set{}
@@ -201,11 +204,15 @@ func pathfinderInits(ctx context.Context, bm *runtime.Model, seed uint64, n int)
 	}
 	res, err := pathfinder.Multi(ctx, starts, opts, seed)
 	if err != nil {
-		return nil, fmt.Errorf("--init pathfinder: %w", err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// One line: the paths' errors, joined, would print without it.
+		return nil, fmt.Errorf("--init pathfinder: every path failed, nothing was sampled (give another --init): %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	inits := make([][]float64, n)
-	for i := range inits {
-		inits[i] = res.Draws[i*len(res.Draws)/n]
+	inits := make([][]float64, len(ids))
+	for i, id := range ids {
+		inits[i] = res.Draws[(id-1)*331%len(res.Draws)]
 	}
 	return inits, nil
 }

@@ -112,11 +112,15 @@ func TestSampleInitPathfinder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inits, err := pathfinderInits(context.Background(), bm, 7, 4)
+	inits, err := pathfinderInits(context.Background(), bm, 7, []int{1, 2, 3, 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := pathfinderInits(context.Background(), bm, 7, 4)
+	again, _ := pathfinderInits(context.Background(), bm, 7, []int{1, 2, 3, 4})
+	// Chain 3 alone (--chain-id 3) starts where chain 3 of the four does.
+	if third, _ := pathfinderInits(context.Background(), bm, 7, []int{3}); !slices.Equal(third[0], inits[2]) {
+		t.Errorf("chain 3 alone starts at %v, with the others at %v", third[0], inits[2])
+	}
 	mean, sd := []float64{1.14, 0.99}, []float64{math.Sqrt(0.6), math.Sqrt(0.1)}
 	for k, p := range inits {
 		for j := range 2 {
@@ -140,5 +144,22 @@ func TestSampleInitPathfinder(t *testing.T) {
 	f, err := stancsv.ReadFile(filepath.Join(out, "lin-1.csv"))
 	if err != nil || f.Config["init"] != "pathfinder" {
 		t.Errorf("header init %q (%v)", f.Config["init"], err)
+	}
+	// Every path failing is one line naming --init; a model without
+	// parameters needs no initial point.
+	nowhere := writeFile(t, dir, "n.shm", "parameters {\n  real x;\n}\nmodel {\n  target += log(-1 - square(x));\n}\n")
+	none := writeFile(t, dir, "none.shm", "generated quantities {\n  real x = 1;\n}\n")
+	for _, c := range []struct {
+		model string
+		code  int
+		want  string
+	}{
+		{nowhere, 1, "--init pathfinder: every path failed, nothing was sampled (give another --init): "},
+		{none, 0, ""},
+	} {
+		_, stderr, code := runCmd(t, "sample", c.model, "--init", "pathfinder", "--chains", "2", "--warmup", "10", "--samples", "10", "--seed", "1", "--output", filepath.Join(dir, "o2"), "--refresh", "0")
+		if code != c.code || !strings.Contains(stderr, c.want) || c.code == 1 && strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q on one line", c.model, code, stderr, c.code, c.want)
+		}
 	}
 }

@@ -382,8 +382,12 @@ func runChains(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sampl
 	if err := cfg.CheckMemory(bm.Dim(), false); err != nil {
 		return err
 	}
-	if f.init == initPathfinder {
-		inits, err := pathfinderInits(ctx, bm, f.seed, f.chains)
+	if f.init == initPathfinder && bm.Dim() > 0 {
+		ids := make([]int, f.chains)
+		for i := range ids {
+			ids[i] = f.chainID + i
+		}
+		inits, err := pathfinderInits(ctx, bm, f.seed, ids)
 		if err != nil {
 			return err
 		}
@@ -457,7 +461,9 @@ func runChain(ctx context.Context, bm *runtime.Model, cfg nuts.Config, f *sample
 	// the number of workers.
 	d.Workers = sinkhorn.ReplicateWorkers(goruntime.GOMAXPROCS(0))
 	if f.init == initPathfinder {
-		cfg.Init = f.pathfinderInits[chain-f.chainID]
+		if f.pathfinderInits != nil { // nil: no parameters
+			cfg.Init = f.pathfinderInits[chain-f.chainID]
+		}
 	} else if x, ok := initRadius(f.init); ok {
 		// CmdStan's init=x: uniform(-x, x) unconstrained, or all 0.
 		if x == 0 {

@@ -149,11 +149,24 @@ func (f *File) Method() string {
 // the same draws (a file given twice, or a copy of it, whatever its
 // header says).
 func sameDraws(a, b *File) bool {
-	if len(a.Draws) != len(b.Draws) || len(a.Draws) == 0 {
+	if len(a.Draws) != len(b.Draws) || len(a.Draws) == 0 || constantDraws(a) {
 		return false
 	}
 	for k := range a.Draws {
 		if !slices.EqualFunc(a.Draws[k], b.Draws[k], sameValue) {
+			return false
+		}
+	}
+	return true
+}
+
+// constantDraws reports whether every column of f holds one value: the
+// draws of a model without randomness (fixed_param, generated quantities
+// computed from data), which every chain repeats, so that equal draws do
+// not tell a chain given twice.
+func constantDraws(f *File) bool {
+	for _, row := range f.Draws[1:] {
+		if !slices.EqualFunc(row, f.Draws[0], sameValue) {
 			return false
 		}
 	}

@@ -689,3 +689,21 @@ func TestToFitSameDrawsNaN(t *testing.T) {
 		t.Errorf("a file with NaN draws twice: %v", err)
 	}
 }
+
+// TestToFitConstantChains: chains whose every column holds one value (a
+// model without randomness: fixed_param and generated quantities of the
+// data) repeat one another; their equal draws are not a chain given
+// twice.
+func TestToFitConstantChains(t *testing.T) {
+	var files []*File
+	for id := 1; id <= 2; id++ {
+		f, err := Read(strings.NewReader(fmt.Sprintf("# id = %d\n# random\n#   seed = 1\nlp__,accept_stat__,x\n0,0,1\n0,0,1\n", id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if fit, err := ToFit(files); err != nil || len(fit.Chains) != 2 {
+		t.Errorf("constant chains: %v", err)
+	}
+}
