@@ -17,6 +17,7 @@ import (
 	"github.com/shmlang/shm/ir"
 	"github.com/shmlang/shm/runtime"
 	"github.com/shmlang/shm/runtime/data"
+	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/stancsv"
 )
 
@@ -92,7 +93,7 @@ func newBudgetBinder(ctx context.Context, model string, files []string, f *budge
 // budgetPoints returns the unconstrained points the flags give. Draws
 // of another model (other columns) are refused; draws whose header names
 // another model, with the model's columns, are warned about.
-func budgetPoints(bm *runtime.Model, f *budgetFlags, warn io.Writer) ([][]float64, error) {
+func budgetPoints(ctx context.Context, bm *runtime.Model, f *budgetFlags, warn io.Writer) ([][]float64, error) {
 	var out [][]float64
 	for _, at := range f.at {
 		set, err := loadPoint("--at", at)
@@ -109,7 +110,8 @@ func budgetPoints(bm *runtime.Model, f *budgetFlags, warn io.Writer) ([][]float6
 		out = append(out, theta)
 	}
 	if len(f.draws) > 0 {
-		fit, err := stancsv.ReadFit(f.draws...)
+		// Read in the background: a large file stops at a signal.
+		fit, err := interruptible(ctx, func() (*diag.Fit, error) { return stancsv.ReadFit(f.draws...) })
 		if err != nil {
 			return nil, err
 		}
@@ -378,9 +380,9 @@ func cmdCalibrateIters(ctx context.Context, args []string, stdout, stderr io.Wri
 		return 2
 	}
 	bind := newBudgetBinder(ctx, pos[0], pos[1:], &f)
-	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f, stderr) }, budgets, f.ref)
+	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(ctx, bm, &f, stderr) }, budgets, f.ref)
 	if err != nil {
-		return report(stderr, err)
+		return reportStop(ctx, stderr, "calibrate iters")(err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "Sinkhorn iterations against T_ref = %d at %d point(s): Δ_lp = |lp_T − lp_ref| (eta·Δ_S), Δ_∇ = ‖∇_T − ∇_ref‖ / max(1, ‖∇_ref‖)\n", f.ref, len(rows[0].DeltaLP))
@@ -412,9 +414,9 @@ func cmdCalibrateCRN(ctx context.Context, args []string, stdout, stderr io.Write
 		return 2
 	}
 	bind := newBudgetBinder(ctx, pos[0], pos[1:], &f)
-	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, &f, stderr) }, ks)
+	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(ctx, bm, &f, stderr) }, ks)
 	if err != nil {
-		return report(stderr, err)
+		return reportStop(ctx, stderr, "calibrate crn")(err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "Common random numbers at %d point(s): Var[S̄_K] = Σ_k (S_k − S̄_K)² / (K (K − 1)), the variance of the averaged loss\n", len(rows[0].VarMean))

@@ -72,7 +72,9 @@ func TestCalibrateIters(t *testing.T) {
 	model := filepath.Join("..", "..", "models", "expA.shm")
 	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: setList{"lambda=1"}, seed: 1}
 	bind := newBudgetBinder(context.Background(), model, []string{dataFile}, f)
-	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f, io.Discard) }, []int{10, 30}, 90)
+	rows, err := itersTable(bind, func(bm *runtime.Model) ([][]float64, error) {
+		return budgetPoints(context.Background(), bm, f, io.Discard)
+	}, []int{10, 30}, 90)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,9 @@ func TestCalibrateCRN(t *testing.T) {
 	model := filepath.Join("..", "..", "models", "expA.shm")
 	f := &budgetFlags{at: stringList{"mu=1.7,sigma=0.6"}, sets: setList{"lambda=1"}, seed: 1}
 	bind := newBudgetBinder(context.Background(), model, []string{dataFile}, f)
-	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) { return budgetPoints(bm, f, io.Discard) }, []int{3, 12})
+	rows, err := crnTable(bind, func(bm *runtime.Model) ([][]float64, error) {
+		return budgetPoints(context.Background(), bm, f, io.Discard)
+	}, []int{3, 12})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) int {
 	// stop leaves none of this run's files and the previous ones as they
 	// were.
 	seedFlag := setFlags(fs)["seed"]
-	ins, err := stancsv.ReadFiles(drawFiles...)
+	ins, err := interruptible(ctx, func() ([]*stancsv.File, error) { return stancsv.ReadFiles(drawFiles...) })
 	if err != nil {
 		return fail(err)
 	}

@@ -169,7 +169,7 @@ func laplaceMode(ctx context.Context, d *runtime.Density, r *methodRun, path str
 		}
 		return res.X, nil
 	}
-	f, err := stancsv.ReadFile(path)
+	f, err := interruptible(ctx, func() (*stancsv.File, error) { return stancsv.ReadFile(path) })
 	if err != nil {
 		return nil, fmt.Errorf("--mode: %w", err)
 	}

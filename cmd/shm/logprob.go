@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +68,7 @@ func cmdLogProb(args []string, stdout, stderr io.Writer) int {
 	}
 	var points [][]float64
 	if *constrained != "" {
-		points, err = constrainedPoints(r.bm, *constrained)
+		points, err = constrainedPoints(ctx, r.bm, *constrained)
 	} else {
 		points, err = unconstrainedPoints(r.bm, *unconstrained)
 	}
@@ -141,9 +142,9 @@ func unconstrainedNames(bm *runtime.Model) []string {
 // Stan CSV file (every parameter's columns), or one point of
 // name=value,... or a JSON file, every parameter given; each is
 // unconstrained.
-func constrainedPoints(bm *runtime.Model, arg string) ([][]float64, error) {
+func constrainedPoints(ctx context.Context, bm *runtime.Model, arg string) ([][]float64, error) {
 	if strings.EqualFold(filepath.Ext(arg), ".csv") {
-		f, err := stancsv.ReadFile(arg)
+		f, err := interruptible(ctx, func() (*stancsv.File, error) { return stancsv.ReadFile(arg) })
 		if err != nil {
 			return nil, fmt.Errorf("--constrained: %w", err)
 		}
