@@ -206,7 +206,7 @@ func (ev *evaluator) replicates(k int) []*replicate {
 	for len(ev.crn.reps) < k {
 		sub := newEvaluator(ev.file, nil, ev.impls, autodiff.NewTape(), ev.print)
 		sub.setContext(ev.ctx0)
-		sub.maxValues = ev.maxValues
+		sub.maxValues, sub.memoryShare = ev.maxValues, ev.memoryShare
 		sub.ctx.Iters, sub.ctx.Refine, sub.crn.k = ev.ctx.Iters, ev.ctx.Refine, ev.crn.k
 		sub.tape().SetLimit(ev.maxValues)
 		sub.crn.replica = true
@@ -334,8 +334,8 @@ func (ev *evaluator) checkReplicates(e *ir.CRN, k int, sub *evaluator) error {
 		}
 	}
 	if need := float64(k) * float64(per); need > float64(ev.maxValues) {
-		return ev.errorf(e.K.Position(), "crn: %d replicates, each holding %s (its tape and its built-ins' working memory), need %s, more than the %s one evaluation may hold (an eighth of %s); at most %d replicates fit",
-			k, sysmem.Bytes(8*float64(per)), sysmem.Bytes(8*need), sysmem.Bytes(8*float64(ev.maxValues)), sysmem.Source(), ev.maxValues/per)
+		return ev.errorf(e.K.Position(), "crn: %d replicates, each holding %s (its tape and its built-ins' working memory), need %s, more than the %s one evaluation may hold (%s); at most %d replicates fit",
+			k, sysmem.Bytes(8*float64(per)), sysmem.Bytes(8*need), sysmem.Bytes(8*float64(ev.maxValues)), ev.evaluationBound(), ev.maxValues/per)
 	}
 	return nil
 }

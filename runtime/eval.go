@@ -37,8 +37,11 @@ type evaluator struct {
 	// its Done channel, polled at every iteration.
 	ctx0 context.Context
 	done <-chan struct{}
-	// maxValues bounds the tape's values, checked with ctx0 (Options).
-	maxValues int64
+	// maxValues bounds the tape's values, checked with ctx0 (Options);
+	// memoryShare is the number of evaluations that share it
+	// (Options.MemoryShare, 1 for none).
+	maxValues   int64
+	memoryShare int
 
 	plans     map[ir.Expr]*scalarPlan
 	stmtPlans map[ir.Stmt]stmtPlan
@@ -115,6 +118,7 @@ func (ev *evaluator) configure(opts Options) {
 		ev.maxValues = opts.MaxValues
 	case opts.MemoryShare > 1:
 		ev.maxValues = sysmem.MaxElements() / tapeCopies / int64(opts.MemoryShare)
+		ev.memoryShare = opts.MemoryShare
 	}
 	ev.ctx.Iters, ev.ctx.Refine, ev.crn.k = opts.SinkhornIters, opts.Refine, opts.CRNReplicates
 	ev.compactEvery = opts.compactEvery
@@ -135,10 +139,20 @@ func (ev *evaluator) checkInterrupt(p lang.Pos) error {
 	// A loop whose intermediate values fill the memory stops here, with
 	// its position, before the machine runs out.
 	if n := int64(ev.tape().Size()); ev.maxValues > 0 && n > ev.maxValues {
-		return ev.errorf(p, "this loop's values fill %s, more than the %s one evaluation may hold (an eighth of %s)",
-			sysmem.Bytes(8*float64(n)), sysmem.Bytes(8*float64(ev.maxValues)), sysmem.Source())
+		return ev.errorf(p, "this loop's values fill %s, more than the %s one evaluation may hold (%s)",
+			sysmem.Bytes(8*float64(n)), sysmem.Bytes(8*float64(ev.maxValues)), ev.evaluationBound())
 	}
 	return nil
+}
+
+// evaluationBound says what bounds one evaluation's memory, for messages:
+// "an eighth of this machine's memory (23.5 GiB)", shared by the
+// evaluations that run at once.
+func (ev *evaluator) evaluationBound() string {
+	if ev.memoryShare > 1 {
+		return fmt.Sprintf("an eighth of %s, shared by %d evaluations at once", sysmem.Source(), ev.memoryShare)
+	}
+	return "an eighth of " + sysmem.Source()
 }
 
 // liftFits reports whether the lifted or hoisted form of a loop of n
@@ -231,8 +245,8 @@ func (ev *evaluator) tapePanic(r any, p lang.Pos, what string) error {
 	if !ok {
 		panic(r)
 	}
-	return ev.errorf(p, "%s need %s, more than the %s one evaluation may hold (an eighth of %s)",
-		what, sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), sysmem.Source())
+	return ev.errorf(p, "%s need %s, more than the %s one evaluation may hold (%s)",
+		what, sysmem.Bytes(8*float64(full.Need)), sysmem.Bytes(8*float64(full.Limit)), ev.evaluationBound())
 }
 
 // exec executes a statement: its plan (plan_stmt.go), compiled at its

@@ -312,8 +312,8 @@ func (ev *evaluator) checkSize(d *ir.Decl, dims []int) error {
 	// evaluation may hold, as the tape's values do (an array's element
 	// headers and an int array's values are not on the tape).
 	if ev.maxValues > 0 && n > float64(ev.maxValues) {
-		return ev.errorf(d.Pos, "%s %s needs %s, more than the %s one evaluation may hold (an eighth of %s)",
-			d.TypeText, d.Var.Name, stdlib.FootprintText(d.Var.Type, dims, n), sysmem.Bytes(8*float64(ev.maxValues)), sysmem.Source())
+		return ev.errorf(d.Pos, "%s %s needs %s, more than the %s one evaluation may hold (%s)",
+			d.TypeText, d.Var.Name, stdlib.FootprintText(d.Var.Type, dims, n), sysmem.Bytes(8*float64(ev.maxValues)), ev.evaluationBound())
 	}
 	return nil
 }

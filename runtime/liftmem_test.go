@@ -3,6 +3,8 @@ package runtime
 import (
 	"strings"
 	"testing"
+
+	"github.com/shmlang/shm/internal/sysmem"
 )
 
 // TestLiftedLoopsBounded: a loop whose lifted or hoisted form would need
@@ -54,5 +56,22 @@ func TestLiftFitsIterations(t *testing.T) {
 		if got := d.ev.liftFits(c.n, c.k); got != c.want {
 			t.Errorf("liftFits(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
 		}
+	}
+}
+
+// TestMemoryShareMessage: with evaluations sharing the memory
+// (Options.MemoryShare, chains running at once), each holds its share of
+// what one alone may, and a refusal says so.
+func TestMemoryShareMessage(t *testing.T) {
+	limit := sysmem.MaxElements()
+	if limit <= 0 {
+		t.Skip("the memory is unknown")
+	}
+	n := limit/tapeCopies/2 + 1 // within one evaluation's bound, beyond half of it
+	d := newDensity(t, "m.shm", "data {\n  int N;\n}\nparameters {\n  real mu;\n}\nmodel {\n  vector[N] v;\n  mu ~ normal(0, 1);\n}\n",
+		setFromJSON(t, `{"N": `+itoa(int(n))+`}`), Options{MemoryShare: 2})
+	_, err := d.LogDensityGrad([]float64{0.1}, make([]float64, 1))
+	if err == nil || !strings.Contains(err.Error(), "m.shm:8:3: vector[N] v needs") || !strings.Contains(err.Error(), ", shared by 2 evaluations at once)") {
+		t.Errorf("error %v", err)
 	}
 }

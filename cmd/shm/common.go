@@ -682,6 +682,13 @@ func bindModel(path string, files, sets []string, seed uint64, print io.Writer) 
 // bindModelContext is bindModel with a context that stops the loops of
 // transformed data and of the model's density evaluations once done.
 func bindModelContext(ctx context.Context, path string, files, sets []string, seed uint64, print io.Writer) (*runtime.Model, error) {
+	return bindModelShare(ctx, path, files, sets, seed, print, 1)
+}
+
+// bindModelShare is bindModelContext for a run whose share evaluations go
+// on at once (chains, Pathfinder's paths): each may hold a share-th of
+// what one evaluation alone may (runtime.Options.MemoryShare).
+func bindModelShare(ctx context.Context, path string, files, sets []string, seed uint64, print io.Writer, share int) (*runtime.Model, error) {
 	m, err := checkModelContext(ctx, path)
 	if err != nil {
 		return nil, err
@@ -690,7 +697,7 @@ func bindModelContext(ctx context.Context, path string, files, sets []string, se
 	if err != nil {
 		return nil, err
 	}
-	return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: files, Context: ctx})
+	return runtime.Bind(m, set, runtime.Options{Impls: builtins(), Print: print, Seed: seed, DataFiles: files, Context: ctx, MemoryShare: share})
 }
 
 // report prints an error (every error of a list) and returns exit status 1.

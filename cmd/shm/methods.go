@@ -33,6 +33,9 @@ type methodFlags struct {
 	// pointsGiven leaves out --init and --refresh: the method computes
 	// at given points (generate), with no initial point or iterations.
 	pointsGiven bool
+	// share is not a flag: the evaluations the method runs at once
+	// (pathfinder's paths), which share an evaluation's memory.
+	share int
 }
 
 func (f *methodFlags) register(fs *flag.FlagSet) {
@@ -88,7 +91,7 @@ func startMethod(ctx context.Context, method string, pos []string, f *methodFlag
 	if !f.seedGiven {
 		f.seed = uint64(time.Now().UnixNano()) & (1<<31 - 1)
 	}
-	bm, err := bindModelContext(ctx, pos[0], pos[1:], f.sets, f.seed, stderr)
+	bm, err := bindModelShare(ctx, pos[0], pos[1:], f.sets, f.seed, stderr, max(f.share, 1))
 	if err != nil {
 		return nil, err
 	}

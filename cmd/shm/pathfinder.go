@@ -101,6 +101,7 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 		}
 		return report(stderr, err)
 	}
+	f.share = f.opts.NumPaths
 	r, err := startMethod(ctx, "pathfinder", pos, &f.methodFlags, stderr)
 	if err != nil {
 		return fail(err)

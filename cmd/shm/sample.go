@@ -26,6 +26,7 @@ import (
 	"github.com/shmlang/shm/runtime/data"
 	"github.com/shmlang/shm/runtime/diag"
 	"github.com/shmlang/shm/runtime/nuts"
+	"github.com/shmlang/shm/runtime/pathfinder"
 	"github.com/shmlang/shm/runtime/stancsv"
 	"github.com/shmlang/shm/stdlib/sinkhorn"
 )
@@ -209,7 +210,13 @@ func (f *sampleFlags) validate() error {
 // sample runs the chains and returns the paths of their output files.
 func sample(ctx context.Context, model string, files []string, f *sampleFlags, stderr io.Writer) ([]string, error) {
 	ok := false
-	bm, err := bindModelContext(ctx, model, files, f.sets, f.seed, stderr)
+	// The chains running at once (and --init pathfinder's four paths)
+	// share the memory of an evaluation.
+	share := min(f.parallel, f.chains)
+	if f.init == initPathfinder {
+		share = max(share, pathfinder.DefaultOptions().NumPaths)
+	}
+	bm, err := bindModelShare(ctx, model, files, f.sets, f.seed, stderr, share)
 	if err != nil {
 		return nil, err
 	}
