@@ -59,7 +59,10 @@ type Plan struct {
 	// empty for the draw of highest density of a run (Plan.Estimate),
 	// EstimateOptimize for the mode.
 	EstimateBy string `json:"estimate,omitempty"`
-	Seed       uint64 `json:"seed"`
+	// Lambda0 is the loss scale at which a bootstrap calibration
+	// estimates the truth (0 for a known truth).
+	Lambda0 float64 `json:"lambda0,omitempty"`
+	Seed    uint64  `json:"seed"`
 	// Reuse, when set, lets the calibration reuse its runs (reweighting
 	// and warm starts); nil is --exact: every task a run from nothing.
 	Reuse *Reuse `json:"reuse,omitempty"`

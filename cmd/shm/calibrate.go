@@ -525,6 +525,9 @@ func newPlan(model string, files []string, f *lambdaFlags) (*calibrate.Plan, err
 	if f.estimate == "optimize" {
 		plan.EstimateBy = calibrate.EstimateOptimize // (draw stays empty, as earlier plans)
 	}
+	if f.bootstrap > 0 {
+		plan.Lambda0 = f.lambda0 // a rerun with another is another calibration
+	}
 	if !f.exact {
 		plan.Reuse = calibrate.DefaultReuse()
 		plan.Reuse.WarmWarmup = f.warmWarmup

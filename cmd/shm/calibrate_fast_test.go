@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -511,5 +512,22 @@ func TestCalibrateEstimateOptimize(t *testing.T) {
 	}
 	if want := sum / (20 + 1e-4); math.Abs(plan.Truth["mu"]-want) > 1e-6 || plan.Estimate != "optimize" {
 		t.Errorf("truth %v, estimate %q; want mu = %v", plan.Truth, plan.Estimate, want)
+	}
+	// The same command resumes; another --lambda0 (another truth) or
+	// --estimate is another calibration.
+	common := []string{"calibrate", "lambda", model, y, "--dir", dir, "--bootstrap", "2", "--resample", "y",
+		"--lambdas", "1", "--warmup", "50", "--samples", "50", "--chains", "1", "--refresh", "0", "--seed", "3"}
+	for _, c := range []struct {
+		extra []string
+		code  int
+	}{
+		{[]string{"--estimate", "optimize"}, 0},
+		{[]string{"--estimate", "optimize", "--lambda0", "20"}, 1},
+		{nil, 1},
+	} {
+		_, stderr, code := runCmd(t, append(slices.Clone(common), c.extra...)...)
+		if code != c.code || code == 1 && !strings.Contains(stderr, "holds a calibration with other settings") {
+			t.Errorf("%v: exit %d, stderr %q", c.extra, code, stderr)
+		}
 	}
 }
