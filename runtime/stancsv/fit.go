@@ -100,6 +100,9 @@ func toFit(files []*File, mixed bool) (*diag.Fit, error) {
 			if sameDraws(files[j], f) {
 				return nil, fmt.Errorf("stancsv: file %d is the chain of file %d again (the same draws; chain id %s and %s, seed %s and %s): give each chain once", i+1, j+1, f.Config["id"], files[j].Config["id"], f.Config["random.seed"], files[j].Config["random.seed"])
 			}
+			if sameOtherRun(files[j], f) {
+				return nil, fmt.Errorf("stancsv: file %d is the output of file %d again (the same %s run of the same model, data and seed; the files differ at most in how many draws were written and their digits): give each run once", i+1, j+1, f.Method())
+			}
 			if sameRun(files[j], f) {
 				return nil, fmt.Errorf("stancsv: file %d is the chain of file %d again (the same model, data, seed %s, chain id %s and sampler settings; the files differ at most in how the draws were written: %s): give each chain once",
 					i+1, j+1, f.Config["random.seed"], f.Config["id"], strings.Join(writtenKeys, ", "))
@@ -218,6 +221,45 @@ func sameRun(a, b *File) bool {
 		}
 	}
 	return true
+}
+
+// sameOtherRun reports whether a and b are the output of one run of a
+// method other than sample (laplace, pathfinder, generate_quantities,
+// ...) written twice: their headers agree on every key but those that
+// say how many draws were written, their digits, the output's name and
+// the progress lines (a run of more draws repeats one of fewer, and goes
+// on); for generate_quantities, the same input chain is the same chain
+// whatever the seed of the generated quantities (its parameters are the
+// input's).
+func sameOtherRun(a, b *File) bool {
+	m := a.Method()
+	if m == "sample" || m != b.Method() || a.Config["model"] != b.Config["model"] {
+		return false
+	}
+	if m == "generate_quantities" && a.Config["fitted_params"] != "" && a.Config["fitted_params"] == b.Config["fitted_params"] && a.Config["id"] == b.Config["id"] {
+		return true
+	}
+	for _, c := range [2]map[string]string{a.Config, b.Config} {
+		for k := range c {
+			if !writtenOtherKey(k) && a.Config[k] != b.Config[k] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// writtenOtherKey reports whether a header key of a method other than
+// sample only says how its draws were written.
+func writtenOtherKey(key string) bool {
+	leaf := key[strings.LastIndex(key, ".")+1:]
+	switch {
+	case key == "output.file", key == "start_datetime":
+		return true
+	case strings.Contains(key, "."):
+		return leaf == "draws" || leaf == "num_psis_draws" || leaf == "sig_figs" || leaf == "refresh"
+	}
+	return key == "draws" || key == "num_psis_draws" || key == "sig_figs" || key == "refresh"
 }
 
 // runKeys are the configuration keys that the chains of one run share.

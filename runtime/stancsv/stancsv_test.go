@@ -707,3 +707,38 @@ func TestToFitConstantChains(t *testing.T) {
 		t.Errorf("constant chains: %v", err)
 	}
 }
+
+// TestToFitSameOtherRun: the output of one run of another method written
+// twice (more draws, other digits) is refused; other seeds are other
+// runs; generated quantities of one input chain are one chain whatever
+// their seed.
+func TestToFitSameOtherRun(t *testing.T) {
+	file := func(method, args, seed, id, rows string) *File {
+		f, err := Read(strings.NewReader("# model = m\n# method = " + method + "\n#   " + method + "\n" + args + "# id = " + id + "\n# random\n#   seed = " + seed + "\n# output\n#   file = o" + seed + ".csv\n#   sig_figs = 6\nlog_p__,a\n" + rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	lap := func(draws, seed, rows string) *File {
+		return file("laplace", "#     mode = \n#     draws = "+draws+"\n", seed, "1", rows)
+	}
+	gq := func(seed, id string) *File {
+		return file("generate_quantities", "#     fitted_params = run/m-1.csv\n", seed, id, "0,1\n0,"+id+seed+"\n")
+	}
+	for _, c := range []struct {
+		name    string
+		a, b    *File
+		refused bool
+	}{
+		{"more draws", lap("2", "5", "0,1\n0,2\n"), lap("3", "5", "0,1\n0,2\n0,3\n"), true},
+		{"other seed", lap("2", "5", "0,1\n0,2\n"), lap("2", "6", "0,3\n0,4\n"), false},
+		{"generate, other seeds", gq("1", "1"), gq("2", "1"), true},
+		{"generate, other chains", gq("1", "1"), gq("1", "2"), false},
+	} {
+		_, err := ToFit([]*File{c.a, c.b})
+		if refused := err != nil && strings.Contains(err.Error(), "again"); refused != c.refused {
+			t.Errorf("%s: error %v, want refused %v", c.name, err, c.refused)
+		}
+	}
+}
