@@ -156,9 +156,23 @@ generated quantities {
 }
 
 // TestReplPlot draws figures of the REPL's last run: the PNG file's path
-// is printed and the file decodes; a kind the REPL does not know, a
-// plot before any run and one of a run without draws are errors.
+// is printed and the file decodes, a new file in the temporary folder
+// each time (never written through a file or link of a foreseeable
+// name: the temporary folder is TMPDIR, where a link to a victim file
+// waits at the name an earlier version used); a kind the REPL does not
+// know, a plot before any run and one of a run without draws are errors.
 func TestReplPlot(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	victim := writeFile(t, t.TempDir(), "victim", "keep")
+	if err := os.Symlink(victim, filepath.Join(tmp, fmt.Sprintf("shm-op-trace-%d-1.png", os.Getpid()))); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if b, _ := os.ReadFile(victim); string(b) != "keep" {
+			t.Error("the figure was written through the link")
+		}
+	}()
 	dir := t.TempDir()
 	model := writeFile(t, dir, "op.shm", operatorModel)
 	input := strings.Join([]string{":plot trace", ":sample --chains 2 --warmup 50 --samples 50 --seed 3", ":plot trace mu s", ":plot energy", ":plot violin",
@@ -173,7 +187,7 @@ func TestReplPlot(t *testing.T) {
 			paths = append(paths, line)
 		}
 	}
-	if len(paths) != 2 {
+	if len(paths) != 2 || paths[0] == paths[1] || filepath.Dir(paths[0]) != tmp {
 		t.Fatalf("figure paths %v in\n%s", paths, stdout)
 	}
 	for _, p := range paths {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -108,8 +107,20 @@ func (r *repl) cmdPlot(ctx context.Context, rest string) error {
 		return err
 	}
 	r.plots++
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("shm-%s-%s-%d-%d.png", run.model, args[0], os.Getpid(), r.plots))
-	if err := os.WriteFile(path, img.Bytes(), 0o644); err != nil {
+	// A new file of a name no one can foresee: a file or a link left at
+	// a predictable name (another session's, or planted) is never
+	// written through.
+	f, err := os.CreateTemp(os.TempDir(), fmt.Sprintf("shm-%s-%s-*.png", run.model, args[0]))
+	if err != nil {
+		return errors.New("writing the figure: " + err.Error())
+	}
+	path := f.Name()
+	_, err = f.Write(img.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
 		return errors.New("writing the figure: " + err.Error())
 	}
 	fmt.Fprintln(r.stdout, path)
