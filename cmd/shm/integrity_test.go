@@ -120,7 +120,7 @@ func TestSampleOutputFolder(t *testing.T) {
 // signal tests): with SHM_TEST_MAIN=1 it runs main's command line.
 func TestMain(m *testing.M) {
 	if os.Getenv("SHM_TEST_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		main() // the test binary as shm itself
 	}
 	os.Exit(m.Run())
 }

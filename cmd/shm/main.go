@@ -21,8 +21,28 @@ import (
 )
 
 func main() {
+	if err := enoughMemory(); err != nil {
+		fmt.Fprintf(os.Stderr, "shm: %v\n", err)
+		os.Exit(1)
+	}
 	limitHeap()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// minMemory is the least memory shm runs with: a model's parser and a
+// small chain's tapes need tens of megabytes, and every bound derived
+// from the memory would otherwise refuse the smallest input with
+// nonsense ("more than 0 tokens").
+const minMemory = 128 << 20
+
+// enoughMemory refuses to start when the memory the process may use
+// (sysmem.Total) is below minMemory, naming the limit.
+func enoughMemory() error {
+	total, source := sysmem.Total()
+	if total == 0 || total >= minMemory {
+		return nil
+	}
+	return fmt.Errorf("shm may use only %s (%s), less than the %s it needs: raise the limit (under ulimit -v, the Go runtime and the C library map over a gigabyte before shm starts)", sysmem.Bytes(float64(total)), source, sysmem.Bytes(minMemory))
 }
 
 // limitHeap sets the Go runtime's soft memory limit to three quarters of

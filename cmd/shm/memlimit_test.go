@@ -218,6 +218,28 @@ func TestMemoryUnderRlimit(t *testing.T) {
 	}
 }
 
+// TestTooLittleMemory: under an address-space limit that leaves shm
+// less than it needs (ulimit -v 2 GB: the Go runtime and the C library
+// map most of it before main), shm refuses to start, naming the limit,
+// instead of refusing every input with bounds of nothing.
+func TestTooLittleMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ulimit -v and the limits' reading are Linux's")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := writeFile(t, t.TempDir(), "m.shm", "parameters {\n  real mu;\n}\nmodel {\n  mu ~ normal(0, 1);\n}\n")
+	cmd := exec.Command("sh", "-c", "ulimit -v 2000000 && exec \"$0\" check \"$1\"", exe, model)
+	cmd.Env = append(os.Environ(), "SHM_TEST_MAIN=1")
+	b, err := cmd.CombinedOutput()
+	text := string(b)
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(text, "shm: shm may use only") || !strings.Contains(text, "raise the limit") {
+		t.Errorf("%v: %s", err, text)
+	}
+}
+
 // limitPattern matches the message want, whose sizes and counts that
 // follow from the memory left under the limit (what the Go runtime and
 // the threads map before main runs, which varies) are written {SIZE} and
