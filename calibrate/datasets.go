@@ -192,15 +192,7 @@ func (p *Plan) mode(ctx context.Context, bm *runtime.Model) (map[string]float64,
 	if err != nil {
 		return nil, err
 	}
-	est := map[string]float64{}
-	j := 0
-	for _, e := range bm.Layout.Entries {
-		for _, c := range e.Columns {
-			est[c] = row[j]
-			j++
-		}
-	}
-	return est, nil
+	return bm.ParamValues(row), nil
 }
 
 // A dataset's digest is recorded beside it when it is written, in

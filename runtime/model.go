@@ -250,6 +250,26 @@ func (m *Model) Columns() []string {
 	return cols
 }
 
+// ParamColumns returns the parameters' output columns: the first ones of
+// Columns, in their order.
+func (m *Model) ParamColumns() []string {
+	var cols []string
+	for _, e := range m.Layout.Entries {
+		cols = append(cols, e.Columns...)
+	}
+	return cols
+}
+
+// ParamValues returns the parameters' values of an output row (of
+// Density.Draw, the order of Columns) by column name.
+func (m *Model) ParamValues(row []float64) map[string]float64 {
+	out := map[string]float64{}
+	for j, c := range m.ParamColumns() {
+		out[c] = row[j]
+	}
+	return out
+}
+
 // OutputValue returns the value of the parameter, transformed parameter or
 // generated quantity name from a row of Density.Draw, with its sizes and
 // its entries in row-major order (the order of data files).

@@ -742,15 +742,7 @@ func truthColumns(bm *runtime.Model, arg string) (map[string]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--truth: %w", err)
 	}
-	out := map[string]float64{}
-	j := 0
-	for _, e := range bm.Layout.Entries {
-		for _, c := range e.Columns {
-			out[c] = row[j]
-			j++
-		}
-	}
-	return out, nil
+	return bm.ParamValues(row), nil
 }
 
 // expandFiles splits a comma-separated list of files and glob patterns

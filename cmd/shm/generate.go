@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -199,15 +198,9 @@ func generateHeader(r *methodRun, in *stancsv.File, path string) *stancsv.Config
 // the one shm sample's chain drew them from: the seed the model was bound
 // with (r's) and the id of in's header.
 func generateFile(ctx context.Context, d *runtime.Density, r *methodRun, in *stancsv.File, path string, w *stancsv.Writer) error {
-	var params []string
-	for _, e := range r.bm.Layout.Entries {
-		params = append(params, e.Columns...)
-	}
-	idx := make([]int, len(params))
-	for j, c := range params {
-		if idx[j] = slices.Index(in.Columns, c); idx[j] < 0 {
-			return fmt.Errorf("%s has no column %s, a parameter of %s (its columns: %s)", path, c, r.model, listFiles(in.Columns))
-		}
+	params, idx, err := paramIndexes(r.bm, in, path, r.model)
+	if err != nil {
+		return err
 	}
 	var lead []int // the method's columns: lp__, accept_stat__, ...
 	for j, c := range in.Columns {

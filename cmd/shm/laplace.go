@@ -194,12 +194,8 @@ func laplaceMode(ctx context.Context, d *runtime.Density, r *methodRun, path str
 	if err := finitePoint("--mode "+path, r.bm, byColumn); err != nil {
 		return nil, err
 	}
-	for _, e := range r.bm.Layout.Entries {
-		for _, c := range e.Columns {
-			if _, ok := byColumn[c]; !ok {
-				return nil, fmt.Errorf("--mode %s has no column %s, a parameter of %s (its columns: %s)", path, c, r.model, listFiles(f.Columns))
-			}
-		}
+	if _, _, err := paramIndexes(r.bm, f, "--mode "+path, r.model); err != nil {
+		return nil, err
 	}
 	theta, err := r.bm.UnconstrainColumns(byColumn)
 	if err != nil {

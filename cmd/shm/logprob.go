@@ -148,15 +148,9 @@ func constrainedPoints(ctx context.Context, bm *runtime.Model, arg string) ([][]
 		if err != nil {
 			return nil, fmt.Errorf("--constrained: %w", err)
 		}
-		var cols []string
-		for _, e := range bm.Layout.Entries {
-			cols = append(cols, e.Columns...)
-		}
-		idx := make([]int, len(cols))
-		for j, c := range cols {
-			if idx[j] = slices.Index(f.Columns, c); idx[j] < 0 {
-				return nil, fmt.Errorf("--constrained %s has no column %s, a parameter of the model (its columns: %s)", arg, c, listFiles(f.Columns))
-			}
+		cols, idx, err := paramIndexes(bm, f, "--constrained "+arg, "the model")
+		if err != nil {
+			return nil, err
 		}
 		points := make([][]float64, 0, len(f.Draws))
 		for k, row := range f.Draws {
@@ -209,12 +203,12 @@ func unconstrainedPoints(bm *runtime.Model, path string) ([][]float64, error) {
 			pr = v
 		}
 	}
-	n := bm.Dim()
-	switch {
-	case pr == nil:
+	if pr == nil {
 		return nil, fmt.Errorf("--unconstrained %s has no params_r (the unconstrained coordinates)", path)
-	case slices.ContainsFunc(pr.Data, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }):
-		k := slices.IndexFunc(pr.Data, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) })
+	}
+	n := bm.Dim()
+	switch k := slices.IndexFunc(pr.Data, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }); {
+	case k >= 0:
 		return nil, fmt.Errorf("--unconstrained %s: %s is %g: a point's coordinates are finite", path, pr.Where(k), pr.Data[k])
 	case len(pr.Dims) == 1 && pr.Dims[0] == n, n == 1 && len(pr.Dims) == 0:
 		return [][]float64{pr.Data}, nil
@@ -231,11 +225,9 @@ func unconstrainedPoints(bm *runtime.Model, path string) ([][]float64, error) {
 // finitePoint refuses a point (its parameters' columns) with a value that
 // is not finite, naming source and the column.
 func finitePoint(source string, bm *runtime.Model, byColumn map[string]float64) error {
-	for _, e := range bm.Layout.Entries {
-		for _, c := range e.Columns {
-			if v := byColumn[c]; math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("%s: %s is %g: a point's parameters are finite", source, c, v)
-			}
+	for _, c := range bm.ParamColumns() {
+		if v := byColumn[c]; math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: %s is %g: a point's parameters are finite", source, c, v)
 		}
 	}
 	return nil

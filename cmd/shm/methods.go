@@ -99,17 +99,8 @@ func startMethod(ctx context.Context, method string, pos []string, f *methodFlag
 		return nil, fmt.Errorf("%s has no parameters: %s has nothing to find (generate_quantities or sample run models without parameters)", pos[0], method)
 	}
 	r := &methodRun{model: pos[0], method: method, files: pos[1:], bm: bm, flags: f, inputs: slices.Clone(pos)}
-	if r.dataDigest, err = interruptible(ctx, func() (string, error) { return dataDigest(r.files) }); err != nil {
-		return nil, err
-	}
-	for _, w := range bm.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
-	initSet, err := loadInit(f.init)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkInit(f.init, initSet, bm, stderr); err != nil {
+	var initSet *data.Set
+	if r.dataDigest, initSet, err = prepareRun(ctx, bm, r.files, f.init, stderr); err != nil {
 		return nil, err
 	}
 	r.initSet, r.radius = initSet, 2.0
@@ -120,6 +111,36 @@ func startMethod(ctx context.Context, method string, pos []string, f *methodFlag
 		return nil, err
 	}
 	return r, nil
+}
+
+// prepareRun does what every run of a bound model does first: the
+// digest of the data files' contents (for its output's header), the
+// model's warnings on w, and --init read and checked.
+func prepareRun(ctx context.Context, bm *runtime.Model, files []string, init string, w io.Writer) (digest string, initSet *data.Set, err error) {
+	if digest, err = interruptible(ctx, func() (string, error) { return dataDigest(files) }); err != nil {
+		return "", nil, err
+	}
+	for _, warning := range bm.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
+	if initSet, err = loadInit(init); err != nil {
+		return "", nil, err
+	}
+	if err := checkInit(init, initSet, bm, w); err != nil {
+		return "", nil, err
+	}
+	return digest, initSet, nil
+}
+
+// registerLBFGS defines on fs the flags of L-BFGS's line search and
+// convergence tests (optimize's, pathfinder's), CmdStan's names.
+func registerLBFGS(fs *flag.FlagSet, initAlpha, tolObj, tolRelObj, tolGrad, tolRelGrad, tolParam *float64, initAlphaHelp string) {
+	fs.Float64Var(initAlpha, "init-alpha", *initAlpha, initAlphaHelp)
+	fs.Float64Var(tolObj, "tol-obj", *tolObj, "convergence: absolute change in the objective")
+	fs.Float64Var(tolRelObj, "tol-rel-obj", *tolRelObj, "convergence: relative change in the objective, in units of machine epsilon")
+	fs.Float64Var(tolGrad, "tol-grad", *tolGrad, "convergence: gradient norm")
+	fs.Float64Var(tolRelGrad, "tol-rel-grad", *tolRelGrad, "convergence: relative gradient magnitude, in units of machine epsilon")
+	fs.Float64Var(tolParam, "tol-param", *tolParam, "convergence: change in the parameters")
 }
 
 // initial returns the initial point of path or chain k (from 1), drawn
@@ -210,6 +231,20 @@ func (r *methodRun) create(header *stancsv.Config, columns []string) (w *stancsv
 		return nil, nil, err
 	}
 	return w, unlock, nil
+}
+
+// paramIndexes returns the model's parameter columns and their places
+// among the columns of f (the file what, read for the model owner): an
+// error naming the first column f lacks.
+func paramIndexes(bm *runtime.Model, f *stancsv.File, what, owner string) ([]string, []int, error) {
+	params := bm.ParamColumns()
+	idx := make([]int, len(params))
+	for j, c := range params {
+		if idx[j] = slices.Index(f.Columns, c); idx[j] < 0 {
+			return nil, nil, fmt.Errorf("%s has no column %s, a parameter of %s (its columns: %s)", what, c, owner, listFiles(f.Columns))
+		}
+	}
+	return params, idx, nil
 }
 
 // checkRows refuses a run whose rows (n of them, each its method's lead

@@ -29,12 +29,8 @@ func (f *optimizeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.algorithm, "algorithm", "lbfgs", "lbfgs, bfgs or newton")
 	fs.BoolVar(&f.jacobian, "jacobian", false, "include the Jacobian of the constraining transforms: the mode on the unconstrained scale (default: the MAP, or penalized maximum likelihood)")
 	fs.IntVar(&f.opts.Iter, "iter", f.opts.Iter, "maximum number of iterations")
-	fs.Float64Var(&f.opts.InitAlpha, "init-alpha", f.opts.InitAlpha, "first step length of the line search (lbfgs, bfgs)")
-	fs.Float64Var(&f.opts.TolObj, "tol-obj", f.opts.TolObj, "convergence: absolute change in the objective")
-	fs.Float64Var(&f.opts.TolRelObj, "tol-rel-obj", f.opts.TolRelObj, "convergence: relative change in the objective, in units of machine epsilon")
-	fs.Float64Var(&f.opts.TolGrad, "tol-grad", f.opts.TolGrad, "convergence: gradient norm")
-	fs.Float64Var(&f.opts.TolRelGrad, "tol-rel-grad", f.opts.TolRelGrad, "convergence: relative gradient magnitude, in units of machine epsilon")
-	fs.Float64Var(&f.opts.TolParam, "tol-param", f.opts.TolParam, "convergence: change in the parameters")
+	o := &f.opts
+	registerLBFGS(fs, &o.InitAlpha, &o.TolObj, &o.TolRelObj, &o.TolGrad, &o.TolRelGrad, &o.TolParam, "first step length of the line search (lbfgs, bfgs)")
 	fs.IntVar(&f.opts.HistorySize, "history-size", f.opts.HistorySize, "update pairs kept by lbfgs")
 }
 

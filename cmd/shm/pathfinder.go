@@ -34,12 +34,7 @@ func (f *pathfinderFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.NumElboDraws, "num-elbo-draws", o.NumElboDraws, "Monte Carlo draws of each ELBO estimate")
 	fs.IntVar(&o.NumIterations, "iter", o.NumIterations, "maximum L-BFGS iterations of a path")
 	fs.IntVar(&o.HistorySize, "history-size", o.HistorySize, "update pairs kept by L-BFGS")
-	fs.Float64Var(&o.InitAlpha, "init-alpha", o.InitAlpha, "first step length of the line search")
-	fs.Float64Var(&o.TolObj, "tol-obj", o.TolObj, "convergence: absolute change in the objective")
-	fs.Float64Var(&o.TolRelObj, "tol-rel-obj", o.TolRelObj, "convergence: relative change in the objective, in units of machine epsilon")
-	fs.Float64Var(&o.TolGrad, "tol-grad", o.TolGrad, "convergence: gradient norm")
-	fs.Float64Var(&o.TolRelGrad, "tol-rel-grad", o.TolRelGrad, "convergence: relative gradient magnitude, in units of machine epsilon")
-	fs.Float64Var(&o.TolParam, "tol-param", o.TolParam, "convergence: change in the parameters")
+	registerLBFGS(fs, &o.InitAlpha, &o.TolObj, &o.TolRelObj, &o.TolGrad, &o.TolRelGrad, &o.TolParam, "first step length of the line search")
 }
 
 // maxPaths bounds --num-paths: each path holds its own density and draws.
@@ -114,17 +109,9 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 	if err := r.checkRows(kept, 2, what); err != nil {
 		return fail(err)
 	}
-	starts := make([]pathfinder.Start, f.opts.NumPaths)
-	for k := range starts {
-		d, err := r.bm.NewDensity()
-		if err != nil {
-			return fail(err)
-		}
-		init, err := r.initial(k + 1)
-		if err != nil {
-			return fail(err)
-		}
-		starts[k] = pathfinder.Start{Target: d, Init: init}
+	starts, err := pathStarts(r.bm, f.opts.NumPaths, r.initial)
+	if err != nil {
+		return fail(err)
 	}
 	opts := f.opts
 	if f.refresh > 0 {
@@ -182,6 +169,25 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// pathStarts returns n paths' starts on bm: each its own density (a
+// Density is not safe for concurrent use) and the initial point init(k)
+// of path k (from 1).
+func pathStarts(bm *runtime.Model, n int, init func(k int) ([]float64, error)) ([]pathfinder.Start, error) {
+	starts := make([]pathfinder.Start, n)
+	for k := range starts {
+		d, err := bm.NewDensity()
+		if err != nil {
+			return nil, err
+		}
+		x, err := init(k + 1)
+		if err != nil {
+			return nil, err
+		}
+		starts[k] = pathfinder.Start{Target: d, Init: x}
+	}
+	return starts, nil
+}
+
 // pathfinderInits returns the initial points of the chains ids of bm
 // (unconstrained): draws of multi-path Pathfinder with Stan's defaults,
 // its paths started as the first chains' random initial points. Chain k
@@ -190,18 +196,11 @@ func cmdPathfinder(args []string, stdout, stderr io.Writer) int {
 // does.
 func pathfinderInits(ctx context.Context, bm *runtime.Model, seed uint64, ids []int) ([][]float64, error) {
 	opts := pathfinder.DefaultOptions()
-	starts := make([]pathfinder.Start, opts.NumPaths)
-	empty := &data.Set{}
-	for k := range starts {
-		d, err := bm.NewDensity()
-		if err != nil {
-			return nil, err
-		}
-		init, err := bm.Unconstrain(empty, rand.New(rand.NewPCG(seed, uint64(k+1))), 2)
-		if err != nil {
-			return nil, err
-		}
-		starts[k] = pathfinder.Start{Target: d, Init: init}
+	starts, err := pathStarts(bm, opts.NumPaths, func(k int) ([]float64, error) {
+		return bm.Unconstrain(&data.Set{}, rand.New(rand.NewPCG(seed, uint64(k))), 2)
+	})
+	if err != nil {
+		return nil, err
 	}
 	res, err := pathfinder.Multi(ctx, starts, opts, seed)
 	if err != nil {

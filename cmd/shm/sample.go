@@ -220,17 +220,8 @@ func sample(ctx context.Context, model string, files []string, f *sampleFlags, s
 	if err != nil {
 		return nil, err
 	}
-	if f.dataDigest, err = interruptible(ctx, func() (string, error) { return dataDigest(files) }); err != nil {
-		return nil, err
-	}
-	for _, w := range bm.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
-	initSet, err := loadInit(f.init)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkInit(f.init, initSet, bm, stderr); err != nil {
+	var initSet *data.Set
+	if f.dataDigest, initSet, err = prepareRun(ctx, bm, files, f.init, stderr); err != nil {
 		return nil, err
 	}
 	// The folders this run creates do not outlive its failure: a run
